@@ -1,0 +1,43 @@
+# gorxe build targets. `make test` is the gate every change passes; slow suites have their own targets.
+
+GO          ?= go
+PKGS        := ./...
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 10s
+BENCHTIME   ?= 1s
+
+.PHONY: all build test fuzz bench demo lint interop clean
+
+all: build
+
+build:
+	$(GO) build $(PKGS)
+
+# vet and the full race-enabled suite; stays within a few minutes.
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
+
+# Each fuzz target of each package for FUZZTIME (go test runs one fuzz target per invocation).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+# The main job: two stacks on loopback doing real RDMA, narrated.
+demo:
+	$(GO) run ./cmd/gorxe demo
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+clean:
+	$(GO) clean -testcache
