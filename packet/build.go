@@ -1,0 +1,83 @@
+package packet
+
+import "slices"
+
+// Headers holds the values of every header a packet may carry. Only the
+// extension headers that BTH.Opcode prescribes are used; the others are
+// ignored when encoding and zeroed when decoding.
+type Headers struct {
+	BTH          BTHFields
+	RDETH        RDETHFields
+	DETH         DETHFields
+	FETH         FETHFields
+	RETH         RETHFields
+	AtomicETH    AtomicETHFields
+	AETH         AETHFields
+	AtomicAckETH AtomicAckETHFields
+	ImmDt        ImmDtFields
+	IETH         IETHFields
+}
+
+// PacketLen returns the length of a packet with opcode op and payloadLen bytes
+// of payload: headers, payload, pad and ICRC.
+func PacketLen(op Opcode, payloadLen int) int {
+	return op.HeaderLen() + payloadLen + padLen(payloadLen) + ICRCSize
+}
+
+// padLen returns the number of pad bytes that bring n to a multiple of 4.
+func padLen(n int) int { return -n & 3 }
+
+// AppendPacket appends to dst a packet with the headers h and the given
+// payload, zero pad bytes and a zero ICRC, and returns the extended slice.
+// The BTH pad count is derived from len(payload); h.BTH.PadCount is ignored.
+// Compute the ICRC afterwards with [Envelope.PutICRC], once the IP and UDP
+// framing is known.
+//
+// It returns ErrUnknownOpcode, ErrUnexpectedPayload or ErrBadPayloadLength
+// (and dst unchanged) if the payload does not suit the opcode, so every
+// packet it builds passes [Parse].
+func AppendPacket(dst []byte, h *Headers, payload []byte) ([]byte, error) {
+	op := h.BTH.Opcode
+	e := &opTable[op]
+	switch {
+	case e.kind == KindInvalid:
+		return dst, ErrUnknownOpcode
+	case e.payload == payloadNone && len(payload) != 0:
+		return dst, ErrUnexpectedPayload
+	case e.payload == payloadFixed && len(payload) != int(e.fixedLen):
+		return dst, ErrBadPayloadLength
+	}
+	n := PacketLen(op, len(payload))
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	b := dst[start:]
+	bth := h.BTH
+	bth.PadCount = uint8(padLen(len(payload)))
+	BTH(b).Encode(&bth)
+	for hd := range e.headers.All() {
+		v := b[e.off[hd] : int(e.off[hd])+hd.Size()]
+		switch hd {
+		case HeaderRDETH:
+			RDETH(v).Encode(&h.RDETH)
+		case HeaderDETH:
+			DETH(v).Encode(&h.DETH)
+		case HeaderFETH:
+			FETH(v).Encode(&h.FETH)
+		case HeaderRETH:
+			RETH(v).Encode(&h.RETH)
+		case HeaderAtomicETH:
+			AtomicETH(v).Encode(&h.AtomicETH)
+		case HeaderAETH:
+			AETH(v).Encode(&h.AETH)
+		case HeaderAtomicAckETH:
+			AtomicAckETH(v).Encode(&h.AtomicAckETH)
+		case HeaderImmDt:
+			ImmDt(v).Encode(&h.ImmDt)
+		case HeaderIETH:
+			IETH(v).Encode(&h.IETH)
+		}
+	}
+	tail := b[copy(b[e.hdrLen:], payload)+int(e.hdrLen):]
+	clear(tail) // pad and ICRC
+	return dst, nil
+}

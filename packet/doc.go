@@ -1,0 +1,38 @@
+// Package packet encodes and decodes RoCEv2 (InfiniBand transport over UDP) packets:
+// byte-slice views of the IBTA transport headers, the opcode table, PSN arithmetic,
+// the invariant CRC and the IP/UDP framing around it.
+//
+// # Layout of a RoCEv2 packet
+//
+// A RoCEv2 packet is the payload of a UDP datagram sent to port 4791:
+//
+//	+-----+------------------------+-----------+-----+------+
+//	| BTH | extension headers ...  | payload   | pad | ICRC |
+//	| 12  | per opcode, 0..40 B    | 0..MTU    | 0-3 | 4    |
+//	+-----+------------------------+-----------+-----+------+
+//
+// The opcode in the BTH alone decides which extension headers follow and in
+// which order (see [Opcode] and [Opcode.Headers]); the pad count in the BTH
+// brings the payload to a multiple of four bytes; the ICRC is a CRC-32 over the
+// masked IP and UDP headers and the whole packet (see [Envelope.ICRC]).
+//
+// # Views
+//
+// Each header is a byte-slice type ([BTH], [RETH], [AETH], ...) whose methods read
+// and write the wire fields in place, named after the IBTA specification. Like
+// the header types of gVisor's netstack, views do not bound-check: a view must be
+// at least its Size constant long. Views obtained from [Parse] always are.
+// Construction goes through the matching Fields struct and Encode, or through
+// [AppendPacket] for a whole packet.
+//
+// # Receiving
+//
+// [Parse] validates a packet and fills a caller-owned [Parsed] without
+// allocating. The views it hands out alias the caller's buffer.
+//
+// # Errors
+//
+// Malformed input never panics: every function that reads untrusted bytes returns
+// one of the sentinel errors in this package (ErrTruncated, ErrUnknownOpcode,
+// ...), which callers match with errors.Is.
+package packet

@@ -1,0 +1,114 @@
+package packet
+
+// Header names one kind of extension transport header. The constants are in
+// IBTA wire order: when an opcode carries several extension headers they
+// follow the BTH in increasing Header order.
+type Header uint8
+
+// Extension headers, in wire order.
+const (
+	HeaderRDETH Header = iota
+	HeaderDETH
+	HeaderFETH
+	HeaderRETH
+	HeaderAtomicETH
+	HeaderAETH
+	HeaderAtomicAckETH
+	HeaderImmDt
+	HeaderIETH
+
+	numHeaders = iota
+)
+
+var headerInfo = [numHeaders]struct {
+	name string
+	size uint8
+}{
+	HeaderRDETH:        {"RDETH", RDETHSize},
+	HeaderDETH:         {"DETH", DETHSize},
+	HeaderFETH:         {"FETH", FETHSize},
+	HeaderRETH:         {"RETH", RETHSize},
+	HeaderAtomicETH:    {"AtomicETH", AtomicETHSize},
+	HeaderAETH:         {"AETH", AETHSize},
+	HeaderAtomicAckETH: {"AtomicAckETH", AtomicAckETHSize},
+	HeaderImmDt:        {"ImmDt", ImmDtSize},
+	HeaderIETH:         {"IETH", IETHSize},
+}
+
+// Size returns the length of the header in bytes, or 0 for an unknown Header.
+func (h Header) Size() int {
+	if h >= numHeaders {
+		return 0
+	}
+	return int(headerInfo[h].size)
+}
+
+// String returns the IBTA abbreviation of the header ("RETH", "ImmDt", ...).
+func (h Header) String() string {
+	if h >= numHeaders {
+		return "Header(" + string(hexDigit(uint8(h)>>4)) + string(hexDigit(uint8(h))) + ")"
+	}
+	return headerInfo[h].name
+}
+
+// HeaderSet is a set of extension headers.
+type HeaderSet uint16
+
+// Has reports whether h is in s.
+func (s HeaderSet) Has(h Header) bool { return h < numHeaders && s&(1<<h) != 0 }
+
+// Len returns the number of headers in s.
+func (s HeaderSet) Len() int {
+	n := 0
+	for h := Header(0); h < numHeaders; h++ {
+		if s.Has(h) {
+			n++
+		}
+	}
+	return n
+}
+
+// Size returns the total length of the headers in s.
+func (s HeaderSet) Size() int {
+	n := 0
+	for h := Header(0); h < numHeaders; h++ {
+		if s.Has(h) {
+			n += h.Size()
+		}
+	}
+	return n
+}
+
+// All yields the headers of s in wire order.
+func (s HeaderSet) All() func(yield func(Header) bool) {
+	return func(yield func(Header) bool) {
+		for h := Header(0); h < numHeaders; h++ {
+			if s.Has(h) && !yield(h) {
+				return
+			}
+		}
+	}
+}
+
+// String lists the headers of s in wire order, joined by "+", or "none".
+func (s HeaderSet) String() string {
+	if s == 0 {
+		return "none"
+	}
+	out := ""
+	for h := range s.All() {
+		if out != "" {
+			out += "+"
+		}
+		out += h.String()
+	}
+	return out
+}
+
+func headerSet(hs ...Header) HeaderSet {
+	var s HeaderSet
+	for _, h := range hs {
+		s |= 1 << h
+	}
+	return s
+}
