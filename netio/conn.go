@@ -1,0 +1,113 @@
+package netio
+
+import (
+	"net/netip"
+)
+
+// DefaultPort is the IANA-assigned RoCEv2 UDP destination port.
+const DefaultPort = 4791
+
+// IdealBatchSize is the number of datagrams a backend moves per system call or hand-off when the
+// caller offers that many. Larger batches gain little once the per-datagram kernel cost dominates.
+const IdealBatchSize = 64
+
+// DefaultTTL is the hop limit a datagram is sent with when its TTL is zero, matching Linux's
+// default for IPv4 and IPv6.
+const DefaultTTL = 64
+
+// Message is one UDP datagram on its way out or in.
+//
+// On Send, Buf holds the UDP payload (its length is the datagram size), Dst is required, Src selects
+// the local address and source port (see [Conn.Send]), and TOS and TTL set the IPv4 TOS / IPv6
+// traffic class and the IPv4 TTL / IPv6 hop limit. A TTL of zero means [DefaultTTL].
+//
+// On Receive, the datagram is written into Buf[:cap(Buf)] and Buf is re-sliced to its length; Src is
+// the sender's address and port, and Dst the local address and port it arrived on. The UDP backend
+// does not report TOS and TTL (zero); the fabric delivers them as sent.
+type Message struct {
+	Buf []byte
+	Src netip.AddrPort
+	Dst netip.AddrPort
+	TOS uint8
+	TTL uint8
+
+	// SegmentSize is reserved for UDP generic segmentation and receive offload: on Send it will
+	// ask the kernel to split Buf into datagrams of this size, and on Receive it will report the
+	// size of the coalesced datagrams packed into Buf. It is ignored today and must be zero.
+	SegmentSize uint16
+}
+
+// Conn sends and receives batches of datagrams on a set of local addresses. All methods are safe for
+// concurrent use.
+type Conn interface {
+	// Send transmits msgs in order. Each message's Src address must be one of LocalAddrs (or
+	// invalid, meaning the first local address of Dst's family), and its Src port selects the
+	// socket it leaves from: 0 or the listening port for the listening socket, any other port for
+	// a socket bound to that port. It returns the number of messages handed to the network; if
+	// that is less than len(msgs), err explains why msgs[n] was not sent, and the caller may retry
+	// or skip it. A datagram that is lost later (queue full, no such peer) counts as sent.
+	Send(msgs []Message) (n int, err error)
+
+	// Receive blocks until at least one datagram has arrived, fills up to len(msgs) messages and
+	// returns how many it filled. Every msgs[i].Buf must have non-zero capacity. A datagram larger
+	// than the buffer offered for it is dropped and counted. After Close it returns an error
+	// matching net.ErrClosed.
+	Receive(msgs []Message) (n int, err error)
+
+	// BatchSize is the number of messages a caller should offer per Send or Receive.
+	BatchSize() int
+
+	// LocalAddrs returns the listening addresses and port, one per local address.
+	LocalAddrs() []netip.AddrPort
+
+	// Counters returns a snapshot of the datagram counters.
+	Counters() Counters
+
+	// Close releases the sockets or queues and unblocks Receive. Further calls fail with an error
+	// matching net.ErrClosed.
+	Close() error
+}
+
+// maxPayload is the largest UDP payload an IP datagram can carry from addr's family.
+func maxPayload(addr netip.Addr) int {
+	if addr.Is4() {
+		return 65535 - 20 - 8
+	}
+	return 65535 - 8
+}
+
+// pickSource checks m's addresses and returns the index in locals of the address it leaves from.
+func pickSource(locals []netip.AddrPort, m *Message) (int, error) {
+	dst := m.Dst.Addr().Unmap()
+	if !dst.IsValid() || dst.IsUnspecified() || m.Dst.Port() == 0 {
+		return 0, ErrBadDestination
+	}
+	src := m.Src.Addr().Unmap().WithZone("")
+	if !src.IsValid() || src.IsUnspecified() {
+		for i, l := range locals {
+			if l.Addr().Is4() == dst.Is4() {
+				return i, nil
+			}
+		}
+		return 0, ErrNoSourceAddress
+	}
+	if src.Is4() != dst.Is4() {
+		return 0, ErrAddressFamily
+	}
+	for i, l := range locals {
+		if l.Addr().WithZone("") == src {
+			return i, nil
+		}
+	}
+	return 0, ErrUnknownSource
+}
+
+// validateReceive reports whether every message offers buffer space.
+func validateReceive(msgs []Message) error {
+	for i := range msgs {
+		if cap(msgs[i].Buf) == 0 {
+			return ErrEmptyBuffer
+		}
+	}
+	return nil
+}

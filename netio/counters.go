@@ -1,0 +1,89 @@
+package netio
+
+import "sync/atomic"
+
+// DropReason says why a datagram was dropped by a backend.
+type DropReason uint8
+
+// Drop reasons.
+const (
+	// DropQueueFull: a fabric endpoint's receive queue was full.
+	DropQueueFull DropReason = iota
+	// DropNoRoute: no fabric endpoint owns the destination address and port.
+	DropNoRoute
+	// DropTruncated: the datagram was larger than the buffer offered for it.
+	DropTruncated
+	// DropSendError: the kernel refused the datagram.
+	DropSendError
+
+	// NumDropReasons is the number of drop reasons, the length of [Counters.Drops].
+	NumDropReasons
+)
+
+var dropReasonNames = [NumDropReasons]string{
+	DropQueueFull: "queue-full",
+	DropNoRoute:   "no-route",
+	DropTruncated: "truncated",
+	DropSendError: "send-error",
+}
+
+// String returns a short name for r.
+func (r DropReason) String() string {
+	if r < NumDropReasons {
+		return dropReasonNames[r]
+	}
+	return "unknown"
+}
+
+// Counters is a snapshot of an endpoint's datagram counters. Bytes count UDP payload.
+type Counters struct {
+	SentDatagrams     uint64
+	SentBytes         uint64
+	ReceivedDatagrams uint64
+	ReceivedBytes     uint64
+	// Drops is indexed by DropReason.
+	Drops [NumDropReasons]uint64
+}
+
+// TotalDrops sums the drops over all reasons.
+func (c Counters) TotalDrops() uint64 {
+	var t uint64
+	for _, d := range c.Drops {
+		t += d
+	}
+	return t
+}
+
+// counters is the live, atomically updated form of Counters.
+type counters struct {
+	sentDatagrams     atomic.Uint64
+	sentBytes         atomic.Uint64
+	receivedDatagrams atomic.Uint64
+	receivedBytes     atomic.Uint64
+	drops             [NumDropReasons]atomic.Uint64
+}
+
+func (c *counters) sent(datagrams, bytes int) {
+	c.sentDatagrams.Add(uint64(datagrams))
+	c.sentBytes.Add(uint64(bytes))
+}
+
+func (c *counters) received(datagrams, bytes int) {
+	c.receivedDatagrams.Add(uint64(datagrams))
+	c.receivedBytes.Add(uint64(bytes))
+}
+
+func (c *counters) drop(r DropReason) { c.drops[r].Add(1) }
+
+func (c *counters) snapshot() Counters {
+	s := Counters{
+		SentDatagrams:     c.sentDatagrams.Load(),
+		SentBytes:         c.sentBytes.Load(),
+		ReceivedDatagrams: c.receivedDatagrams.Load(),
+		ReceivedBytes:     c.receivedBytes.Load(),
+	}
+	for i := range c.drops {
+		s.Drops[i] = c.drops[i].Load()
+	}
+	return s
+}

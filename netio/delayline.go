@@ -1,0 +1,184 @@
+package netio
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe/clock"
+)
+
+// delayLine holds copies of datagrams until they fall due and then hands them, in order of due
+// time (ties in the order they were added), to a delivery function. One clock timer is armed for
+// the earliest datagram, so with a fake clock deliveries happen inside Advance.
+type delayLine struct {
+	clk     clock.Clock
+	deliver func(batch []Message) // buffers are valid only during the call
+
+	delivering sync.Mutex // serialises deliveries so they stay in due order; taken before mu
+	batch      []Message  // delivery scratch, guarded by delivering
+	batchHeld  []*heldDatagram
+
+	mu     sync.Mutex // guards the fields below
+	held   heldHeap
+	free   []*heldDatagram
+	seq    uint64
+	timer  clock.Timer
+	closed bool
+}
+
+type heldDatagram struct {
+	msg   Message // msg.Buf aliases buf
+	buf   []byte
+	due   time.Time
+	seq   uint64
+	index int
+}
+
+func newDelayLine(clk clock.Clock, deliver func([]Message)) *delayLine {
+	return &delayLine{
+		clk:       clk,
+		deliver:   deliver,
+		batch:     make([]Message, 0, IdealBatchSize),
+		batchHeld: make([]*heldDatagram, 0, IdealBatchSize),
+	}
+}
+
+// add copies m, flips corruptBit in the copy (unless it is -1), and schedules it after delay.
+func (l *delayLine) add(m *Message, corruptBit int, delay time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	var h *heldDatagram
+	if n := len(l.free); n > 0 {
+		h, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		h = new(heldDatagram)
+	}
+	h.buf = append(h.buf[:0], m.Buf...)
+	flipBit(h.buf, corruptBit)
+	h.msg = *m
+	h.msg.Buf = h.buf
+	h.due = l.clk.Now().Add(delay)
+	l.seq++
+	h.seq = l.seq
+	heap.Push(&l.held, h)
+	if l.held[0] == h {
+		l.armLocked()
+	}
+}
+
+// armLocked points the timer at the earliest held datagram.
+func (l *delayLine) armLocked() {
+	if len(l.held) == 0 {
+		return
+	}
+	d := l.held[0].due.Sub(l.clk.Now())
+	if l.timer == nil {
+		l.timer = l.clk.AfterFunc(d, l.fire)
+	} else {
+		l.timer.Reset(d)
+	}
+}
+
+// fire delivers every datagram that is due.
+func (l *delayLine) fire() {
+	for l.release(-1, true) > 0 {
+	}
+	l.mu.Lock()
+	l.armLocked()
+	l.mu.Unlock()
+}
+
+// release delivers up to max held datagrams (all if max < 0), earliest first, taking only those
+// already due when onlyDue is set. It returns how many it delivered in this batch; callers loop.
+func (l *delayLine) release(max int, onlyDue bool) int {
+	l.delivering.Lock()
+	defer l.delivering.Unlock()
+
+	l.mu.Lock()
+	now := l.clk.Now()
+	l.batch, l.batchHeld = l.batch[:0], l.batchHeld[:0]
+	for len(l.held) > 0 && len(l.batch) < cap(l.batch) && (max < 0 || len(l.batch) < max) {
+		h := l.held[0]
+		if onlyDue && h.due.After(now) {
+			break
+		}
+		heap.Pop(&l.held)
+		l.batch = append(l.batch, h.msg)
+		l.batchHeld = append(l.batchHeld, h)
+	}
+	l.mu.Unlock()
+
+	n := len(l.batch)
+	if n == 0 {
+		return 0
+	}
+	l.deliver(l.batch)
+
+	l.mu.Lock()
+	for i, h := range l.batchHeld {
+		h.msg = Message{}
+		l.free = append(l.free, h)
+		l.batchHeld[i] = nil
+		l.batch[i] = Message{}
+	}
+	l.mu.Unlock()
+	return n
+}
+
+// len returns the number of datagrams in flight.
+func (l *delayLine) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.held)
+}
+
+// close discards everything in flight and stops the timer.
+func (l *delayLine) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	for i := range l.held {
+		l.held[i] = nil
+	}
+	l.held = nil
+	l.free = nil
+}
+
+type heldHeap []*heldDatagram
+
+func (h heldHeap) Len() int { return len(h) }
+
+func (h heldHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+
+func (h heldHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+
+func (h *heldHeap) Push(x any) {
+	d := x.(*heldDatagram)
+	d.index = len(*h)
+	*h = append(*h, d)
+}
+
+func (h *heldHeap) Pop() any {
+	old := *h
+	n := len(old)
+	d := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return d
+}

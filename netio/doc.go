@@ -1,0 +1,30 @@
+// Package netio moves batches of UDP datagrams for a RoCEv2 device: a real UDP backend using
+// batched system calls, an in-memory fabric for deterministic tests, and a fault-injecting wrapper
+// that works over either.
+//
+// The package knows nothing of RDMA. Its unit is the [Message]: one datagram plus the addresses,
+// traffic class and hop limit that RoCEv2 needs to control. Every backend implements [Conn].
+//
+// # Ownership
+//
+// Buffers belong to the caller. Send reads msgs[i].Buf and keeps no reference after it returns;
+// Receive writes into msgs[i].Buf[:cap(msgs[i].Buf)] and re-slices Buf to the datagram's length,
+// so the same messages can be handed back to Receive after re-slicing each Buf to its capacity.
+// Datagrams never share memory between sender and receiver.
+//
+// # IPv4 Identification and the ICRC
+//
+// The IPv4 Identification field is covered by the RoCEv2 invariant CRC. The UDP backend keeps every
+// socket unconnected and sets "don't fragment" (IP_PMTUDISC_DO), which makes Linux send IP ID 0 on
+// each datagram. A sender must therefore compute the ICRC of IPv4 packets with ID 0 (and, once GSO
+// is used, with ID k for the k-th segment of a segmented send). Connecting a socket would make the
+// kernel use a per-socket counter instead, so no socket here is ever connected.
+//
+// # Source ports
+//
+// RoCEv2 receivers listen on UDP 4791, and senders pick a source port per queue pair (0xC000-0xFFFF)
+// so that ECMP spreads flows. A Message whose Src port is 0 or the listening port leaves from the
+// listening socket; any other source port leaves from a send socket bound to exactly that address
+// and port, created on first use and kept for the Conn's lifetime. The receiver learns the real
+// source port from Src, and the ICRC covers the port actually used.
+package netio
