@@ -168,3 +168,5 @@ func golden(t testing.TB) []goldenPacket {
 	}
 	return g
 }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -1,0 +1,358 @@
+package packet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand"
+	"net/netip"
+	"testing"
+)
+
+// referenceICRC is the ICRC written the slow, obvious way from a real IP
+// header: copy 0xFF x 8 and the headers, mask, CRC the lot.
+func referenceICRC(ipUDP, pkt []byte) uint32 {
+	m := append(bytes.Repeat([]byte{0xFF}, 8), ipUDP...)
+	ip := m[8:]
+	if ip[0]>>4 == 4 {
+		ip[1], ip[8], ip[10], ip[11] = 0xFF, 0xFF, 0xFF, 0xFF
+	} else {
+		ip[0] |= 0x0F
+		ip[1], ip[2], ip[3], ip[7] = 0xFF, 0xFF, 0xFF, 0xFF
+	}
+	m[len(m)-2], m[len(m)-1] = 0xFF, 0xFF // UDP checksum
+	bth := len(m)
+	m = append(m, pkt[:len(pkt)-ICRCSize]...)
+	m[bth+4] = 0xFF
+	return crc32.ChecksumIEEE(m)
+}
+
+func TestCRCOfFFx8(t *testing.T) {
+	if got := crc32.ChecksumIEEE(bytes.Repeat([]byte{0xFF}, 8)); got != crcOfFFx8 {
+		t.Fatalf("CRC of 0xFF x 8 = %#x, constant says %#x", got, uint32(crcOfFFx8))
+	}
+	// The kernel's seed is the register after those bytes, before inversion.
+	if ^uint32(crcOfFFx8) != 0xdebb20e3 {
+		t.Fatal("seed mismatch")
+	}
+}
+
+func TestGoldenICRC(t *testing.T) {
+	for _, g := range golden(t) {
+		if err := g.env.VerifyICRC(g.pkt); err != nil {
+			t.Fatalf("frame %d: exact ICRC: %v", g.frame, err)
+		}
+		hdr, err := g.env.AppendHeaders(nil, len(g.pkt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := binary.LittleEndian.Uint32(g.pkt[len(g.pkt)-ICRCSize:])
+		if ref := referenceICRC(hdr, g.pkt); ref != want {
+			t.Fatalf("frame %d: reference ICRC %#x, wire %#x", g.frame, ref, want)
+		}
+		id, flags, err := VerifyICRCIPv4AnyID(g.env.Src, g.env.Dst, g.pkt)
+		if err != nil {
+			t.Fatalf("frame %d: any-ID ICRC: %v", g.frame, err)
+		}
+		if id != g.env.IPID || flags != g.env.IPFlags {
+			t.Fatalf("frame %d: solved ID %#04x flags %d, capture has %#04x/%d", g.frame, id, flags, g.env.IPID, g.env.IPFlags)
+		}
+		c := bytes.Clone(g.pkt)
+		clear(c[len(c)-ICRCSize:])
+		if err := g.env.PutICRC(c); err != nil || !bytes.Equal(c, g.pkt) {
+			t.Fatalf("frame %d: PutICRC gave % x (%v)", g.frame, c[len(c)-ICRCSize:], err)
+		}
+	}
+}
+
+func TestGoldenHeadersReencode(t *testing.T) {
+	// Re-encoding the parsed envelope must reproduce the capture's IP and
+	// UDP headers byte for byte (checksum included).
+	raw, err := readPcapngFile(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range raw {
+		ip, err := etherPayload(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, pkt, err := ParseEnvelope(ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr, err := env.AppendHeaders(nil, len(pkt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(hdr, ip[:len(hdr)]) {
+			t.Fatalf("frame %d: headers\n% x\nwant\n% x", i+1, hdr, ip[:len(hdr)])
+		}
+	}
+}
+
+// Single-bit flips of covered bytes must fail the exact check; changes of
+// masked fields must not.
+func TestICRCCoverage(t *testing.T) {
+	envs := []Envelope{
+		golden(t)[3].env,
+		{
+			Src: netip.MustParseAddrPort("[fd00::2]:49153"), Dst: netip.MustParseAddrPort("[fd00::3]:4791"),
+			TrafficClass: 0x12, HopLimit: 64, FlowLabel: 0xABCDE,
+		},
+	}
+	for _, env := range envs {
+		var pkt []byte
+		if env.Src.Addr().Is4() {
+			pkt = bytes.Clone(golden(t)[3].pkt) // RC_SEND_LAST with payload
+		} else {
+			var err error
+			pkt, err = AppendPacket(nil, &Headers{
+				BTH:  BTHFields{Opcode: RCRDMAWriteFirst, PKey: 0xFFFF, DestQP: 0x11, PSN: 0xFFFFFF},
+				RETH: RETHFields{VirtualAddress: 0x7f00_1234_5000, RKey: 0x1234, DMALength: 4096},
+			}, []byte("sixty-four bytes of payload, give or take a few; pad me please!!"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := env.PutICRC(pkt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hdr, err := env.AppendHeaders(nil, len(pkt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := append(bytes.Clone(hdr), pkt...)
+		verify := func(f []byte) error {
+			e, p, err := ParseEnvelope(f)
+			if err != nil {
+				return err
+			}
+			return e.VerifyICRC(p)
+		}
+		if err := verify(frame); err != nil {
+			t.Fatalf("%v: unmodified packet: %v", env.Src, err)
+		}
+		ipLen := len(hdr) - UDPHeaderSize
+		masked := map[int]byte{}
+		if ipLen == IPv4HeaderSize {
+			for _, m := range []struct {
+				off  int
+				bits byte
+			}{{1, 0xFF}, {8, 0xFF}, {10, 0xFF}, {11, 0xFF}} {
+				masked[m.off] = m.bits
+			}
+		} else {
+			for _, m := range []struct {
+				off  int
+				bits byte
+			}{{0, 0x0F}, {1, 0xFF}, {2, 0xFF}, {3, 0xFF}, {7, 0xFF}} {
+				masked[m.off] = m.bits
+			}
+		}
+		masked[ipLen+6], masked[ipLen+7] = 0xFF, 0xFF // UDP checksum
+		masked[len(hdr)+4] = 0xFF                     // FECN, BECN, resv6a
+		for i := range frame[:len(frame)-ICRCSize] {
+			for bit := range 8 {
+				f := bytes.Clone(frame)
+				f[i] ^= 1 << bit
+				err := verify(f)
+				if masked[i]>>bit&1 != 0 {
+					if err != nil {
+						t.Errorf("%v: flipping masked byte %d bit %d: %v", env.Src, i, bit, err)
+					}
+				} else if err == nil {
+					t.Errorf("%v: flipping covered byte %d bit %d still verifies", env.Src, i, bit)
+				}
+			}
+		}
+		// The packet alone, through the exact verifier, with the ICRC too.
+		for i := range pkt {
+			for bit := range 8 {
+				p := bytes.Clone(pkt)
+				p[i] ^= 1 << bit
+				if i == bthECN {
+					continue // FECN, BECN, resv6a: masked, checked above
+				}
+				if err := env.VerifyICRC(p); !errors.Is(err, ErrBadICRC) {
+					t.Errorf("%v: packet byte %d bit %d: %v", env.Src, i, bit, err)
+				}
+			}
+		}
+	}
+}
+
+func TestICRCAnyIDRandomised(t *testing.T) {
+	r := rand.New(rand.NewSource(42))
+	src := netip.MustParseAddrPort("10.0.0.1:49999")
+	dst := netip.MustParseAddrPort("10.0.0.2:4791")
+	falseAccepts, trials := 0, 0
+	for _, n := range []int{0, 1, 4, 60, 255, 256, 257, 1024, 4096, 65480} {
+		payload := make([]byte, n)
+		r.Read(payload)
+		pkt, err := AppendPacket(nil, &Headers{BTH: BTHFields{Opcode: UDSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 7}, DETH: DETHFields{QKey: GSIQKey, SrcQP: 1}}, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			env := Envelope{Src: src, Dst: dst, IPID: uint16(r.Uint32()), IPFlags: IPv4Flags(r.Intn(4))}
+			if err := env.PutICRC(pkt); err != nil {
+				t.Fatalf("%d bytes: %v", len(pkt), err)
+			}
+			id, flags, err := VerifyICRCIPv4AnyID(src, dst, pkt)
+			if err != nil || id != env.IPID || flags != env.IPFlags {
+				t.Fatalf("%d bytes, ID %#x flags %d: solved %#x %d %v", len(pkt), env.IPID, env.IPFlags, id, flags, err)
+			}
+			// IPv4-mapped addresses mean the same packet.
+			if _, _, err := VerifyICRCIPv4AnyID(
+				netip.AddrPortFrom(netip.AddrFrom16(src.Addr().As16()), src.Port()),
+				netip.AddrPortFrom(netip.AddrFrom16(dst.Addr().As16()), dst.Port()), pkt); err != nil {
+				t.Fatalf("mapped addresses: %v", err)
+			}
+			// A random corruption is caught unless it happens to look like an ID
+			// change: about 2^-14 of the time.
+			c := bytes.Clone(pkt)
+			c[BTHSize+r.Intn(len(c)-BTHSize)] ^= byte(1 + r.Intn(255))
+			trials++
+			if _, _, err := VerifyICRCIPv4AnyID(src, dst, c); err == nil {
+				falseAccepts++
+			} else if !errors.Is(err, ErrBadICRC) {
+				t.Fatal(err)
+			}
+			if err := env.VerifyICRC(c); !errors.Is(err, ErrBadICRC) {
+				t.Fatalf("exact verifier accepted a corrupted packet: %v", err)
+			}
+		}
+	}
+	if falseAccepts > 1 {
+		t.Errorf("any-ID verifier accepted %d of %d corrupted packets", falseAccepts, trials)
+	}
+}
+
+func TestICRCAnyIDRejectsFlipsMostly(t *testing.T) {
+	// Every single-bit flip of a packet: accepted flips must correspond to a
+	// different ID (never the real one), and be rare.
+	g := golden(t)[3]
+	accepted, total := 0, 0
+	for i := range g.pkt {
+		for bit := range 8 {
+			if i == 4 {
+				continue // masked byte
+			}
+			p := bytes.Clone(g.pkt)
+			p[i] ^= 1 << bit
+			total++
+			id, flags, err := VerifyICRCIPv4AnyID(g.env.Src, g.env.Dst, p)
+			if err == nil {
+				accepted++
+				if id == g.env.IPID && flags == g.env.IPFlags {
+					t.Errorf("byte %d bit %d: accepted with the true ID", i, bit)
+				}
+			}
+		}
+	}
+	if accepted*1000 > total { // expected ~ total/16384
+		t.Errorf("%d of %d single-bit flips accepted", accepted, total)
+	}
+}
+
+func TestICRCErrors(t *testing.T) {
+	v4 := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:4791")}
+	mixed := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("[fd00::1]:4791")}
+	var zero Envelope
+	ok := mustAppend(t, &Headers{BTH: BTHFields{Opcode: RCAcknowledge}}, nil)
+	cases := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"short", v4.VerifyICRC(ok[:MinSize-1]), ErrTruncated},
+		{"short put", v4.PutICRC(make([]byte, 3)), ErrTruncated},
+		{"mixed", mixed.VerifyICRC(ok), ErrAddressFamily},
+		{"zero", zero.VerifyICRC(ok), ErrAddressFamily},
+		{"too long", v4.VerifyICRC(make([]byte, maxIPv4Payload+1)), ErrTooLong},
+		{"bad icrc", v4.VerifyICRC(ok), ErrBadICRC},
+	}
+	_, _, err := VerifyICRCIPv4AnyID(mixed.Src, mixed.Dst, ok)
+	cases = append(cases, struct {
+		name string
+		err  error
+		want error
+	}{"any-ID mixed", err, ErrAddressFamily})
+	_, _, err = VerifyICRCIPv4AnyID(netip.MustParseAddrPort("[fd00::1]:1"), netip.MustParseAddrPort("[fd00::2]:1"), ok)
+	cases = append(cases, struct {
+		name string
+		err  error
+		want error
+	}{"any-ID v6", err, ErrAddressFamily})
+	_, _, err = VerifyICRCIPv4AnyID(v4.Src, v4.Dst, ok[:5])
+	cases = append(cases, struct {
+		name string
+		err  error
+		want error
+	}{"any-ID short", err, ErrTruncated})
+	for _, c := range cases {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, c.err, c.want)
+		}
+	}
+}
+
+func TestGoldenPrefixesFailICRC(t *testing.T) {
+	// Every proper prefix of every golden packet fails Parse or the ICRC.
+	var p Parsed
+	for _, g := range golden(t) {
+		for i := range g.pkt {
+			pre := g.pkt[:i]
+			if Parse(pre, &p) != nil {
+				continue
+			}
+			if g.env.VerifyICRC(pre) == nil {
+				t.Fatalf("frame %d: %d-byte prefix passes Parse and the ICRC", g.frame, i)
+			}
+		}
+	}
+}
+
+func TestGF(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	x8 := gfOne >> 8
+	for range 1000 {
+		v := r.Uint32()
+		// One zero byte through the CRC register is multiplication by x^8.
+		z := ^crc32.Update(^v, crc32.IEEETable, []byte{0})
+		if got := gfMul(v, x8); got != z {
+			t.Fatalf("gfMul(%#x, x^8) = %#x, register gives %#x", v, got, z)
+		}
+		if gfMul(gfMul(v, gfInvX), gfOne>>1) != v {
+			t.Fatalf("x^-1 * x != 1 for %#x", v)
+		}
+	}
+	tab := anyIDSolver()
+	for _, n := range []int{0, 1, 255, 256, 300, 65535} {
+		k := gfMul(tab.unshiftLo[n&0xFF], tab.unshiftHi[n>>8])
+		v := r.Uint32()
+		z := ^crc32.Update(^gfMul(v, k), crc32.IEEETable, make([]byte, n))
+		if z != v {
+			t.Fatalf("unshift by %d then %d zero bytes: %#x != %#x", n, n, z, v)
+		}
+	}
+	// E B = [I;0]: every column of B maps to its unit vector.
+	for j := range anyIDUnknowns {
+		c := anyIDColumn(j)
+		x := tab.solve[0][byte(c)] ^ tab.solve[1][byte(c>>8)] ^ tab.solve[2][byte(c>>16)] ^ tab.solve[3][byte(c>>24)]
+		if x != 1<<j {
+			t.Fatalf("E b_%d = %#x", j, x)
+		}
+	}
+}
+
+func readPcapngFile(t *testing.T) ([]frame, error) {
+	t.Helper()
+	raw, err := readFile(goldenPcapng)
+	if err != nil {
+		return nil, err
+	}
+	return readPcapng(raw)
+}
