@@ -1,0 +1,234 @@
+package mr
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+const guard = 64
+
+// arenaModel keeps page arenas (guard + page + guard) and a model of what they must contain, so a
+// test can verify that exactly the expected bytes changed.
+type arenaModel struct {
+	ps     int
+	arenas [][]byte
+	model  [][]byte
+	offset uint64 // first byte offset of the region in page 0
+}
+
+func newArenaModel(rng *rand.Rand, npages, ps int, offset uint64) *arenaModel {
+	a := &arenaModel{ps: ps, offset: offset}
+	for range npages {
+		ar := make([]byte, guard+ps+guard)
+		for i := range ar {
+			ar[i] = byte(rng.Uint32())
+		}
+		a.arenas = append(a.arenas, ar)
+		a.model = append(a.model, bytes.Clone(ar))
+	}
+	return a
+}
+
+func (a *arenaModel) pages() [][]byte {
+	p := make([][]byte, len(a.arenas))
+	for i, ar := range a.arenas {
+		p[i] = ar[guard : guard+a.ps]
+	}
+	return p
+}
+
+// at maps a region offset to the model byte.
+func (a *arenaModel) at(off uint64) *byte {
+	x := off + a.offset
+	return &a.model[x/uint64(a.ps)][guard+x%uint64(a.ps)]
+}
+
+func (a *arenaModel) verify(t *testing.T) {
+	t.Helper()
+	for i := range a.arenas {
+		if !bytes.Equal(a.arenas[i], a.model[i]) {
+			t.Fatalf("page %d differs from the model (write outside the region or lost write)", i)
+		}
+	}
+}
+
+// exercise runs random lookups against a region of length bytes at iova and compares with the model.
+func exercise(t *testing.T, rng *rand.Rand, e env, key uint32, iova, length uint64, a *arenaModel) {
+	t.Helper()
+	for range 60 {
+		va := iova - 64 + rng.Uint64N(length+128)
+		n := rng.Uint64N(min(length, 3*uint64(a.ps)) + 64)
+		inside := va >= iova && va+n <= iova+length && va+n >= va
+		s, err := e.t.LookupRemote(key, e.pd, 0, AccessRemoteWrite|AccessRemoteRead, va, n)
+		if n == 0 { // C9-88: no check at all
+			noErr(t, err)
+			eq(t, 0, s.CopyIn(0, []byte{1}))
+			continue
+		}
+		if !inside {
+			isErr(t, err, ErrOutOfRange, "va ", va-iova, " n ", n)
+			continue
+		}
+		noErr(t, err)
+		eq(t, n, s.Len())
+		got := make([]byte, n)
+		eq(t, int(n), s.CopyOut(got, 0))
+		for i := range got {
+			if got[i] != *a.at(va - iova + uint64(i)) {
+				s.Release()
+				t.Fatalf("byte %d of read at +%d differs", i, va-iova)
+			}
+		}
+		// Segments tile the span exactly.
+		var total uint64
+		for off := uint64(0); off < n; {
+			seg := s.Segment(off)
+			check(t, len(seg) > 0 && len(seg) <= a.ps, "segment length ", len(seg))
+			off += uint64(len(seg))
+			total += uint64(len(seg))
+		}
+		eq(t, n, total)
+		eq(t, 0, len(s.Segment(n)))
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+			*a.at(va - iova + uint64(i)) = src[i]
+		}
+		// Writing past the span is clipped, never reaching beyond it.
+		extra := append(bytes.Clone(src), 1, 2, 3)
+		eq(t, int(n), s.CopyIn(0, extra))
+		s.Release()
+	}
+	a.verify(t)
+}
+
+func TestFastRegTranslationProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	e := newEnv(t)
+	m, err := e.t.AllocMR(e.pd, 8)
+	noErr(t, err)
+	key := m.LKey()
+	for range 150 {
+		ps := 1 << (12 + rng.IntN(5))
+		npages := 1 + rng.IntN(8)
+		offset := rng.Uint64N(uint64(ps))
+		minLen := uint64(1)
+		if npages > 1 {
+			minLen = uint64((npages-1)*ps) - offset + 1
+		}
+		maxLen := uint64(npages*ps) - offset
+		length := minLen + rng.Uint64N(maxLen-minLen+1)
+		iova := rng.Uint64N(1 << 62)
+		a := newArenaModel(rng, npages, ps, offset)
+		key = IncKey(key)
+		noErr(t, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
+			PageSize: ps, Offset: offset, Pages: a.pages()}))
+		exercise(t, rng, e, key, iova, length, a)
+		noErr(t, e.t.LocalInvalidate(e.pd, 0, key))
+	}
+}
+
+func TestUserRegTranslationProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	e := newEnv(t)
+	for range 100 {
+		// One arena holding the whole buffer; the model is the arena itself.
+		size := 1 + rng.IntN(5*DefaultPageSize)
+		a := newArenaModel(rng, 1, size, 0)
+		buf := a.arenas[0][guard : guard+size]
+		iova := rng.Uint64N(1 << 62)
+		access := allRemote
+		if rng.IntN(2) == 0 {
+			access |= AccessZeroBased
+			iova = 0
+		}
+		m, err := e.t.RegMRIOVA(e.pd, buf, iova, access)
+		noErr(t, err)
+		eq(t, uint64(size), m.Length())
+		exercise(t, rng, e, m.RKey(), iova, uint64(size), a)
+		noErr(t, m.DeregMR())
+	}
+}
+
+func TestRegMRUsesBufferAddress(t *testing.T) {
+	e := newEnv(t)
+	buf := pattern(make([]byte, 3*DefaultPageSize+100), 9)
+	sub := buf[1000:] // not page aligned
+	m := e.reg(t, sub, AccessRemoteRead)
+	eq(t, uint64(addrOf(sub)), m.IOVA())
+	got, err := readAll(t, e.t, m.RKey(), e.pd, 0, m.IOVA()+5000, 4000)
+	noErr(t, err)
+	check(t, bytes.Equal(sub[5000:9000], got))
+
+	z, err := e.t.RegMR(e.pd, sub, AccessRemoteRead|AccessZeroBased)
+	noErr(t, err)
+	eq(t, uint64(0), z.IOVA())
+	got, err = readAll(t, e.t, z.RKey(), e.pd, 0, 0, len(sub))
+	noErr(t, err)
+	check(t, bytes.Equal(sub, got))
+
+	_, err = e.t.RegMRIOVA(e.pd, sub, 5, AccessZeroBased)
+	isErr(t, err, ErrZeroBased)
+	_, err = e.t.RegMR(e.pd, nil, 0)
+	isErr(t, err, ErrEmpty)
+	_, err = e.t.RegMRIOVA(e.pd, sub, ^uint64(0)-10, 0)
+	isErr(t, err, ErrOutOfRange)
+	_, err = e.t.RegMR(nil, sub, 0)
+	isErr(t, err, ErrInvalidPD)
+	other := NewTable()
+	opd, _ := other.AllocPD()
+	_, err = e.t.RegMR(opd, sub, 0)
+	isErr(t, err, ErrInvalidPD)
+}
+
+func TestPageShift(t *testing.T) {
+	for _, ok := range []int{4096, 8192, 1 << 21, 1 << 31} {
+		_, err := pageShift(ok)
+		noErr(t, err, ok)
+	}
+	for _, bad := range []int{0, -4096, 2048, 4095, 6144, 1 << 32} {
+		_, err := pageShift(bad)
+		isErr(t, err, ErrPageSize, bad)
+	}
+}
+
+func FuzzLookupRemote(f *testing.F) {
+	f.Add(uint32(0), uint64(0), uint64(8), uint16(0))
+	f.Add(uint32(1), uint64(4090), uint64(9000), uint16(3))
+	f.Add(uint32(0xffffffff), ^uint64(0), ^uint64(0), uint16(0xffff))
+	e := newEnv(f)
+	a := newArenaModel(rand.New(rand.NewPCG(5, 6)), 3, 4096, 100)
+	m, err := e.t.AllocMR(e.pd, 3)
+	noErr(f, err)
+	key := IncKey(m.LKey())
+	const iova, length = 1 << 40, 3*4096 - 100 - 7
+	noErr(f, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
+		PageSize: 4096, Offset: 100, Pages: a.pages()}))
+	f.Fuzz(func(t *testing.T, keyXor uint32, vaOff, n uint64, access uint16) {
+		k := key ^ keyXor
+		va := iova + vaOff
+		need := Access(access) & (AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic)
+		s, err := e.t.LookupRemote(k, e.pd, 0, need, va, n)
+		defer s.Release()
+		zeroRW := n == 0 && need != 0 && need&^(AccessRemoteRead|AccessRemoteWrite) == 0
+		inside := va >= iova && n <= length && va-iova <= length-n
+		switch {
+		case zeroRW:
+			noErr(t, err)
+		case keyXor != 0:
+			check(t, err != nil, "foreign key accepted")
+		case !inside:
+			isErr(t, err, ErrOutOfRange)
+		default:
+			noErr(t, err)
+			buf := make([]byte, min(n, 1<<16))
+			eq(t, len(buf), s.CopyOut(buf, 0))
+			for i := range buf {
+				if buf[i] != *a.at(va - iova + uint64(i)) {
+					t.Fatalf("byte %d differs", i)
+				}
+			}
+		}
+	})
+}
