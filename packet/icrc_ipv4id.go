@@ -97,7 +97,7 @@ var anyIDSolver = sync.OnceValue(newAnyIDTables)
 func anyIDColumn(j int) uint32 {
 	x := uint32(1) << j
 	d := [3]byte{byte(x >> 8), byte(x), byte(x>>16) << 5}
-	return ^crc32.Update(^uint32(0), crc32.IEEETable, d[:])
+	return ^updateSmall(^uint32(0), d[:])
 }
 
 func newAnyIDTables() *anyIDTables {

@@ -356,3 +356,15 @@ func readPcapngFile(t *testing.T) ([]frame, error) {
 	}
 	return readPcapng(raw)
 }
+
+func TestUpdateSmall(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for n := range 100 {
+		p := make([]byte, n)
+		r.Read(p)
+		seed := r.Uint32()
+		if got, want := updateSmall(seed, p), crc32.Update(seed, crc32.IEEETable, p); got != want {
+			t.Fatalf("%d bytes: %#x, want %#x", n, got, want)
+		}
+	}
+}
