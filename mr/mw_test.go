@@ -87,7 +87,7 @@ func TestMWType2BindInvalidate(t *testing.T) {
 	_, err = readAll(t, e.t, k1, e.pd, 7, 0, 1)
 	isErr(t, err, ErrMWNotBound)
 	noErr(t, e.t.LocalInvalidate(e.pd, 7, k1)) // already free: succeeds
-	noErr(t, m.DeregMR())                     // no window bound any more
+	noErr(t, m.DeregMR())                      // no window bound any more
 
 	// Bind again on another QP, then invalidate locally from any QP of the PD.
 	m = e.reg(t, buf, AccessLocalWrite|AccessMWBind)
