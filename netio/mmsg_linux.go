@@ -1,0 +1,225 @@
+package netio
+
+import (
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The batch system calls are issued directly rather than through x/net's ipv4/ipv6 ReadBatch and
+// WriteBatch, because those report each datagram's source as a freshly allocated *net.UDPAddr,
+// which would cost two heap allocations per received datagram. The calls still go through the
+// socket's syscall.RawConn, so they wait in the Go netpoller and fail cleanly after Close.
+
+// cmsgWords holds two int-valued control messages (TOS/traffic class and TTL/hop limit) in
+// 8-byte words, which keeps each header aligned.
+const cmsgWords = 2 * (unix.SizeofCmsghdr + 8) / 8
+
+// mmsgBatch is the scratch for one sendmmsg or recvmmsg call: headers, I/O vectors, addresses and
+// control buffers for up to IdealBatchSize datagrams. Batches are recycled through a free list, so
+// Send and Receive allocate nothing in steady state and may run concurrently. (A sync.Pool would
+// do, except that it sheds items at random under the race detector and at every GC.)
+type mmsgBatch struct {
+	hdrs  [IdealBatchSize]unix.Mmsghdr
+	iovs  [IdealBatchSize]unix.Iovec
+	names [IdealBatchSize]unix.RawSockaddrInet6
+	oob   [IdealBatchSize][cmsgWords]uint64
+
+	// State of the call in progress, read by the pre-bound callback.
+	op    uintptr // unix.SYS_SENDMMSG or unix.SYS_RECVMMSG
+	first int     // first header the next call passes
+	count int     // headers prepared
+	dirty int     // headers that may hold references to caller buffers
+	wait  bool    // wait in the netpoller while the socket is not ready
+	n     int
+	errno syscall.Errno
+	call  func(fd uintptr) bool
+}
+
+var batches struct {
+	sync.Mutex
+	free []*mmsgBatch
+}
+
+func getBatch() *mmsgBatch {
+	batches.Lock()
+	if n := len(batches.free); n > 0 {
+		b := batches.free[n-1]
+		batches.free[n-1] = nil
+		batches.free = batches.free[:n-1]
+		batches.Unlock()
+		return b
+	}
+	batches.Unlock()
+	b := new(mmsgBatch)
+	b.call = b.syscall
+	return b
+}
+
+// putBatch drops the batch's references to caller buffers before pooling it.
+func putBatch(b *mmsgBatch) {
+	b.reset()
+	for i := 0; i < b.dirty; i++ {
+		b.hdrs[i] = unix.Mmsghdr{}
+		b.iovs[i] = unix.Iovec{}
+	}
+	b.dirty = 0
+	batches.Lock()
+	batches.free = append(batches.free, b)
+	batches.Unlock()
+}
+
+// reset empties the batch for the next call.
+func (b *mmsgBatch) reset() { b.first, b.count = 0, 0 }
+
+func (b *mmsgBatch) syscall(fd uintptr) bool {
+	for {
+		r, _, errno := unix.Syscall6(b.op, fd, uintptr(unsafe.Pointer(&b.hdrs[b.first])), uintptr(b.count-b.first), 0, 0, 0)
+		switch errno {
+		case 0:
+			b.n, b.errno = int(r), 0
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			if b.wait {
+				return false
+			}
+		}
+		b.n, b.errno = 0, errno
+		return true
+	}
+}
+
+// run issues the prepared call on rc. It returns the number of datagrams moved; with wait unset,
+// a socket with nothing to read yields 0 and no error.
+func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) {
+	b.op, b.wait, b.n, b.errno = op, wait, 0, 0
+	var err error
+	if op == unix.SYS_RECVMMSG {
+		err = rc.Read(b.call)
+	} else {
+		err = rc.Write(b.call)
+	}
+	if err != nil {
+		return 0, err
+	}
+	switch b.errno {
+	case 0:
+		return b.n, nil
+	case unix.EAGAIN:
+		return 0, nil
+	}
+	name := "sendmmsg"
+	if op == unix.SYS_RECVMMSG {
+		name = "recvmmsg"
+	}
+	return 0, os.NewSyscallError(name, b.errno)
+}
+
+// setSend fills slot i to send m to dst from a socket of scope (for link-local IPv6).
+func (b *mmsgBatch) setSend(i int, m *Message, dst netip.AddrPort, scope uint32) {
+	b.dirty = max(b.dirty, i+1)
+	h := &b.hdrs[i].Hdr
+	*h = unix.Msghdr{}
+	b.hdrs[i].Len = 0
+	if len(m.Buf) > 0 {
+		b.iovs[i].Base = &m.Buf[0]
+	} else {
+		b.iovs[i].Base = nil
+	}
+	b.iovs[i].SetLen(len(m.Buf))
+	h.Iov = &b.iovs[i]
+	h.SetIovlen(1)
+	h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	h.Namelen = putSockaddr(&b.names[i], dst, scope)
+	if n := b.putTrafficControl(i, dst.Addr().Is4(), m.TOS, m.TTL); n > 0 {
+		h.Control = (*byte)(unsafe.Pointer(&b.oob[i][0]))
+		h.SetControllen(n)
+	}
+}
+
+// putTrafficControl writes IP_TOS/IP_TTL (or IPV6_TCLASS/IPV6_HOPLIMIT) control messages for the
+// non-default values into slot i and returns their length. Per-datagram control messages, rather
+// than per-socket options, keep datagrams of different classes on one socket independent.
+func (b *mmsgBatch) putTrafficControl(i int, is4 bool, tos, ttl uint8) int {
+	level, tosOpt, ttlOpt := unix.IPPROTO_IPV6, unix.IPV6_TCLASS, unix.IPV6_HOPLIMIT
+	if is4 {
+		level, tosOpt, ttlOpt = unix.IPPROTO_IP, unix.IP_TOS, unix.IP_TTL
+	}
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&b.oob[i][0])), cmsgWords*8)
+	off := 0
+	put := func(opt int, v uint8) {
+		c := (*unix.Cmsghdr)(unsafe.Pointer(&buf[off]))
+		c.Level = int32(level)
+		c.Type = int32(opt)
+		c.SetLen(unix.CmsgLen(4))
+		*(*int32)(unsafe.Pointer(&buf[off+unix.CmsgLen(0)])) = int32(v)
+		off += unix.CmsgSpace(4)
+	}
+	if tos != 0 {
+		put(tosOpt, tos)
+	}
+	if ttl != 0 {
+		put(ttlOpt, ttl)
+	}
+	return off
+}
+
+// setReceive fills slot i to receive into buf[:cap(buf)].
+func (b *mmsgBatch) setReceive(i int, buf []byte) {
+	b.dirty = max(b.dirty, i+1)
+	h := &b.hdrs[i].Hdr
+	*h = unix.Msghdr{}
+	b.hdrs[i].Len = 0
+	buf = buf[:cap(buf)]
+	b.iovs[i].Base = &buf[0]
+	b.iovs[i].SetLen(len(buf))
+	h.Iov = &b.iovs[i]
+	h.SetIovlen(1)
+	h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	h.Namelen = unix.SizeofSockaddrInet6
+}
+
+// received returns slot i's datagram length, whether it was truncated, and its source.
+func (b *mmsgBatch) received(i int) (n int, truncated bool, src netip.AddrPort) {
+	return int(b.hdrs[i].Len), b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0, getSockaddr(&b.names[i])
+}
+
+// putSockaddr encodes dst into sa and returns the encoded length.
+func putSockaddr(sa *unix.RawSockaddrInet6, dst netip.AddrPort, scope uint32) uint32 {
+	addr := dst.Addr().Unmap()
+	port := dst.Port()
+	if addr.Is4() {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		*sa4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: addr.As4()}
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		return unix.SizeofSockaddrInet4
+	}
+	*sa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: addr.As16()}
+	if addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() {
+		sa.Scope_id = scope
+	}
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p[0], p[1] = byte(port>>8), byte(port)
+	return unix.SizeofSockaddrInet6
+}
+
+// getSockaddr decodes a received source address.
+func getSockaddr(sa *unix.RawSockaddrInet6) netip.AddrPort {
+	switch sa.Family {
+	case unix.AF_INET:
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), uint16(p[0])<<8|uint16(p[1]))
+	case unix.AF_INET6:
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
+	}
+	return netip.AddrPort{}
+}

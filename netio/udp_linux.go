@@ -1,0 +1,373 @@
+package netio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// UDPConn is the real UDP backend: one unconnected listening socket per local address, plus
+// source-port sockets created on demand (see the package documentation). Linux only.
+type UDPConn struct {
+	cfg       UDPConfig
+	locals    []netip.AddrPort
+	listeners []*udpSocket
+	poll      *poller // waits on all listeners when there is more than one
+
+	mu      sync.RWMutex // guards senders
+	senders map[netip.AddrPort]*udpSocket
+
+	closed   atomic.Bool
+	next     atomic.Uint32 // where a multi-socket Receive starts looking, for fairness
+	counters counters
+}
+
+var _ Conn = (*UDPConn)(nil)
+
+// udpSocket is one bound, unconnected UDP socket.
+type udpSocket struct {
+	conn  *net.UDPConn
+	rc    syscall.RawConn
+	local netip.AddrPort
+	scope uint32 // IPv6 interface index of local, for link-local destinations
+}
+
+// ListenUDP binds cfg.Port on each of cfg.Addrs.
+func ListenUDP(cfg UDPConfig) (*UDPConn, error) {
+	cfg = cfg.withDefaults()
+	locals, err := localAddrPorts(cfg.Port, cfg.Addrs)
+	if err != nil {
+		return nil, err
+	}
+	c := &UDPConn{cfg: cfg, locals: locals, senders: make(map[netip.AddrPort]*udpSocket)}
+	for _, l := range locals {
+		s, err := openSocket(l, true, &c.cfg)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.listeners = append(c.listeners, s)
+	}
+	if len(c.listeners) > 1 {
+		if c.poll, err = newPoller(c.listeners); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// openSocket binds an unconnected UDP socket to local with the RoCE socket options.
+func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket, error) {
+	is6 := !local.Addr().Is4()
+	network := "udp4"
+	if is6 {
+		network = "udp6"
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		return setSocketOptions(rc, is6, listener, cfg)
+	}}
+	pc, err := lc.ListenPacket(context.Background(), network, local.String())
+	if err != nil {
+		return nil, err
+	}
+	conn := pc.(*net.UDPConn)
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s := &udpSocket{conn: conn, rc: rc, local: local}
+	if z := local.Addr().Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			s.scope = uint32(ifi.Index)
+		}
+	}
+	return s, nil
+}
+
+// Send implements [Conn]. Consecutive messages leaving the same socket go out in one sendmmsg, so
+// callers get the most from a batch by grouping messages by Src.
+func (c *UDPConn) Send(msgs []Message) (int, error) {
+	if c.closed.Load() {
+		return 0, net.ErrClosed
+	}
+	b := getBatch()
+	defer putBatch(b)
+	done := 0
+	var run *udpSocket
+	for i := range msgs {
+		s, err := c.socketFor(&msgs[i])
+		if err != nil {
+			if ferr := c.flush(b, run, msgs, &done); ferr != nil {
+				return done, ferr
+			}
+			return done, fmt.Errorf("send %v -> %v: %w", msgs[i].Src, msgs[i].Dst, err)
+		}
+		if s != run || b.count == IdealBatchSize {
+			if err := c.flush(b, run, msgs, &done); err != nil {
+				return done, err
+			}
+			run = s
+		}
+		b.setSend(b.count, &msgs[i], msgs[i].Dst, s.scope)
+		b.count++
+	}
+	return done, c.flush(b, run, msgs, &done)
+}
+
+// flush sends the b.count prepared messages, which are msgs[*done:], on s.
+func (c *UDPConn) flush(b *mmsgBatch, s *udpSocket, msgs []Message, done *int) error {
+	defer b.reset()
+	for b.first < b.count {
+		n, err := b.run(s.rc, unix.SYS_SENDMMSG, true)
+		for _, m := range msgs[*done : *done+n] {
+			c.counters.sent(1, len(m.Buf))
+		}
+		*done += n
+		b.first += n
+		if err != nil {
+			// sendmmsg stops at the first datagram it cannot send and fails on it when retried.
+			c.counters.drop(DropSendError)
+			return err
+		}
+	}
+	return nil
+}
+
+// socketFor validates m and returns the socket it leaves from.
+func (c *UDPConn) socketFor(m *Message) (*udpSocket, error) {
+	li, err := pickSource(c.locals, m)
+	if err != nil {
+		return nil, err
+	}
+	if m.SegmentSize != 0 {
+		return nil, ErrSegmentSize
+	}
+	local := c.locals[li]
+	if len(m.Buf) > maxPayload(local.Addr()) {
+		return nil, ErrMessageTooLong
+	}
+	port := m.Src.Port()
+	if port == 0 || port == local.Port() {
+		return c.listeners[li], nil
+	}
+	key := netip.AddrPortFrom(local.Addr(), port)
+	c.mu.RLock()
+	s := c.senders[key]
+	c.mu.RUnlock()
+	if s != nil {
+		return s, nil
+	}
+	return c.openSender(key)
+}
+
+// openSender creates the socket for source key on first use.
+func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.senders[key]; s != nil {
+		return s, nil
+	}
+	if c.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	if len(c.senders) >= c.cfg.MaxSendSockets {
+		return nil, ErrTooManySendSockets
+	}
+	s, err := openSocket(key, false, &c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.senders[key] = s
+	return s, nil
+}
+
+// Receive implements [Conn]. It may exchange Buf slices among msgs: every filled message's Buf is
+// one of the buffers offered. TOS and TTL are reported as zero.
+func (c *UDPConn) Receive(msgs []Message) (int, error) {
+	if err := validateReceive(msgs); err != nil {
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if c.poll == nil {
+		for {
+			n, err := c.receiveFrom(c.listeners[0], msgs, true)
+			if n > 0 || err != nil {
+				return n, err
+			}
+		}
+	}
+	for {
+		start := int(c.next.Add(1))
+		for k := range c.listeners {
+			s := c.listeners[(start+k)%len(c.listeners)]
+			n, err := c.receiveFrom(s, msgs, false)
+			if n > 0 || err != nil {
+				return n, err
+			}
+		}
+		if err := c.poll.wait(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// receiveFrom reads one batch from s, dropping truncated datagrams; it may return 0 if all were.
+func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, error) {
+	b := getBatch()
+	defer putBatch(b)
+	b.count = min(len(msgs), IdealBatchSize)
+	for i := 0; i < b.count; i++ {
+		b.setReceive(i, msgs[i].Buf)
+	}
+	got, err := b.run(s.rc, unix.SYS_RECVMMSG, wait)
+	if err != nil {
+		if errors.Is(err, net.ErrClosed) || c.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		return 0, err
+	}
+	n, bytes := 0, 0
+	for i := 0; i < got; i++ {
+		size, truncated, src := b.received(i)
+		if truncated {
+			c.counters.drop(DropTruncated)
+			continue
+		}
+		msgs[n], msgs[i] = msgs[i], msgs[n]
+		m := &msgs[n]
+		if src.Addr().Is6() && s.local.Addr().Zone() != "" && src.Addr().IsLinkLocalUnicast() {
+			src = netip.AddrPortFrom(src.Addr().WithZone(s.local.Addr().Zone()), src.Port())
+		}
+		m.Buf = m.Buf[:size]
+		m.Src, m.Dst = src, s.local
+		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
+		bytes += size
+		n++
+	}
+	c.counters.received(n, bytes)
+	return n, nil
+}
+
+// BatchSize implements [Conn].
+func (c *UDPConn) BatchSize() int { return IdealBatchSize }
+
+// LocalAddrs implements [Conn].
+func (c *UDPConn) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort(nil), c.locals...) }
+
+// Counters implements [Conn].
+func (c *UDPConn) Counters() Counters { return c.counters.snapshot() }
+
+// SendSockets returns the number of source-port sockets opened so far.
+func (c *UDPConn) SendSockets() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.senders)
+}
+
+// Close implements [Conn].
+func (c *UDPConn) Close() error {
+	if c.closed.Swap(true) {
+		return net.ErrClosed
+	}
+	if c.poll != nil {
+		c.poll.wake()
+	}
+	for _, s := range c.listeners {
+		s.conn.Close()
+	}
+	c.mu.Lock()
+	for k, s := range c.senders {
+		s.conn.Close()
+		delete(c.senders, k)
+	}
+	c.mu.Unlock()
+	if c.poll != nil {
+		c.poll.close()
+	}
+	return nil
+}
+
+// poller blocks until any of several sockets is readable or the Conn closes. The Go netpoller can
+// only wait on one socket per goroutine, so a Receive over several listeners waits in an epoll
+// instance of its own (level-triggered, alongside the runtime's) and then reads without waiting.
+type poller struct {
+	life   sync.RWMutex // wait holds it shared while using the descriptors; close takes it exclusively
+	closed bool         // guarded by life
+	epfd   int
+	wakefd int // an eventfd made readable by wake
+}
+
+func newPoller(socks []*udpSocket) (*poller, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("netio: epoll_create1: %w", err)
+	}
+	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("netio: eventfd: %w", err)
+	}
+	p := &poller{epfd: epfd, wakefd: wakefd}
+	add := func(fd int) error {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+		return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev)
+	}
+	err = add(wakefd)
+	for _, s := range socks {
+		if err != nil {
+			break
+		}
+		if cerr := s.rc.Control(func(fd uintptr) { err = add(int(fd)) }); cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		p.close()
+		return nil, fmt.Errorf("netio: epoll_ctl: %w", err)
+	}
+	return p, nil
+}
+
+// wait returns when a registered descriptor is readable, or net.ErrClosed after close.
+func (p *poller) wait() error {
+	p.life.RLock()
+	defer p.life.RUnlock()
+	if p.closed {
+		return net.ErrClosed
+	}
+	var events [4]unix.EpollEvent
+	_, err := unix.EpollWait(p.epfd, events[:], -1)
+	if err != nil && err != unix.EINTR {
+		return fmt.Errorf("netio: epoll_wait: %w", err)
+	}
+	return nil
+}
+
+// wake makes every current and future wait return; the eventfd stays readable.
+func (p *poller) wake() {
+	one := [8]byte{1}
+	_, _ = unix.Write(p.wakefd, one[:])
+}
+
+// close waits for waiters to leave, which wake guarantees, and releases the descriptors.
+func (p *poller) close() {
+	p.life.Lock()
+	defer p.life.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
+	unix.Close(p.epfd)
+	unix.Close(p.wakefd)
+}

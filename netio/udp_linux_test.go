@@ -1,0 +1,512 @@
+package netio
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	lo1 = netip.MustParseAddr("127.0.0.1")
+	lo2 = netip.MustParseAddr("127.0.0.2")
+	lo6 = netip.MustParseAddr("::1")
+)
+
+// listenPair opens one UDPConn per address set on a common free port. Port 4791 may be owned by
+// kernel rxe or another test, so an unprivileged port is found by trial.
+func listenPair(t testing.TB, cfg UDPConfig, sets ...[]netip.Addr) []*UDPConn {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 20; attempt++ {
+		probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := uint16(probe.LocalAddr().(*net.UDPAddr).Port)
+		probe.Close()
+		var conns []*UDPConn
+		for _, addrs := range sets {
+			c := cfg
+			c.Addrs, c.Port = addrs, port
+			conn, err := ListenUDP(c)
+			if err != nil {
+				lastErr = err
+				break
+			}
+			conns = append(conns, conn)
+		}
+		if len(conns) == len(sets) {
+			t.Cleanup(func() {
+				for _, c := range conns {
+					c.Close()
+				}
+			})
+			return conns
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Fatalf("no free port: %v", lastErr)
+	return nil
+}
+
+func needIPv6(t testing.TB) {
+	c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	c.Close()
+}
+
+func TestUDPBatchSendReceive(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	dst := b.LocalAddrs()[0]
+	const total = 1000
+	out := makeMsgs(IdealBatchSize, 1040)
+	in := makeMsgs(IdealBatchSize, 2048)
+	next := 0
+	for sent := 0; sent < total; {
+		k := min(IdealBatchSize, total-sent)
+		for i := 0; i < k; i++ {
+			out[i].Buf = seqDatagram(out[i].Buf[:cap(out[i].Buf)], sent+i)[:1040]
+			out[i].Dst = dst
+			out[i].Src = netip.AddrPortFrom(lo1, uint16(0xC000+(sent+i)%4))
+		}
+		if n, err := a.Send(out[:k]); n != k || err != nil {
+			t.Fatalf("Send = %d, %v", n, err)
+		}
+		sent += k
+		for next < sent {
+			resetBufs(in)
+			n, err := b.Receive(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range in[:n] {
+				wantSrc := netip.AddrPortFrom(lo1, uint16(0xC000+next%4))
+				if seqOf(m.Buf) != next || len(m.Buf) != 1040 || m.Src != wantSrc || m.Dst != dst {
+					t.Fatalf("datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
+				}
+				next++
+			}
+		}
+	}
+	if a.SendSockets() != 4 {
+		t.Errorf("SendSockets = %d, want 4", a.SendSockets())
+	}
+	ca, cb := a.Counters(), b.Counters()
+	if ca.SentDatagrams != total || ca.SentBytes != total*1040 || cb.ReceivedDatagrams != total || cb.ReceivedBytes != total*1040 {
+		t.Errorf("counters a=%+v b=%+v", ca, cb)
+	}
+}
+
+func TestUDPSourcePorts(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	listen := a.LocalAddrs()[0]
+	dst := b.LocalAddrs()[0]
+	ports := []uint16{0xC001, 0, 0xFFFF, listen.Port(), 0xC001}
+	wantPorts := []uint16{0xC001, listen.Port(), 0xFFFF, listen.Port(), 0xC001}
+	out := make([]Message, len(ports))
+	for i, p := range ports {
+		out[i] = Message{Buf: []byte{byte(i)}, Src: netip.AddrPortFrom(lo1, p), Dst: dst}
+	}
+	if n, err := a.Send(out); n != len(out) || err != nil {
+		t.Fatal(n, err)
+	}
+	in := makeMsgs(8, 16)
+	for got := 0; got < len(out); {
+		resetBufs(in)
+		n, err := b.Receive(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range in[:n] {
+			i := int(m.Buf[0])
+			if m.Src != netip.AddrPortFrom(lo1, wantPorts[i]) {
+				t.Errorf("datagram %d from %v, want port %#x", i, m.Src, wantPorts[i])
+			}
+		}
+		got += n
+	}
+	if a.SendSockets() != 2 {
+		t.Errorf("SendSockets = %d, want 2 (0xC001 and 0xFFFF)", a.SendSockets())
+	}
+}
+
+func TestUDPSocketOptions(t *testing.T) {
+	needIPv6(t)
+	conns := listenPair(t, UDPConfig{ZeroChecksum: true}, []netip.Addr{lo1, lo6})
+	c := conns[0]
+	// Open a source-port socket on each family.
+	for _, src := range []netip.AddrPort{netip.AddrPortFrom(lo1, 0xC123), netip.AddrPortFrom(lo6, 0xC123)} {
+		if _, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[0]}}); err != nil && !errors.Is(err, ErrAddressFamily) {
+			t.Fatal(err)
+		}
+		if src.Addr().Is6() {
+			if _, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[1]}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rmemMax := readSysctl(t, "/proc/sys/net/core/rmem_max")
+	check := func(name string, s *udpSocket, level, opt, want int) {
+		t.Helper()
+		got, err := getsockoptInt(s.rc, level, opt)
+		if err != nil || got != want {
+			t.Errorf("%v %s = %d, %v; want %d", s.local, name, got, err, want)
+		}
+	}
+	socks := append([]*udpSocket(nil), c.listeners...)
+	for _, s := range c.senders {
+		socks = append(socks, s)
+	}
+	if len(socks) != 4 {
+		t.Fatalf("%d sockets, want 2 listeners and 2 senders", len(socks))
+	}
+	for _, s := range socks {
+		if s.local.Addr().Is4() {
+			check("IP_MTU_DISCOVER", s, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO)
+			check("SO_NO_CHECK", s, unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+		} else {
+			check("IPV6_MTU_DISCOVER", s, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DO)
+			check("UDP_NO_CHECK6_RX", s, unix.IPPROTO_UDP, unix.UDP_NO_CHECK6_RX, 1)
+			check("UDP_NO_CHECK6_TX", s, unix.IPPROTO_UDP, unix.UDP_NO_CHECK6_TX, 1)
+		}
+	}
+	for _, s := range c.listeners {
+		got, err := getsockoptInt(s.rc, unix.SOL_SOCKET, unix.SO_RCVBUF)
+		// Linux reports twice the granted size; the grant is capped by rmem_max without CAP_NET_ADMIN.
+		if want := 2 * min(rmemMax, DefaultSocketBuffer); err != nil || got < want {
+			t.Errorf("%v SO_RCVBUF = %d, %v; want >= %d", s.local, got, err, want)
+		}
+	}
+}
+
+func readSysctl(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("cannot read %s: %v", path, err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestUDPIPv6ZeroChecksum(t *testing.T) {
+	needIPv6(t)
+	// The sender sends UDP checksum 0 as kernel rxe does; the receiver must still get it.
+	conns := listenPair(t, UDPConfig{ZeroChecksum: true}, []netip.Addr{lo6})
+	c := conns[0]
+	dst := c.LocalAddrs()[0]
+	if _, err := c.Send([]Message{{Buf: []byte("v6"), Src: netip.AddrPortFrom(lo6, 0xC0DE), Dst: dst, TOS: 0x10, TTL: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	in := makeMsgs(1, 16)
+	n, err := c.Receive(in)
+	if n != 1 || err != nil || string(in[0].Buf) != "v6" || in[0].Src != netip.AddrPortFrom(lo6, 0xC0DE) || in[0].Dst != dst {
+		t.Fatalf("Receive = %d, %v, %+v", n, err, in[0])
+	}
+}
+
+// TestUDPTrafficClassAndTTL checks the per-datagram control messages with a plain socket that
+// asks the kernel to report TOS and TTL.
+func TestUDPTrafficClassAndTTL(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1})
+	c := conns[0]
+	rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	rc, _ := rx.SyscallConn()
+	rc.Control(func(fd uintptr) {
+		unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1)
+		unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTTL, 1)
+	})
+	dst := rx.LocalAddr().(*net.UDPAddr).AddrPort()
+	for _, tt := range []struct{ tos, ttl, wantTOS, wantTTL uint8 }{
+		{0x68, 7, 0x68, 7},
+		{0, 0, 0, DefaultTTL},
+		{0xB8, 0, 0xB8, DefaultTTL},
+		{0, 255, 0, 255},
+	} {
+		if _, err := c.Send([]Message{{Buf: []byte{1}, Dst: dst, TOS: tt.tos, TTL: tt.ttl}}); err != nil {
+			t.Fatal(err)
+		}
+		buf, oob := make([]byte, 16), make([]byte, 128)
+		_, oobn, _, _, err := rx.ReadMsgUDP(buf, oob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cms, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tos, ttl int = -1, -1
+		for _, cm := range cms {
+			switch cm.Header.Type {
+			case unix.IP_TOS:
+				tos = int(cm.Data[0])
+			case unix.IP_TTL:
+				ttl = int(cm.Data[0])
+			}
+		}
+		if tos != int(tt.wantTOS) || ttl != int(tt.wantTTL) {
+			t.Errorf("sent TOS %#x TTL %d: received TOS %#x TTL %d, want %#x %d", tt.tos, tt.ttl, tos, ttl, tt.wantTOS, tt.wantTTL)
+		}
+	}
+}
+
+func TestUDPMultiAddressReceive(t *testing.T) {
+	needIPv6(t)
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1, lo6}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	const perFamily = 300
+	got := make(chan map[netip.AddrPort]int, 1)
+	go func() {
+		// Blocks in the poller before anything is sent.
+		seen := map[netip.AddrPort]int{}
+		in := makeMsgs(16, 64)
+		for total := 0; total < 2*perFamily; {
+			resetBufs(in)
+			n, err := a.Receive(in)
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			for _, m := range in[:n] {
+				seen[m.Dst]++
+			}
+			total += n
+		}
+		got <- seen
+	}()
+	for i := 0; i < perFamily; i += 10 {
+		out := makeMsgs(10, 32)
+		for k := range out {
+			out[k].Dst = a.LocalAddrs()[0]
+		}
+		if _, err := b.Send(out); err != nil {
+			t.Fatal(err)
+		}
+		for k := range out {
+			out[k].Dst = a.LocalAddrs()[1] // a to itself over IPv6
+		}
+		if _, err := a.Send(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := <-got
+	if seen[a.LocalAddrs()[0]] != perFamily || seen[a.LocalAddrs()[1]] != perFamily {
+		t.Fatalf("received per local address: %v", seen)
+	}
+}
+
+func TestUDPErrors(t *testing.T) {
+	for _, tt := range []struct {
+		addrs []netip.Addr
+		want  error
+	}{
+		{nil, ErrNoAddresses},
+		{[]netip.Addr{netip.IPv4Unspecified()}, ErrWildcardAddress},
+		{[]netip.Addr{lo1, lo1}, ErrDuplicateAddress},
+	} {
+		if c, err := ListenUDP(UDPConfig{Addrs: tt.addrs, Port: 1}); !errors.Is(err, tt.want) {
+			if c != nil {
+				c.Close()
+			}
+			t.Errorf("ListenUDP(%v) = %v, want %v", tt.addrs, err, tt.want)
+		}
+	}
+	conns := listenPair(t, UDPConfig{MaxSendSockets: 1}, []netip.Addr{lo1})
+	c := conns[0]
+	dst := c.LocalAddrs()[0]
+	msgs := []Message{
+		{Buf: []byte{1}, Dst: dst, Src: netip.AddrPortFrom(lo1, 0xC001)},
+		{Buf: []byte{2}, Dst: dst, Src: netip.AddrPortFrom(lo1, 0xC002)},
+	}
+	if n, err := c.Send(msgs); n != 1 || !errors.Is(err, ErrTooManySendSockets) {
+		t.Fatalf("Send = %d, %v; want 1, ErrTooManySendSockets", n, err)
+	}
+	for _, tt := range []struct {
+		m    Message
+		want error
+	}{
+		{Message{Dst: netip.MustParseAddrPort("127.0.0.2:9"), Src: netip.MustParseAddrPort("127.0.0.3:0")}, ErrUnknownSource},
+		{Message{Buf: make([]byte, 65508), Dst: dst}, ErrMessageTooLong},
+		{Message{Dst: netip.MustParseAddrPort("[::1]:9")}, ErrNoSourceAddress},
+		{Message{Dst: dst, SegmentSize: 100}, ErrSegmentSize},
+	} {
+		if n, err := c.Send([]Message{{Buf: []byte{3}, Dst: dst}, tt.m}); n != 1 || !errors.Is(err, tt.want) {
+			t.Errorf("Send(%+v) = %d, %v; want 1, %v", tt.m.Dst, n, err, tt.want)
+		}
+	}
+	// The datagrams sent before each error arrived: 1 + 4.
+	in := makeMsgs(8, 8)
+	for got := 0; got < 5; {
+		resetBufs(in)
+		n, err := c.Receive(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+}
+
+func TestUDPTruncation(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1})
+	c := conns[0]
+	dst := c.LocalAddrs()[0]
+	out := []Message{{Buf: make([]byte, 100), Dst: dst}, {Buf: []byte("fits"), Dst: dst}}
+	if _, err := c.Send(out); err != nil {
+		t.Fatal(err)
+	}
+	in := makeMsgs(2, 50)
+	n, err := c.Receive(in)
+	if n != 1 || err != nil || string(in[0].Buf) != "fits" || cap(in[0].Buf) != 50 {
+		t.Fatalf("Receive = %d, %v, %q", n, err, in[0].Buf)
+	}
+	if got := c.Counters().Drops[DropTruncated]; got != 1 {
+		t.Fatalf("truncated drops = %d", got)
+	}
+}
+
+func TestUDPCloseUnblocksReceive(t *testing.T) {
+	needIPv6(t)
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2, lo6})
+	for _, c := range conns {
+		errc := make(chan error, 2)
+		for i := 0; i < 2; i++ {
+			go func() {
+				_, err := c.Receive(makeMsgs(4, 64))
+				errc <- err
+			}()
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := <-errc; !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("%v: Receive after Close = %v", c.LocalAddrs(), err)
+			}
+		}
+		if _, err := c.Send([]Message{{Buf: []byte{1}, Dst: c.LocalAddrs()[0]}}); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Send after Close = %v", err)
+		}
+		if err := c.Close(); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("second Close = %v", err)
+		}
+	}
+}
+
+func TestUDPSendReceiveAllocs(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	out := makeMsgs(16, 1040)
+	for i := range out {
+		out[i].Dst = b.LocalAddrs()[0]
+		out[i].Src = netip.AddrPortFrom(lo1, 0xC000+uint16(i%2))
+		out[i].TOS, out[i].TTL = 0x20, 9
+	}
+	in := makeMsgs(16, 2048)
+	round := func() {
+		if _, err := a.Send(out); err != nil {
+			t.Fatal(err)
+		}
+		for got := 0; got < len(out); {
+			resetBufs(in)
+			n, err := b.Receive(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	}
+	round()
+	if allocs := testing.AllocsPerRun(50, round); allocs != 0 {
+		t.Fatalf("%v allocations per round of 16 datagrams, want 0", allocs)
+	}
+	if !bytes.Equal(in[0].Buf, out[0].Buf) {
+		t.Fatal("payload mismatch")
+	}
+}
+
+func TestFaultConnOverUDP(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	fc, err := WithFaults(a, FaultConfig{Loss: 0.5, Dup: 0.1, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendSeq(t, fc, b.LocalAddrs()[0], 0, 200)
+	c := fc.FaultCounters()
+	want := int(200 - c.Dropped + c.Duplicated)
+	in := makeMsgs(16, 64)
+	for got := 0; got < want; {
+		resetBufs(in)
+		n, err := b.Receive(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	if a.Counters().SentDatagrams != uint64(want) || c.Dropped == 0 || c.Duplicated == 0 {
+		t.Fatalf("inner sent %d, want %d; faults %+v", a.Counters().SentDatagrams, want, c)
+	}
+	if err := fc.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkUDP(b *testing.B) {
+	for _, size := range []int{80, 1040, 4112} {
+		b.Run(byteSize(size), func(b *testing.B) {
+			conns := listenPair(b, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+			tx, rx := conns[0], conns[1]
+			out := makeMsgs(IdealBatchSize, size)
+			for i := range out {
+				out[i].Dst = rx.LocalAddrs()[0]
+				out[i].Src = netip.AddrPortFrom(lo1, 0xC001)
+			}
+			done := make(chan int)
+			go func() {
+				in := makeMsgs(IdealBatchSize, 4200)
+				total := 0
+				for {
+					resetBufs(in)
+					n, err := rx.Receive(in)
+					if err != nil {
+						done <- total
+						return
+					}
+					total += n
+				}
+			}()
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += IdealBatchSize {
+				if _, err := tx.Send(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			rx.Close()
+			got := <-done
+			b.ReportMetric(float64(got)/float64(b.N)*100, "%delivered")
+		})
+	}
+}
