@@ -1,0 +1,190 @@
+package layers
+
+import (
+	"bytes"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/gorxe/gorxe/packet"
+)
+
+// roceLayers returns the RoCE layers of a decoded packet: the BTH, then the
+// extension headers, then the payload layer if the packet carries payload.
+func roceLayers(p gopacket.Packet) []gopacket.Layer {
+	ls := p.Layers()
+	for i, l := range ls {
+		if l.LayerType() == LayerTypeBTH {
+			return ls[i:]
+		}
+	}
+	return nil
+}
+
+// checkAgainstParsed fails unless the RoCE layers ls hold exactly what
+// packet.Parse finds in the UDP payload b.
+func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
+	t.Helper()
+	var p packet.Parsed
+	if err := packet.Parse(b, &p); err != nil {
+		t.Fatalf("packet.Parse: %v", err)
+	}
+	want := []gopacket.LayerType{LayerTypeBTH}
+	for h := range p.Opcode().Headers().All() {
+		want = append(want, headerLayerType[h])
+	}
+	if len(p.Payload()) > 0 {
+		want = append(want, gopacket.LayerTypePayload)
+	}
+	var got []gopacket.LayerType
+	for _, l := range ls {
+		got = append(got, l.LayerType())
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("layers %v, want %v", got, want)
+	}
+	for _, l := range ls {
+		var gotF, wantF any
+		switch l := l.(type) {
+		case *BTH:
+			gotF, wantF = l.BTHFields, p.BTH().Fields()
+			if !bytes.Equal(l.Pad, b[len(b)-packet.ICRCSize-p.PadCount():len(b)-packet.ICRCSize]) || l.ICRC != p.ICRC() {
+				t.Errorf("BTH trailer: pad %x ICRC %#x, want ICRC %#x", l.Pad, l.ICRC, p.ICRC())
+			}
+		case *RDETH:
+			gotF, wantF = l.RDETHFields, p.RDETH().Fields()
+		case *DETH:
+			gotF, wantF = l.DETHFields, p.DETH().Fields()
+		case *FETH:
+			gotF, wantF = l.FETHFields, p.FETH().Fields()
+		case *RETH:
+			gotF, wantF = l.RETHFields, p.RETH().Fields()
+		case *AtomicETH:
+			gotF, wantF = l.AtomicETHFields, p.AtomicETH().Fields()
+		case *AETH:
+			gotF, wantF = l.AETHFields, p.AETH().Fields()
+		case *AtomicAckETH:
+			gotF, wantF = l.AtomicAckETHFields, p.AtomicAckETH().Fields()
+		case *ImmDt:
+			gotF, wantF = l.ImmDtFields, p.ImmDt().Fields()
+		case *IETH:
+			gotF, wantF = l.IETHFields, p.IETH().Fields()
+		case *gopacket.Payload:
+			gotF, wantF = []byte(*l), p.Payload()
+		default:
+			t.Fatalf("unexpected layer %T", l)
+		}
+		if !reflect.DeepEqual(gotF, wantF) {
+			t.Errorf("%v: %+v, want %+v", l.LayerType(), gotF, wantF)
+		}
+	}
+	if last := ls[len(ls)-1]; !bytes.Equal(last.LayerPayload(), nil) && last.LayerType() != gopacket.LayerTypePayload {
+		t.Errorf("last header %v leaves payload %x undecoded", last.LayerType(), last.LayerPayload())
+	}
+}
+
+// TestCaptureAgreesWithPacket decodes every frame of the golden capture with
+// gopacket.NewPacket and checks the RoCE layers against packet.Parse, and the
+// ICRC against the IP and UDP layers.
+func TestCaptureAgreesWithPacket(t *testing.T) {
+	for i, frame := range captureFrames(t) {
+		p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.NoCopy)
+		if el := p.ErrorLayer(); el != nil {
+			t.Fatalf("frame %d: %v", i+1, el.Error())
+		}
+		udp := p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)
+		checkAgainstParsed(t, roceLayers(p), udp.Payload)
+		if err := VerifyICRC(p.NetworkLayer(), udp); err != nil {
+			t.Errorf("frame %d: ICRC: %v", i+1, err)
+		}
+		if t.Failed() {
+			t.Fatalf("frame %d failed", i+1)
+		}
+	}
+}
+
+// TestDecodingLayerParserAgrees runs the whole capture through a
+// DecodingLayerParser built from NewDecodingLayers and checks that it finds
+// the same layers and values as gopacket.NewPacket.
+func TestDecodingLayerParserAgrees(t *testing.T) {
+	var (
+		eth     gplayers.Ethernet
+		ip4     gplayers.IPv4
+		udp     gplayers.UDP
+		roce    = NewDecodingLayers()
+		decoded []gopacket.LayerType
+	)
+	parser := gopacket.NewDecodingLayerParser(gplayers.LayerTypeEthernet,
+		append([]gopacket.DecodingLayer{&eth, &ip4, &udp}, roce.Layers()...)...)
+	byType := map[gopacket.LayerType]gopacket.Layer{
+		LayerTypeBTH: &roce.BTH, LayerTypeRDETH: &roce.RDETH, LayerTypeDETH: &roce.DETH,
+		LayerTypeFETH: &roce.FETH, LayerTypeRETH: &roce.RETH, LayerTypeAtomicETH: &roce.AtomicETH,
+		LayerTypeAETH: &roce.AETH, LayerTypeAtomicAckETH: &roce.AtomicAckETH,
+		LayerTypeImmDt: &roce.ImmDt, LayerTypeIETH: &roce.IETH, gopacket.LayerTypePayload: &roce.Payload,
+	}
+	for i, frame := range captureFrames(t) {
+		if err := parser.DecodeLayers(frame, &decoded); err != nil {
+			t.Fatalf("frame %d: %v", i+1, err)
+		}
+		if len(decoded) < 4 || !slices.Equal(decoded[:4], []gopacket.LayerType{gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH}) {
+			t.Fatalf("frame %d: decoded %v", i+1, decoded)
+		}
+		var ls []gopacket.Layer
+		for _, typ := range decoded[3:] {
+			ls = append(ls, byType[typ])
+		}
+		checkAgainstParsed(t, ls, udp.Payload)
+		if err := VerifyICRC(&ip4, &udp); err != nil {
+			t.Fatalf("frame %d: ICRC: %v", i+1, err)
+		}
+	}
+}
+
+// serializable returns the layers of p as serializable layers.
+func serializable(t *testing.T, ls []gopacket.Layer) []gopacket.SerializableLayer {
+	t.Helper()
+	var out []gopacket.SerializableLayer
+	for _, l := range ls {
+		s, ok := l.(gopacket.SerializableLayer)
+		if !ok {
+			t.Fatalf("%v is not serializable", l.LayerType())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestSerializeRoundTrip decodes every frame and serializes its layers back:
+// as decoded they must reproduce the frame exactly; and the RoCE layers alone,
+// with lengths fixed and the ICRC recomputed, must reproduce the UDP payload.
+func TestSerializeRoundTrip(t *testing.T) {
+	for i, frame := range captureFrames(t) {
+		p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.Default)
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, serializable(t, p.Layers())...); err != nil {
+			t.Fatalf("frame %d: %v", i+1, err)
+		}
+		if !bytes.Equal(buf.Bytes(), frame) {
+			t.Fatalf("frame %d: re-serialized\n%x\nwant\n%x", i+1, buf.Bytes(), frame)
+		}
+
+		udp := p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)
+		want := bytes.Clone(udp.Payload)
+		ls := roceLayers(p)
+		bth := ls[0].(*BTH)
+		bth.PadCount, bth.Pad, bth.ICRC = 0, nil, 0
+		if err := bth.SetNetworkLayerForICRC(p.NetworkLayer(), udp); err != nil {
+			t.Fatal(err)
+		}
+		opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+		if err := gopacket.SerializeLayers(buf, opts, serializable(t, ls)...); err != nil {
+			t.Fatalf("frame %d: %v", i+1, err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("frame %d: rebuilt\n%x\nwant\n%x", i+1, buf.Bytes(), want)
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package layers
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"reflect"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/gorxe/gorxe/packet"
+)
+
+// TestDecodeFetchAdd checks one capture frame against the values Wireshark
+// shows for it (frame 1911 of the golden capture, ib_atomic_bw):
+//
+//	IPv4 10.99.0.3 -> 10.99.0.2, UDP 50673 -> 4791, length 52
+//	BTH: opcode 20 (RC Fetch Add), P_Key 65535, DestQP 0x000027, AckReq 1, PSN 8659749
+//	AtomicETH: VA 0x0000558878eae000, R_Key 0x000009de, Swap/Add 1, Compare 0
+//	ICRC 0xff3cb725
+func TestDecodeFetchAdd(t *testing.T) {
+	frame := captureFrames(t)[1910]
+	p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.Default)
+	ls := roceLayers(p)
+	if len(ls) != 2 {
+		t.Fatalf("RoCE layers %v, want BTH and AtomicETH", ls)
+	}
+	bth, aeth := ls[0].(*BTH), ls[1].(*AtomicETH)
+	wantBTH := packet.BTHFields{Opcode: packet.RCFetchAdd, PKey: 0xFFFF, DestQP: 0x27, AckReq: true, PSN: 8659749}
+	if bth.BTHFields != wantBTH || bth.ICRC != 0x25b73cff || len(bth.Pad) != 0 {
+		t.Errorf("BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
+	}
+	wantAtomic := packet.AtomicETHFields{VirtualAddress: 0x0000558878eae000, RKey: 0x9de, SwapAddData: 1}
+	if aeth.AtomicETHFields != wantAtomic {
+		t.Errorf("AtomicETH %+v, want %+v", aeth.AtomicETHFields, wantAtomic)
+	}
+	if aeth.NextLayerType() != gopacket.LayerTypePayload || len(aeth.Payload) != 0 {
+		t.Errorf("AtomicETH next %v payload %x, want empty payload", aeth.NextLayerType(), aeth.Payload)
+	}
+}
+
+func TestLayerTypes(t *testing.T) {
+	tests := []struct {
+		l    gopacket.DecodingLayer
+		want gopacket.LayerType
+		name string
+	}{
+		{&BTH{}, LayerTypeBTH, "BTH"},
+		{&RDETH{}, LayerTypeRDETH, "RDETH"},
+		{&DETH{}, LayerTypeDETH, "DETH"},
+		{&FETH{}, LayerTypeFETH, "FETH"},
+		{&RETH{}, LayerTypeRETH, "RETH"},
+		{&AtomicETH{}, LayerTypeAtomicETH, "AtomicETH"},
+		{&AETH{}, LayerTypeAETH, "AETH"},
+		{&AtomicAckETH{}, LayerTypeAtomicAckETH, "AtomicAckETH"},
+		{&ImmDt{}, LayerTypeImmDt, "ImmDt"},
+		{&IETH{}, LayerTypeIETH, "IETH"},
+	}
+	for _, tt := range tests {
+		if tt.l.CanDecode() != tt.want || tt.l.(gopacket.Layer).LayerType() != tt.want || tt.want.String() != tt.name {
+			t.Errorf("%T: CanDecode %v LayerType %v name %q, want %v %q", tt.l, tt.l.CanDecode(), tt.l.(gopacket.Layer).LayerType(), tt.want.String(), tt.want, tt.name)
+		}
+	}
+	var udp gplayers.UDP
+	udp.DstPort = packet.UDPPort
+	if udp.NextLayerType() != LayerTypeBTH {
+		t.Errorf("UDP to port %d decodes as %v, want BTH", packet.UDPPort, udp.NextLayerType())
+	}
+}
+
+// TestNextLayerChain checks that each opcode's headers chain in wire order,
+// through NewPacket's decoders and through linked DecodingLayers alike.
+func TestNextLayerChain(t *testing.T) {
+	for op := range 256 {
+		op := packet.Opcode(op)
+		if !op.Valid() {
+			continue
+		}
+		payload := make([]byte, op.FixedPayloadLen())
+		if op.HasPayload() && op.FixedPayloadLen() == 0 {
+			payload = []byte{1, 2, 3, 4, 5}
+		}
+		b, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: op}}, payload)
+		if err != nil {
+			t.Fatalf("%v: %v", op, err)
+		}
+		want := []gopacket.LayerType{LayerTypeBTH}
+		for h := range op.Headers().All() {
+			want = append(want, headerLayerType[h])
+		}
+		if len(payload) > 0 {
+			want = append(want, gopacket.LayerTypePayload)
+		}
+
+		p := gopacket.NewPacket(b, LayerTypeBTH, gopacket.Default)
+		var got []gopacket.LayerType
+		for _, l := range p.Layers() {
+			got = append(got, l.LayerType())
+		}
+		if !reflect.DeepEqual(got, want) || p.ErrorLayer() != nil {
+			t.Errorf("%v: NewPacket layers %v, want %v", op, got, want)
+		}
+
+		roce := NewDecodingLayers()
+		parser := gopacket.NewDecodingLayerParser(LayerTypeBTH, roce.Layers()...)
+		got = nil
+		if err := parser.DecodeLayers(b, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: parser layers %v (%v), want %v", op, got, err, want)
+		}
+	}
+}
+
+// TestUnlinkedExtension decodes an extension header without a BTH: it cannot
+// know the opcode, so what follows it is payload.
+func TestUnlinkedExtension(t *testing.T) {
+	var r RETH
+	data := []byte{0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 8, 0xAA, 0xBB, 0xCC, 0xDD}
+	if err := r.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	want := packet.RETHFields{VirtualAddress: 0x1000, RKey: 0x1234, DMALength: 8}
+	if r.RETHFields != want || r.NextLayerType() != gopacket.LayerTypePayload || !bytes.Equal(r.Payload, data[16:]) {
+		t.Errorf("RETH %+v next %v payload %x", r.RETHFields, r.NextLayerType(), r.Payload)
+	}
+	if err := r.DecodeFromBytes(data[:15], gopacket.NilDecodeFeedback); !errors.Is(err, packet.ErrTruncated) {
+		t.Errorf("short RETH: %v, want ErrTruncated", err)
+	}
+	if r.RETHFields != (packet.RETHFields{}) || r.Contents != nil {
+		t.Errorf("failed decode left %+v", r)
+	}
+}
+
+// TestDecodeErrors checks that bad packets fail with packet's sentinels and
+// that truncation is reported to the parser.
+func TestDecodeErrors(t *testing.T) {
+	good, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAWriteOnly}}, []byte{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badPad, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAWriteOnly}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packet.BTH(badPad).SetPadCount(1) // more pad than payload
+	badOp := bytes.Clone(good)
+	badOp[0] = 0x1F
+	tests := []struct {
+		name      string
+		b         []byte
+		want      error
+		truncated bool
+	}{
+		{"empty", nil, packet.ErrTruncated, true},
+		{"no ICRC", good[:packet.BTHSize+packet.RETHSize], packet.ErrTruncated, true},
+		{"header cut", good[:20], packet.ErrTruncated, true},
+		{"bad pad", badPad, packet.ErrBadPad, false},
+		{"unknown opcode", badOp, packet.ErrUnknownOpcode, false},
+	}
+	for _, tt := range tests {
+		var bth BTH
+		parser := gopacket.NewDecodingLayerParser(LayerTypeBTH, &bth)
+		var decoded []gopacket.LayerType
+		err := parser.DecodeLayers(tt.b, &decoded)
+		if tt.b == nil {
+			err = bth.DecodeFromBytes(tt.b, parser)
+		}
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+		var p packet.Parsed
+		if perr := packet.Parse(tt.b, &p); !errors.Is(perr, tt.want) {
+			t.Errorf("%s: packet.Parse says %v", tt.name, perr)
+		}
+		if tt.truncated && !parser.Truncated {
+			t.Errorf("%s: truncation not reported", tt.name)
+		}
+	}
+}
+
+// TestSerializeIPv6 builds a UD SEND over IPv6 from layers with FixLengths and
+// ComputeChecksums and checks it byte for byte against the packet package's
+// own builder, then that it decodes and verifies.
+func TestSerializeIPv6(t *testing.T) {
+	src, dst := net.ParseIP("fd00::1"), net.ParseIP("fd00::2")
+	ip6 := &gplayers.IPv6{Version: 6, NextHeader: gplayers.IPProtocolUDP, HopLimit: 64, SrcIP: src, DstIP: dst}
+	udp := &gplayers.UDP{SrcPort: 0xC123, DstPort: packet.UDPPort}
+	bth := &BTH{BTHFields: packet.BTHFields{Opcode: packet.UDSendOnlyWithImmediate, PKey: 0xFFFF, DestQP: 0x11, PSN: 77}}
+	deth := &DETH{DETHFields: packet.DETHFields{QKey: 0x11111111, SrcQP: 0x22}}
+	imm := &ImmDt{ImmDtFields: packet.ImmDtFields{ImmediateData: 0xCAFEF00D}}
+	payload := gopacket.Payload("hello")
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+
+	if err := gopacket.SerializeLayers(buf, opts, udp, bth, deth, imm, payload); !errors.Is(err, ErrNoNetworkLayer) {
+		t.Fatalf("ICRC without network layer: %v, want ErrNoNetworkLayer", err)
+	}
+	if err := udp.SetNetworkLayerForChecksum(ip6); err != nil {
+		t.Fatal(err)
+	}
+	if err := bth.SetNetworkLayerForICRC(ip6, udp); err != nil {
+		t.Fatal(err)
+	}
+	if err := gopacket.SerializeLayers(buf, opts, ip6, udp, bth, deth, imm, payload); err != nil {
+		t.Fatal(err)
+	}
+	if bth.PadCount != 3 {
+		t.Errorf("PadCount %d, want 3", bth.PadCount)
+	}
+
+	h := packet.Headers{BTH: bth.BTHFields, DETH: deth.DETHFields, ImmDt: imm.ImmDtFields}
+	want, err := packet.AppendPacket(nil, &h, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := Envelope(ip6, udp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.PutICRC(want); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.Bytes()[packet.IPv6HeaderSize+packet.UDPHeaderSize:]
+	if !bytes.Equal(got, want) {
+		t.Fatalf("serialized\n%x\nwant\n%x", got, want)
+	}
+
+	p := gopacket.NewPacket(buf.Bytes(), gplayers.LayerTypeIPv6, gopacket.Default)
+	if err := VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)); err != nil {
+		t.Errorf("ICRC of serialized packet: %v", err)
+	}
+	got[len(got)-1] ^= 1
+	p = gopacket.NewPacket(buf.Bytes(), gplayers.LayerTypeIPv6, gopacket.Default)
+	if err := VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)); !errors.Is(err, packet.ErrBadICRC) {
+		t.Errorf("corrupted ICRC: %v, want ErrBadICRC", err)
+	}
+}
+
+func TestSerializeErrors(t *testing.T) {
+	buf := gopacket.NewSerializeBuffer()
+	bth := &BTH{BTHFields: packet.BTHFields{Opcode: packet.RCRDMAWriteFirst}}
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth); !errors.Is(err, ErrMissingHeaders) {
+		t.Errorf("BTH without its RETH: %v, want ErrMissingHeaders", err)
+	}
+	bth.Opcode = 0x1F
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth); !errors.Is(err, packet.ErrUnknownOpcode) {
+		t.Errorf("undefined opcode: %v, want ErrUnknownOpcode", err)
+	}
+	if err := bth.SetNetworkLayerForICRC(nil, nil); !errors.Is(err, ErrNoNetworkLayer) {
+		t.Errorf("SetNetworkLayerForICRC(nil): %v", err)
+	}
+}
