@@ -30,6 +30,26 @@
 // [Parse] validates a packet and fills a caller-owned [Parsed] without
 // allocating. The views it hands out alias the caller's buffer.
 //
+// # Sending
+//
+// [AppendPacket] writes the headers, payload and zero pad; [Envelope.PutICRC]
+// then stamps the ICRC for the IP/UDP framing the packet will travel in, in
+// one CRC pass and without allocating. A requester that keeps a per-QP header
+// template re-stamps it with the [BTH] setters ([BTH.EncodePartial]).
+//
+// # ICRC over UDP sockets
+//
+// The ICRC covers the IPv4 Identification field, which a UDP socket neither
+// lets a receiver see nor (when connected) lets a sender predict. Senders use
+// unconnected sockets, whose packets carry ID 0 with DF set, and say so in
+// their [Envelope]. Receivers of IPv4 packets from other stacks use
+// [VerifyICRCIPv4AnyID], which accepts a packet iff some ID makes its ICRC
+// match. IPv6 has no such field and verifies exactly.
+//
+// # Sequence numbers
+//
+// [PSN] is the 24-bit packet sequence number with wrap-aware arithmetic.
+//
 // # Errors
 //
 // Malformed input never panics: every function that reads untrusted bytes returns

@@ -301,8 +301,20 @@ func TestICRCErrors(t *testing.T) {
 
 func TestGoldenPrefixesFailICRC(t *testing.T) {
 	// Every proper prefix of every golden packet fails Parse or the ICRC.
+	// Packets of the same opcode and length differ only in field values, so
+	// one of each shape is swept under -short.
 	var p Parsed
+	type shape struct {
+		op  byte
+		len int
+	}
+	seen := map[shape]bool{}
 	for _, g := range golden(t) {
+		k := shape{g.pkt[0], len(g.pkt)}
+		if testing.Short() && seen[k] {
+			continue
+		}
+		seen[k] = true
 		for i := range g.pkt {
 			pre := g.pkt[:i]
 			if Parse(pre, &p) != nil {

@@ -77,7 +77,7 @@ func TestPSNInWindow(t *testing.T) {
 			t.Errorf("%d: %#x.InWindow(%#x, %d) = %v, want %v", i, c.p, c.first, c.size, got, c.want)
 		}
 	}
-	if !PSN(top).Valid() || PSN(top + 1).Valid() {
+	if !PSN(top).Valid() || PSN(top+1).Valid() {
 		t.Error("Valid")
 	}
 }
