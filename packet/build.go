@@ -33,8 +33,9 @@ func padLen(n int) int { return -n & 3 }
 // Compute the ICRC afterwards with [Envelope.PutICRC], once the IP and UDP
 // framing is known.
 //
-// It returns ErrUnknownOpcode, ErrUnexpectedPayload or ErrBadPayloadLength
-// (and dst unchanged) if the payload does not suit the opcode, so every
+// It returns ErrUnknownOpcode, ErrBadTransportVersion, ErrUnexpectedPayload or
+// ErrBadPayloadLength (and dst unchanged) for an undefined opcode, a non-zero
+// transport version or a payload that does not suit the opcode, so every
 // packet it builds passes [Parse].
 func AppendPacket(dst []byte, h *Headers, payload []byte) ([]byte, error) {
 	op := h.BTH.Opcode
@@ -42,6 +43,8 @@ func AppendPacket(dst []byte, h *Headers, payload []byte) ([]byte, error) {
 	switch {
 	case e.kind == KindInvalid:
 		return dst, ErrUnknownOpcode
+	case h.BTH.TransportVersion&bthTVerMask != 0:
+		return dst, ErrBadTransportVersion
 	case e.payload == payloadNone && len(payload) != 0:
 		return dst, ErrUnexpectedPayload
 	case e.payload == payloadFixed && len(payload) != int(e.fixedLen):

@@ -11,13 +11,13 @@ const (
 	fethSELShift = 4
 )
 
-// FlushPlacementType values of the FETH "Placement Type" field (a bit set).
+// Values of the FETH "Placement Type" field; they are bits and may be combined.
 const (
 	FlushGlobalVisibility = 1 << 0
 	FlushPersistence      = 1 << 1
 )
 
-// FlushSelectivity values of the FETH "Selectivity Level" field.
+// Values of the FETH "Selectivity Level" field.
 const (
 	FlushMemoryRange  = 0 // flush the range the RETH names
 	FlushMemoryRegion = 1 // flush the whole memory region of the R_Key

@@ -1,5 +1,7 @@
 package packet
 
+import "iter"
+
 // Header names one kind of extension transport header. The constants are in
 // IBTA wire order: when an opcode carries several extension headers they
 // follow the BTH in increasing Header order.
@@ -80,7 +82,7 @@ func (s HeaderSet) Size() int {
 }
 
 // All yields the headers of s in wire order.
-func (s HeaderSet) All() func(yield func(Header) bool) {
+func (s HeaderSet) All() iter.Seq[Header] {
 	return func(yield func(Header) bool) {
 		for h := Header(0); h < numHeaders; h++ {
 			if s.Has(h) && !yield(h) {

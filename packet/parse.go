@@ -62,10 +62,10 @@ func Parse(b []byte, p *Parsed) error {
 	return nil
 }
 
-// Bytes returns the whole packet, BTH to ICRC.
+// Bytes returns the whole packet, BTH to ICRC, or nil if p holds no packet.
 func (p *Parsed) Bytes() []byte { return p.b }
 
-// Opcode returns the packet's opcode.
+// Opcode returns the packet's opcode (0 if p holds no packet).
 func (p *Parsed) Opcode() Opcode {
 	if p.b == nil {
 		return 0
@@ -73,7 +73,7 @@ func (p *Parsed) Opcode() Opcode {
 	return Opcode(p.b[bthOpcode])
 }
 
-// BTH returns the packet's Base Transport Header.
+// BTH returns the packet's Base Transport Header (nil if p holds no packet).
 func (p *Parsed) BTH() BTH {
 	if p.b == nil {
 		return nil

@@ -166,6 +166,9 @@ func TestAppendPacketErrors(t *testing.T) {
 		{RCAtomicWrite, make([]byte, 7), ErrBadPayloadLength},
 		{CNP, nil, ErrBadPayloadLength},
 	}
+	if _, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: RCSendOnly, TransportVersion: 1}}, nil); !errors.Is(err, ErrBadTransportVersion) {
+		t.Errorf("TVer 1: %v", err)
+	}
 	for _, c := range cases {
 		got, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: c.op}}, c.payload)
 		if !errors.Is(err, c.want) || !bytes.Equal(got, dst) {
