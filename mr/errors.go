@@ -76,6 +76,7 @@ type Error struct {
 	Err error
 }
 
+// Error formats the operation, key and cause.
 func (e *Error) Error() string {
 	s := "mr: " + e.Op
 	if e.Key != 0 {

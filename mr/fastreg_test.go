@@ -150,8 +150,8 @@ func TestReregMR(t *testing.T) {
 	eq(t, pd2, m.PD())
 	_, err = e.t.LookupRemote(k2, e.pd, 0, AccessRemoteWrite, uint64(addrOf(a)), 1)
 	isErr(t, err, ErrPDMismatch)
-	noErr(t, e.pd.Dealloc())
-	isErr(t, pd2.Dealloc(), ErrPDInUse)
+	noErr(t, e.pd.DeallocPD())
+	isErr(t, pd2.DeallocPD(), ErrPDInUse)
 
 	// Translation change: new buffer, iova follows its address.
 	noErr(t, m.ReregMR(ReregChangeTranslation|ReregChangeAccess, nil, b, AccessRemoteRead))
@@ -180,5 +180,5 @@ func TestReregMR(t *testing.T) {
 	eq(t, AccessRemoteRead, m.Access())
 	noErr(t, m.DeregMR())
 	isErr(t, m.ReregMR(ReregChangeAccess, nil, nil, 0), ErrDestroyed)
-	noErr(t, pd2.Dealloc())
+	noErr(t, pd2.DeallocPD())
 }

@@ -3,8 +3,8 @@ package mr
 // LocalInvalidate executes a LOCAL_INV work request posted on a QP with protection domain pd: a
 // fast-register region goes to the free state, a type 2 window is unbound. The region must have no
 // windows bound (ErrMWBound); type 1 windows cannot be invalidated (ErrMWType). Invalidating an
-// already free object succeeds. When it returns, no access through the key is in progress.
-// Allocation-free; bare sentinels.
+// already free object succeeds. When it returns, no access through the key is in progress, so the
+// calling goroutine must not hold a Span on the same region. Allocation-free; bare sentinels.
 func (t *Table) LocalInvalidate(pd *PD, qpn uint32, key uint32) error {
 	return t.invalidate(pd, qpn, key, false)
 }

@@ -96,19 +96,18 @@ func (t *Table) resolveMW(w *MW, key uint32, pd *PD, qpn uint32, need Access, va
 	case w.access&need != need:
 		return Span{}, ErrAccessDenied
 	}
-	off := va // window-relative offset of the first byte
-	if w.access&AccessZeroBased == 0 {
-		off = va - w.addr
-		if va < w.addr {
-			off = w.length // forces the range check to fail
-		}
+	// Window-relative offset of the first byte: the va itself for a zero-based window.
+	base := w.addr
+	if w.access&AccessZeroBased != 0 {
+		base = 0
 	}
 	if !checkRange {
-		off, length = 0, w.length
+		va, length = base, w.length
 	}
-	if !inRange(off, length, 0, w.length) {
+	if !inRange(va, length, base, w.length) {
 		return Span{}, ErrOutOfRange
 	}
+	off := va - base
 	// The region cannot be deregistered, re-registered or invalidated while the window is bound
 	// to it, and the window cannot change while we hold it, so the region is valid here; its own
 	// hold keeps the memory for the Span's lifetime.

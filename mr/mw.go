@@ -15,6 +15,7 @@ const (
 	MWType2 MWType = 2 // IBV_MW_TYPE_2
 )
 
+// String returns "type1" or "type2".
 func (t MWType) String() string {
 	switch t {
 	case MWType1:

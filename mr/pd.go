@@ -28,8 +28,8 @@ func (t *Table) AllocPD() (*PD, error) {
 // Handle is a small number identifying the PD within its table (ibv_pd.handle).
 func (pd *PD) Handle() uint32 { return pd.handle }
 
-// Acquire records one more object using the PD (a QP, SRQ, AH, ...), so Dealloc fails with
-// ErrPDInUse until the matching Release. It fails with ErrDestroyed after Dealloc.
+// Acquire records one more object using the PD (a QP, SRQ, AH, ...), so DeallocPD fails with
+// ErrPDInUse until the matching Release. It fails with ErrDestroyed after DeallocPD.
 func (pd *PD) Acquire() error {
 	pd.mu.Lock()
 	defer pd.mu.Unlock()
@@ -49,8 +49,8 @@ func (pd *PD) Release() {
 	pd.mu.Unlock()
 }
 
-// Dealloc destroys the PD (ibv_dealloc_pd); it fails while regions, windows or other users remain.
-func (pd *PD) Dealloc() error {
+// DeallocPD destroys the PD (ibv_dealloc_pd); it fails while regions, windows or other users remain.
+func (pd *PD) DeallocPD() error {
 	pd.mu.Lock()
 	defer pd.mu.Unlock()
 	if pd.dead {

@@ -15,7 +15,8 @@ type Table struct {
 	pdN uint32
 }
 
-// NewTable returns an empty key table with the index ranges of [limits.go].
+// NewTable returns an empty key table using the index ranges MinMRIndex..MaxMRIndex and
+// MinMWIndex..MaxMWIndex.
 func NewTable() *Table {
 	t := &Table{}
 	t.mrs.init(MinMRIndex, MaxMRIndex)
