@@ -1,0 +1,260 @@
+package cq
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxCQE is the largest number of entries a CQ may have, rxe's max_cqe.
+const MaxCQE = 1<<15 - 1
+
+// notifyMode is what ReqNotify armed.
+type notifyMode uint8
+
+const (
+	notifyNone      notifyMode = iota
+	notifySolicited            // next solicited or error completion
+	notifyNext                 // next completion of any kind
+)
+
+// Options are the creation parameters of a CQ besides its size.
+type Options struct {
+	// Channel receives the CQ's completion events; nil means ReqNotify arms nothing observable.
+	Channel *CompChannel
+	// Context is returned by CQ.Context, like ibv_create_cq's cq_context.
+	Context any
+	// OnError is called once, when the CQ overflows and enters the error state, so the device can
+	// raise IBV_EVENT_CQ_ERR. It may run with the caller's queue locks held: it must only record or
+	// hand off the event, never block or call back into CQs or QPs.
+	OnError func(*CQ)
+}
+
+// CQ is a completion queue: a bounded FIFO of work completions filled by the transport and drained
+// by Poll. All methods are safe for concurrent use; Push and Poll do not allocate.
+type CQ struct {
+	mu       sync.Mutex
+	ring     []WC
+	head     int // index of the oldest completion
+	count    int
+	notify   notifyMode
+	err      error // ErrOverflow or ErrDestroyed once either happened
+	channel  *CompChannel
+	context  any
+	onError  func(*CQ)
+	users    atomic.Int32 // QPs (and SRQs) that complete into this CQ
+	received atomic.Int64 // events GetEvent returned for this CQ
+	acked    atomic.Int64
+
+	// Owned by channel.mu: events waiting in the channel and the channel's FIFO link.
+	pendingEvents int
+	nextEvent     *CQ
+}
+
+// New creates a CQ holding at least cqe completions (exactly cqe: gorxe does not round up).
+func New(cqe int, opts Options) (*CQ, error) {
+	if cqe < 1 || cqe > MaxCQE {
+		return nil, fmt.Errorf("%w: %d not in 1..%d", ErrInvalidSize, cqe, MaxCQE)
+	}
+	if opts.Channel != nil {
+		if err := opts.Channel.attach(); err != nil {
+			return nil, err
+		}
+	}
+	return &CQ{
+		ring:    make([]WC, cqe),
+		channel: opts.Channel,
+		context: opts.Context,
+		onError: opts.OnError,
+	}, nil
+}
+
+// Context returns Options.Context.
+func (c *CQ) Context() any { return c.context }
+
+// Channel returns the completion channel the CQ reports to, or nil.
+func (c *CQ) Channel() *CompChannel { return c.channel }
+
+// CQE returns the CQ's capacity (ibv_cq.cqe).
+func (c *CQ) CQE() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ring)
+}
+
+// Len returns the number of completions waiting to be polled.
+func (c *CQ) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count
+}
+
+// Err returns nil while the CQ works, ErrOverflow after an overrun and ErrDestroyed after Destroy.
+func (c *CQ) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Poll moves up to len(wcs) completions, oldest first, into wcs and returns how many it moved
+// (ibv_poll_cq). It never blocks; a destroyed CQ polls empty.
+func (c *CQ) Poll(wcs []WC) int {
+	c.mu.Lock()
+	n := min(len(wcs), c.count)
+	for i := range n {
+		wcs[i] = c.ring[c.head]
+		c.head++
+		if c.head == len(c.ring) {
+			c.head = 0
+		}
+	}
+	c.count -= n
+	c.mu.Unlock()
+	return n
+}
+
+// Push appends one completion. solicited says the completion comes from a message whose solicited
+// event bit was set; together with the status it decides whether a solicited-only notification
+// fires. It returns ErrOverflow if the CQ is full or already in error, ErrDestroyed after Destroy.
+func (c *CQ) Push(wc *WC, solicited bool) error {
+	one := [1]WC{*wc}
+	_, err := c.push(one[:], solicited)
+	return err
+}
+
+// PushBatch appends wcs in order and returns how many were stored; solicited says whether any of
+// them is solicited. On overflow the completions that did not fit are lost, the CQ enters the error
+// state and the error is ErrOverflow.
+func (c *CQ) PushBatch(wcs []WC, solicited bool) (int, error) {
+	return c.push(wcs, solicited)
+}
+
+// push stores completions, then delivers a notification or the overflow callback outside the lock.
+func (c *CQ) push(many []WC, solicited bool) (int, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return 0, err
+	}
+	n := min(len(many), len(c.ring)-c.count)
+	fire := false
+	tail := c.head + c.count
+	for i := range n {
+		if tail >= len(c.ring) {
+			tail -= len(c.ring)
+		}
+		c.ring[tail] = many[i]
+		tail++
+		if many[i].Status != WCSuccess {
+			fire = c.notify != notifyNone
+		}
+	}
+	c.count += n
+	if n > 0 && (c.notify == notifyNext || (c.notify == notifySolicited && solicited)) {
+		fire = true
+	}
+	if fire {
+		c.notify = notifyNone
+	}
+	overflow := n < len(many)
+	if overflow {
+		c.err = ErrOverflow
+	}
+	c.mu.Unlock()
+
+	if fire && c.channel != nil {
+		c.channel.enqueue(c)
+	}
+	if overflow {
+		if c.onError != nil {
+			c.onError(c)
+		}
+		return n, ErrOverflow
+	}
+	return n, nil
+}
+
+// ReqNotify arms the CQ to generate one completion event (ibv_req_notify_cq): on the next
+// completion, or with solicitedOnly on the next solicited or unsuccessful completion. The event
+// fires once and must be re-armed. Arming for any completion overrides a solicited-only arm until
+// it fires; completions already queued do not fire it.
+func (c *CQ) ReqNotify(solicitedOnly bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == ErrDestroyed {
+		return ErrDestroyed
+	}
+	switch {
+	case !solicitedOnly:
+		c.notify = notifyNext
+	case c.notify == notifyNone:
+		c.notify = notifySolicited
+	}
+	return nil
+}
+
+// Resize changes the capacity to cqe, keeping queued completions in order (ibv_resize_cq).
+func (c *CQ) Resize(cqe int) error {
+	if cqe < 1 || cqe > MaxCQE {
+		return fmt.Errorf("%w: %d not in 1..%d", ErrInvalidSize, cqe, MaxCQE)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if cqe < c.count {
+		return fmt.Errorf("%w: %d entries cannot hold the %d queued completions", ErrInvalidSize, cqe, c.count)
+	}
+	ring := make([]WC, cqe)
+	for i := range c.count {
+		ring[i] = c.ring[(c.head+i)%len(c.ring)]
+	}
+	c.ring, c.head = ring, 0
+	return nil
+}
+
+// AckEvents acknowledges n completion events that GetEvent returned for this CQ
+// (ibv_ack_cq_events). Destroy refuses while events are unacknowledged.
+func (c *CQ) AckEvents(n int) error {
+	for {
+		acked := c.acked.Load()
+		if n < 0 || acked+int64(n) > c.received.Load() {
+			return fmt.Errorf("%w: %d more than the %d outstanding", ErrAckTooMany, n, c.received.Load()-acked)
+		}
+		if c.acked.CompareAndSwap(acked, acked+int64(n)) {
+			return nil
+		}
+	}
+}
+
+// Attach records that a QP or SRQ completes into this CQ; Destroy fails until Detach.
+func (c *CQ) Attach() { c.users.Add(1) }
+
+// Detach undoes one Attach.
+func (c *CQ) Detach() { c.users.Add(-1) }
+
+// Destroy releases the CQ (ibv_destroy_cq). It fails with ErrBusy while QPs are attached and with
+// ErrEventsNotAcked while GetEvent results are unacknowledged. Undelivered events are dropped.
+func (c *CQ) Destroy() error {
+	if c.users.Load() > 0 {
+		return fmt.Errorf("%w: %d queue pairs still use the CQ", ErrBusy, c.users.Load())
+	}
+	if c.received.Load() != c.acked.Load() {
+		return ErrEventsNotAcked
+	}
+	c.mu.Lock()
+	if c.err == ErrDestroyed {
+		c.mu.Unlock()
+		return ErrDestroyed
+	}
+	c.err = ErrDestroyed
+	c.notify = notifyNone
+	c.count = 0
+	c.mu.Unlock()
+	if c.channel != nil {
+		c.channel.forget(c)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package cq
+
+import "testing"
+
+func TestStatusValuesAndText(t *testing.T) {
+	cases := []struct {
+		s    Status
+		v    uint8
+		text string
+	}{
+		{WCSuccess, 0, "success"},
+		{WCLocLenErr, 1, "local length error"},
+		{WCLocQPOpErr, 2, "local QP operation error"},
+		{WCLocEECOpErr, 3, "local EE context operation error"},
+		{WCLocProtErr, 4, "local protection error"},
+		{WCWRFlushErr, 5, "Work Request Flushed Error"},
+		{WCMWBindErr, 6, "memory management operation error"},
+		{WCBadRespErr, 7, "bad response error"},
+		{WCLocAccessErr, 8, "local access error"},
+		{WCRemInvReqErr, 9, "remote invalid request error"},
+		{WCRemAccessErr, 10, "remote access error"},
+		{WCRemOpErr, 11, "remote operation error"},
+		{WCRetryExcErr, 12, "transport retry counter exceeded"},
+		{WCRNRRetryExcErr, 13, "RNR retry counter exceeded"},
+		{WCLocRDDViolErr, 14, "local RDD violation error"},
+		{WCRemInvRDReqErr, 15, "remote invalid RD request"},
+		{WCRemAbortErr, 16, "aborted error"},
+		{WCInvEECNErr, 17, "invalid EE context number"},
+		{WCInvEECStateErr, 18, "invalid EE context state"},
+		{WCFatalErr, 19, "fatal error"},
+		{WCRespTimeoutErr, 20, "response timeout error"},
+		{WCGeneralErr, 21, "general error"},
+		{WCTMErr, 22, "TM error"},
+		{WCTMRndvIncomplete, 23, "TM software rendezvous"},
+		{Status(24), 24, "unknown"},
+		{Status(255), 255, "unknown"},
+	}
+	for _, c := range cases {
+		if uint8(c.s) != c.v || c.s.String() != c.text {
+			t.Errorf("status %d: got value %d text %q, want %d %q", c.v, uint8(c.s), c.s.String(), c.v, c.text)
+		}
+	}
+}
+
+func TestOpcodeValues(t *testing.T) {
+	cases := []struct {
+		o    Opcode
+		v    uint8
+		name string
+		recv bool
+	}{
+		{OpcodeSend, 0, "SEND", false},
+		{OpcodeRDMAWrite, 1, "RDMA_WRITE", false},
+		{OpcodeRDMARead, 2, "RDMA_READ", false},
+		{OpcodeCompSwap, 3, "COMP_SWAP", false},
+		{OpcodeFetchAdd, 4, "FETCH_ADD", false},
+		{OpcodeBindMW, 5, "BIND_MW", false},
+		{OpcodeLocalInv, 6, "LOCAL_INV", false},
+		{OpcodeTSO, 7, "TSO", false},
+		{OpcodeFlush, 8, "FLUSH", false},
+		{OpcodeAtomicWrite, 9, "ATOMIC_WRITE", false},
+		{OpcodeRegMR, 10, "REG_MR", false},
+		{OpcodeRecv, 128, "RECV", true},
+		{OpcodeRecvRDMAWithImm, 129, "RECV_RDMA_WITH_IMM", true},
+		{Opcode(77), 77, "UNKNOWN", false},
+	}
+	for _, c := range cases {
+		if uint8(c.o) != c.v || c.o.String() != c.name || c.o.IsRecv() != c.recv {
+			t.Errorf("opcode %d: got %d %q recv=%v", c.v, uint8(c.o), c.o.String(), c.o.IsRecv())
+		}
+	}
+	if WCFlagGRH != 1 || WCFlagWithImm != 2 || WCFlagIPCsumOK != 4 || WCFlagWithInv != 8 {
+		t.Errorf("wc flag values differ from libibverbs")
+	}
+}
