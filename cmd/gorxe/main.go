@@ -1,0 +1,65 @@
+// Command gorxe is the gorxe tool: it dumps RoCEv2 captures and runs the
+// demonstrations of the stack. Each subcommand lives in its own file.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed (unreadable input, ...)
+	exitUsage   = 2 // bad command line
+)
+
+// command is one gorxe subcommand.
+type command struct {
+	name    string
+	usage   string // synopsis, for help
+	summary string // one line, for help
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists the subcommands in the order help shows them.
+var commands = []command{
+	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
+	{"demo", "gorxe demo", "walk through real RoCEv2 packets, field by field", runDemo},
+}
+
+func main() {
+	os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Run runs the gorxe command line args (without the program name) and
+// returns the exit status.
+func Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "gorxe: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "gorxe is a software RoCEv2 stack; this tool inspects and demonstrates it.\n\nUsage:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-30s %s\n", c.usage, c.summary)
+	}
+	fmt.Fprintf(w, "  %-30s %s\n", "gorxe help", "show this help")
+	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n")
+}

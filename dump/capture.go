@@ -1,0 +1,115 @@
+package dump
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Frame is one captured frame.
+type Frame struct {
+	Index    int               // 1-based position in the capture, counting every frame
+	LinkType gplayers.LinkType // how Data starts
+	Data     []byte            // the captured bytes
+	Length   int               // the frame's length on the wire; more than len(Data) if cut
+}
+
+// Reader reads the frames of a pcap or pcapng capture.
+type Reader struct {
+	read     func() ([]byte, gopacket.CaptureInfo, error)
+	linkType func(gopacket.CaptureInfo) gplayers.LinkType
+	n        int
+}
+
+// File magics, as the first four bytes appear in the file.
+var (
+	magicPcapng = []byte{0x0A, 0x0D, 0x0D, 0x0A}
+	magicsPcap  = [][]byte{
+		{0xD4, 0xC3, 0xB2, 0xA1}, {0xA1, 0xB2, 0xC3, 0xD4}, // microseconds, little and big endian
+		{0x4D, 0x3C, 0xB2, 0xA1}, {0xA1, 0xB2, 0x3C, 0x4D}, // nanoseconds
+	}
+	magicGzip = []byte{0x1F, 0x8B}
+)
+
+// NewReader detects the format of r by its magic number (gzip-compressed
+// captures too) and reads its header. It returns ErrNotCapture, or
+// ErrTruncatedCapture if the header is cut short.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(2); bytes.Equal(head, magicGzip) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%w: bad gzip stream: %v", ErrNotCapture, err)
+		}
+		br = bufio.NewReader(zr)
+	}
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.Equal(head, magicPcapng):
+		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
+		if err != nil {
+			return nil, headerError(err)
+		}
+		return &Reader{
+			read: ng.ReadPacketData,
+			linkType: func(ci gopacket.CaptureInfo) gplayers.LinkType {
+				ifc, err := ng.Interface(ci.InterfaceIndex)
+				if err != nil {
+					return gplayers.LinkTypeNull // reported as unsupported
+				}
+				return ifc.LinkType
+			},
+		}, nil
+	case isPcap(head):
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return nil, headerError(err)
+		}
+		lt := pr.LinkType()
+		return &Reader{
+			read:     pr.ReadPacketData,
+			linkType: func(gopacket.CaptureInfo) gplayers.LinkType { return lt },
+		}, nil
+	}
+	return nil, ErrNotCapture
+}
+
+func isPcap(head []byte) bool {
+	for _, m := range magicsPcap {
+		if bytes.Equal(head, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerError classifies a failure to read a capture's file header whose
+// magic number was right.
+func headerError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: file header cut short", ErrTruncatedCapture)
+	}
+	return fmt.Errorf("%w: %v", ErrNotCapture, err)
+}
+
+// Next returns the next frame. At the end of the capture it returns io.EOF;
+// if the capture ends inside a record or cannot be read, an error wrapping
+// ErrTruncatedCapture.
+func (r *Reader) Next() (Frame, error) {
+	data, ci, err := r.read()
+	switch {
+	case errors.Is(err, io.EOF):
+		return Frame{}, io.EOF
+	case err != nil:
+		return Frame{}, fmt.Errorf("%w after frame %d: %v", ErrTruncatedCapture, r.n, err)
+	}
+	r.n++
+	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length}, nil
+}

@@ -1,0 +1,300 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+
+	"github.com/gorxe/gorxe/layers"
+	"github.com/gorxe/gorxe/packet"
+)
+
+// WriteVerbose writes p's summary line and then every field of every header,
+// IP and UDP included, with its specification name, its value and what it
+// means, for a reader learning the protocol from real packets.
+func (p *Packet) WriteVerbose(w io.Writer) error {
+	v := &verbose{}
+	v.printf("%s\n", p.Line())
+	if p.IPv4 != nil {
+		v.ipv4(p.IPv4)
+	} else {
+		v.ipv6(p.IPv6)
+	}
+	v.udp(p.UDP, len(p.BTH.Contents)+len(p.BTH.Payload)+len(p.BTH.Pad)+packet.ICRCSize)
+	v.bth(p)
+	v.extensions(p)
+	v.payload(p)
+	v.icrc(p)
+	_, err := io.WriteString(w, v.String())
+	return err
+}
+
+// verbose accumulates the lines of a verbose dump.
+type verbose struct{ strings.Builder }
+
+func (v *verbose) printf(format string, args ...any) { fmt.Fprintf(v, format, args...) }
+
+// header starts the section of one header.
+func (v *verbose) header(name, long string, size int) {
+	v.printf("  %s: %s, %d bytes\n", name, long, size)
+}
+
+// field writes one field: its spec name, its value and its meaning.
+func (v *verbose) field(name string, value any, meaning string, args ...any) {
+	v.printf("    %-22s %-20v %s\n", name, value, fmt.Sprintf(meaning, args...))
+}
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (v *verbose) ipv4(ip *gplayers.IPv4) {
+	v.header("IPv4", "Internet Protocol version 4 header", int(ip.IHL)*4)
+	v.field("Version", ip.Version, "IP version")
+	v.field("IHL", ip.IHL, "header length in 32-bit words (%d bytes); RoCEv2 uses no options", int(ip.IHL)*4)
+	v.field("DSCP", ip.TOS>>2, "traffic class for switch queues (from the QP's traffic_class); masked out of the ICRC")
+	v.field("ECN", ip.TOS&3, "%s; switches mark CE under congestion, masked out of the ICRC", ecnName(ip.TOS&3))
+	v.field("Total Length", ip.Length, "IP header + UDP header + RoCE packet, in bytes")
+	v.field("Identification", fmt.Sprintf("0x%04x", ip.Id), "set by the sender's kernel; covered by the ICRC")
+	v.field("Flags", ipv4Flags(ip.Flags), "DF: never fragmented, a RoCE packet fits the path MTU; covered by the ICRC")
+	v.field("Fragment Offset", ip.FragOffset, "always 0")
+	v.field("TTL", ip.TTL, "hops left; routers decrement it, so it is masked out of the ICRC")
+	v.field("Protocol", ip.Protocol, "%v", ip.Protocol)
+	v.field("Header Checksum", fmt.Sprintf("0x%04x", ip.Checksum), "covers the IP header only; changes with TTL, masked out of the ICRC")
+	v.field("Source Address", ip.SrcIP, "sender; its GID is ::ffff:%v", ip.SrcIP)
+	v.field("Destination Address", ip.DstIP, "receiver; its GID is ::ffff:%v", ip.DstIP)
+}
+
+func (v *verbose) ipv6(ip *gplayers.IPv6) {
+	v.header("IPv6", "Internet Protocol version 6 header", packet.IPv6HeaderSize)
+	v.field("Version", ip.Version, "IP version")
+	v.field("Traffic Class", fmt.Sprintf("0x%02x", ip.TrafficClass), "DSCP %d, %s; masked out of the ICRC", ip.TrafficClass>>2, ecnName(ip.TrafficClass&3))
+	v.field("Flow Label", fmt.Sprintf("0x%05x", ip.FlowLabel), "flow hash for ECMP; masked out of the ICRC")
+	v.field("Payload Length", ip.Length, "UDP header + RoCE packet, in bytes")
+	v.field("Next Header", ip.NextHeader, "%v", ip.NextHeader)
+	v.field("Hop Limit", ip.HopLimit, "hops left; routers decrement it, so it is masked out of the ICRC")
+	v.field("Source Address", ip.SrcIP, "sender; also its GID")
+	v.field("Destination Address", ip.DstIP, "receiver; also its GID")
+}
+
+func ecnName(ecn uint8) string {
+	return [...]string{"Not-ECT (no ECN)", "ECT(1)", "ECT(0): ECN-capable", "CE: congestion experienced"}[ecn&3]
+}
+
+func ipv4Flags(f gplayers.IPv4Flag) string {
+	var s []string
+	if f&gplayers.IPv4DontFragment != 0 {
+		s = append(s, "DF")
+	}
+	if f&gplayers.IPv4MoreFragments != 0 {
+		s = append(s, "MF")
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *verbose) udp(u *gplayers.UDP, roceLen int) {
+	v.header("UDP", "User Datagram Protocol header", packet.UDPHeaderSize)
+	v.field("Source Port", uint16(u.SrcPort), "picked per QP (rxe: a hash into 0xC000-0xFFFF) so ECMP spreads QPs over paths")
+	v.field("Destination Port", uint16(u.DstPort), "4791 is the IANA port of RoCEv2")
+	v.field("Length", u.Length, "UDP header (8) + RoCE packet (%d)", roceLen)
+	if u.Checksum == 0 {
+		v.field("Checksum", "0x0000", "0 means not computed: RoCE relies on its own ICRC; masked out of the ICRC")
+	} else {
+		v.field("Checksum", fmt.Sprintf("0x%04x", u.Checksum), "UDP checksum; masked out of the ICRC")
+	}
+}
+
+var transportNames = map[packet.Transport]string{
+	packet.TransportRC:  "Reliable Connection",
+	packet.TransportUC:  "Unreliable Connection",
+	packet.TransportRD:  "Reliable Datagram",
+	packet.TransportUD:  "Unreliable Datagram",
+	packet.TransportCNP: "Congestion Notification Packet",
+}
+
+func (v *verbose) bth(p *Packet) {
+	b := &p.BTH.BTHFields
+	op := b.Opcode
+	v.header("BTH", "Base Transport Header (IBTA 9.2)", packet.BTHSize)
+	what := fmt.Sprintf("%s: %s transport, %s", op, transportNames[op.Transport()], op.Kind())
+	if op.HasPayload() && op.Kind() != packet.KindCNP {
+		what += fmt.Sprintf(", %s packet of its message", op.Position())
+	}
+	v.field("OpCode", fmt.Sprintf("0x%02x", uint8(op)), "%s; the opcode alone says which headers follow", what)
+	v.field("SE (Solicited Event)", flag(b.SolicitedEvent), "1 asks the receiver to wake a consumer waiting for solicited completions")
+	v.field("M (MigReq)", flag(b.MigReq), "automatic path migration state; 1 once the QP has migrated (rxe never does)")
+	v.field("PadCount", b.PadCount, "%d pad bytes follow the payload to make it a multiple of 4 bytes", b.PadCount)
+	v.field("TVer", b.TransportVersion, "transport header version; always 0, receivers drop others")
+	v.field("P_Key", fmt.Sprintf("0x%04x", b.PKey), "partition key; must match the receiving QP's; 0xffff is the default partition, full member")
+	v.field("FECN", flag(b.FECN), "forward congestion notification; not covered by the ICRC")
+	v.field("BECN", flag(b.BECN), "backward congestion notification; not covered by the ICRC")
+	v.field("DestQP", fmt.Sprintf("0x%06x", b.DestQP), "the receiver's queue pair number (24 bits); QP 1 is the GSI (connection manager)")
+	ack := "the responder acknowledges later, when it chooses (coalescing)"
+	if b.AckReq {
+		ack = "the requester asks the responder to acknowledge up to this packet now"
+	}
+	if !op.IsRequest() {
+		ack = "only meaningful on requests"
+	}
+	v.field("A (AckReq)", flag(b.AckReq), "%s", ack)
+	v.field("PSN", fmt.Sprintf("%d (0x%06x)", b.PSN, uint32(b.PSN)), "%s", psnMeaning(op))
+}
+
+func psnMeaning(op packet.Opcode) string {
+	switch op.Kind() {
+	case packet.KindAcknowledge, packet.KindAtomicAcknowledge:
+		return "packet sequence number: an ACK names the last request PSN it covers; ACKs are cumulative"
+	case packet.KindRDMAReadResponse:
+		return "packet sequence number: READ responses reuse the PSNs the read request reserved, one per response packet"
+	case packet.KindRDMAReadRequest:
+		return "packet sequence number: a read request reserves one PSN per response packet it will get back"
+	}
+	if op.Transport() == packet.TransportUD {
+		return "packet sequence number; UD receivers do not check it"
+	}
+	return "packet sequence number: 24 bits, one per packet, wraps; the receiver detects loss and duplicates with it"
+}
+
+func (v *verbose) extensions(p *Packet) {
+	if h := p.RDETH; h != nil {
+		v.header("RDETH", "Reliable Datagram Extended Transport Header (IBTA 9.3.1)", packet.RDETHSize)
+		v.field("EE-Context", fmt.Sprintf("0x%06x", h.EEContext), "end-to-end context of the RD channel")
+	}
+	if h := p.DETH; h != nil {
+		v.header("DETH", "Datagram Extended Transport Header (IBTA 9.3.2)", packet.DETHSize)
+		qk := "must match the receiving UD QP's Q_Key"
+		if h.QKey == packet.GSIQKey {
+			qk = "0x80010000 is the well-known Q_Key of QP1, the connection manager's MADs"
+		}
+		v.field("Q_Key", fmt.Sprintf("0x%08x", h.QKey), "queue key: %s", qk)
+		v.field("Source QP", fmt.Sprintf("0x%06x", h.SrcQP), "the sender's QP number, reported in the receive completion")
+	}
+	if h := p.FETH; h != nil {
+		v.header("FETH", "Flush Extended Transport Header (IBTA 1.5 memory placement extensions)", packet.FETHSize)
+		v.field("Placement Type", h.PlacementType, "bit 0: global visibility, bit 1: persistence")
+		v.field("Selectivity Level", h.Selectivity, "0: flush the RETH's range, 1: the whole memory region")
+	}
+	if h := p.RETH; h != nil {
+		v.header("RETH", "RDMA Extended Transport Header (IBTA 9.3.3)", packet.RETHSize)
+		v.field("Virtual Address", fmt.Sprintf("0x%016x", h.VirtualAddress), "where in the responder's memory region the operation starts")
+		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "remote key the responder checks against its memory registration and access rights")
+		v.field("DMA Length", h.DMALength, "length of the whole operation in bytes, across all its packets")
+	}
+	if h := p.AtomicETH; h != nil {
+		v.header("AtomicETH", "Atomic Extended Transport Header (IBTA 9.3.4)", packet.AtomicETHSize)
+		v.field("Virtual Address", fmt.Sprintf("0x%016x", h.VirtualAddress), "the 8-byte-aligned target in the responder's memory")
+		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "remote key authorising the atomic access")
+		if p.BTH.Opcode.Kind() == packet.KindFetchAdd {
+			v.field("Swap (Add) Data", h.SwapAddData, "the value FETCH_ADD adds to the target")
+			v.field("Compare Data", h.CompareData, "unused by FETCH_ADD")
+		} else {
+			v.field("Swap Data", h.SwapAddData, "stored if the target equals Compare Data")
+			v.field("Compare Data", h.CompareData, "the value the target is compared with")
+		}
+	}
+	if h := p.AETH; h != nil {
+		v.header("AETH", "ACK Extended Transport Header (IBTA 9.3.5)", packet.AETHSize)
+		v.field("Syndrome", fmt.Sprintf("0x%02x", uint8(h.Syndrome)), "%s", syndromeMeaning(h.Syndrome))
+		v.field("MSN", h.MSN, "message sequence number: how many requests (messages) the responder has completed, mod 2^24")
+	}
+	if h := p.AtomicAckETH; h != nil {
+		v.header("AtomicAckETH", "Atomic Acknowledge Extended Transport Header (IBTA 9.3.6)", packet.AtomicAckETHSize)
+		v.field("Original Remote Data", h.OriginalRemoteData, "the target's value before the atomic operation, returned to the requester")
+	}
+	if h := p.ImmDt; h != nil {
+		v.header("ImmDt", "Immediate Data Extended Transport Header (IBTA 9.3.7)", packet.ImmDtSize)
+		v.field("Immediate Data", fmt.Sprintf("0x%08x", h.ImmediateData), "4 opaque bytes delivered in the receiver's completion (imm_data)")
+	}
+	if h := p.IETH; h != nil {
+		v.header("IETH", "Invalidate Extended Transport Header (IBTA 9.3.8)", packet.IETHSize)
+		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "the remote key the receiver invalidates when the SEND completes")
+	}
+}
+
+// syndromeMeaning explains an AETH syndrome: its type in the top three bits
+// and the value in the low five.
+func syndromeMeaning(s packet.Syndrome) string {
+	switch s.Type() {
+	case packet.SyndromeTypeACK:
+		if s == packet.SyndromeACKUnlimited {
+			return "ACK (type 0b000), credit code 31: unlimited credits (rxe sends no other)"
+		}
+		return fmt.Sprintf("ACK (type 0b000), %d receive credits advertised", s.Value())
+	case packet.SyndromeTypeRNRNAK:
+		return fmt.Sprintf("RNR NAK (type 0b001): receiver not ready, no receive posted; retry after timer code %d = %s ms",
+			s.Value(), rnrTimerMillis(s.Value()))
+	case packet.SyndromeTypeNAK:
+		names := map[packet.Syndrome]string{
+			packet.SyndromeNAKPSNSequenceError:       "PSN sequence error: a packet was lost, resend from this PSN",
+			packet.SyndromeNAKInvalidRequest:         "invalid request: unsupported or malformed request",
+			packet.SyndromeNAKRemoteAccessError:      "remote access error: bad R_Key, bounds or access rights",
+			packet.SyndromeNAKRemoteOperationalError: "remote operational error: the responder failed",
+			packet.SyndromeNAKInvalidRDRequest:       "invalid RD request",
+		}
+		if n, ok := names[s]; ok {
+			return fmt.Sprintf("NAK (type 0b011) code %d, %s", s.Value(), n)
+		}
+		return fmt.Sprintf("NAK (type 0b011) with reserved code %d", s.Value())
+	}
+	return "reserved syndrome type 0b010"
+}
+
+func (v *verbose) payload(p *Packet) {
+	n := len(p.Payload)
+	show := p.Payload[:min(n, 16)]
+	more := ""
+	if n > len(show) {
+		more = " ..."
+	}
+	v.printf("  Payload: %d bytes % x%s\n", n, show, more)
+	if len(p.BTH.Pad) > 0 {
+		v.printf("  Pad: %d bytes % x\n", len(p.BTH.Pad), p.BTH.Pad)
+	}
+}
+
+// expectedICRC returns, in wire order, the ICRC the packet should carry.
+func (p *Packet) expectedICRC() string {
+	var ip gopacket.NetworkLayer = p.IPv6
+	if p.IPv4 != nil {
+		ip = p.IPv4
+	}
+	e, err := layers.Envelope(ip, p.UDP)
+	if err != nil {
+		return "unknown"
+	}
+	c, err := e.ICRC(p.UDP.Payload)
+	if err != nil {
+		return "unknown"
+	}
+	return icrcWire(c)
+}
+
+func (v *verbose) icrc(p *Packet) {
+	v.header("ICRC", "Invariant CRC", packet.ICRCSize)
+	v.field("ICRC", icrcWire(p.BTH.ICRC), "wire bytes; the CRC-32 value 0x%08x is stored little-endian, like an Ethernet FCS", p.BTH.ICRC)
+	v.printf("    %s\n", "covers 8 bytes of 0xff (for the absent InfiniBand LRH), the IP and UDP headers, the BTH and")
+	v.printf("    %s\n", "everything after it up to the ICRC, with the fields that may change in flight (TOS/traffic")
+	v.printf("    %s\n", "class, TTL/hop limit, flow label, IP and UDP checksums, FECN/BECN) replaced by ones")
+	exact := "exact: IPv6 leaves nothing covered unknown"
+	if p.IPv4 != nil {
+		exact = fmt.Sprintf("exact: the covered IPv4 Identification (0x%04x) and flags are known from the captured header", p.IPv4.Id)
+	}
+	switch {
+	case p.ICRCErr == nil:
+		v.printf("    verified: OK (%s)\n", exact)
+	case errors.Is(p.ICRCErr, packet.ErrBadICRC):
+		v.printf("    verified: MISMATCH, expected %s: the packet was corrupted or altered in a covered field (%s)\n", p.expectedICRC(), exact)
+	default:
+		v.printf("    not verified: %v\n", p.ICRCErr)
+	}
+}
