@@ -43,7 +43,7 @@ func (t *Table) AllocMR(pd *PD, maxPages int) (*MR, error) {
 	m := &MR{t: t, index: index, fastReg: true, maxPages: maxPages, key: MakeKey(index, variant),
 		pd: pd, pins: make([]*Buffer, 0, maxPages)}
 	m.pt.pages = make([][]byte, 0, maxPages)
-	m.g.open(stateFree)
+	m.g.init(stateFree)
 	t.mu.Lock()
 	t.mrs.publish(index, m)
 	t.mu.Unlock()

@@ -1,9 +1,6 @@
 package mr
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // objState is the life-cycle state of a region or window as seen by lookups.
 //
@@ -23,31 +20,62 @@ const (
 // sequentially consistent, so either the reader sees busy and backs off, or the writer sees the
 // hold and waits: fields are never read while they change, and after close returns no access
 // through the old translation is still running.
+//
+// A waiting writer sleeps on wake instead of spinning, so it is not starved when the workers that
+// hold the object keep every CPU busy; the reader that drops the last hold wakes it.
 type gate struct {
-	state atomic.Uint32
-	holds atomic.Int32
+	state   atomic.Uint32
+	holds   atomic.Int32
+	waiting atomic.Bool
+	wake    chan struct{} // capacity 1; made by init
+}
+
+// init prepares the gate in state s; called once before the object is published.
+func (g *gate) init(s objState) {
+	g.wake = make(chan struct{}, 1)
+	g.state.Store(uint32(s))
 }
 
 // enter takes a hold if the object is valid or free and reports the state it saw; for busy or
 // dead the hold is not kept.
 func (g *gate) enter() objState {
+	// The first look keeps readers of a busy object from touching holds at all, so a stream of
+	// failing lookups does not keep waking the writer.
+	if s := objState(g.state.Load()); s != stateValid && s != stateFree {
+		return s
+	}
 	g.holds.Add(1)
 	s := objState(g.state.Load())
 	if s != stateValid && s != stateFree {
-		g.holds.Add(-1)
+		g.leave()
 	}
 	return s
 }
 
-// leave drops a hold taken by enter.
-func (g *gate) leave() { g.holds.Add(-1) }
+// leave drops a hold taken by enter, waking a waiting writer when it was the last.
+func (g *gate) leave() {
+	if g.holds.Add(-1) == 0 && g.waiting.Load() {
+		select {
+		case g.wake <- struct{}{}:
+		default:
+		}
+	}
+}
 
 // close moves the object to busy, waits until no reader holds it and returns the previous state.
 // The caller must own the object's control mutex. Holds last one copy, so the wait is short.
 func (g *gate) close() objState {
 	prev := objState(g.state.Swap(uint32(stateBusy)))
-	for g.holds.Load() != 0 {
-		runtime.Gosched()
+	if g.holds.Load() != 0 {
+		g.waiting.Store(true)
+		for g.holds.Load() != 0 {
+			<-g.wake
+		}
+		g.waiting.Store(false)
+		select { // drop a token a late reader may have left
+		case <-g.wake:
+		default:
+		}
 	}
 	return prev
 }

@@ -65,9 +65,9 @@ func (t *Table) AllocMW(pd *PD, typ MWType) (*MW, error) {
 	}
 	w := &MW{t: t, index: index, typ: typ, pd: pd, key: MakeKey(index, variant)}
 	if typ == MWType1 {
-		w.g.open(stateValid)
+		w.g.init(stateValid)
 	} else {
-		w.g.open(stateFree)
+		w.g.init(stateFree)
 	}
 	t.mu.Lock()
 	t.mws.publish(index, w)

@@ -88,7 +88,7 @@ func (t *Table) regUser(pd *PD, buf []byte, iova uint64, access Access) (*MR, er
 	}
 	m := &MR{t: t, index: index, key: MakeKey(index, variant), pd: pd, access: access, iova: iova,
 		pt: pt, pins: []*Buffer{pin}}
-	m.g.open(stateValid)
+	m.g.init(stateValid)
 	t.mu.Lock()
 	t.mrs.publish(index, m)
 	t.mu.Unlock()

@@ -2,6 +2,7 @@ package mr
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,11 +36,12 @@ func TestControlVersusDataPathRace(t *testing.T) {
 	mwKey.Store(w.RKey())
 
 	var stop atomic.Bool
+	var reads atomic.Int32 // successful reads through the churning keys
 	var wg sync.WaitGroup
 	reader := func(keyOf func() uint32, va uint64, qpn uint32, check func([]byte) bool) {
 		defer wg.Done()
 		buf := make([]byte, 6000)
-		for !stop.Load() {
+		for ; !stop.Load(); runtime.Gosched() { // workers block between packets; spinning here would only starve the control goroutine
 			s, err := e.t.LookupRemote(keyOf(), e.pd, qpn, AccessRemoteRead, va, uint64(len(buf)))
 			if err != nil {
 				if !errors.Is(err, ErrKeyInvalid) && !errors.Is(err, ErrMRInvalidState) && !errors.Is(err, ErrMWNotBound) {
@@ -49,6 +51,7 @@ func TestControlVersusDataPathRace(t *testing.T) {
 			}
 			s.CopyOut(buf, 0)
 			s.Release()
+			reads.Add(1)
 			if !check(buf) {
 				t.Error("inconsistent registration observed")
 				return
@@ -70,16 +73,17 @@ func TestControlVersusDataPathRace(t *testing.T) {
 	wg.Add(1)
 	go func() { // rkeys of the user region churn through rereg, writers go through LookupLocal
 		defer wg.Done()
-		src := make([]byte, 4096)
-		for !stop.Load() {
-			if s, err := e.t.LookupLocal(user.LKey(), e.pd, AccessLocalWrite, userBase, 4096); err == nil {
+		src := make([]byte, 8192-6000) // the part of the region outside the window
+		for ; !stop.Load(); runtime.Gosched() {
+			if s, err := e.t.LookupLocal(user.LKey(), e.pd, AccessLocalWrite, userBase+6000, uint64(len(src))); err == nil {
 				s.CopyIn(0, src)
 				s.Release()
 			}
 		}
 	}()
 
-	for i := range rounds {
+	// Churn until the readers have had real successes, so the race detector sees overlap.
+	for i := 0; i < rounds || (reads.Load() < 300 && i < 100*rounds); i++ {
 		k := IncKey(fastKey.Load())
 		if err := e.t.RegFast(e.pd, &FastReg{Key: k, Access: AccessRemoteRead, Length: 8192, PageSize: 4096, Pages: lists[i%2]}); err != nil {
 			t.Fatal(err)
@@ -93,11 +97,8 @@ func TestControlVersusDataPathRace(t *testing.T) {
 		mwKey.Store(nk)
 		noErr(t, e.t.RemoteInvalidate(e.pd, 1, nk))
 		noErr(t, user.ReregMR(ReregChangeAccess, nil, nil, AccessLocalWrite|AccessRemoteWrite|AccessMWBind))
-		if i == rounds-1 {
-			// Leave it registered so readers see data at the end too.
-			noErr(t, e.t.RegFast(e.pd, &FastReg{Key: IncKey(k), Access: AccessRemoteRead, Length: 8192, PageSize: 4096, Pages: lists[0]}))
-		}
 	}
 	stop.Store(true)
 	wg.Wait()
+	check(t, reads.Load() >= 300, "readers never overlapped the churn: ", reads.Load())
 }
