@@ -16,7 +16,7 @@ func TestFastRegFlow(t *testing.T) {
 	e := newEnv(t)
 	m, err := e.t.AllocMR(e.pd, 4)
 	noErr(t, err)
-	check(t, m.FastReg() && !m.Valid())
+	check(t, m.IsFastReg() && !m.Valid())
 	eq(t, 4, m.MaxPages())
 	k0 := m.LKey()
 	_, err = readAll(t, e.t, k0, e.pd, 1, 0, 1)

@@ -256,8 +256,8 @@ func (m *MR) PD() *PD {
 	return m.pd
 }
 
-// FastReg reports whether the region was allocated with AllocMR for fast registration.
-func (m *MR) FastReg() bool { return m.fastReg }
+// IsFastReg reports whether the region was allocated with AllocMR for fast registration.
+func (m *MR) IsFastReg() bool { return m.fastReg }
 
 // Valid reports whether the region can currently be accessed (false for a free fast-reg region or
 // after DeregMR). It is a snapshot.
