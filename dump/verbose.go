@@ -48,7 +48,7 @@ func (v *verbose) field(name string, value any, meaning string, args ...any) {
 	v.printf("    %-22s %-20v %s\n", name, value, fmt.Sprintf(meaning, args...))
 }
 
-func flag(b bool) int {
+func bit(b bool) int {
 	if b {
 		return 1
 	}
@@ -131,13 +131,13 @@ func (v *verbose) bth(p *Packet) {
 		what += fmt.Sprintf(", %s packet of its message", op.Position())
 	}
 	v.field("OpCode", fmt.Sprintf("0x%02x", uint8(op)), "%s; the opcode alone says which headers follow", what)
-	v.field("SE (Solicited Event)", flag(b.SolicitedEvent), "1 asks the receiver to wake a consumer waiting for solicited completions")
-	v.field("M (MigReq)", flag(b.MigReq), "automatic path migration state; 1 once the QP has migrated (rxe never does)")
+	v.field("SE (Solicited Event)", bit(b.SolicitedEvent), "1 asks the receiver to wake a consumer waiting for solicited completions")
+	v.field("M (MigReq)", bit(b.MigReq), "automatic path migration state; 1 once the QP has migrated (rxe never does)")
 	v.field("PadCount", b.PadCount, "%d pad bytes follow the payload to make it a multiple of 4 bytes", b.PadCount)
 	v.field("TVer", b.TransportVersion, "transport header version; always 0, receivers drop others")
 	v.field("P_Key", fmt.Sprintf("0x%04x", b.PKey), "partition key; must match the receiving QP's; 0xffff is the default partition, full member")
-	v.field("FECN", flag(b.FECN), "forward congestion notification; not covered by the ICRC")
-	v.field("BECN", flag(b.BECN), "backward congestion notification; not covered by the ICRC")
+	v.field("FECN", bit(b.FECN), "forward congestion notification; not covered by the ICRC")
+	v.field("BECN", bit(b.BECN), "backward congestion notification; not covered by the ICRC")
 	v.field("DestQP", fmt.Sprintf("0x%06x", b.DestQP), "the receiver's queue pair number (24 bits); QP 1 is the GSI (connection manager)")
 	ack := "the responder acknowledges later, when it chooses (coalescing)"
 	if b.AckReq {
@@ -146,7 +146,7 @@ func (v *verbose) bth(p *Packet) {
 	if !op.IsRequest() {
 		ack = "only meaningful on requests"
 	}
-	v.field("A (AckReq)", flag(b.AckReq), "%s", ack)
+	v.field("A (AckReq)", bit(b.AckReq), "%s", ack)
 	v.field("PSN", fmt.Sprintf("%d (0x%06x)", b.PSN, uint32(b.PSN)), "%s", psnMeaning(op))
 }
 
@@ -256,7 +256,11 @@ func (v *verbose) payload(p *Packet) {
 	if n > len(show) {
 		more = " ..."
 	}
-	v.printf("  Payload: %d bytes % x%s\n", n, show, more)
+	if n == 0 {
+		v.printf("  Payload: none\n")
+	} else {
+		v.printf("  Payload: %d bytes: % x%s\n", n, show, more)
+	}
 	if len(p.BTH.Pad) > 0 {
 		v.printf("  Pad: %d bytes % x\n", len(p.BTH.Pad), p.BTH.Pad)
 	}

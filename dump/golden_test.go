@@ -1,0 +1,61 @@
+package dump
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := "testdata/" + name
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want := readFile(t, path)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// goldenSelection prints the chosen frames of the golden capture with out.
+func goldenSelection(t *testing.T, frames []int, out func(*bytes.Buffer, *Packet)) []byte {
+	t.Helper()
+	all := goldenFrames(t)
+	d := NewDecoder()
+	var b bytes.Buffer
+	for _, i := range frames {
+		p, err := d.Decode(all[i-1])
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		out(&b, p)
+	}
+	return b.Bytes()
+}
+
+// TestLineGolden covers one packet of each kind of header combination in the
+// capture: SEND first/last, ACK, UD SEND (DETH), WRITE (RETH), READ request
+// and responses (AETH), FETCH_ADD and its atomic ACK.
+func TestLineGolden(t *testing.T) {
+	got := goldenSelection(t, []int{1, 4, 5, 247, 427, 1511, 1512, 1513, 1911, 1961, 2417}, func(b *bytes.Buffer, p *Packet) {
+		b.WriteString(p.Line() + "\n")
+	})
+	checkGolden(t, "line.golden", got)
+}
+
+func TestVerboseGolden(t *testing.T) {
+	got := goldenSelection(t, []int{5, 427, 1911}, func(b *bytes.Buffer, p *Packet) {
+		if err := p.WriteVerbose(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	checkGolden(t, "verbose.golden", got)
+}

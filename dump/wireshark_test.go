@@ -1,0 +1,158 @@
+package dump
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"testing"
+
+	"github.com/gorxe/gorxe/packet"
+)
+
+// TestJSONMatchesWireshark dumps the golden capture as JSON and checks every
+// record against Wireshark's decoding of the same frame, and that every ICRC
+// verified.
+func TestJSONMatchesWireshark(t *testing.T) {
+	var out, errOut bytes.Buffer
+	st, err := Run(&out, &errOut, bytes.NewReader(readFile(t, goldenPcapng)), FormatJSON)
+	if err != nil || errOut.Len() != 0 {
+		t.Fatalf("Run: %v, stderr %q", err, errOut.String())
+	}
+	if st != (Stats{Frames: 2540, RoCE: 2540}) {
+		t.Errorf("stats %+v", st)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(readFile(t, goldenCSV))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	rows = rows[1:]
+
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for ; sc.Scan(); n++ {
+		if n >= len(rows) {
+			t.Fatalf("more records than Wireshark rows: %s", sc.Text())
+		}
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		for _, d := range diffRecord(&r, rows[n], col) {
+			t.Errorf("frame %d: %s", r.Frame, d)
+		}
+		if !r.ICRCOK {
+			t.Errorf("frame %d: ICRC did not verify", r.Frame)
+		}
+		if t.Failed() {
+			t.Fatalf("stopping at frame %d: %s", r.Frame, sc.Text())
+		}
+	}
+	if n != len(rows) {
+		t.Errorf("%d records, Wireshark has %d rows", n, len(rows))
+	}
+}
+
+// diffRecord compares a record with a Wireshark CSV row and describes every
+// difference. Wireshark prints some numbers in hex, so values that parse as
+// numbers compare as numbers; an absent field is an empty cell.
+func diffRecord(r *Record, row []string, col map[string]int) []string {
+	var diffs []string
+	get := func(name string) string {
+		i, ok := col[name]
+		if !ok {
+			diffs = append(diffs, "no CSV column "+name)
+			return "?"
+		}
+		return row[i]
+	}
+	want := func(name string, got any) {
+		var g string
+		switch v := got.(type) {
+		case nil:
+		case bool:
+			g = map[bool]string{false: "0", true: "1"}[v]
+		default:
+			g = fmt.Sprint(v)
+		}
+		w := get(name)
+		gn, gerr := strconv.ParseUint(g, 0, 64)
+		wn, werr := strconv.ParseUint(w, 0, 64)
+		if gerr == nil && werr == nil && gn == wn || g == w {
+			return
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: got %q, Wireshark %q", name, g, w))
+	}
+	addrPort := func(ip, port string) string {
+		if ip == "" {
+			return ""
+		}
+		if a, err := netip.ParseAddr(ip); err == nil && a.Is6() {
+			return "[" + ip + "]:" + port
+		}
+		return ip + ":" + port
+	}
+
+	want("frame.number", r.Frame)
+	if got, w := r.Src, addrPort(get("ip.src")+get("ipv6.src"), get("udp.srcport")); got != w {
+		diffs = append(diffs, fmt.Sprintf("src %q, Wireshark %q", got, w))
+	}
+	if got, w := r.Dst, addrPort(get("ip.dst")+get("ipv6.dst"), strconv.Itoa(packet.UDPPort)); got != w {
+		diffs = append(diffs, fmt.Sprintf("dst %q, Wireshark %q", got, w))
+	}
+	want("udp.length", packet.UDPHeaderSize+packet.PacketLen(packet.Opcode(r.Opcode), r.PayloadLen))
+	want("infiniband.bth.opcode", r.Opcode)
+	want("infiniband.bth.se", r.SE)
+	want("infiniband.bth.m", r.MigReq)
+	want("infiniband.bth.padcnt", r.Pad)
+	want("infiniband.bth.p_key", r.PKey)
+	want("infiniband.bth.destqp", r.DQPN)
+	want("infiniband.bth.a", r.AckReq)
+	want("infiniband.bth.psn", r.PSN)
+
+	var va, rkey, dmalen, syn, msn, qkey, srcqp, imm, ieth, swap, cmp, orig any
+	if h := r.RETH; h != nil {
+		va, rkey, dmalen = h.VA, h.RKey, h.DMALen
+	}
+	if h := r.AtomicETH; h != nil {
+		// Wireshark shows an AtomicETH's address and key in the RETH fields.
+		va, rkey, swap, cmp = h.VA, h.RKey, h.Swap, h.Compare
+	}
+	if h := r.AETH; h != nil {
+		syn, msn = h.Syndrome, h.MSN
+	}
+	if h := r.DETH; h != nil {
+		qkey, srcqp = h.QKey, h.SrcQP
+	}
+	if r.ImmDt != nil {
+		imm = *r.ImmDt
+	}
+	if r.IETH != nil {
+		ieth = *r.IETH
+	}
+	if h := r.AtomicAckETH; h != nil {
+		orig = h.Orig
+	}
+	want("infiniband.reth.va", va)
+	want("infiniband.reth.r_key", rkey)
+	want("infiniband.reth.dmalen", dmalen)
+	want("infiniband.aeth.syndrome", syn)
+	want("infiniband.aeth.msn", msn)
+	want("infiniband.deth.q_key", qkey)
+	want("infiniband.deth.srcqp", srcqp)
+	want("infiniband.immdt", imm)
+	want("infiniband.ieth", ieth)
+	want("infiniband.atomiceth.swapdt", swap)
+	want("infiniband.atomiceth.cmpdt", cmp)
+	want("infiniband.atomicacketh.origremdt", orig)
+	want("infiniband.invariant.crc", r.ICRC)
+	return diffs
+}
