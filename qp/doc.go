@@ -1,0 +1,26 @@
+// Package qp implements queue pairs, shared receive queues and address handles: the verbs objects
+// that hold work requests, their state machine and attribute rules, and the rings the transport
+// engine consumes (ibv_qp, ibv_srq, ibv_ah).
+//
+// # Concurrency
+//
+// User goroutines post and modify while one transport worker per QP consumes the rings. Each queue
+// has one mutex; the lock order is QP state, then send queue, then receive queue or SRQ, then CQ.
+// Nothing here starts goroutines or reads clocks. Posting, popping and completing never allocate.
+//
+// # Send queue positions
+//
+// A send queue has three monotonically increasing positions: head (oldest WQE not yet completed,
+// owned by the completer), cursor (next WQE the requester has not started) and tail (next free
+// slot, owned by posters). Slots in [head, tail) are never written by posters, so the engine may
+// read a WQE outside the lock. Positions never go backwards, even across RESET, so a position
+// names one WQE for the life of the QP and a stale one is detected (ErrStale).
+//
+// # Flushing
+//
+// Entering ERR completes every outstanding WQE with WCWRFlushErr, in order, before Modify
+// returns: send WQEs into the send CQ whether or not they were signaled (as rxe does), receive WQEs
+// into the receive CQ. A QP on an SRQ raises EventQPLastWQEReached instead of touching the shared
+// queue. Work requests posted in ERR (and send requests posted in SQE) complete at once with
+// WCWRFlushErr, behind any earlier ones.
+package qp

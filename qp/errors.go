@@ -1,0 +1,93 @@
+package qp
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; every error returned by this package wraps one of them (test with errors.Is).
+var (
+	ErrInvalidTransition = errors.New("qp: invalid state transition")
+	ErrMissingAttr       = errors.New("qp: required attribute missing")
+	ErrExtraAttr         = errors.New("qp: attribute not allowed in this transition")
+	ErrCurState          = errors.New("qp: cur_qp_state does not match the QP state")
+	ErrSQDraining        = errors.New("qp: send queue still draining; only ERR is allowed")
+	ErrInvalidAttr       = errors.New("qp: attribute value out of range")
+	ErrNotSupported      = errors.New("qp: not supported")
+	ErrInvalidType       = errors.New("qp: invalid QP type")
+	ErrInvalidCaps       = errors.New("qp: queue capacities exceed device limits")
+	ErrMissingCQ         = errors.New("qp: send or receive CQ missing")
+	ErrInvalidState      = errors.New("qp: QP state does not allow posting")
+	ErrInvalidOpcode     = errors.New("qp: opcode not allowed for this QP type")
+	ErrInvalidWR         = errors.New("qp: malformed work request")
+	ErrTooManySGE        = errors.New("qp: more SGEs than the queue's max_sge")
+	ErrInlineTooLong     = errors.New("qp: inline data longer than max_inline_data")
+	ErrMessageTooLong    = errors.New("qp: message longer than 2^31 bytes")
+	ErrQueueFull         = errors.New("qp: work queue full")
+	ErrHasSRQ            = errors.New("qp: QP uses an SRQ; post receives to the SRQ")
+	ErrInvalidAH         = errors.New("qp: invalid address handle")
+	ErrPDMismatch        = errors.New("qp: object belongs to another protection domain")
+	ErrTableFull         = errors.New("qp: no free QP number")
+	ErrGSIExists         = errors.New("qp: the GSI QP (QPN 1) already exists")
+	ErrDestroyed         = errors.New("qp: object destroyed")
+	ErrBusy              = errors.New("qp: object in use")
+	ErrStale             = errors.New("qp: queue position no longer outstanding")
+)
+
+// ModifyError reports a Modify rejected by the transition rules: an illegal From→To, or an
+// attribute mask with required bits Missing or disallowed bits Extra.
+type ModifyError struct {
+	Type     Type
+	From, To State
+	Missing  AttrMask
+	Extra    AttrMask
+	Err      error // ErrInvalidTransition, ErrMissingAttr, ErrExtraAttr, ErrCurState, ErrSQDraining, ErrNotSupported
+}
+
+func (e *ModifyError) Error() string {
+	s := fmt.Sprintf("%v QP %v->%v: %v", e.Type, e.From, e.To, e.Err)
+	if e.Missing != 0 {
+		s += " (missing " + e.Missing.String() + ")"
+	}
+	if e.Extra != 0 {
+		s += " (not allowed " + e.Extra.String() + ")"
+	}
+	return s
+}
+
+// Unwrap returns the sentinel.
+func (e *ModifyError) Unwrap() error { return e.Err }
+
+// AttrError names an attribute whose value is out of range.
+type AttrError struct {
+	Name  string // libibverbs field name, e.g. "path_mtu", "ah_attr.grh.sgid_index"
+	Value uint64
+	Limit string // the rule broken, e.g. "<= 31"
+	Err   error  // ErrInvalidAttr, ErrInvalidCaps or ErrNotSupported
+}
+
+func (e *AttrError) Error() string {
+	return fmt.Sprintf("%v: %s = %d, must be %s", e.Err, e.Name, e.Value, e.Limit)
+}
+
+// Unwrap returns the sentinel.
+func (e *AttrError) Unwrap() error { return e.Err }
+
+func attrErr(name string, value uint64, limit string) error {
+	return &AttrError{Name: name, Value: value, Limit: limit, Err: ErrInvalidAttr}
+}
+
+// PostError reports the work request a post stopped at, like libibverbs' bad_wr: requests before
+// Index were posted, Index and after were not.
+type PostError struct {
+	Op    string // "post_send", "post_recv" or "post_srq_recv"
+	Index int
+	Err   error
+}
+
+func (e *PostError) Error() string {
+	return fmt.Sprintf("%s: work request %d: %v", e.Op, e.Index, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *PostError) Unwrap() error { return e.Err }

@@ -1,0 +1,210 @@
+package qp
+
+import (
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+)
+
+// maxMessage is the longest message a work request may describe (rxe and IBTA: 2^31 bytes).
+const maxMessage = 1 << 31
+
+// PostSend validates and appends send work requests (ibv_post_send). It stops at the first bad one
+// and returns a *PostError naming its index; earlier ones stay posted. Posting needs RTS, SQD
+// (queued until RTS again), SQE or ERR (completed at once with WCWRFlushErr); RESET, INIT and RTR
+// are rejected as rxe does. It does not allocate.
+func (q *QP) PostSend(wrs []SendWR) error {
+	s := &q.sq
+	s.mu.Lock()
+	posted := false
+	var err error
+	for i := range wrs {
+		wr := &wrs[i]
+		if s.closed {
+			err = &PostError{Op: "post_send", Index: i, Err: ErrDestroyed}
+			break
+		}
+		if err = q.checkSendWR(s.state, wr); err != nil {
+			err = &PostError{Op: "post_send", Index: i, Err: err}
+			break
+		}
+		if s.state == StateErr || s.state == StateSQE {
+			wc := cq.WC{WRID: wr.ID, Status: cq.WCWRFlushErr, Opcode: wr.Opcode.CompletionOpcode(), QPNum: q.qpn}
+			_ = q.sendCQ.Push(&wc, false)
+			continue
+		}
+		if s.tail-s.head == uint64(len(s.slots)) {
+			err = &PostError{Op: "post_send", Index: i, Err: ErrQueueFull}
+			break
+		}
+		s.storeLocked(wr)
+		posted = true
+	}
+	s.mu.Unlock()
+	if posted {
+		q.wake()
+	}
+	return err
+}
+
+// storeLocked copies wr into the tail slot.
+func (s *SendQueue) storeLocked(wr *SendWR) {
+	w := s.slot(s.tail)
+	sges, inline := w.sges, w.inline
+	w.WR = *wr
+	if wr.Flags&SendInline != 0 {
+		w.WR.InlineData = inline[:copy(inline[:cap(inline)], wr.InlineData)]
+		w.WR.SGList = sges[:0]
+		w.Length = uint64(len(wr.InlineData))
+	} else {
+		w.WR.SGList = sges[:copy(sges[:cap(sges)], wr.SGList)]
+		w.WR.InlineData = inline[:0]
+		w.Length = mr.SGEsLength(wr.SGList)
+	}
+	if wr.Opcode == WRAtomicWrite {
+		w.Length = 8
+	}
+	w.sges, w.inline = sges, inline
+	w.Index = s.tail
+	w.Progress = Progress{}
+	s.tail++
+}
+
+// checkSendWR applies rxe's post-time checks. Errors are bare sentinels (no allocation) except in
+// the rare detailed cases.
+func (q *QP) checkSendWR(state State, wr *SendWR) error {
+	if state < StateRTS {
+		return ErrInvalidState
+	}
+	in := wr.Opcode.info()
+	if in == nil || in.types&(1<<q.typ) == 0 {
+		return ErrInvalidOpcode
+	}
+	inline := wr.Flags&SendInline != 0
+	var length uint64
+	if inline {
+		if !in.inline || len(wr.SGList) != 0 {
+			return ErrInvalidWR
+		}
+		if len(wr.InlineData) > q.caps.MaxInlineData {
+			return ErrInlineTooLong
+		}
+		length = uint64(len(wr.InlineData))
+	} else {
+		if len(wr.InlineData) != 0 {
+			return ErrInvalidWR
+		}
+		if len(wr.SGList) > q.caps.MaxSendSGE {
+			return ErrTooManySGE
+		}
+		length = mr.SGEsLength(wr.SGList)
+	}
+	if length > maxMessage {
+		return ErrMessageTooLong
+	}
+	switch {
+	case in.atomic:
+		if length != 8 || wr.Atomic.RemoteAddr&7 != 0 {
+			return ErrInvalidWR
+		}
+	case wr.Opcode == WRAtomicWrite:
+		if wr.RDMA.RemoteAddr&7 != 0 {
+			return ErrInvalidWR
+		}
+	case wr.Opcode == WRFlush:
+		if wr.Flush.Type == 0 || wr.Flush.Type&^(FlushGlobal|FlushPersistent) != 0 || wr.Flush.Level > mr.FlushMR {
+			return ErrInvalidWR
+		}
+	}
+	if q.typ.datagram() {
+		ah := wr.UD.AH
+		if ah == nil || ah.destroyed.Load() {
+			return ErrInvalidAH
+		}
+		if ah.pd != q.pd {
+			return ErrPDMismatch
+		}
+		if wr.UD.RemoteQPN > psnMask {
+			return ErrInvalidWR
+		}
+		if q.typ == TypeGSI && int(wr.UD.PKeyIndex) >= q.table.cfg.Limits.MaxPKeys {
+			return ErrInvalidWR
+		}
+		if q.typ == TypeUD && length > uint64(maxUDPayload(q)) {
+			return ErrMessageTooLong
+		}
+	}
+	return nil
+}
+
+// maxUDPayload is the largest UD message: one packet of the device's largest MTU (the path MTU is
+// checked by the transport when it sends, as the port MTU may change).
+func maxUDPayload(q *QP) int { return q.table.cfg.Limits.MaxMTU.Bytes() }
+
+// PostRecv appends receive work requests (ibv_post_recv). A QP on an SRQ rejects it; RESET
+// rejects it; in ERR the requests complete at once with WCWRFlushErr. It does not allocate.
+func (q *QP) PostRecv(wrs []RecvWR) error {
+	q.rqMu.Lock()
+	defer q.rqMu.Unlock()
+	for i := range wrs {
+		var err error
+		switch {
+		case q.rqClosed:
+			err = ErrDestroyed
+		case q.srq != nil:
+			err = ErrHasSRQ
+		case q.rqState == StateReset:
+			err = ErrInvalidState
+		case len(wrs[i].SGList) > q.caps.MaxRecvSGE:
+			err = ErrTooManySGE
+		case q.rqState == StateErr:
+			wc := cq.WC{WRID: wrs[i].ID, Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv, QPNum: q.qpn}
+			_ = q.recvCQ.Push(&wc, false)
+			continue
+		case q.rq.full():
+			err = ErrQueueFull
+		}
+		if err != nil {
+			return &PostError{Op: "post_recv", Index: i, Err: err}
+		}
+		q.rq.push(&wrs[i])
+	}
+	return nil
+}
+
+// PopRecv hands the transport the next receive WQE, from the SRQ if the QP has one: it copies the
+// WQE into dst and returns false when none is posted (RNR). Receive WQEs are only handed out in
+// RTR, RTS, SQD and SQE.
+func (q *QP) PopRecv(dst *RecvWQE) bool {
+	q.rqMu.Lock()
+	defer q.rqMu.Unlock()
+	if q.rqState < StateRTR || q.rqState == StateErr {
+		return false
+	}
+	if q.srq != nil {
+		return q.srq.pop(dst) // lock order: receive queue, then SRQ
+	}
+	if !q.rq.pop(dst) {
+		return false
+	}
+	dst.fromSRQ = false
+	return true
+}
+
+// CompleteRecv reports a receive WQE popped with PopRecv as done: it fills wc.WRID and wc.QPNum
+// and pushes wc to the receive CQ; solicited is the message's solicited event bit. WQEs of the
+// QP's own receive queue complete in the order they were popped; one that a flush or reset already
+// completed returns ErrStale and is dropped. On CQ overflow the CQ's error is returned and the
+// transport should move the QP to ERR.
+func (q *QP) CompleteRecv(w *RecvWQE, wc *cq.WC, solicited bool) error {
+	wc.WRID, wc.QPNum = w.ID, q.qpn
+	if w.fromSRQ {
+		return q.recvCQ.Push(wc, solicited)
+	}
+	q.rqMu.Lock()
+	defer q.rqMu.Unlock()
+	if w.index != q.rq.head || q.rq.head == q.rq.cursor {
+		return ErrStale
+	}
+	q.rq.head++
+	return q.recvCQ.Push(wc, solicited)
+}

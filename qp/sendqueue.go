@@ -1,0 +1,168 @@
+package qp
+
+import (
+	"sync"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+)
+
+// Progress is the transport's scratch space in each send WQE. The qp package zeroes it when the WQE
+// is posted and never reads it; keeping it in the slot spares the engine a parallel array that
+// would have to follow the ring's positions.
+type Progress struct {
+	State    uint8     // the transport's own WQE state
+	FirstPSN uint32    // first PSN the message used
+	LastPSN  uint32    // last PSN the message used (a READ spans its response PSNs)
+	Sent     uint64    // payload bytes handed to the network so far
+	Acked    uint64    // payload bytes acknowledged so far
+	Cursor   mr.Cursor // gather or scatter position in the WQE's SGE list
+}
+
+// SendWQE is a posted send work request as the engine sees it. WR is the caller's request with
+// SGList and InlineData pointing into the slot's own storage.
+type SendWQE struct {
+	WR       SendWR
+	Length   uint64 // message length: the SGE total, or len(InlineData) with SendInline
+	Index    uint64 // ring position, passed back to Complete
+	Progress Progress
+
+	sges   []mr.SGE // max_send_sge preallocated
+	inline []byte   // max_inline_data preallocated
+}
+
+// Signaled reports whether a successful completion produces a WC (SendSignaled or sq_sig_all).
+func (w *SendWQE) signaled(sigAll bool) bool { return sigAll || w.WR.Flags&SendSignaled != 0 }
+
+// SendQueue is a QP's send ring (see the package comment for its three positions).
+type SendQueue struct {
+	mu       sync.Mutex
+	q        *QP
+	slots    []SendWQE
+	head     uint64
+	cursor   uint64
+	tail     uint64
+	state    State // the QP's state, mirrored under mu for posting and starting
+	draining bool  // SQD entered and started WQEs remain
+	notify   bool  // raise EventSQDrained when draining ends
+	closed   bool  // the QP was destroyed
+}
+
+// init preallocates the slots with their SGE arrays and inline buffers.
+func (sq *SendQueue) init(q *QP, caps Caps) {
+	sq.q, sq.slots = q, make([]SendWQE, caps.MaxSendWR)
+	sges := make([]mr.SGE, caps.MaxSendWR*caps.MaxSendSGE)
+	inline := make([]byte, caps.MaxSendWR*caps.MaxInlineData)
+	for i := range sq.slots {
+		sq.slots[i].sges = sges[i*caps.MaxSendSGE : (i+1)*caps.MaxSendSGE : (i+1)*caps.MaxSendSGE]
+		sq.slots[i].inline = inline[i*caps.MaxInlineData : (i+1)*caps.MaxInlineData : (i+1)*caps.MaxInlineData]
+	}
+}
+
+func (s *SendQueue) slot(pos uint64) *SendWQE { return &s.slots[pos%uint64(len(s.slots))] }
+
+// Positions returns head, cursor and tail.
+func (s *SendQueue) Positions() (head, cursor, tail uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head, s.cursor, s.tail
+}
+
+// StartNext hands the requester the WQE at the cursor and advances the cursor. It returns false
+// when nothing is waiting or the QP state does not allow starting new WQEs (anything but RTS:
+// in SQD started WQEs finish but no new one starts).
+func (s *SendQueue) StartNext() (*SendWQE, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateRTS || s.cursor == s.tail {
+		return nil, false
+	}
+	w := s.slot(s.cursor)
+	s.cursor++
+	return w, true
+}
+
+// Head returns the oldest outstanding WQE, started or not.
+func (s *SendQueue) Head() (*SendWQE, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.head == s.tail {
+		return nil, false
+	}
+	return s.slot(s.head), true
+}
+
+// At returns the outstanding WQE at position pos, for walking [head, cursor) on retransmission.
+func (s *SendQueue) At(pos uint64) (*SendWQE, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pos < s.head || pos >= s.tail {
+		return nil, false
+	}
+	return s.slot(pos), true
+}
+
+// Complete retires the head WQE, which must be at position pos, with the given status: a WC goes
+// to the send CQ if the WQE is signaled or the status is an error. The cursor moves along if the
+// WQE had not been started. When it ends a drain in SQD, EventSQDrained is raised (if the QP asked
+// for it with EnSQDAsyncNotify). Errors: ErrStale if pos is not the head (the queue was flushed or
+// reset meanwhile: drop the result), or the CQ's error if the completion did not fit; the WQE is
+// retired either way, and on overflow the transport should move the QP to ERR (IBTA class G).
+func (s *SendQueue) Complete(pos uint64, status cq.Status, vendorErr uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pos != s.head || s.head == s.tail {
+		return ErrStale
+	}
+	w := s.slot(pos)
+	var err error
+	if status != cq.WCSuccess || w.signaled(s.q.sigAll) {
+		wc := cq.WC{
+			WRID: w.WR.ID, Status: status, Opcode: w.WR.Opcode.CompletionOpcode(),
+			VendorErr: vendorErr, ByteLen: uint32(w.Length), QPNum: s.q.qpn,
+		}
+		err = s.q.sendCQ.Push(&wc, false)
+	}
+	s.retireLocked()
+	return err
+}
+
+// retireLocked drops the head WQE and ends an SQD drain when nothing started is left.
+func (s *SendQueue) retireLocked() {
+	s.slot(s.head).WR.RegMR.Pages = nil // do not pin the caller's page list longer than needed
+	s.head++
+	if s.cursor < s.head {
+		s.cursor = s.head
+	}
+	s.checkDrainedLocked()
+}
+
+func (s *SendQueue) checkDrainedLocked() {
+	if s.draining && s.head == s.cursor {
+		s.draining = false
+		if s.notify {
+			s.q.raise(EventSQDrained)
+		}
+	}
+}
+
+// flushLocked completes every outstanding WQE with WCWRFlushErr, oldest first.
+func (s *SendQueue) flushLocked() {
+	for s.head != s.tail {
+		w := s.slot(s.head)
+		wc := cq.WC{WRID: w.WR.ID, Status: cq.WCWRFlushErr, Opcode: w.WR.Opcode.CompletionOpcode(), QPNum: s.q.qpn}
+		_ = s.q.sendCQ.Push(&wc, false) // an overflowing CQ already raised its own error
+		s.retireLocked()
+	}
+	s.draining = false
+}
+
+// discardLocked drops every WQE without completions (the move to RESET).
+func (s *SendQueue) discardLocked() {
+	for s.head != s.tail {
+		s.slot(s.head).WR.RegMR.Pages = nil
+		s.head++
+	}
+	s.cursor = s.head
+	s.draining = false
+}

@@ -1,0 +1,173 @@
+package qp
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorxe/gorxe/mr"
+)
+
+// SRQAttr are the attributes of an SRQ (struct ibv_srq_attr).
+type SRQAttr struct {
+	MaxWR    int
+	MaxSGE   int
+	SRQLimit int // armed low-water mark; 0 means not armed
+}
+
+// SRQAttrMask selects what ModifySRQ changes (enum ibv_srq_attr_mask).
+type SRQAttrMask uint8
+
+// SRQ attribute mask bits.
+const (
+	SRQMaxWR SRQAttrMask = 1 << 0 // IBV_SRQ_MAX_WR: resize
+	SRQLimit SRQAttrMask = 1 << 1 // IBV_SRQ_LIMIT: arm the limit event
+)
+
+// SRQInitAttr are an SRQ's creation parameters (struct ibv_srq_init_attr).
+type SRQInitAttr struct {
+	Context any
+	Attr    SRQAttr
+}
+
+// SRQ is a shared receive queue (ibv_srq): receive WQEs consumed by every QP created on it.
+type SRQ struct {
+	table     *Table
+	pd        *mr.PD
+	context   any
+	users     atomic.Int32
+	mu        sync.Mutex
+	ring      recvRing
+	maxSGE    int
+	limit     int
+	destroyed bool
+}
+
+// CreateSRQ creates a shared receive queue (ibv_create_srq). A non-zero SRQLimit arms the limit
+// event at once.
+func (t *Table) CreateSRQ(pd *mr.PD, init *SRQInitAttr) (*SRQ, error) {
+	a := &init.Attr
+	l := &t.cfg.Limits
+	if a.MaxWR < 1 || a.MaxWR > l.MaxSRQWR {
+		return nil, &AttrError{Name: "max_wr", Value: uint64(a.MaxWR), Limit: fmt.Sprintf("in 1..%d", l.MaxSRQWR), Err: ErrInvalidCaps}
+	}
+	if a.MaxSGE < 0 || a.MaxSGE > l.MaxSRQSGE {
+		return nil, &AttrError{Name: "max_sge", Value: uint64(a.MaxSGE), Limit: fmt.Sprintf("in 0..%d", l.MaxSRQSGE), Err: ErrInvalidCaps}
+	}
+	if a.SRQLimit < 0 || a.SRQLimit > a.MaxWR {
+		return nil, attrErr("srq_limit", uint64(a.SRQLimit), fmt.Sprintf("in 0..%d (max_wr)", a.MaxWR))
+	}
+	if err := pd.Acquire(); err != nil {
+		return nil, err
+	}
+	return &SRQ{
+		table: t, pd: pd, context: init.Context, ring: newRecvRing(a.MaxWR, a.MaxSGE),
+		maxSGE: a.MaxSGE, limit: a.SRQLimit,
+	}, nil
+}
+
+// Context returns SRQInitAttr.Context.
+func (s *SRQ) Context() any { return s.context }
+
+// PD returns the SRQ's protection domain.
+func (s *SRQ) PD() *mr.PD { return s.pd }
+
+// PostRecv appends receive work requests (ibv_post_srq_recv); see PostError for partial posts.
+func (s *SRQ) PostRecv(wrs []RecvWR) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range wrs {
+		if s.destroyed {
+			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrDestroyed}
+		}
+		if len(wrs[i].SGList) > s.maxSGE {
+			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrTooManySGE}
+		}
+		if s.ring.full() {
+			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrQueueFull}
+		}
+		s.ring.push(&wrs[i])
+	}
+	return nil
+}
+
+// pop hands the oldest WQE to a QP for good and fires the armed limit event when the number of
+// WQEs left drops below the limit (once; the limit disarms).
+func (s *SRQ) pop(dst *RecvWQE) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ring.pop(dst) {
+		return false
+	}
+	s.ring.head = s.ring.cursor
+	dst.fromSRQ = true
+	if s.limit > 0 && s.ring.waiting() < uint64(s.limit) {
+		s.limit = 0
+		s.table.raise(Event{Type: EventSRQLimitReached, SRQ: s})
+	}
+	return true
+}
+
+// Modify resizes the SRQ and/or arms its limit (ibv_modify_srq). A resize keeps the queued WQEs
+// and may not go below them or below an armed limit; MaxSGE cannot change.
+func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.destroyed {
+		return ErrDestroyed
+	}
+	if mask&^(SRQMaxWR|SRQLimit) != 0 {
+		return attrErr("srq_attr_mask", uint64(mask), "a subset of MAX_WR|LIMIT")
+	}
+	l := &s.table.cfg.Limits
+	maxWR := len(s.ring.slots)
+	if mask&SRQMaxWR != 0 {
+		queued := int(s.ring.waiting())
+		if attr.MaxWR < max(1, queued) || attr.MaxWR > l.MaxSRQWR {
+			return &AttrError{Name: "max_wr", Value: uint64(attr.MaxWR),
+				Limit: fmt.Sprintf("in %d..%d (queued WQEs..max_srq_wr)", max(1, queued), l.MaxSRQWR), Err: ErrInvalidCaps}
+		}
+		maxWR = attr.MaxWR
+	}
+	limit := s.limit
+	if mask&SRQLimit != 0 {
+		limit = attr.SRQLimit
+	}
+	if limit < 0 || limit > maxWR {
+		return attrErr("srq_limit", uint64(limit), fmt.Sprintf("in 0..%d (max_wr)", maxWR))
+	}
+	if maxWR != len(s.ring.slots) {
+		s.ring.resize(maxWR, s.maxSGE)
+	}
+	s.limit = limit
+	return nil
+}
+
+// Query returns the SRQ's attributes (ibv_query_srq).
+func (s *SRQ) Query() SRQAttr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SRQAttr{MaxWR: len(s.ring.slots), MaxSGE: s.maxSGE, SRQLimit: s.limit}
+}
+
+// Len returns the number of receive WQEs waiting.
+func (s *SRQ) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int(s.ring.waiting())
+}
+
+// Destroy releases the SRQ (ibv_destroy_srq); it fails with ErrBusy while QPs use it.
+func (s *SRQ) Destroy() error {
+	if n := s.users.Load(); n > 0 {
+		return fmt.Errorf("%w: %d QPs use the SRQ", ErrBusy, n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.destroyed {
+		return ErrDestroyed
+	}
+	s.destroyed = true
+	s.pd.Release()
+	return nil
+}
