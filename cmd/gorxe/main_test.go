@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/gorxe/gorxe/dump"
+)
+
+// The golden capture of real kernel rxe traffic lives with the packet
+// package; the dump package checks its JSON against Wireshark's decoding.
+const goldenPcapng = "../../packet/testdata/kernel-rxe-rc-uc-ud.pcapng"
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestDumpJSON runs `gorxe dump -json` on the golden capture: it must print
+// what the dump package prints (which is checked against Wireshark there),
+// one record per frame, every ICRC verified.
+func TestDumpJSON(t *testing.T) {
+	code, out, errOut := run("dump", "-json", goldenPcapng)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	f, err := os.Open(goldenPcapng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want bytes.Buffer
+	if _, err := dump.Run(&want, &bytes.Buffer{}, f, dump.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() {
+		t.Error("gorxe dump -json differs from dump.Run")
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2540 || strings.Count(out, `"icrc_ok":true}`) != 2540 {
+		t.Errorf("%d records, %d with icrc_ok, want 2540", len(lines), strings.Count(out, `"icrc_ok":true}`))
+	}
+	const first = `{"frame":1,"src":"10.99.0.3:49441","dst":"10.99.0.2:4791","opcode":0,"opname":"RC_SEND_FIRST","se":false,"migreq":false,"pad":0,"tver":0,"pkey":65535,"fecn":false,"becn":false,"dqpn":17,"ackreq":false,"psn":6186377,"payload_len":1024,"icrc":"0x4ca933aa","icrc_ok":true}`
+	if lines[0] != first {
+		t.Errorf("first record\n%s\nwant\n%s", lines[0], first)
+	}
+}
+
+func TestDumpFormats(t *testing.T) {
+	code, out, _ := run("dump", goldenPcapng)
+	want := "#1 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok\n"
+	if code != exitOK || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 2540 {
+		t.Errorf("exit %d, output starts %q", code, out[:min(len(out), 200)])
+	}
+	code, out, _ = run("dump", "-v", goldenPcapng)
+	if code != exitOK || strings.Count(out, "verified: OK") != 2540 {
+		t.Errorf("-v: exit %d, %d verified ICRCs", code, strings.Count(out, "verified: OK"))
+	}
+}
+
+// writeTemp writes b to a file in a fresh directory and returns its name.
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// shortFramePcap returns a capture holding one Ethernet frame of 10 bytes.
+func shortFramePcap(t *testing.T) []byte {
+	var b bytes.Buffer
+	w := pcapgo.NewWriter(&b)
+	if err := w.WriteFileHeader(65535, gplayers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	ci := gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: 10, Length: 10}
+	if err := w.WritePacket(ci, make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestDumpErrors(t *testing.T) {
+	golden, err := os.ReadFile(goldenPcapng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdoutN   int    // lines on stdout
+		stderrHas string // substring of stderr
+	}{
+		{"missing file", []string{"dump", filepath.Join(t.TempDir(), "nope.pcap")}, exitFailure, 0, "no such file"},
+		{"not a capture", []string{"dump", writeTemp(t, "notes.txt", []byte("hello\n"))}, exitFailure, 0, "not a pcap or pcapng capture"},
+		{"truncated capture", []string{"dump", writeTemp(t, "cut.pcapng", golden[:100000])}, exitFailure, 108, "truncated"},
+		{"frame too short", []string{"dump", writeTemp(t, "short.pcap", shortFramePcap(t))}, exitOK, 0, "frame 1 (10 bytes): bad Ethernet"},
+		{"no file", []string{"dump"}, exitUsage, 0, "Usage: gorxe dump"},
+		{"two files", []string{"dump", "a", "b"}, exitUsage, 0, "Usage: gorxe dump"},
+		{"json and verbose", []string{"dump", "-json", "-v", goldenPcapng}, exitUsage, 0, "Usage: gorxe dump"},
+		{"bad flag", []string{"dump", "-x", goldenPcapng}, exitUsage, 0, "flag provided but not defined"},
+		{"dump help", []string{"dump", "-h"}, exitOK, 0, "Usage: gorxe dump"},
+		{"no command", nil, exitUsage, 0, "Usage:"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, 0, `unknown command "frobnicate"`},
+		{"demo arguments", []string{"demo", "x"}, exitUsage, 0, "usage: gorxe demo"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := run(tt.args...)
+		if code != tt.code || strings.Count(out, "\n") != tt.stdoutN || !strings.Contains(errOut, tt.stderrHas) {
+			t.Errorf("%s: exit %d, %d stdout lines, stderr %q; want exit %d, %d lines, stderr with %q",
+				tt.name, code, strings.Count(out, "\n"), errOut, tt.code, tt.stdoutN, tt.stderrHas)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := run("help")
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+	for _, c := range commands {
+		if !strings.Contains(out, c.usage) {
+			t.Errorf("help does not show %q", c.usage)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	code, out, errOut := run("demo")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if n := strings.Count(out, "verified: OK"); n != 9 {
+		t.Errorf("%d packets verified, want 9", n)
+	}
+	for _, want := range []string{"RC_RDMA_WRITE_FIRST", "RC_RDMA_READ_REQUEST", "RC_FETCH_ADD", "UD_SEND_ONLY", "RC_ACKNOWLEDGE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo shows no %s", want)
+		}
+	}
+}
+
+// TestDemoCaptureIsGolden checks that the embedded demo frames are frames of
+// the golden capture, byte for byte.
+func TestDemoCaptureIsGolden(t *testing.T) {
+	read := func(b []byte) []dump.Frame {
+		r, err := dump.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fs []dump.Frame
+		for {
+			f, err := r.Next()
+			if err != nil {
+				return fs
+			}
+			fs = append(fs, f)
+		}
+	}
+	golden, err := os.ReadFile(goldenPcapng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, demo := read(golden), read(tourCapture)
+	from := []int{1, 4, 5, 247, 427, 1511, 1512, 1911, 1961}
+	if len(demo) != len(from) {
+		t.Fatalf("demo has %d frames, want %d", len(demo), len(from))
+	}
+	for i, n := range from {
+		if !bytes.Equal(demo[i].Data, all[n-1].Data) {
+			t.Errorf("demo frame %d is not golden frame %d", i+1, n)
+		}
+	}
+}
