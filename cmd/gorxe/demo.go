@@ -9,10 +9,11 @@ import (
 	"github.com/gorxe/gorxe/dump"
 )
 
-// tourCapture holds nine frames of real kernel rxe traffic (RC SEND and its
-// ACK, a UD SEND, an RDMA WRITE, an RDMA READ request and response, a
-// FETCH_ADD and its atomic ACK), cut from the capture the packet package
-// tests against. Embedding it lets the demo run from any directory.
+// tourCapture holds nine frames of real kernel rxe traffic, frames 1, 4, 5,
+// 247, 427, 1511, 1512, 1911 and 1961 of the capture the packet package tests
+// against: an RC SEND's first and last packets and its ACK, a UD SEND, an RDMA
+// WRITE, an RDMA READ request and response, a FETCH_ADD and its atomic ACK.
+// Embedding it lets the demo run from any directory.
 //
 //go:embed demodata/rxe-tour.pcap
 var tourCapture []byte
