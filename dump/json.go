@@ -8,8 +8,8 @@ import (
 // Record is the JSON form of a Packet, one object per line in `gorxe dump
 // -json`. Keys appear in field order; the objects of extension headers the
 // packet does not carry are omitted. Field names follow Wireshark's
-// InfiniBand dissector where it has one; feth and rdeth, which the capture
-// tools' usual columns lack, come after the other headers.
+// InfiniBand dissector where it has one; feth and rdeth, which it has no
+// fields for, come after the other headers.
 type Record struct {
 	Frame        int              `json:"frame"`
 	Src          string           `json:"src"` // ip:port, [ip]:port for IPv6
