@@ -87,18 +87,10 @@ func icrcShort(err error) string {
 	return "unchecked"
 }
 
-// rnrTimerMicros is the RNR NAK timer (IBTA table 45): how long, in
-// microseconds, the requester waits before retrying, by 5-bit timer code.
-var rnrTimerMicros = [32]uint32{
-	655360, 10, 20, 30, 40, 60, 80, 120,
-	160, 240, 320, 480, 640, 960, 1280, 1920,
-	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-}
-
 // rnrTimerMillis returns the RNR timer of code c in milliseconds, as text
 // without trailing zeros ("0.64", "655.36").
 func rnrTimerMillis(c uint8) string {
-	s := fmt.Sprintf("%d.%02d", rnrTimerMicros[c&0x1F]/1000, rnrTimerMicros[c&0x1F]%1000/10)
+	us := packet.RNRTimer(c).Microseconds()
+	s := fmt.Sprintf("%d.%02d", us/1000, us%1000/10)
 	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
