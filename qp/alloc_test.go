@@ -1,0 +1,69 @@
+package qp
+
+import (
+	"testing"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+)
+
+func TestHotPathsDoNotAllocate(t *testing.T) {
+	e := newEnv(t)
+	q := e.qp(TypeRC, defaultCaps())
+	e.to(q, StateRTS)
+	ud := e.qp(TypeUD, defaultCaps())
+	e.to(ud, StateRTS)
+	wr := validWR(e, TypeRC, WRSend)
+	inline := SendWR{ID: 2, Opcode: WRSend, Flags: SendInline | SendSignaled, InlineData: make([]byte, 32)}
+	udwr := validWR(e, TypeUD, WRSendWithImm)
+	sends := []SendWR{wr, inline}
+	udSends := []SendWR{udwr}
+	recvs := []RecvWR{{ID: 1, SGList: []mr.SGE{{Addr: 1, Length: 64, LKey: 2}}}}
+	var rw RecvWQE
+	wcs := make([]cq.WC, 8)
+	sq, usq := q.SendQueue(), ud.SendQueue()
+	run := func() {
+		if err := q.PostSend(sends); err != nil {
+			t.Fatal(err)
+		}
+		if err := ud.PostSend(udSends); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.PostRecv(recvs); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			w, ok := sq.StartNext()
+			if !ok {
+				break
+			}
+			_ = sq.Complete(w.Index, cq.WCSuccess, 0)
+		}
+		w, _ := usq.StartNext()
+		_ = usq.Complete(w.Index, cq.WCSuccess, 0)
+		q.PopRecv(&rw)
+		wc := cq.WC{Opcode: cq.OpcodeRecv, ByteLen: 10}
+		_ = q.CompleteRecv(&rw, &wc, false)
+		q.SendCQ().Poll(wcs)
+		q.RecvCQ().Poll(wcs)
+		ud.SendCQ().Poll(wcs)
+	}
+	run() // the first pop sizes rw.SGL
+	if a := testing.AllocsPerRun(1000, run); a != 0 {
+		t.Fatalf("post/start/complete/pop/poll allocate %.1f times per run", a)
+	}
+}
+
+func BenchmarkPostSendComplete(b *testing.B) {
+	e := newEnv(&testing.T{})
+	q := e.qp(TypeRC, Caps{MaxSendWR: 64, MaxSendSGE: 1, MaxRecvWR: 1})
+	e.to(q, StateRTS)
+	wrs := []SendWR{{Opcode: WRSend, SGList: []mr.SGE{{Length: 64}}}}
+	sq := q.SendQueue()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = q.PostSend(wrs)
+		w, _ := sq.StartNext()
+		_ = sq.Complete(w.Index, cq.WCSuccess, 0)
+	}
+}
