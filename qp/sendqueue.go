@@ -31,7 +31,7 @@ type SendWQE struct {
 	inline []byte   // max_inline_data preallocated
 }
 
-// Signaled reports whether a successful completion produces a WC (SendSignaled or sq_sig_all).
+// signaled reports whether a successful completion produces a WC (SendSignaled or sq_sig_all).
 func (w *SendWQE) signaled(sigAll bool) bool { return sigAll || w.WR.Flags&SendSignaled != 0 }
 
 // SendQueue is a QP's send ring (see the package comment for its three positions).
