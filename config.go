@@ -1,0 +1,124 @@
+package gorxe
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"runtime"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/netio"
+)
+
+// DefaultPort is the IANA-assigned RoCEv2 UDP port a Device listens on unless Config.Port says
+// otherwise.
+const DefaultPort = netio.DefaultPort
+
+// FaultConfig describes the impairments (loss, reordering, duplication, corruption, delay) a
+// Device applies to every datagram it sends. Its text form is the one GORXE_FAULTS takes, for
+// example "loss=0.05,reorder=0.02,seed=7".
+type FaultConfig = netio.FaultConfig
+
+// NetworkFunc supplies the datagram transport of a Device instead of real UDP sockets: it is called
+// once by Open with the device's local addresses and port. Tests pass an in-memory fabric:
+//
+//	fab := netio.NewFabric(netio.FabricConfig{})
+//	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+//		return fab.NewEndpoint(port, addrs...)
+//	}
+type NetworkFunc func(addrs []netip.Addr, port uint16) (netio.Conn, error)
+
+// Config says what a Device binds to and how it runs. Exactly one of Addr and Interface must be
+// set; every other field has a working zero value.
+type Config struct {
+	// Addr binds the device to one local IPv4 or IPv6 address. Its GID table holds the link-local
+	// GID rxe derives from the interface's MAC at index 0 and this address after it.
+	Addr netip.Addr
+	// Interface binds the device to every address of the named network interface, as
+	// `rdma link add ... netdev NAME` does: the GID table is that interface's, laid out as rxe's.
+	Interface string
+
+	// Name is the device name Device.Name reports; empty means "gorxe_" followed by the interface
+	// name or the address.
+	Name string
+	// Port is the UDP port to listen on; zero means DefaultPort (4791). Peers always send to
+	// DefaultPort, so other ports are for tests that must not collide with a running rxe.
+	Port uint16
+	// MTU caps the port's active MTU. Zero derives it as rxe does: the interface MTU minus 80
+	// bytes of headers, rounded down to an IB MTU (4096 for loopback and for networks supplied by
+	// Network).
+	MTU MTU
+	// Logger receives control-path events (open, close, QP errors); nil discards them. Nothing is
+	// logged per packet: Counters are the data-path observability.
+	Logger *slog.Logger
+	// Workers is the number of goroutines that run the transport (QPs are spread over them by
+	// QPN); zero means GOMAXPROCS, and at least 2.
+	Workers int
+	// Faults impairs outgoing datagrams. When it is the zero value, the GORXE_FAULTS environment
+	// variable is read instead.
+	Faults FaultConfig
+
+	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
+	// Tests pass a *clock.Fake and step it.
+	Clock clock.Clock
+	// Network replaces the UDP sockets, for tests (see NetworkFunc). A supplied network carries no
+	// IP header, so the ICRC of IPv4 packets is verified exactly with the IP ID 0 and DF bit gorxe
+	// senders use, rather than with the unknown-ID verifier UDP sockets need.
+	Network NetworkFunc
+}
+
+// resolved is a validated Config with every default filled in.
+type resolved struct {
+	Config
+	port    uint16
+	workers int
+	faults  FaultConfig
+	clk     clock.Clock
+	log     *slog.Logger
+}
+
+func (c *Config) resolve() (*resolved, error) {
+	r := &resolved{Config: *c}
+	switch {
+	case c.Addr.IsValid() && c.Interface != "":
+		return nil, configErr("Addr and Interface are mutually exclusive")
+	case !c.Addr.IsValid() && c.Interface == "":
+		return nil, configErr("one of Addr and Interface is required")
+	case c.Addr.IsValid() && (c.Addr.IsUnspecified() || c.Addr.IsMulticast()):
+		return nil, configErr(fmt.Sprintf("Addr %v is not a unicast address", c.Addr))
+	}
+	r.port = c.Port
+	if r.port == 0 {
+		r.port = DefaultPort
+	}
+	if c.MTU != 0 && !c.MTU.Valid() {
+		return nil, configErr(fmt.Sprintf("MTU %d is not an IB MTU enum (1..5)", c.MTU))
+	}
+	switch {
+	case c.Workers < 0:
+		return nil, configErr(fmt.Sprintf("Workers %d is negative", c.Workers))
+	case c.Workers > 0:
+		r.workers = c.Workers
+	default:
+		r.workers = max(runtime.GOMAXPROCS(0), 2)
+	}
+	r.faults = c.Faults
+	if !r.faults.Enabled() {
+		env, err := netio.FaultConfigFromEnv()
+		if err != nil {
+			return nil, configErr(netio.EnvFaults + ": " + err.Error())
+		}
+		r.faults = env
+	} else if err := r.faults.Validate(); err != nil {
+		return nil, configErr("Faults: " + err.Error())
+	}
+	r.clk = c.Clock
+	if r.clk == nil {
+		r.clk = clock.Real{}
+	}
+	r.log = c.Logger
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}

@@ -1,0 +1,282 @@
+package gorxe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// Device is an opened gorxe device (ibv_context): one RoCEv2 port bound to local addresses,
+// the verbs objects created on it, and the goroutines that run their traffic.
+//
+// Traffic runs on a fixed set of workers, each owning the QPs whose QPN maps to it, plus one
+// receive goroutine per network connection; everything stops in Close. All methods are safe for
+// concurrent use.
+type Device struct {
+	cfg    *resolved
+	name   string
+	bind   *binding
+	mtu    MTU
+	guid   uint64
+	conn   netio.Conn
+	keys   *mr.Table
+	clk    clock.Clock
+	log    *slog.Logger
+	strict bool // IPv4 ICRCs are verified with IP ID 0 and DF (a supplied network)
+
+	// life serialises Close against verbs that hand work to the workers, so nothing is queued
+	// after the workers flushed their QPs and stopped.
+	life   sync.RWMutex
+	closed atomic.Bool
+	done   chan struct{} // closed when Close starts
+
+	events eventQueue
+	qpt    *qp.Table
+}
+
+// Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
+// ibv_open_device on a freshly added rxe link). It fails if the UDP port is taken on any of the
+// addresses.
+func Open(cfg Config) (*Device, error) {
+	rc, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	b, err := resolveBinding(rc)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{
+		cfg:    rc,
+		name:   b.name,
+		bind:   b,
+		mtu:    activeMTU(b.mtu),
+		guid:   binary.BigEndian.Uint64(nodeGUIDBytes(b.mac)),
+		keys:   mr.NewTable(),
+		clk:    rc.clk,
+		log:    rc.log,
+		strict: rc.Network != nil,
+		done:   make(chan struct{}),
+	}
+	if rc.Name != "" {
+		d.name = rc.Name
+	}
+	if rc.Network == nil && b.netdev == "" {
+		// The socket layer would refuse the address too, less clearly.
+		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, fmt.Sprintf("%v is not an address of any local interface", rc.Addr)}}
+	}
+	if rc.MTU != 0 && rc.MTU < d.mtu {
+		d.mtu = rc.MTU
+	}
+	if d.conn, err = d.openConn(); err != nil {
+		return nil, err
+	}
+	d.events.init()
+	lim := qp.DefaultLimits()
+	lim.GIDTableLen = len(b.gids)
+	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
+	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
+	d.log.Info("gorxe device open", "name", d.name, "addrs", d.conn.LocalAddrs(), "mtu", d.mtu)
+	return d, nil
+}
+
+// openConn opens the device's datagram transport: UDP sockets on every bound address, or the
+// supplied network, wrapped in the fault injector when faults are configured.
+func (d *Device) openConn() (netio.Conn, error) {
+	var c netio.Conn
+	var err error
+	if d.cfg.Network != nil {
+		c, err = d.cfg.Network(d.bind.addrs, d.cfg.port)
+	} else {
+		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: d.bind.addrs, Port: d.cfg.port, ZeroChecksum: true})
+	}
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	if d.cfg.faults.Enabled() {
+		fc, err := netio.WithFaults(c, d.cfg.faults, d.clk)
+		if err != nil {
+			c.Close()
+			return nil, configErr("Faults: " + err.Error())
+		}
+		d.log.Info("gorxe fault injection on", "faults", d.cfg.faults.String())
+		c = fc
+	}
+	return c, nil
+}
+
+// check returns ErrDeviceClosed, wrapped for verb op, once Close has started.
+func (d *Device) check(op string) error {
+	if d.closed.Load() {
+		return &Error{Op: op, Err: ErrDeviceClosed}
+	}
+	return nil
+}
+
+// Close releases the device (ibv_close_device): it stops receiving, moves every QP to the error
+// state so that outstanding work requests complete with WCWRFlushErr, stops the timers and the
+// goroutines, and closes the sockets. CQs can still be polled afterwards; every other verb
+// returns ErrDeviceClosed.
+func (d *Device) Close() error {
+	d.life.Lock()
+	if d.closed.Swap(true) {
+		d.life.Unlock()
+		return &Error{Op: "close_device", Err: ErrDeviceClosed}
+	}
+	close(d.done)
+	d.life.Unlock()
+
+	err := d.conn.Close()
+	close(d.events.closed)
+	d.log.Info("gorxe device closed", "name", d.name)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return &Error{Op: "close_device", Err: err}
+	}
+	return nil
+}
+
+// Name returns the device name (ibv_get_device_name), "gorxe_" plus the interface name or the
+// address unless Config.Name chose one.
+func (d *Device) Name() string { return d.name }
+
+// NetDev returns the name of the network interface the device is bound to, or "" when its
+// address belongs to no local interface (a supplied network).
+func (d *Device) NetDev() string { return d.bind.netdev }
+
+// LocalAddrs returns the addresses and UDP port the device listens on.
+func (d *Device) LocalAddrs() []netip.AddrPort { return d.conn.LocalAddrs() }
+
+// Query returns the device attributes (ibv_query_device), rxe's defaults with this device's
+// GUIDs.
+func (d *Device) Query() (DeviceAttr, error) {
+	if err := d.check("query_device"); err != nil {
+		return DeviceAttr{}, err
+	}
+	a := defaultDeviceAttr()
+	a.NodeGUID = d.guid
+	a.SysImageGUID = d.guid
+	return a, nil
+}
+
+// QueryPort returns the attributes of port 1, the only port (ibv_query_port).
+func (d *Device) QueryPort(port uint8) (PortAttr, error) {
+	if err := d.check("query_port"); err != nil {
+		return PortAttr{}, err
+	}
+	if port != 1 {
+		return PortAttr{}, argErr("query_port", ErrInvalidPort, fmt.Sprintf("port %d (the device has port 1 only)", port))
+	}
+	return PortAttr{
+		State:         PortActive,
+		MaxMTU:        MTU4096,
+		ActiveMTU:     d.mtu,
+		GIDTblLen:     gidTableLen,
+		PortCapFlags:  PortCMSup,
+		MaxMsgSz:      maxMsgSize,
+		PKeyTblLen:    1,
+		MaxVLNum:      1,
+		ActiveWidth:   1, // 1X
+		ActiveSpeed:   1, // SDR: what ib_get_eth_speed reports for an unknown link speed
+		PhysState:     physStateLinkUp,
+		LinkLayer:     LinkLayerEthernet,
+		SubnetTimeout: 0,
+	}, nil
+}
+
+// QueryGID returns the GID at index of port 1's GID table (ibv_query_gid).
+func (d *Device) QueryGID(index int) (GID, error) {
+	if err := d.check("query_gid"); err != nil {
+		return GID{}, err
+	}
+	if index < 0 || index >= len(d.bind.gids) {
+		return GID{}, argErr("query_gid", ErrInvalidGIDIndex, fmt.Sprintf("index %d (table has %d entries)", index, len(d.bind.gids)))
+	}
+	return d.bind.gids[index].GID, nil
+}
+
+// GIDTable returns port 1's GID table (ibv_query_gid_table): index 0 the link-local GID derived
+// from the interface's MAC, then the IPv4-mapped addresses, then the other IPv6 addresses.
+func (d *Device) GIDTable() []GIDEntry {
+	return append([]GIDEntry(nil), d.bind.gids...)
+}
+
+// QueryPKey returns the P_Key at index of port 1's P_Key table (ibv_query_pkey); the table holds
+// the default P_Key 0xFFFF only, as rxe's does.
+func (d *Device) QueryPKey(index int) (uint16, error) {
+	if err := d.check("query_pkey"); err != nil {
+		return 0, err
+	}
+	if index != 0 {
+		return 0, argErr("query_pkey", ErrInvalidPKeyIndex, fmt.Sprintf("index %d (table has 1 entry)", index))
+	}
+	return DefaultPKey, nil
+}
+
+// DefaultPKey is the full-membership default partition key, the only entry of the P_Key table.
+const DefaultPKey = 0xFFFF
+
+// gidTableLen is ibv_port_attr.gid_tbl_len, rxe's RXE_PORT_GID_TBL_LEN.
+const gidTableLen = 1024
+
+// physStateLinkUp is the IB physical port state "LinkUp" (5).
+const physStateLinkUp = 5
+
+// sourceAddr resolves a GID index to the local address packets leave from; entries the device
+// has no socket on (the link-local GID of loopback) do not resolve.
+func (d *Device) sourceAddr(sgidIndex uint8) (netip.Addr, bool) {
+	i := int(sgidIndex)
+	if i >= len(d.bind.gids) || !d.bind.gids[i].Usable {
+		return netip.Addr{}, false
+	}
+	a := d.bind.gids[i].GID.Addr()
+	for _, b := range d.bind.addrs {
+		if b.WithZone("") == a {
+			return b, true
+		}
+	}
+	return a, true
+}
+
+// gidIndexUsable reports whether i names a GID the device can send from.
+func (d *Device) gidIndexUsable(i int) bool {
+	return i >= 0 && i < len(d.bind.gids) && d.bind.gids[i].Usable
+}
+
+// cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
+// never blocks.
+func (d *Device) cqError(c *cq.CQ) {
+	if w, ok := c.Context().(*CQ); ok {
+		d.events.push(AsyncEvent{Type: EventCQErr, CQ: w, Port: 1})
+	}
+}
+
+// eventSink turns the QP table's events into the device's asynchronous events, with the public
+// objects in place of the internal ones.
+type eventSink struct{ d *Device }
+
+// HandleEvent implements qp.EventSink. It never blocks.
+func (s eventSink) HandleEvent(e qp.Event) {
+	ev := AsyncEvent{Type: e.Type, Port: e.PortNum}
+	if e.QP != nil {
+		ev.QP, _ = e.QP.Context().(*QP)
+	}
+	if e.SRQ != nil {
+		ev.SRQ, _ = e.SRQ.Context().(*SRQ)
+	}
+	if e.CQ != nil {
+		ev.CQ, _ = e.CQ.Context().(*CQ)
+	}
+	s.d.events.push(ev)
+}

@@ -1,0 +1,118 @@
+package gorxe
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gorxe/gorxe/qp"
+)
+
+// EventType is the kind of an asynchronous event (enum ibv_event_type); String gives
+// ibv_event_type_str's text.
+type EventType = qp.EventType
+
+// Asynchronous event types (IBV_EVENT_*).
+const (
+	EventCQErr            = qp.EventCQErr            // a CQ overran
+	EventQPFatal          = qp.EventQPFatal          // the QP went to the error state
+	EventQPReqErr         = qp.EventQPReqErr         // the peer sent an invalid request
+	EventQPAccessErr      = qp.EventQPAccessErr      // the peer violated an access right
+	EventCommEst          = qp.EventCommEst          // first packet received in RTR
+	EventSQDrained        = qp.EventSQDrained        // SQD reached with nothing in flight
+	EventPathMig          = qp.EventPathMig          // never raised: RoCE has no APM
+	EventPathMigErr       = qp.EventPathMigErr       // never raised
+	EventDeviceFatal      = qp.EventDeviceFatal      // never raised
+	EventPortActive       = qp.EventPortActive       // the port is up (raised by Open)
+	EventPortErr          = qp.EventPortErr          // never raised: the port never goes down
+	EventLIDChange        = qp.EventLIDChange        // never raised
+	EventPKeyChange       = qp.EventPKeyChange       // never raised
+	EventSMChange         = qp.EventSMChange         // never raised
+	EventSRQErr           = qp.EventSRQErr           // an SRQ failed
+	EventSRQLimitReached  = qp.EventSRQLimitReached  // an SRQ fell below its armed limit
+	EventQPLastWQEReached = qp.EventQPLastWQEReached // a QP on an SRQ entered ERR
+	EventClientReregister = qp.EventClientReregister // never raised
+	EventGIDChange        = qp.EventGIDChange        // never raised
+	EventWQFatal          = qp.EventWQFatal          // never raised
+)
+
+// AsyncEvent is one asynchronous event (struct ibv_async_event): the object it concerns is set,
+// the others are nil.
+type AsyncEvent struct {
+	Type EventType
+	QP   *QP  // QP events
+	CQ   *CQ  // EventCQErr
+	SRQ  *SRQ // SRQ events
+	Port uint8
+}
+
+// maxQueuedEvents bounds the events waiting for GetAsyncEvent; beyond it the oldest are dropped,
+// so a program that never reads events cannot make the device grow without bound.
+const maxQueuedEvents = 4096
+
+// eventQueue holds asynchronous events until GetAsyncEvent takes them.
+type eventQueue struct {
+	mu      sync.Mutex
+	q       []AsyncEvent
+	dropped uint64
+	ready   chan struct{} // capacity 1: "q may be non-empty"
+	closed  chan struct{}
+}
+
+func (e *eventQueue) init() {
+	e.ready = make(chan struct{}, 1)
+	e.closed = make(chan struct{})
+}
+
+// push queues ev. It never blocks: it may be called from the CQ's overflow path with queue locks
+// held.
+func (e *eventQueue) push(ev AsyncEvent) {
+	e.mu.Lock()
+	if len(e.q) >= maxQueuedEvents {
+		e.q = append(e.q[:0], e.q[1:]...)
+		e.dropped++
+	}
+	e.q = append(e.q, ev)
+	e.mu.Unlock()
+	select {
+	case e.ready <- struct{}{}:
+	default:
+	}
+}
+
+// GetAsyncEvent returns the oldest asynchronous event, waiting for one until ctx ends
+// (ibv_get_async_event). After Close it returns the events still queued, then ErrDeviceClosed.
+// There is nothing to acknowledge: the event holds its objects, so destroying them is never
+// blocked by an unread event.
+func (d *Device) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	e := &d.events
+	for {
+		e.mu.Lock()
+		if len(e.q) > 0 {
+			ev := e.q[0]
+			e.q[0] = AsyncEvent{}
+			e.q = e.q[1:]
+			more := len(e.q) > 0
+			e.mu.Unlock()
+			if more {
+				select {
+				case e.ready <- struct{}{}:
+				default:
+				}
+			}
+			return ev, nil
+		}
+		e.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-e.closed:
+			e.mu.Lock()
+			empty := len(e.q) == 0
+			e.mu.Unlock()
+			if empty {
+				return AsyncEvent{}, &Error{Op: "get_async_event", Err: ErrDeviceClosed}
+			}
+		case <-ctx.Done():
+			return AsyncEvent{}, &Error{Op: "get_async_event", Err: ctx.Err()}
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package gorxe
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"unsafe"
+)
+
+func TestPDAndMRLifecycle(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1")
+	pd, err := d.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd.Device() != d {
+		t.Error("PD.Device")
+	}
+	buf := make([]byte, 8192)
+	m, err := pd.RegMR(buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LKey() != m.RKey() || m.LKey() == 0 {
+		t.Errorf("keys lkey %#x rkey %#x", m.LKey(), m.RKey())
+	}
+	if m.Addr() != uint64(uintptr(unsafe.Pointer(&buf[0]))) || m.Length() != 8192 || m.PD() != pd || !m.Valid() {
+		t.Errorf("MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
+	}
+	if m.Access() != AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead {
+		t.Errorf("Access %v", m.Access())
+	}
+	if err := pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
+		t.Errorf("Dealloc with a registered MR: %v, want ErrPDInUse", err)
+	}
+
+	zb, err := pd.RegMR(buf[:4096], AccessLocalWrite|AccessZeroBased)
+	if err != nil || zb.Addr() != 0 {
+		t.Fatalf("zero-based RegMR: addr %#x, %v", zb.Addr(), err)
+	}
+	io, err := pd.RegMRIOVA(buf[:100], 0x1000_0000, AccessLocalWrite)
+	if err != nil || io.Addr() != 0x1000_0000 || io.Length() != 100 {
+		t.Fatalf("RegMRIOVA: %v", err)
+	}
+
+	// Rereg to another PD changes the key variant and the PD.
+	pd2, _ := d.AllocPD()
+	old := m.LKey()
+	if err := m.Rereg(ReregChangePD|ReregChangeAccess, pd2, nil, AccessLocalWrite); err != nil {
+		t.Fatal(err)
+	}
+	if m.PD() != pd2 || m.LKey() == old || m.LKey()>>8 != old>>8 || m.Access() != AccessLocalWrite {
+		t.Errorf("after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
+	}
+	if err := m.Rereg(0, nil, nil, 0); !errors.Is(err, ErrReregFlags) {
+		t.Errorf("Rereg without flags: %v", err)
+	}
+	if err := m.Rereg(ReregChangePD, nil, nil, 0); !errors.Is(err, ErrNilObject) {
+		t.Errorf("Rereg to a nil PD: %v", err)
+	}
+
+	for _, r := range []*MR{m, zb, io} {
+		if err := r.Dereg(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Dereg(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("second Dereg: %v, want ErrDestroyed", err)
+	}
+	if err := pd.Dealloc(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.Dealloc(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("second Dealloc: %v, want ErrDestroyed", err)
+	}
+	if _, err := pd.RegMR(buf, AccessLocalWrite); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("RegMR on a deallocated PD: %v", err)
+	}
+}
+
+func TestMRMisuse(t *testing.T) {
+	f := newTestFabric(t)
+	d, other := f.open(t, "10.0.0.1"), f.open(t, "10.0.0.2")
+	pd, _ := d.AllocPD()
+	opd, _ := other.AllocPD()
+	buf := make([]byte, 64)
+	if _, err := pd.RegMR(nil, AccessLocalWrite); !errors.Is(err, ErrEmptyRegion) {
+		t.Errorf("RegMR of nothing: %v", err)
+	}
+	if _, err := pd.RegMR(buf, AccessRemoteWrite); !errors.Is(err, ErrAccessFlags) {
+		t.Errorf("remote write without local write: %v", err)
+	}
+	if _, err := pd.RegMRIOVA(buf, 5, AccessZeroBased); !errors.Is(err, ErrZeroBased) && !errors.Is(err, ErrAccessFlags) {
+		t.Errorf("zero-based with an IOVA: %v", err)
+	}
+	m, _ := pd.RegMR(buf, AccessLocalWrite)
+	if err := m.Rereg(ReregChangePD, opd, nil, 0); !errors.Is(err, ErrWrongDevice) {
+		t.Errorf("Rereg to another device's PD: %v", err)
+	}
+	var e *Error
+	if err := m.Rereg(ReregChangePD, opd, nil, 0); !errors.As(err, &e) || e.Op != "rereg_mr" {
+		t.Errorf("error %v does not name rereg_mr", err)
+	}
+}
+
+func TestFastRegMRAndMW(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1")
+	pd, _ := d.AllocPD()
+	fr, err := pd.AllocMR(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr.Valid() {
+		t.Error("a fresh fast-register MR is valid")
+	}
+	if _, err := pd.AllocMR(100000); !errors.Is(err, ErrPageList) && !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("AllocMR beyond max_fast_reg_page_list_len: %v", err)
+	}
+	for _, typ := range []MWType{MWType1, MWType2} {
+		w, err := pd.AllocMW(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Type() != typ || w.PD() != pd || w.Bound() || w.RKey() == 0 {
+			t.Errorf("MW type %v: %+v", typ, w)
+		}
+		if err := pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
+			t.Errorf("Dealloc with a window: %v", err)
+		}
+		if err := w.Dealloc(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Dealloc(); !errors.Is(err, ErrDestroyed) {
+			t.Errorf("second MW Dealloc: %v", err)
+		}
+	}
+	if err := fr.Dereg(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.Dealloc(); err != nil {
+		t.Fatal(err)
+	}
+	if got := IncKey(0x1234_56ff); got != 0x1234_5600 {
+		t.Errorf("IncKey wraps the variant: %#x", got)
+	}
+}
+
+func TestAllocBuffer(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1")
+	pd, _ := d.AllocPD()
+	b, err := AllocBuffer(10000, BufferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Bytes()) != 10000 {
+		t.Fatalf("Bytes len %d", len(b.Bytes()))
+	}
+	m, err := pd.RegMR(b.Bytes(), AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); !errors.Is(err, ErrBufferInUse) {
+		t.Errorf("Free of a registered buffer: %v", err)
+	}
+	m.Dereg()
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AllocBuffer(0, BufferOptions{}); !errors.Is(err, ErrBufferSize) {
+		t.Errorf("AllocBuffer(0): %v", err)
+	}
+}
+
+func TestCQAndCompChannel(t *testing.T) {
+	f := newTestFabric(t)
+	d, other := f.open(t, "10.0.0.1"), f.open(t, "10.0.0.2")
+	for _, n := range []int{0, -1, MaxCQE + 1} {
+		if _, err := d.CreateCQ(n, nil); !errors.Is(err, ErrInvalidCQSize) {
+			t.Errorf("CreateCQ(%d): %v", n, err)
+		}
+	}
+	ch, err := d.CreateCompChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	och, _ := other.CreateCompChannel()
+	if _, err := d.CreateCQ(4, och); !errors.Is(err, ErrWrongDevice) {
+		t.Errorf("CreateCQ with another device's channel: %v", err)
+	}
+	c, err := d.CreateCQ(16, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CQE() != 16 || c.Channel() != ch || c.Err() != nil {
+		t.Errorf("CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
+	}
+	if n := c.Poll(make([]WC, 8)); n != 0 {
+		t.Errorf("Poll of an empty CQ = %d", n)
+	}
+	if err := c.ReqNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing completes, so GetEvent times out with the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ch.GetEvent(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("GetEvent with no event: %v", err)
+	}
+	if err := c.Resize(32); err != nil || c.CQE() != 32 {
+		t.Errorf("Resize: %v, cqe %d", err, c.CQE())
+	}
+	if err := c.AckEvents(1); !errors.Is(err, ErrAckTooMany) {
+		t.Errorf("AckEvents of nothing: %v", err)
+	}
+	if err := ch.Destroy(); !errors.Is(err, ErrInUse) {
+		t.Errorf("Destroy of a channel with a CQ: %v, want ErrInUse", err)
+	}
+	if err := c.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Destroy(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("second CQ Destroy: %v", err)
+	}
+	if err := ch.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.GetEvent(context.Background()); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("GetEvent on a destroyed channel: %v", err)
+	}
+}

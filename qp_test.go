@@ -1,0 +1,361 @@
+package gorxe
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// testQPs holds what most QP tests need: a device, a PD, a CQ pair.
+type testQPs struct {
+	d      *Device
+	pd     *PD
+	cq     *CQ
+	buf    []byte
+	mr     *MR
+	caps   QPCap
+	qpType QPType
+}
+
+func newTestQPs(t *testing.T, d *Device) *testQPs {
+	t.Helper()
+	pd, err := d.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.CreateCQ(64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<16)
+	m, err := pd.RegMR(buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testQPs{d: d, pd: pd, cq: c, buf: buf, mr: m, caps: QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
+}
+
+func (x *testQPs) create(t *testing.T, typ QPType) *QP {
+	t.Helper()
+	q, err := x.d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, Cap: x.caps, QPType: typ, Context: "ctx"})
+	if err != nil {
+		t.Fatalf("CreateQP(%v): %v", typ, err)
+	}
+	return q
+}
+
+// Attribute values and masks exactly as rdma-core's ibv_rc_pingpong sets them (pp_connect_ctx),
+// with a GID as rxe needs.
+const (
+	rcInitMask = QPAttrState | QPAttrPKeyIndex | QPAttrPort | QPAttrAccessFlags
+	rcRTRMask  = QPAttrState | QPAttrAV | QPAttrPathMTU | QPAttrDestQPN | QPAttrRQPSN |
+		QPAttrMaxDestRdAtomic | QPAttrMinRNRTimer
+	rcRTSMask = QPAttrState | QPAttrTimeout | QPAttrRetryCnt | QPAttrRNRRetry | QPAttrSQPSN |
+		QPAttrMaxQPRdAtomic
+)
+
+// connectRC walks q from RESET to RTS against a peer QP at (dgid, dqpn), as ibv_rc_pingpong does.
+func connectRC(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU) {
+	t.Helper()
+	if err := q.Modify(&QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1,
+		AccessFlags: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic}, rcInitMask); err != nil {
+		t.Fatalf("RESET->INIT: %v", err)
+	}
+	if err := q.Modify(&QPAttr{
+		State: QPStateRTR, PathMTU: mtu, DestQPNum: dqpn, RQPSN: rqPSN, MaxDestRdAtomic: 1, MinRNRTimer: 12,
+		AHAttr: AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 1, HopLimit: 1}},
+	}, rcRTRMask); err != nil {
+		t.Fatalf("INIT->RTR: %v", err)
+	}
+	if err := q.Modify(&QPAttr{State: QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, SQPSN: sqPSN, MaxRdAtomic: 1}, rcRTSMask); err != nil {
+		t.Fatalf("RTR->RTS: %v", err)
+	}
+}
+
+func TestQPRCWalkLikeRCPingpong(t *testing.T) {
+	f := newTestFabric(t)
+	x := newTestQPs(t, f.open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeRC)
+	if q.QPN() != 16 || q.Type() != QPTypeRC || q.State() != QPStateReset || q.Context() != "ctx" || q.PD() != x.pd ||
+		q.SendCQ() != x.cq || q.RecvCQ() != x.cq || q.SRQ() != nil || q.Device() != x.d {
+		t.Fatalf("fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	}
+	peer := GIDFromAddr(mustAddr("10.0.0.2"))
+	connectRC(t, q, peer, 0x123456, 0xabcdef, 0x654321, MTU1024)
+	a, in, err := q.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != QPStateRTS || a.PathMTU != MTU1024 || a.DestQPNum != 0x123456 || a.RQPSN != 0xabcdef ||
+		a.SQPSN != 0x654321 || a.Timeout != 14 || a.RetryCnt != 7 || a.RNRRetry != 7 || a.MaxRdAtomic != 1 ||
+		a.MaxDestRdAtomic != 1 || a.MinRNRTimer != 12 || a.PortNum != 1 || GID(a.AHAttr.GRH.DGID) != peer ||
+		a.AccessFlags != AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic {
+		t.Errorf("Query after the walk: %+v", a)
+	}
+	if in.QPType != QPTypeRC || in.SendCQ != x.cq || in.Context != "ctx" || in.Cap != x.caps {
+		t.Errorf("Query init attributes: %+v", in)
+	}
+}
+
+func TestQPUDWalkLikeUDPingpong(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeUD)
+	steps := []struct {
+		attr QPAttr
+		mask QPAttrMask
+	}{
+		{QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1, QKey: 0x11111111}, QPAttrState | QPAttrPKeyIndex | QPAttrPort | QPAttrQKey},
+		{QPAttr{State: QPStateRTR}, QPAttrState},
+		{QPAttr{State: QPStateRTS, SQPSN: 77}, QPAttrState | QPAttrSQPSN},
+	}
+	for _, s := range steps {
+		if err := q.Modify(&s.attr, s.mask); err != nil {
+			t.Fatalf("-> %v: %v", s.attr.State, err)
+		}
+		if q.State() != s.attr.State {
+			t.Fatalf("state %v, want %v", q.State(), s.attr.State)
+		}
+	}
+}
+
+func TestQPModifyMisuse(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeRC)
+	err := q.Modify(&QPAttr{State: QPStateRTS}, QPAttrState)
+	var me *ModifyError
+	if !errors.Is(err, ErrInvalidTransition) || !errors.As(err, &me) || me.From != QPStateReset || me.To != QPStateRTS {
+		t.Errorf("RESET->RTS: %v", err)
+	}
+	err = q.Modify(&QPAttr{State: QPStateInit}, QPAttrState|QPAttrPort)
+	if !errors.Is(err, ErrMissingAttr) || !errors.As(err, &me) || me.Missing != QPAttrPKeyIndex|QPAttrAccessFlags {
+		t.Errorf("RESET->INIT without PKEY_INDEX and ACCESS_FLAGS: %v", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Op != "modify_qp" {
+		t.Errorf("error %v does not name modify_qp", err)
+	}
+	if err := q.Modify(nil, QPAttrState); !errors.Is(err, ErrNilObject) {
+		t.Errorf("Modify(nil): %v", err)
+	}
+	if err := q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask); err != nil {
+		t.Fatal(err)
+	}
+	// GID index 0 is the link-local GID, which a device bound to one address cannot send from.
+	rtr := QPAttr{State: QPStateRTR, PathMTU: MTU1024, DestQPNum: 17, MaxDestRdAtomic: 1, MinRNRTimer: 12,
+		AHAttr: AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: GIDFromAddr(mustAddr("10.0.0.2")), SGIDIndex: 0}}}
+	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidGIDIndex) {
+		t.Errorf("RTR with sgid_index 0: %v", err)
+	}
+	rtr.AHAttr.GRH.SGIDIndex = 7
+	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidGIDIndex) {
+		t.Errorf("RTR with sgid_index 7: %v", err)
+	}
+	rtr.AHAttr.GRH.SGIDIndex = 1
+	rtr.PathMTU = 9
+	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidAttr) {
+		t.Errorf("RTR with path MTU 9: %v", err)
+	}
+	if q.State() != QPStateInit {
+		t.Errorf("a failed Modify changed the state to %v", q.State())
+	}
+}
+
+func TestCreateQPMisuse(t *testing.T) {
+	f := newTestFabric(t)
+	x := newTestQPs(t, f.open(t, "10.0.0.1"))
+	y := newTestQPs(t, f.open(t, "10.0.0.2"))
+	d := x.d
+	cases := []struct {
+		name string
+		pd   *PD
+		attr *QPInitAttr
+		want error
+	}{
+		{"nil PD", nil, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC}, ErrNilObject},
+		{"PD of another device", y.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC}, ErrWrongDevice},
+		{"nil attributes", x.pd, nil, ErrNilObject},
+		{"no send CQ", x.pd, &QPInitAttr{RecvCQ: x.cq, QPType: QPTypeRC}, ErrMissingCQ},
+		{"CQ of another device", x.pd, &QPInitAttr{SendCQ: y.cq, RecvCQ: x.cq, QPType: QPTypeRC}, ErrWrongDevice},
+		{"XRC", x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: 9}, ErrInvalidQPType},
+		{"too many WRs", x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC, Cap: QPCap{MaxSendWR: 1<<20 + 1}}, ErrInvalidCaps},
+		{"too many SGEs", x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC, Cap: QPCap{MaxRecvSGE: 33}}, ErrInvalidCaps},
+		{"inline too long", x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC, Cap: QPCap{MaxInlineData: 513}}, ErrInvalidCaps},
+	}
+	for _, c := range cases {
+		if _, err := d.CreateQP(c.pd, c.attr); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	g := x.create(t, QPTypeGSI)
+	if g.QPN() != 1 {
+		t.Errorf("GSI QPN %d, want 1", g.QPN())
+	}
+	if _, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeGSI}); !errors.Is(err, ErrGSIExists) {
+		t.Errorf("second GSI QP: %v", err)
+	}
+}
+
+func TestQPDestroyAndDependencies(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeRC)
+	if err := x.cq.Destroy(); !errors.Is(err, ErrInUse) {
+		t.Errorf("destroying a CQ a QP uses: %v", err)
+	}
+	x.mr.Dereg()
+	if err := x.pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
+		t.Errorf("deallocating a PD a QP uses: %v", err)
+	}
+	if err := q.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Destroy(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("second Destroy: %v", err)
+	}
+	if err := q.PostRecv([]RecvWR{{ID: 1}}); err == nil {
+		t.Error("PostRecv on a destroyed QP succeeded")
+	}
+	if err := x.cq.Destroy(); err != nil {
+		t.Errorf("CQ Destroy after the QP: %v", err)
+	}
+	if err := x.pd.Dealloc(); err != nil {
+		t.Errorf("PD Dealloc after the QP: %v", err)
+	}
+	// The QP number is free again, but allocation moves on cyclically, as rxe's pool does.
+	y := newTestQPs(t, x.d)
+	if q2 := y.create(t, QPTypeRC); q2.QPN() == 0 || q2.QPN() == 1 {
+		t.Errorf("new QPN %d", q2.QPN())
+	}
+}
+
+func TestPostMisuse(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeRC)
+	sge := []SGE{{Addr: x.mr.Addr(), Length: 8, LKey: x.mr.LKey()}}
+	err := q.PostSend([]SendWR{{ID: 1, Opcode: WRSend, SGList: sge}})
+	var pe *PostError
+	if !errors.Is(err, ErrInvalidState) || !errors.As(err, &pe) || pe.Index != 0 {
+		t.Errorf("PostSend in RESET: %v", err)
+	}
+	if err := q.PostRecv([]RecvWR{{ID: 1, SGList: sge}}); !errors.Is(err, ErrInvalidState) {
+		t.Errorf("PostRecv in RESET: %v", err)
+	}
+	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.2")), 99, 0, 0, MTU1024)
+	err = q.PostSend([]SendWR{
+		{ID: 1, Opcode: WRRDMAWrite, SGList: sge, RDMA: RDMAInfo{RemoteAddr: 0x1000, RKey: 5}},
+		{ID: 2, Opcode: WRSend, SGList: []SGE{sge[0], sge[0]}},
+	})
+	if !errors.Is(err, ErrTooManySGE) || !errors.As(err, &pe) || pe.Index != 1 {
+		t.Errorf("PostSend with 2 SGEs on a 1-SGE queue: %v", err)
+	}
+	ud := x.create(t, QPTypeUD)
+	if err := ud.Modify(&QPAttr{State: QPStateInit, PortNum: 1, QKey: 1}, QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrQKey); err != nil {
+		t.Fatal(err)
+	}
+	ud.Modify(&QPAttr{State: QPStateRTR}, QPAttrState)
+	ud.Modify(&QPAttr{State: QPStateRTS}, QPAttrState|QPAttrSQPSN)
+	if err := ud.PostSend([]SendWR{{ID: 1, Opcode: WRRDMAWrite, SGList: sge}}); !errors.Is(err, ErrInvalidOpcode) {
+		t.Errorf("RDMA WRITE on UD: %v", err)
+	}
+}
+
+func TestSRQAndLastWQEEvent(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	d := x.d
+	srq, err := d.CreateSRQ(x.pd, &SRQInitAttr{Context: 7, Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srq.Context() != 7 || srq.PD() != x.pd {
+		t.Errorf("SRQ context %v", srq.Context())
+	}
+	sge := []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}
+	if err := srq.PostRecv([]RecvWR{{ID: 1, SGList: sge}, {ID: 2, SGList: sge}}); err != nil {
+		t.Fatal(err)
+	}
+	if srq.Len() != 2 {
+		t.Errorf("SRQ Len %d", srq.Len())
+	}
+	if err := srq.Modify(&SRQAttr{SRQLimit: 1}, SRQLimit); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := srq.Query(); err != nil || a.MaxWR != 8 || a.SRQLimit != 1 {
+		t.Errorf("SRQ Query %+v, %v", a, err)
+	}
+	if _, err := d.CreateSRQ(x.pd, nil); !errors.Is(err, ErrNilObject) {
+		t.Errorf("CreateSRQ(nil): %v", err)
+	}
+	q, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, SRQ: srq, QPType: QPTypeRC, Cap: QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.PostRecv([]RecvWR{{ID: 3, SGList: sge}}); !errors.Is(err, ErrHasSRQ) {
+		t.Errorf("PostRecv on a QP with an SRQ: %v", err)
+	}
+	if err := srq.Destroy(); !errors.Is(err, ErrInUse) {
+		t.Errorf("destroying an SRQ in use: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if ev, _ := d.GetAsyncEvent(ctx); ev.Type != EventPortActive {
+		t.Fatalf("first event %v", ev.Type)
+	}
+	q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask)
+	if err := q.Modify(&QPAttr{State: QPStateErr}, QPAttrState); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := d.GetAsyncEvent(ctx)
+	if err != nil || ev.Type != EventQPLastWQEReached || ev.QP != q {
+		t.Errorf("event %+v, %v; want last WQE reached on the QP", ev, err)
+	}
+	if srq.Len() != 2 {
+		t.Errorf("entering ERR touched the SRQ: Len %d", srq.Len())
+	}
+	q.Destroy()
+	if err := srq.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAddressHandles(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	dgid := GIDFromAddr(mustAddr("10.0.0.2"))
+	ah, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 1, HopLimit: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if GID(ah.Attr().GRH.DGID) != dgid {
+		t.Errorf("AH attr %+v", ah.Attr())
+	}
+	if _, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}}); !errors.Is(err, ErrInvalidGIDIndex) {
+		t.Errorf("AH from the link-local GID: %v", err)
+	}
+	if _, err := x.pd.CreateAH(&AHAttr{PortNum: 1}); !errors.Is(err, ErrInvalidAH) && !errors.Is(err, ErrInvalidAttr) {
+		t.Errorf("AH without a GRH: %v", err)
+	}
+	if _, err := x.pd.CreateAH(nil); !errors.Is(err, ErrNilObject) {
+		t.Errorf("CreateAH(nil): %v", err)
+	}
+	if err := ah.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ah.Destroy(); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("second AH Destroy: %v", err)
+	}
+}
+
+func TestBindMWMisuse(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	q := x.create(t, QPTypeRC)
+	w2, _ := x.pd.AllocMW(MWType2)
+	if _, err := q.BindMW(w2, MWBindInfo{MR: x.mr, Length: 8}); !errors.Is(err, ErrMWType) {
+		t.Errorf("BindMW of a type 2 window: %v", err)
+	}
+	if _, err := q.BindMW(nil, MWBindInfo{}); !errors.Is(err, ErrNilObject) {
+		t.Errorf("BindMW(nil): %v", err)
+	}
+	w1, _ := x.pd.AllocMW(MWType1)
+	if _, err := q.BindMW(w1, MWBindInfo{MR: x.mr, Addr: x.mr.Addr(), Length: 8, Access: AccessRemoteRead}); !errors.Is(err, ErrInvalidState) {
+		t.Errorf("BindMW on a RESET QP: %v", err)
+	}
+}
