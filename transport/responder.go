@@ -1,0 +1,360 @@
+package transport
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// responder executes the requests that arrive at a QP (IBTA 9.7.5 for RC, 9.8 for UC, 9.8.? for
+// UD): it checks each packet against the QP's expected PSN and message state, places data into
+// receive WQEs and registered memory through mr, produces receive completions, and answers RC
+// requests with ACKs, NAKs, RDMA READ responses and atomic acknowledgements.
+type responder struct {
+	e *QP
+
+	attr qp.Attr // the QP's attributes, refreshed at every call
+	path Path    // where RC responses go (connected QPs)
+	mtu  int     // path MTU in bytes (connected QPs)
+
+	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
+	// rq_psn they were initialised from, so a new connection is noticed even when the state
+	// changes between two calls.
+	started bool
+	commEst bool // the first packet in RTR was reported (IBV_EVENT_COMM_EST)
+	rqPSN   uint32
+
+	psn     packet.PSN // expected PSN of the next request
+	msn     uint32     // message sequence number: messages completed, 24 bits
+	nakSent bool       // a PSN sequence error NAK is outstanding; repeat it only after recovery
+
+	// Message in progress on a connected QP: KindSend or KindRDMAWrite between a FIRST and its
+	// LAST, KindInvalid otherwise.
+	msgKind packet.Kind
+	ucDrop  bool // UC: the current message is lost; drop until the next FIRST or ONLY
+
+	// The receive WQE taken for a SEND or RDMA WRITE with immediate. A WQE whose message was
+	// abandoned (UC packet loss, UD drops) stays here for the next message.
+	wqe     qp.RecvWQE
+	haveWQE bool
+	cur     mr.Cursor // where the next SEND payload goes in wqe
+
+	// RDMA WRITE in progress.
+	writeVA    uint64
+	writeRKey  uint32
+	writeResid uint32 // bytes still to come
+	writeLen   uint32 // RETH DMA length: the byte_len of a WRITE with immediate
+
+	res  resources
+	read readReply
+}
+
+// readBurst bounds the RDMA READ response packets built in one call; a longer response continues
+// in Run. It keeps the output of one call (and the buffers it holds) bounded for a 2 GiB read.
+const readBurst = 1024
+
+func (r *responder) init(e *QP) {
+	r.e = e
+	r.msgKind = packet.KindInvalid
+}
+
+// verdict is the outcome of checking and executing one request packet.
+type verdict uint8
+
+const (
+	accepted   verdict = iota
+	rnr                // no receive WQE: RNR NAK (RC), drop (UC, UD)
+	invalidReq         // malformed or unsupported request: NAK invalid request, class C
+	accessErr          // R_Key, range or access violation: NAK remote access error, class C
+	lengthErr          // message longer than the receive WQE: local length error, class C
+	localErr           // the receive WQE's own buffers fail: class A (remote operational error)
+	invalidate         // SEND with Invalidate names a key that cannot be invalidated: class J
+	silentDrop         // nothing to do (duplicate without resource, ...)
+)
+
+// receiving reports whether a QP in state s accepts incoming requests.
+func receiving(s qp.State) bool {
+	switch s {
+	case qp.StateRTR, qp.StateRTS, qp.StateSQD, qp.StateSQE:
+		return true
+	}
+	return false
+}
+
+// refresh reads the QP's attributes and brings the responder in line with them: a new RTR
+// (re)initialises the expected PSN, the MSN and the responder resources from rq_psn and
+// max_dest_rd_atomic; RESET, INIT and ERR drop every message in progress.
+func (r *responder) refresh() {
+	r.attr, _ = r.e.q.Query()
+	a := &r.attr
+	if !receiving(a.State) {
+		r.stop(a.State == qp.StateErr)
+		return
+	}
+	if !r.started || a.RQPSN != r.rqPSN {
+		r.stop(false)
+		r.started, r.commEst = true, false
+		r.rqPSN = a.RQPSN
+		r.psn = packet.PSN(a.RQPSN)
+		r.msn = 0
+		r.nakSent = false
+		r.res.resize(int(a.MaxDestRdAtomic))
+	} else if r.res.size() != int(a.MaxDestRdAtomic) {
+		// SQD->SQD may change the number of responder resources.
+		r.res.resize(int(a.MaxDestRdAtomic))
+	}
+	r.mtu = a.PathMTU.Bytes()
+}
+
+// stop forgets every message in progress. In ERR a receive WQE the responder still holds
+// completes as flushed (a WQE of the QP's own receive queue was already flushed by the QP, which
+// CompleteRecv reports as stale); in RESET it is discarded without a completion.
+func (r *responder) stop(flush bool) {
+	if r.haveWQE && flush {
+		wc := cq.WC{Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv}
+		_ = r.e.q.CompleteRecv(&r.wqe, &wc, false)
+	}
+	r.haveWQE = false
+	r.started = false
+	r.msgKind = packet.KindInvalid
+	r.ucDrop = false
+	r.read.active = false
+	r.res.clear()
+}
+
+// receive handles one request packet addressed to the QP.
+func (r *responder) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
+	c := r.e.dev.Counters
+	r.refresh()
+	if !r.started {
+		c.DroppedState.Add(1)
+		return
+	}
+	op := p.Opcode()
+	switch r.e.q.Type() {
+	case qp.TypeRC:
+		if op.Transport() != packet.TransportRC {
+			c.DroppedOpcode.Add(1)
+			return
+		}
+	case qp.TypeUC:
+		if op.Transport() != packet.TransportUC {
+			c.DroppedOpcode.Add(1)
+			return
+		}
+	default:
+		if op.Transport() != packet.TransportUD {
+			c.DroppedOpcode.Add(1)
+			return
+		}
+		r.receiveUD(p, from)
+		return
+	}
+	sport := packet.UDPSourcePort(r.attr.AHAttr.GRH.FlowLabel, r.e.q.QPN(), r.attr.DestQPNum)
+	path, ok := r.e.req.pathTo(&r.attr.AHAttr, sport)
+	if !ok || !path.fromPeer(from) {
+		c.DroppedPath.Add(1)
+		return
+	}
+	r.path = path
+	if r.attr.State == qp.StateRTR && !r.commEst {
+		r.commEst = true
+		r.e.q.RaiseEvent(qp.EventCommEst)
+	}
+	if r.e.q.Type() == qp.TypeUC {
+		r.receiveUC(p)
+		return
+	}
+	r.receiveRC(now, p, out)
+}
+
+// run continues an RDMA READ response that did not fit in one call and, once the QP entered ERR,
+// flushes the receive WQE the responder holds.
+func (r *responder) run(now time.Time, out *Output) {
+	if !r.started && !r.haveWQE {
+		return
+	}
+	r.refresh()
+	if r.read.active {
+		r.sendRead(out, readBurst)
+	}
+}
+
+// deadline is the time the last call was made while an RDMA READ response is still unfinished
+// (Run is due at once), or zero.
+func (r *responder) deadline() time.Time {
+	if r.read.active {
+		return r.read.since
+	}
+	return time.Time{}
+}
+
+// receiveRC runs the RC responder's checks in IBTA order (PSN, opcode sequence, validity,
+// resources, length, R_Key) and executes the request.
+func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
+	if r.read.active {
+		// Responses leave in PSN order: finish the READ before answering anything newer.
+		r.sendRead(out, -1)
+	}
+	psn := p.BTH().PSN()
+	switch d := psn.Diff(r.psn); {
+	case d > 0:
+		// A lost packet: ask for it once with a PSN sequence error NAK, then drop until it comes.
+		if !r.nakSent {
+			r.nakSent = true
+			r.e.dev.Counters.OutOfSeqRequest.Add(1)
+			r.sendAck(packet.SyndromeNAKPSNSequenceError, r.psn, out)
+		}
+		return
+	case d < 0:
+		r.e.dev.Counters.DuplicateRequest.Add(1)
+		r.duplicate(now, p, out)
+		return
+	}
+	r.nakSent = false
+	op := p.Opcode()
+	var v verdict
+	if !r.inSequence(op) {
+		v = invalidReq
+	} else {
+		switch op.Kind() {
+		case packet.KindSend:
+			v = r.send(p)
+		case packet.KindRDMAWrite:
+			v = r.write(p)
+		case packet.KindRDMAReadRequest:
+			v = r.readRequest(now, p, out)
+		case packet.KindCompareSwap, packet.KindFetchAdd:
+			v = r.atomic(p, out)
+		case packet.KindAtomicWrite:
+			v = r.atomicWrite(p, out)
+		case packet.KindFlush:
+			v = r.flush(p, out)
+		default:
+			v = invalidReq
+		}
+	}
+	switch v {
+	case accepted:
+		if op.Kind() == packet.KindSend || op.Kind() == packet.KindRDMAWrite {
+			r.psn = psn.Add(1)
+			if p.BTH().AckReq() {
+				r.sendAck(packet.SyndromeACKUnlimited, psn, out)
+			}
+		}
+	case rnr:
+		r.e.dev.Counters.SendRNRErr.Add(1)
+		r.sendAck(packet.SyndromeRNRNAK(r.attr.MinRNRTimer), psn, out)
+	case silentDrop:
+	default:
+		r.fail(v, psn, out)
+	}
+}
+
+// inSequence reports whether op may follow the packets accepted so far: a FIRST or ONLY between
+// messages, a MIDDLE or LAST of the same operation inside one.
+func (r *responder) inSequence(op packet.Opcode) bool {
+	pos := op.Position()
+	if r.msgKind == packet.KindInvalid {
+		return pos == packet.PositionFirst || pos == packet.PositionOnly
+	}
+	return op.Kind() == r.msgKind && (pos == packet.PositionMiddle || pos == packet.PositionLast)
+}
+
+// lengthOK applies the packet length rules of a multi-packet message (C9-?): FIRST and MIDDLE
+// carry exactly one MTU, LAST 1 to MTU bytes, ONLY at most an MTU.
+func (r *responder) lengthOK(pos packet.Position, n int) bool {
+	switch pos {
+	case packet.PositionFirst, packet.PositionMiddle:
+		return n == r.mtu
+	case packet.PositionLast:
+		return n >= 1 && n <= r.mtu
+	}
+	return n <= r.mtu
+}
+
+// fail handles a request that cannot be executed and moves the QP to ERR: class C errors of RC
+// (IBTA 9.9.3.1) and class A (local) errors of every type. The receive WQE in use, if any,
+// completes in error, and an RC requester gets a NAK.
+func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
+	var (
+		syn    packet.Syndrome
+		status cq.Status
+		event  qp.EventType
+	)
+	switch v {
+	case accessErr:
+		syn, status, event = packet.SyndromeNAKRemoteAccessError, cq.WCRemAccessErr, qp.EventQPAccessErr
+	case lengthErr:
+		syn, status, event = packet.SyndromeNAKInvalidRequest, cq.WCLocLenErr, qp.EventQPReqErr
+	case localErr:
+		// rxe completes with LOC_QP_OP_ERR; a receive buffer whose lkey fails its checks is a local
+		// protection error in libibverbs' terms.
+		syn, status, event = packet.SyndromeNAKRemoteOperationalError, cq.WCLocProtErr, qp.EventQPFatal
+	case invalidate:
+		// rxe acknowledges the message positively and only moves the QP to ERR; IBTA has the
+		// failure answered with an invalid request NAK.
+		syn, status, event = packet.SyndromeNAKInvalidRequest, cq.WCRemInvReqErr, qp.EventQPReqErr
+	default:
+		syn, status, event = packet.SyndromeNAKInvalidRequest, cq.WCRemInvReqErr, qp.EventQPReqErr
+	}
+	if r.haveWQE {
+		// An RC responder holds a WQE only for the message this request belongs to.
+		wc := cq.WC{Status: status, Opcode: cq.OpcodeRecv}
+		r.complete(&wc, false)
+	}
+	if r.e.q.Type() == qp.TypeRC {
+		r.sendAck(syn, psn, out)
+	}
+	r.msgKind = packet.KindInvalid
+	r.e.q.EnterError()
+	r.e.q.RaiseEvent(event)
+	r.stop(true)
+}
+
+// complete reports the held receive WQE as done. A full CQ is a class G error: the QP enters ERR.
+func (r *responder) complete(wc *cq.WC, solicited bool) {
+	if !r.haveWQE {
+		return
+	}
+	r.haveWQE = false
+	err := r.e.q.CompleteRecv(&r.wqe, wc, solicited)
+	if err != nil && !errors.Is(err, qp.ErrStale) {
+		r.e.q.EnterError()
+		r.stop(true)
+	}
+}
+
+// takeWQE makes sure a receive WQE is held for the next message, taking one from the receive
+// queue or SRQ; false means none is posted.
+func (r *responder) takeWQE() bool {
+	if !r.haveWQE {
+		r.haveWQE = r.e.q.PopRecv(&r.wqe)
+	}
+	return r.haveWQE
+}
+
+// messageDone counts a completed inbound message: MSN (C9-148: at execution for READ and atomics).
+func (r *responder) messageDone() {
+	r.msn = (r.msn + 1) & packet.PSNMask
+	r.e.dev.Counters.RDMARecvs.Add(1)
+}
+
+// sendAck queues an ACKNOWLEDGE with syndrome syn for psn, carrying the current MSN.
+func (r *responder) sendAck(syn packet.Syndrome, psn packet.PSN, out *Output) {
+	var h packet.Headers
+	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.AETH = packet.AETHFields{Syndrome: syn, MSN: r.msn}
+	pkt, _ := out.build(&h, 0)
+	out.finish(pkt, &r.path)
+}
+
+// fromPeer reports whether a packet that arrived on from was sent by the other end of path p and
+// addressed to its local end. Ports are not compared: a peer may send from any UDP source port.
+func (p *Path) fromPeer(from *Path) bool {
+	return from.Src.Addr().Unmap() == p.Dst.Addr().Unmap() && from.Dst.Addr().Unmap() == p.Src.Addr().Unmap()
+}

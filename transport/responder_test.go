@@ -1,0 +1,294 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+const rcAccess = mr.AccessLocalWrite | mr.AccessRemoteWrite | mr.AccessRemoteRead | mr.AccessRemoteAtomic |
+	mr.AccessFlushGlobal | mr.AccessFlushPersistent
+
+const remoteAccess = mr.AccessLocalWrite | mr.AccessRemoteWrite | mr.AccessRemoteRead | mr.AccessRemoteAtomic |
+	mr.AccessFlushGlobal
+
+func newRC(t *testing.T) *rspEnv {
+	return newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 100, maxDestRd: 4})
+}
+
+func TestResponderSendOnly(t *testing.T) {
+	env := newRC(t)
+	bufs := env.postRecv(7, 64)
+	data := rspPattern(40, 1)
+	p := env.req(packet.RCSendOnlyWithImmediate, 100, true, data, func(h *packet.Headers) {
+		h.BTH.SolicitedEvent = true
+		h.ImmDt.ImmediateData = 0xdeadbeef
+	})
+	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)
+	if !bytes.Equal(bufs[0][:40], data) || bufs[0][40] != 0 {
+		t.Fatalf("receive buffer %x", bufs[0][:44])
+	}
+	wcs := env.poll()
+	want := cq.WC{WRID: 7, Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: 40, ImmData: 0xdeadbeef,
+		QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithImm}
+	if len(wcs) != 1 || wcs[0] != want {
+		t.Fatalf("completions %+v, want %+v", wcs, want)
+	}
+	if got := env.dev.Counters.RcvdBytes.Load(); got != 40 {
+		t.Fatalf("rcvd_bytes %d", got)
+	}
+}
+
+func TestResponderSendWithoutAckReqIsSilent(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 100, false, []byte("hi"), nil)))
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].ByteLen != 2 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	// The MSN counted the message even though nothing was acknowledged.
+	env.postRecv(2, 64)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeACKUnlimited, 101, 2)
+}
+
+func TestResponderMultiPacketSendScatters(t *testing.T) {
+	env := newRC(t)
+	// Two SGEs of 300 and 400 bytes take a 2.5-MTU message across the boundary mid-packet.
+	bufs := env.postRecv(9, 300, 400)
+	msg := rspPattern(2*rspMTUB+100, 3)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 100, false, msg[:rspMTUB], nil)))
+	rspWantNone(t, env.deliver(env.req(packet.RCSendMiddle, 101, false, msg[rspMTUB:2*rspMTUB], nil)))
+	if wcs := env.poll(); len(wcs) != 0 {
+		t.Fatalf("completion before the last packet: %+v", wcs)
+	}
+	ps := env.deliver(env.req(packet.RCSendLast, 102, true, msg[2*rspMTUB:], nil))
+	rspWantAck(t, ps, packet.SyndromeACKUnlimited, 102, 1)
+	got := append(append([]byte{}, bufs[0]...), bufs[1]...)
+	if !bytes.Equal(got[:len(msg)], msg) {
+		t.Fatal("message not scattered in order")
+	}
+	wcs := env.poll()
+	if len(wcs) != 1 || wcs[0].WRID != 9 || wcs[0].ByteLen != uint32(len(msg)) || wcs[0].Opcode != cq.OpcodeRecv {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderWrite(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(4096, remoteAccess)
+	msg := rspPattern(2*rspMTUB+17, 5)
+	va := m.IOVA() + 100
+	rspWantNone(t, env.deliver(env.req(packet.RCRDMAWriteFirst, 100, false, msg[:rspMTUB], rspRETH(va, m.RKey(), uint32(len(msg))))))
+	// A middle packet with AckReq (as a requester sets every 64 packets) is acknowledged alone.
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteMiddle, 101, true, msg[rspMTUB:2*rspMTUB], nil)),
+		packet.SyndromeACKUnlimited, 101, 0)
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteLast, 102, true, msg[2*rspMTUB:], nil)),
+		packet.SyndromeACKUnlimited, 102, 1)
+	if !bytes.Equal(buf[100:100+len(msg)], msg) || buf[99] != 0 || buf[100+len(msg)] != 0 {
+		t.Fatal("write landed in the wrong place")
+	}
+	if wcs := env.poll(); len(wcs) != 0 {
+		t.Fatalf("RDMA WRITE without immediate completed a receive: %+v", wcs)
+	}
+}
+
+func TestResponderWriteWithImmediate(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(1024, remoteAccess)
+	env.postRecv(3, 16)
+	msg := rspPattern(rspMTUB+10, 9)
+	rspWantNone(t, env.deliver(env.req(packet.RCRDMAWriteFirst, 100, false, msg[:rspMTUB], rspRETH(m.IOVA(), m.RKey(), uint32(len(msg))))))
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteLastWithImmediate, 101, true, msg[rspMTUB:], func(h *packet.Headers) {
+		h.ImmDt.ImmediateData = 0x01020304
+	})), packet.SyndromeACKUnlimited, 101, 1)
+	if !bytes.Equal(buf[:len(msg)], msg) {
+		t.Fatal("data")
+	}
+	want := cq.WC{WRID: 3, Opcode: cq.OpcodeRecvRDMAWithImm, ByteLen: uint32(len(msg)), ImmData: 0x01020304,
+		QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithImm}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != want {
+		t.Fatalf("completions %+v", wcs)
+	}
+
+	// WRITE_ONLY_WITH_IMM of zero bytes: no R_Key check (C9-88), a completion with byte_len 0.
+	env.postRecv(4, 16)
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteOnlyWithImmediate, 102, true, nil, func(h *packet.Headers) {
+		h.RETH = packet.RETHFields{VirtualAddress: 1, RKey: 0xbad, DMALength: 0}
+		h.ImmDt.ImmediateData = 5
+	})), packet.SyndromeACKUnlimited, 102, 2)
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 4 || wcs[0].ByteLen != 0 || wcs[0].Opcode != cq.OpcodeRecvRDMAWithImm {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderRead(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(4096, remoteAccess)
+	copy(buf, rspPattern(4096, 11))
+	const n = 2*rspMTUB + 50
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA()+8, m.RKey(), n)))
+	if len(ps) != 3 {
+		t.Fatalf("%d response packets, want 3", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 100, packet.SyndromeACKUnlimited, 1)
+	rspWantResp(t, ps[1], packet.RCRDMAReadResponseMiddle, 101, 0, 0)
+	rspWantResp(t, ps[2], packet.RCRDMAReadResponseLast, 102, packet.SyndromeACKUnlimited, 1)
+	var got []byte
+	for _, p := range ps {
+		got = append(got, p.Payload()...)
+	}
+	if !bytes.Equal(got, buf[8:8+n]) {
+		t.Fatal("read response payload differs from memory")
+	}
+	// The READ consumed three PSNs: the next request is 103.
+	env.postRecv(1, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 103, true, nil, nil)), packet.SyndromeACKUnlimited, 103, 2)
+}
+
+func TestResponderReadSmallAndEmpty(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(64, remoteAccess)
+	copy(buf, "0123456789")
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, false, nil, rspRETH(m.IOVA()+2, m.RKey(), 5)))
+	if len(ps) != 1 {
+		t.Fatalf("%d packets", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 1)
+	if string(ps[0].Payload()) != "23456" {
+		t.Fatalf("payload %q", ps[0].Payload())
+	}
+	// A zero-length read needs no valid R_Key and takes one PSN.
+	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 101, false, nil, rspRETH(0, 0x999, 0)))
+	if len(ps) != 1 || len(ps[0].Payload()) != 0 {
+		t.Fatalf("zero-length read: %d packets", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
+}
+
+func TestResponderReadLongerThanABurst(t *testing.T) {
+	env := newRC(t)
+	n := (readBurst + 3) * rspMTUB
+	m, buf := env.region(n, remoteAccess)
+	copy(buf, rspPattern(n, 1))
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
+	if len(ps) != readBurst {
+		t.Fatalf("first call built %d packets, want %d", len(ps), readBurst)
+	}
+	if d := env.e.Deadline(); !d.Equal(env.now) {
+		t.Fatalf("deadline %v with a response unfinished, want now", d)
+	}
+	rest := env.run()
+	if len(rest) != 3 {
+		t.Fatalf("Run built %d packets, want 3", len(rest))
+	}
+	rspWantResp(t, rest[2], packet.RCRDMAReadResponseLast, 100+uint32(readBurst)+2, packet.SyndromeACKUnlimited, 1)
+	var got []byte
+	for _, p := range append(ps, rest...) {
+		got = append(got, p.Payload()...)
+	}
+	if !bytes.Equal(got, buf) {
+		t.Fatal("payload")
+	}
+	if d := env.e.Deadline(); !d.IsZero() {
+		t.Fatalf("deadline %v after the response", d)
+	}
+}
+
+func TestResponderReadFinishedBeforeNextRequest(t *testing.T) {
+	env := newRC(t)
+	n := (readBurst + 1) * rspMTUB
+	m, _ := env.region(n, remoteAccess)
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
+	if len(ps) != readBurst {
+		t.Fatalf("%d packets", len(ps))
+	}
+	env.postRecv(1, 8)
+	// The SEND's ACK must come after the rest of the READ response, in PSN order.
+	next := 100 + uint32(readBurst) + 1
+	ps = env.deliver(env.req(packet.RCSendOnly, next, true, nil, nil))
+	if len(ps) != 2 {
+		t.Fatalf("%d packets", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseLast, next-1, packet.SyndromeACKUnlimited, 1)
+	rspWantResp(t, ps[1], packet.RCAcknowledge, next, packet.SyndromeACKUnlimited, 2)
+}
+
+func TestResponderAtomics(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(64, remoteAccess)
+	binary.NativeEndian.PutUint64(buf[8:], 10)
+	atomic := func(op packet.Opcode, psn uint32, swapAdd, compare uint64) *packet.Parsed {
+		return env.req(op, psn, true, nil, func(h *packet.Headers) {
+			h.AtomicETH = packet.AtomicETHFields{VirtualAddress: m.IOVA() + 8, RKey: m.RKey(), SwapAddData: swapAdd, CompareData: compare}
+		})
+	}
+	wantAtomicAck := func(ps []*packet.Parsed, psn, msn uint32, orig uint64) {
+		t.Helper()
+		if len(ps) != 1 {
+			t.Fatalf("%d packets", len(ps))
+		}
+		rspWantResp(t, ps[0], packet.RCAtomicAcknowledge, psn, packet.SyndromeACKUnlimited, msn)
+		if got := ps[0].AtomicAckETH().OriginalRemoteData(); got != orig {
+			t.Fatalf("original value %d, want %d", got, orig)
+		}
+	}
+	wantAtomicAck(env.deliver(atomic(packet.RCFetchAdd, 100, 5, 0)), 100, 1, 10)
+	wantAtomicAck(env.deliver(atomic(packet.RCCompareSwap, 101, 99, 15)), 101, 2, 15)
+	wantAtomicAck(env.deliver(atomic(packet.RCCompareSwap, 102, 7, 1)), 102, 3, 99) // no match: unchanged
+	if got := binary.NativeEndian.Uint64(buf[8:]); got != 99 {
+		t.Fatalf("memory %d, want 99", got)
+	}
+	// A duplicate of the fetch-and-add returns the recorded value without adding again.
+	wantAtomicAck(env.deliver(atomic(packet.RCFetchAdd, 100, 5, 0)), 100, 3, 10)
+	if got := binary.NativeEndian.Uint64(buf[8:]); got != 99 {
+		t.Fatalf("duplicate atomic executed again: memory %d", got)
+	}
+	if env.dev.Counters.DuplicateRequest.Load() != 1 {
+		t.Fatal("duplicate not counted")
+	}
+}
+
+func TestResponderAtomicWriteAndFlush(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(64, remoteAccess)
+	val := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	ps := env.deliver(env.req(packet.RCAtomicWrite, 100, true, val, rspRETH(m.IOVA()+16, m.RKey(), 8)))
+	if len(ps) != 1 || len(ps[0].Payload()) != 0 {
+		t.Fatalf("%d packets", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 1)
+	if !bytes.Equal(buf[16:24], val) {
+		t.Fatalf("memory %x", buf[16:24])
+	}
+	flush := func(psn uint32, plt uint8) *packet.Parsed {
+		return env.req(packet.RCFlush, psn, true, nil, func(h *packet.Headers) {
+			h.FETH = packet.FETHFields{PlacementType: plt, Selectivity: packet.FlushMemoryRange}
+			h.RETH = packet.RETHFields{VirtualAddress: m.IOVA(), RKey: m.RKey(), DMALength: 64}
+		})
+	}
+	ps = env.deliver(flush(101, packet.FlushGlobalVisibility))
+	if len(ps) != 1 {
+		t.Fatalf("%d packets", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
+
+	// Duplicates are answered again from the resources without executing.
+	copy(buf[16:24], "xxxxxxxx")
+	ps = env.deliver(env.req(packet.RCAtomicWrite, 100, true, val, rspRETH(m.IOVA()+16, m.RKey(), 8)))
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 2)
+	if string(buf[16:24]) != "xxxxxxxx" {
+		t.Fatal("duplicate ATOMIC_WRITE executed again")
+	}
+	ps = env.deliver(flush(101, packet.FlushGlobalVisibility))
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
+
+	// The QP grants persistent flushes but the region does not: a remote access error.
+	ps = env.deliver(flush(102, packet.FlushPersistence))
+	rspWantAck(t, ps, packet.SyndromeNAKRemoteAccessError, 102, 2)
+	rspWantState(t, env.q, qp.StateErr)
+}

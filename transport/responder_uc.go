@@ -1,0 +1,58 @@
+package transport
+
+import (
+	"github.com/gorxe/gorxe/packet"
+)
+
+// receiveUC handles a UC request (IBTA 9.8.3): no acknowledgements, and a lost packet costs the
+// message it belongs to. After a PSN gap or a broken opcode sequence the responder drops packets
+// until the next FIRST or ONLY, which starts a new message at whatever PSN it carries; the receive
+// WQE of the lost message is kept and receives the next one. Errors are counted and dropped,
+// except a receive WQE whose own buffers fail (class A), which moves the QP to ERR.
+func (r *responder) receiveUC(p *packet.Parsed) {
+	c := r.e.dev.Counters
+	op := p.Opcode()
+	psn := p.BTH().PSN()
+	if psn != r.psn || r.ucDrop || !r.inSequence(op) {
+		if !op.StartsMessage() {
+			if psn != r.psn {
+				c.OutOfSeqRequest.Add(1)
+			} else {
+				c.DroppedOpcode.Add(1)
+			}
+			r.msgKind = packet.KindInvalid
+			r.ucDrop = true
+			r.psn = psn.Add(1)
+			return
+		}
+		r.msgKind = packet.KindInvalid
+		r.ucDrop = false
+	}
+	var v verdict
+	switch op.Kind() {
+	case packet.KindSend:
+		v = r.send(p)
+	case packet.KindRDMAWrite:
+		v = r.write(p)
+	default:
+		v = invalidReq
+	}
+	r.psn = psn.Add(1)
+	switch v {
+	case accepted:
+		return
+	case rnr:
+		c.DroppedNoRecv.Add(1)
+	case lengthErr:
+		c.DroppedLength.Add(1)
+	case accessErr:
+		c.DroppedAccess.Add(1)
+	case localErr:
+		r.fail(v, psn, nil)
+		return
+	default:
+		c.DroppedOpcode.Add(1)
+	}
+	r.msgKind = packet.KindInvalid
+	r.ucDrop = !op.EndsMessage()
+}

@@ -1,0 +1,79 @@
+package transport
+
+import (
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// grhSize is the room a UD receive buffer reserves in front of the data for the network header
+// of the datagram (struct ibv_grh, or rxe's union rdma_network_hdr on RoCEv2).
+const grhSize = 40
+
+// receiveUD delivers a UD or GSI datagram (a SEND_ONLY with or without immediate) into the next
+// receive WQE: the network header area, then the payload. There is no acknowledgement; a datagram
+// with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped, and the
+// WQE, if one was taken, is kept for the next datagram. Multicast datagrams (destination QPN
+// 0xFFFFFF) arrive here once per attached QP, handed out by the device.
+func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
+	c := r.e.dev.Counters
+	deth := p.DETH()
+	qkey := r.attr.QKey
+	if r.e.q.Type() == qp.TypeGSI {
+		qkey = packet.GSIQKey
+	}
+	if deth.QKey() != qkey {
+		c.DroppedQKey.Add(1)
+		return
+	}
+	if !r.takeWQE() {
+		c.DroppedNoRecv.Add(1)
+		return
+	}
+	payload := p.Payload()
+	if uint64(len(payload))+grhSize > r.wqe.Length {
+		c.DroppedLength.Add(1)
+		return
+	}
+	var grh [grhSize]byte
+	putNetworkHeader(&grh, from, len(p.Bytes()))
+	mem, pd := r.e.dev.Mem, r.e.q.PD()
+	r.cur.Reset(r.wqe.SGL)
+	err := mem.Scatter(&r.cur, pd, grh[:])
+	if err == nil {
+		err = mem.Scatter(&r.cur, pd, payload)
+	}
+	if err != nil {
+		r.fail(localErr, p.BTH().PSN(), nil)
+		return
+	}
+	c.RcvdBytes.Add(uint64(len(payload)))
+	wc := cq.WC{
+		Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: uint32(r.cur.Pos()),
+		SrcQP: deth.SrcQP(), WCFlags: cq.WCFlagGRH,
+	}
+	if p.Opcode().HasImmediate() {
+		wc.ImmData = p.ImmDt().ImmediateData()
+		wc.WCFlags |= cq.WCFlagWithImm
+	}
+	r.messageDone()
+	r.complete(&wc, p.BTH().SolicitedEvent())
+}
+
+// putNetworkHeader writes the network header of a datagram of pktLen bytes (BTH to ICRC) that
+// arrived on from into dst, as rxe lays it out: for IPv4, 20 zero bytes and the IPv4 header; for
+// IPv6, the IPv6 header. A UDP socket does not reveal the IPv4 Identification, so it reads 0, the
+// value gorxe's own senders use.
+func putNetworkHeader(dst *[grhSize]byte, from *Path, pktLen int) {
+	env := from.envelope()
+	var buf [packet.IPv6HeaderSize + packet.UDPHeaderSize]byte
+	b, err := env.AppendHeaders(buf[:0], pktLen)
+	if err != nil {
+		return // addresses of a received packet are always valid
+	}
+	if len(b) == packet.IPv4HeaderSize+packet.UDPHeaderSize {
+		copy(dst[grhSize-packet.IPv4HeaderSize:], b[:packet.IPv4HeaderSize])
+	} else {
+		copy(dst[:], b[:packet.IPv6HeaderSize])
+	}
+}
