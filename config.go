@@ -41,8 +41,9 @@ type Config struct {
 	// Name is the device name Device.Name reports; empty means "gorxe_" followed by the interface
 	// name or the address.
 	Name string
-	// Port is the UDP port to listen on; zero means DefaultPort (4791). Peers always send to
-	// DefaultPort, so other ports are for tests that must not collide with a running rxe.
+	// Port is the UDP port to listen on; zero means DefaultPort (4791). A device on another port
+	// also sends to that port instead of 4791, so it only talks to peers configured alike: other
+	// ports are for tests that must not collide with a running rxe.
 	Port uint16
 	// MTU caps the port's active MTU. Zero derives it as rxe does: the interface MTU minus 80
 	// bytes of headers, rounded down to an IB MTU (4096 for loopback and for networks supplied by

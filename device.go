@@ -15,6 +15,7 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/gorxe/gorxe/transport"
 )
 
 // Device is an opened gorxe device (ibv_context): one RoCEv2 port bound to local addresses,
@@ -41,8 +42,15 @@ type Device struct {
 	closed atomic.Bool
 	done   chan struct{} // closed when Close starts
 
-	events eventQueue
-	qpt    *qp.Table
+	tc      transport.Counters
+	rx      rxCounters
+	tdev    transport.Device
+	events  eventQueue
+	qpt     *qp.Table
+	mcast   mcastTable
+	workers []*worker
+	rxWG    sync.WaitGroup
+	wWG     sync.WaitGroup
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
@@ -82,13 +90,18 @@ func Open(cfg Config) (*Device, error) {
 	if d.conn, err = d.openConn(); err != nil {
 		return nil, err
 	}
+	d.tdev = transport.Device{Mem: d.keys, SourceAddr: d.sourceAddr, Counters: &d.tc}
 	d.events.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(b.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, Wake: wakeQP})
+	d.mcast.init()
+	d.startWorkers()
+	d.rxWG.Add(1)
+	go d.receiveLoop()
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
-	d.log.Info("gorxe device open", "name", d.name, "addrs", d.conn.LocalAddrs(), "mtu", d.mtu)
+	d.log.Info("gorxe device open", "name", d.name, "addrs", d.conn.LocalAddrs(), "mtu", d.mtu, "workers", len(d.workers))
 	return d, nil
 }
 
@@ -139,6 +152,11 @@ func (d *Device) Close() error {
 	d.life.Unlock()
 
 	err := d.conn.Close()
+	d.rxWG.Wait()
+	for _, w := range d.workers {
+		close(w.quit)
+	}
+	d.wWG.Wait()
 	close(d.events.closed)
 	d.log.Info("gorxe device closed", "name", d.name)
 	if err != nil && !errors.Is(err, net.ErrClosed) {
@@ -178,6 +196,7 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 	if port != 1 {
 		return PortAttr{}, argErr("query_port", ErrInvalidPort, fmt.Sprintf("port %d (the device has port 1 only)", port))
 	}
+	c := &d.tc
 	return PortAttr{
 		State:         PortActive,
 		MaxMTU:        MTU4096,
@@ -185,6 +204,8 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 		GIDTblLen:     gidTableLen,
 		PortCapFlags:  PortCMSup,
 		MaxMsgSz:      maxMsgSize,
+		BadPKeyCntr:   uint32(d.rx.badPKey.Load()),
+		QKeyViolCntr:  uint32(c.DroppedQKey.Load()),
 		PKeyTblLen:    1,
 		MaxVLNum:      1,
 		ActiveWidth:   1, // 1X

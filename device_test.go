@@ -315,3 +315,25 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 		t.Errorf("event names")
 	}
 }
+
+func TestCountersNames(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1")
+	var names []string
+	for n, v := range d.Counters().All() {
+		if v != 0 {
+			t.Errorf("fresh device counter %s = %d", n, v)
+		}
+		names = append(names, n)
+	}
+	for _, want := range []string{"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
+		"send_rnr_err", "rcvd_seq_err", "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err",
+		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey"} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("counter %s missing from %v", want, names)
+		}
+	}
+}

@@ -2,8 +2,10 @@ package gorxe
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gorxe/gorxe/qp"
+	"github.com/gorxe/gorxe/transport"
 )
 
 // QPInitAttr are the creation parameters of a QP (struct ibv_qp_init_attr).
@@ -30,6 +32,7 @@ type QP struct {
 	recvCQ *CQ
 	srq    *SRQ
 	ctx    any
+	core   atomic.Pointer[qpCore]
 }
 
 // CreateQP creates a queue pair in the RESET state (ibv_create_qp). A QPTypeGSI QP gets QP number
@@ -72,6 +75,15 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 		return nil, opErr(op, err)
 	}
 	w.q = q
+	c := &qpCore{qpn: q.QPN(), eng: newEngine(&d.tdev, q), w: d.workerFor(q.QPN())}
+	c.flush = func() { q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState) }
+	w.core.Store(c)
+	if err := c.w.do(func() { c.w.own[c] = struct{}{} }); err != nil {
+		q.Destroy()
+		return nil, &Error{Op: op, Err: err}
+	}
+	// Published last: the receive path ignores the QP until it has a core.
+	q.SetDriverData(c)
 	return w, nil
 }
 
@@ -123,7 +135,16 @@ func (q *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 	if err := d.check(op); err != nil {
 		return err
 	}
-	err := q.q.Modify(attr, mask)
+	c := q.core.Load()
+	var err error
+	if derr := c.w.do(func() {
+		if err = q.q.Modify(attr, mask); err == nil && !c.dead {
+			c.eng.Run(d.clk.Now(), &c.w.out)
+			c.w.track(c)
+		}
+	}); derr != nil {
+		return &Error{Op: op, Err: derr}
+	}
 	return opErr(op, err)
 }
 
@@ -222,7 +243,79 @@ func errorsUnwrapOp(err error) error {
 func (q *QP) Destroy() error {
 	const op = "destroy_qp"
 	d := q.dev
+	c := q.core.Load()
+	for _, g := range d.mcast.groupsOf(c) {
+		d.mcast.detach(g, c)
+	}
 	d.life.RLock()
 	defer d.life.RUnlock()
-	return opErr(op, q.q.Destroy())
+	if d.closed.Load() {
+		// The workers are gone; nothing runs the engine any more.
+		return opErr(op, q.q.Destroy())
+	}
+	var err error
+	if derr := c.w.do(func() {
+		if err = q.q.Destroy(); err == nil {
+			c.dead = true
+			delete(c.w.own, c)
+		}
+	}); derr != nil {
+		return &Error{Op: op, Err: derr}
+	}
+	return opErr(op, err)
+}
+
+// maxMcastQPAttach is rxe's max_mcast_qp_attach: QPs per multicast group.
+const maxMcastQPAttach = 56
+
+// AttachMcast joins the UD QP to the multicast group gid (ibv_attach_mcast): packets sent to the
+// group's address with destination QP 0xFFFFFF are delivered to it. lid is ignored on RoCE.
+func (q *QP) AttachMcast(gid GID, lid uint16) error {
+	const op = "attach_mcast"
+	if err := q.checkMcast(op, gid); err != nil {
+		return err
+	}
+	c := q.core.Load()
+	if len(q.dev.mcast.members(gid)) >= maxMcastQPAttach {
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, maxMcastQPAttach))
+	}
+	if !q.dev.mcast.attach(gid, c) {
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is already attached to %v", c.qpn, gid))
+	}
+	return nil
+}
+
+// DetachMcast leaves the multicast group gid (ibv_detach_mcast).
+func (q *QP) DetachMcast(gid GID, lid uint16) error {
+	const op = "detach_mcast"
+	if err := q.checkMcast(op, gid); err != nil {
+		return err
+	}
+	if !q.dev.mcast.detach(gid, q.core.Load()) {
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is not attached to %v", q.QPN(), gid))
+	}
+	return nil
+}
+
+func (q *QP) checkMcast(op string, gid GID) error {
+	if err := q.dev.check(op); err != nil {
+		return err
+	}
+	if q.Type() != QPTypeUD {
+		return argErr(op, ErrInvalidQPType, "multicast needs a UD QP")
+	}
+	if !gid.Addr().IsMulticast() {
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("%v is not a multicast GID", gid))
+	}
+	return nil
+}
+
+// newEngine builds the transport state of a new QP; tests replace it to observe the worker.
+var newEngine = func(dev *transport.Device, q *qp.QP) engine { return transport.New(dev, q) }
+
+// wakeQP is the QP table's wake hook: it schedules the QP's engine on its worker.
+func wakeQP(q *qp.QP) {
+	if c, ok := q.DriverData().(*qpCore); ok {
+		c.notify()
+	}
 }

@@ -259,6 +259,47 @@ func TestPostMisuse(t *testing.T) {
 	}
 }
 
+func TestCloseFlushesOutstandingWork(t *testing.T) {
+	f := newTestFabric(t)
+	d := f.open(t, "10.0.0.1")
+	x := newTestQPs(t, d)
+	q := x.create(t, QPTypeRC)
+	// Receives may be posted from INIT on; the peer never connects.
+	if err := q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := q.PostRecv([]RecvWR{{ID: uint64(100 + i), SGList: []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]WC, 8)
+	n := x.cq.Poll(wcs)
+	if n != 3 {
+		t.Fatalf("polled %d completions after Close, want 3 flushed receives", n)
+	}
+	for i, wc := range wcs[:n] {
+		if wc.Status != WCWRFlushErr || wc.WRID != uint64(100+i) || wc.QPNum != q.QPN() {
+			t.Errorf("completion %d: %+v", i, wc)
+		}
+	}
+	if q.State() != QPStateErr {
+		t.Errorf("QP state after Close: %v", q.State())
+	}
+	if err := q.PostSend(nil); !errors.Is(err, ErrDeviceClosed) {
+		t.Errorf("PostSend after Close: %v", err)
+	}
+	if err := q.Modify(&QPAttr{State: QPStateReset}, QPAttrState); !errors.Is(err, ErrDeviceClosed) {
+		t.Errorf("Modify after Close: %v", err)
+	}
+	if err := q.Destroy(); err != nil {
+		t.Errorf("Destroy after Close: %v", err)
+	}
+}
+
 func TestSRQAndLastWQEEvent(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	d := x.d
@@ -341,6 +382,31 @@ func TestAddressHandles(t *testing.T) {
 	}
 	if err := ah.Destroy(); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("second AH Destroy: %v", err)
+	}
+}
+
+func TestMulticastAttachMisuse(t *testing.T) {
+	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
+	rc := x.create(t, QPTypeRC)
+	ud := x.create(t, QPTypeUD)
+	group := GIDFromAddr(mustAddr("239.1.2.3"))
+	if err := rc.AttachMcast(group, 0); !errors.Is(err, ErrInvalidQPType) {
+		t.Errorf("attach an RC QP: %v", err)
+	}
+	if err := ud.AttachMcast(GIDFromAddr(mustAddr("10.9.9.9")), 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("attach to a unicast GID: %v", err)
+	}
+	if err := ud.AttachMcast(group, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ud.AttachMcast(group, 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("attach twice: %v", err)
+	}
+	if err := ud.DetachMcast(group, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ud.DetachMcast(group, 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("detach twice: %v", err)
 	}
 }
 

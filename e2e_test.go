@@ -1,0 +1,327 @@
+package gorxe
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// node is one side of an end-to-end test: a device with a PD, a CQ on a completion channel and a
+// registered buffer.
+type node struct {
+	d   *Device
+	pd  *PD
+	ch  *CompChannel
+	cq  *CQ
+	buf []byte
+	mr  *MR
+	gid GID
+}
+
+func newNode(t *testing.T, d *Device) *node {
+	t.Helper()
+	n := &node{d: d}
+	var err error
+	if n.pd, err = d.AllocPD(); err != nil {
+		t.Fatal(err)
+	}
+	if n.ch, err = d.CreateCompChannel(); err != nil {
+		t.Fatal(err)
+	}
+	if n.cq, err = d.CreateCQ(256, n.ch); err != nil {
+		t.Fatal(err)
+	}
+	n.buf = make([]byte, 1<<20)
+	if n.mr, err = n.pd.RegMR(n.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic); err != nil {
+		t.Fatal(err)
+	}
+	n.gid = d.GIDTable()[1].GID
+	return n
+}
+
+func (n *node) qp(t *testing.T, typ QPType) *QP {
+	t.Helper()
+	q, err := n.d.CreateQP(n.pd, &QPInitAttr{SendCQ: n.cq, RecvCQ: n.cq, QPType: typ,
+		Cap: QPCap{MaxSendWR: 128, MaxRecvWR: 128, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// sge returns an SGE over n.buf[off:off+length].
+func (n *node) sge(off, length int) []SGE {
+	return []SGE{{Addr: n.mr.Addr() + uint64(off), Length: uint32(length), LKey: n.mr.LKey()}}
+}
+
+// wait collects want completions from n's CQ, sleeping on the completion channel in between.
+func (n *node) wait(t *testing.T, want int) []WC {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got []WC
+	wcs := make([]WC, 32)
+	for len(got) < want {
+		k := n.cq.Poll(wcs)
+		got = append(got, wcs[:k]...)
+		if k > 0 {
+			continue
+		}
+		if err := n.cq.ReqNotify(false); err != nil {
+			t.Fatal(err)
+		}
+		// A completion may have arrived before the CQ was armed.
+		if k = n.cq.Poll(wcs); k > 0 {
+			got = append(got, wcs[:k]...)
+			continue
+		}
+		c, err := n.ch.GetEvent(ctx)
+		if err != nil {
+			t.Fatalf("waiting for %d completions, have %v: %v", want, got, err)
+		}
+		c.AckEvents(1)
+	}
+	return got
+}
+
+// rcPair connects an RC QP on a to one on b.
+func rcPair(t *testing.T, a, b *node, mtu MTU) (*QP, *QP) {
+	qa, qb := a.qp(t, QPTypeRC), b.qp(t, QPTypeRC)
+	connectRC(t, qa, b.gid, qb.QPN(), 0x100, 0x200, mtu)
+	connectRC(t, qb, a.gid, qa.QPN(), 0x200, 0x100, mtu)
+	return qa, qb
+}
+
+func fabricPair(t *testing.T) (*node, *node) {
+	f := newTestFabric(t)
+	return newNode(t, f.open(t, "10.0.0.1")), newNode(t, f.open(t, "10.0.0.2"))
+}
+
+func TestE2EFabric(t *testing.T) {
+	a, b := fabricPair(t)
+	qa, qb := rcPair(t, a, b, MTU1024)
+	ua, ub := udPair(t, a, b)
+	t.Run("RCSendRecv", func(t *testing.T) { testSendRecv(t, a, b, qa, qb) })
+	t.Run("RCWrite", func(t *testing.T) { testWrite(t, a, b, qa, qb) })
+	t.Run("RCRead", func(t *testing.T) { testRead(t, a, b, qa) })
+	t.Run("RCAtomics", func(t *testing.T) { testAtomics(t, a, b, qa) })
+	t.Run("UDSend", func(t *testing.T) { testUDSend(t, a, b, ua, ub) })
+}
+
+// TestE2EUDPLoopback runs the same traffic over real UDP sockets on 127.0.0.1 and 127.0.0.2.
+func TestE2EUDPLoopback(t *testing.T) {
+	port := loopbackPort(t)
+	a := newNode(t, openUDP(t, "127.0.0.1", port))
+	b := newNode(t, openUDP(t, "127.0.0.2", port))
+	qa, qb := rcPair(t, a, b, MTU4096)
+	ua, ub := udPair(t, a, b)
+	t.Run("RCSendRecv", func(t *testing.T) { testSendRecv(t, a, b, qa, qb) })
+	t.Run("RCWrite", func(t *testing.T) { testWrite(t, a, b, qa, qb) })
+	t.Run("RCRead", func(t *testing.T) { testRead(t, a, b, qa) })
+	t.Run("RCAtomics", func(t *testing.T) { testAtomics(t, a, b, qa) })
+	t.Run("UDSend", func(t *testing.T) { testUDSend(t, a, b, ua, ub) })
+}
+
+// loopbackPort returns 4791 when it is free on both loopback addresses, otherwise another port
+// free on both.
+func loopbackPort(t *testing.T) uint16 {
+	t.Helper()
+	free := func(p uint16) bool {
+		var cs []*net.UDPConn
+		defer func() {
+			for _, c := range cs {
+				c.Close()
+			}
+		}()
+		for _, ip := range []string{"127.0.0.1", "127.0.0.2"} {
+			c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(ip), p)))
+			if err != nil {
+				return false
+			}
+			cs = append(cs, c)
+		}
+		return true
+	}
+	if free(DefaultPort) {
+		return DefaultPort
+	}
+	for range 20 {
+		if p := freeUDPPort(t); free(p) {
+			return p
+		}
+	}
+	t.Skip("no UDP port free on both 127.0.0.1 and 127.0.0.2")
+	return 0
+}
+
+func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
+	for _, size := range []int{0, 5, 1024, 10000} {
+		msg := bytes.Repeat([]byte{byte(size)}, size)
+		copy(a.buf, msg)
+		clear(b.buf[:size+16])
+		if err := qb.PostRecv([]RecvWR{{ID: 7, SGList: b.sge(0, 16384)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := qa.PostSend([]SendWR{{ID: 8, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, size)}}); err != nil {
+			t.Fatal(err)
+		}
+		sw := a.wait(t, 1)[0]
+		if sw.Status != WCSuccess || sw.Opcode != WCSend || sw.WRID != 8 || sw.QPNum != qa.QPN() {
+			t.Errorf("size %d send completion %+v", size, sw)
+		}
+		rw := b.wait(t, 1)[0]
+		if rw.Status != WCSuccess || rw.Opcode != WCRecv || rw.WRID != 7 || rw.ByteLen != uint32(size) || rw.QPNum != qb.QPN() {
+			t.Errorf("size %d receive completion %+v", size, rw)
+		}
+		if !bytes.Equal(b.buf[:size], msg) {
+			t.Errorf("size %d: received data differs", size)
+		}
+	}
+	// Inline data and immediate data.
+	if err := qb.PostRecv([]RecvWR{{ID: 9, SGList: b.sge(0, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := qa.PostSend([]SendWR{{ID: 10, Opcode: WRSendWithImm, Flags: SendSignaled | SendInline, InlineData: []byte("inline!"), ImmData: 0xdeadbeef}}); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, 1)
+	rw := b.wait(t, 1)[0]
+	if rw.Status != WCSuccess || rw.ImmData != 0xdeadbeef || rw.WCFlags&WCFlagWithImm == 0 || string(b.buf[:rw.ByteLen]) != "inline!" {
+		t.Errorf("send with immediate: %+v %q", rw, b.buf[:rw.ByteLen])
+	}
+}
+
+func testWrite(t *testing.T, a, b *node, qa, qb *QP) {
+	data := make([]byte, 20000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	copy(a.buf[4096:], data)
+	const dstOff = 100000
+	wr := SendWR{ID: 20, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(4096, len(data)),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + dstOff, RKey: b.mr.RKey()}}
+	if err := qa.PostSend([]SendWR{wr}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRDMAWrite || wc.WRID != 20 {
+		t.Errorf("write completion %+v", wc)
+	}
+	if !bytes.Equal(b.buf[dstOff:dstOff+len(data)], data) {
+		t.Error("RDMA WRITE data differs")
+	}
+	// WRITE with immediate consumes a receive and reports the immediate.
+	if err := qb.PostRecv([]RecvWR{{ID: 21}}); err != nil {
+		t.Fatal(err)
+	}
+	wr.ID, wr.Opcode, wr.ImmData, wr.SGList = 22, WRRDMAWriteWithImm, 0x01020304, a.sge(4096, 8)
+	if err := qa.PostSend([]SendWR{wr}); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, 1)
+	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRecvRDMAWithImm || wc.ImmData != 0x01020304 || wc.WRID != 21 {
+		t.Errorf("write with immediate, receive completion %+v", wc)
+	}
+	// A bad rkey fails with a remote access error, and the QP goes to the error state.
+}
+
+func testRead(t *testing.T, a, b *node, qa *QP) {
+	const srcOff, dstOff, size = 200000, 300000, 9000
+	for i := range size {
+		b.buf[srcOff+i] = byte(i*13 + 1)
+	}
+	clear(a.buf[dstOff : dstOff+size])
+	if err := qa.PostSend([]SendWR{{ID: 30, Opcode: WRRDMARead, Flags: SendSignaled, SGList: a.sge(dstOff, size),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + srcOff, RKey: b.mr.RKey()}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRDMARead || wc.ByteLen != size {
+		t.Errorf("read completion %+v", wc)
+	}
+	if !bytes.Equal(a.buf[dstOff:dstOff+size], b.buf[srcOff:srcOff+size]) {
+		t.Error("RDMA READ data differs")
+	}
+}
+
+func testAtomics(t *testing.T, a, b *node, qa *QP) {
+	const word, result = 400000, 400064
+	binary.LittleEndian.PutUint64(b.buf[word:], 40)
+	if err := qa.PostSend([]SendWR{{ID: 40, Opcode: WRAtomicFetchAndAdd, Flags: SendSignaled, SGList: a.sge(result, 8),
+		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCFetchAdd || wc.ByteLen != 8 {
+		t.Errorf("fetch-add completion %+v", wc)
+	}
+	if got := binary.LittleEndian.Uint64(a.buf[result:]); got != 40 {
+		t.Errorf("fetch-add returned %d, want 40", got)
+	}
+	if got := binary.LittleEndian.Uint64(b.buf[word:]); got != 42 {
+		t.Errorf("after fetch-add the word is %d, want 42", got)
+	}
+	if err := qa.PostSend([]SendWR{{ID: 41, Opcode: WRAtomicCmpAndSwp, Flags: SendSignaled, SGList: a.sge(result, 8),
+		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 7}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCCompSwap {
+		t.Errorf("compare-swap completion %+v", wc)
+	}
+	if got, now := binary.LittleEndian.Uint64(a.buf[result:]), binary.LittleEndian.Uint64(b.buf[word:]); got != 42 || now != 7 {
+		t.Errorf("compare-swap returned %d (want 42), word now %d (want 7)", got, now)
+	}
+}
+
+// udPair creates a UD QP on each node and brings both to RTS as ibv_ud_pingpong does.
+func udPair(t *testing.T, a, b *node) (*QP, *QP) {
+	t.Helper()
+	var qs [2]*QP
+	for i, n := range []*node{a, b} {
+		q := n.qp(t, QPTypeUD)
+		for _, s := range []struct {
+			attr QPAttr
+			mask QPAttrMask
+		}{
+			{QPAttr{State: QPStateInit, PortNum: 1, QKey: 0x11111111}, QPAttrState | QPAttrPKeyIndex | QPAttrPort | QPAttrQKey},
+			{QPAttr{State: QPStateRTR}, QPAttrState},
+			{QPAttr{State: QPStateRTS, SQPSN: 3}, QPAttrState | QPAttrSQPSN},
+		} {
+			if err := q.Modify(&s.attr, s.mask); err != nil {
+				t.Fatal(err)
+			}
+		}
+		qs[i] = q
+	}
+	return qs[0], qs[1]
+}
+
+func testUDSend(t *testing.T, a, b *node, ua, ub *QP) {
+	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ah.Destroy()
+	const grh = 40
+	msg := []byte("a datagram for the peer")
+	copy(a.buf[500000:], msg)
+	clear(b.buf[500000 : 500000+grh+len(msg)])
+	if err := ub.PostRecv([]RecvWR{{ID: 50, SGList: b.sge(500000, grh+1024)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ua.PostSend([]SendWR{{ID: 51, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(500000, len(msg)),
+		UD: UDInfo{AH: ah, RemoteQPN: ub.QPN(), RemoteQKey: 0x11111111}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCSend || wc.WRID != 51 {
+		t.Errorf("UD send completion %+v", wc)
+	}
+	wc := b.wait(t, 1)[0]
+	if wc.Status != WCSuccess || wc.Opcode != WCRecv || wc.SrcQP != ua.QPN() || wc.WCFlags&WCFlagGRH == 0 || wc.ByteLen != uint32(grh+len(msg)) {
+		t.Errorf("UD receive completion %+v", wc)
+	}
+	if got := b.buf[500000+grh : 500000+grh+len(msg)]; !bytes.Equal(got, msg) {
+		t.Errorf("UD payload %q", got)
+	}
+}

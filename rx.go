@@ -1,0 +1,211 @@
+package gorxe
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/transport"
+)
+
+// pktBuf is one pooled packet buffer, large enough for any packet the transport builds or a peer
+// may send at MTU 4096.
+type pktBuf = [transport.MaxPacketSize]byte
+
+var bufPool = sync.Pool{New: func() any { return new(pktBuf) }}
+
+// getBuf returns a pooled buffer as a full-length slice.
+func getBuf() []byte { return bufPool.Get().(*pktBuf)[:] }
+
+// putBuf returns a buffer obtained from getBuf (possibly re-sliced from its start). Slices of any
+// other memory are left to the garbage collector.
+func putBuf(b []byte) {
+	if cap(b) != transport.MaxPacketSize {
+		return
+	}
+	bufPool.Put((*pktBuf)(b[:transport.MaxPacketSize]))
+}
+
+// rxPacket is one received packet on its way from the receive goroutine to a worker. It owns buf;
+// parsed views alias it.
+type rxPacket struct {
+	buf    []byte
+	parsed packet.Parsed
+	from   transport.Path
+	core   *qpCore
+}
+
+// rxBatch carries the packets of one receive call that belong to one worker.
+type rxBatch struct{ pkts []rxPacket }
+
+var batchPool = sync.Pool{New: func() any { return &rxBatch{pkts: make([]rxPacket, 0, netio.IdealBatchSize)} }}
+
+func getBatch() *rxBatch { return batchPool.Get().(*rxBatch) }
+
+func putBatch(b *rxBatch) {
+	b.pkts = b.pkts[:0]
+	batchPool.Put(b)
+}
+
+// rxCounters count the packets dropped before they reach a QP.
+type rxCounters struct {
+	malformed   atomic.Uint64 // not a valid RoCEv2 packet
+	badICRC     atomic.Uint64
+	badPKey     atomic.Uint64
+	unknownQPN  atomic.Uint64 // no such QP (including QP0)
+	noMcastQP   atomic.Uint64 // multicast packet for a group no QP joined
+	receiveErrs atomic.Uint64 // errors from the network other than close
+}
+
+// receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
+// hands the rest, batched per worker, to the workers.
+func (d *Device) receiveLoop() {
+	defer d.rxWG.Done()
+	msgs := make([]netio.Message, max(d.conn.BatchSize(), 1))
+	for i := range msgs {
+		msgs[i].Buf = getBuf()
+	}
+	batches := make([]*rxBatch, len(d.workers))
+	for {
+		for i := range msgs {
+			msgs[i].Buf = msgs[i].Buf[:cap(msgs[i].Buf)]
+		}
+		n, err := d.conn.Receive(msgs)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				break
+			}
+			d.rx.receiveErrs.Add(1)
+			continue
+		}
+		for i := range msgs[:n] {
+			d.classify(&msgs[i], batches)
+		}
+		for i, b := range batches {
+			if b == nil {
+				continue
+			}
+			batches[i] = nil
+			select {
+			case d.workers[i].rx <- b:
+			case <-d.done:
+				d.dropBatch(b)
+			}
+		}
+	}
+	for i := range msgs {
+		putBuf(msgs[i].Buf)
+	}
+}
+
+func (d *Device) dropBatch(b *rxBatch) {
+	for i := range b.pkts {
+		putBuf(b.pkts[i].buf)
+		b.pkts[i] = rxPacket{}
+	}
+	putBatch(b)
+}
+
+// classify checks one datagram and, if it is for a QP of this device, moves it into the batch of
+// that QP's worker (taking m's buffer and giving m a fresh one).
+func (d *Device) classify(m *netio.Message, batches []*rxBatch) {
+	var p packet.Parsed
+	if err := packet.Parse(m.Buf, &p); err != nil {
+		d.rx.malformed.Add(1)
+		return
+	}
+	if !d.verifyICRC(m) {
+		d.rx.badICRC.Add(1)
+		return
+	}
+	bth := p.BTH()
+	// The P_Key table holds only the default key: accept it and its limited-member form.
+	if bth.PKey()&0x7FFF != DefaultPKey&0x7FFF {
+		d.rx.badPKey.Add(1)
+		return
+	}
+	from := transport.Path{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
+	qpn := bth.DestQP()
+	if qpn == multicastQPN {
+		d.fanOut(m, from, batches)
+		return
+	}
+	c := d.lookupCore(qpn)
+	if c == nil {
+		d.rx.unknownQPN.Add(1)
+		return
+	}
+	add(batches, c, m.Buf, &p, from)
+	m.Buf = getBuf()
+}
+
+// add appends a packet for core c to its worker's batch.
+func add(batches []*rxBatch, c *qpCore, buf []byte, p *packet.Parsed, from transport.Path) {
+	b := batches[c.w.idx]
+	if b == nil {
+		b = getBatch()
+		batches[c.w.idx] = b
+	}
+	b.pkts = append(b.pkts, rxPacket{buf: buf, parsed: *p, from: from, core: c})
+}
+
+// fanOut delivers a multicast packet to every QP attached to its destination group, each with its
+// own copy, as rxe does.
+func (d *Device) fanOut(m *netio.Message, from transport.Path, batches []*rxBatch) {
+	group := GIDFromAddr(m.Dst.Addr())
+	cores := d.mcast.members(group)
+	if len(cores) == 0 {
+		d.rx.noMcastQP.Add(1)
+		return
+	}
+	for _, c := range cores {
+		buf := getBuf()
+		n := copy(buf, m.Buf)
+		var p packet.Parsed
+		if packet.Parse(buf[:n], &p) != nil {
+			putBuf(buf)
+			return
+		}
+		add(batches, c, buf, &p, from)
+	}
+}
+
+// multicastQPN is the destination QPN of multicast packets (IBTA: QP 0xFFFFFF).
+const multicastQPN = 0xFFFFFF
+
+// verifyICRC checks the ICRC of a received datagram. IPv6 packets are checked exactly (the ICRC
+// masks what a socket cannot see). IPv4 packets from a supplied network are checked exactly with
+// the IP ID 0 and DF that gorxe senders use; from a UDP socket the IP ID is unknown, so the
+// packet is accepted when some ID makes the ICRC match.
+func (d *Device) verifyICRC(m *netio.Message) bool {
+	src, dst := unmapPort(m.Src), unmapPort(m.Dst)
+	if src.Addr().Is6() {
+		env := packet.Envelope{Src: src, Dst: dst}
+		return env.VerifyICRC(m.Buf) == nil
+	}
+	if d.strict {
+		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
+		return env.VerifyICRC(m.Buf) == nil
+	}
+	_, _, err := packet.VerifyICRCIPv4AnyID(src, dst, m.Buf)
+	return err == nil
+}
+
+func unmapPort(a netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(a.Addr().Unmap().WithZone(""), a.Port())
+}
+
+// lookupCore returns the device layer's handle of QP qpn, or nil when there is no such QP (or it
+// is still being created).
+func (d *Device) lookupCore(qpn uint32) *qpCore {
+	q := d.qpt.Lookup(qpn)
+	if q == nil {
+		return nil
+	}
+	c, _ := q.DriverData().(*qpCore)
+	return c
+}
