@@ -102,7 +102,9 @@ func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) 
 	var err error
 	if op == unix.SYS_RECVMMSG {
 		err = rc.Read(b.call)
+		raceAcquireIO()
 	} else {
+		raceReleaseIO()
 		err = rc.Write(b.call)
 	}
 	if err != nil {
