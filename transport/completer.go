@@ -1,0 +1,390 @@
+package transport
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// completer is the acknowledgement half of an RC requester (IBTA 9.7.5.2): it matches ACKs, NAKs,
+// READ responses and atomic acknowledgements with outstanding WQEs in PSN order, places READ and
+// atomic results, runs the retransmit timer and the RNR back-off, and completes WQEs strictly in
+// posting order. UC and UD WQEs, and local operations, only pass through its retire step.
+type completer struct {
+	e *QP
+
+	psn       packet.PSN // oldest unacknowledged PSN
+	retryLeft uint8      // retransmissions left before RETRY_EXC_ERR (retry_cnt)
+	rnrLeft   uint8      // RNR retries left before RNR_RETRY_EXC_ERR (rnr_retry; 7 is infinite)
+	timer     time.Time  // retransmit deadline; zero when nothing is outstanding or timeouts are off
+
+	// retried says a go-back-N retransmission from retriedPSN is under way, so further NAKs or
+	// gaps pointing at the same PSN (sent before the retransmission reached the responder, or
+	// duplicated on the way) do not start another one.
+	retried    bool
+	retriedPSN packet.PSN
+}
+
+func (c *completer) init(e *QP) { c.e = e }
+
+// start begins a PSN sequence at psn (entering RTS).
+func (c *completer) start(psn packet.PSN) {
+	c.psn = psn
+	c.resetRetries()
+}
+
+// reset forgets timers and retry state (QP reset or error).
+func (c *completer) reset() {
+	c.timer = time.Time{}
+	c.retried = false
+}
+
+func (c *completer) resetRetries() {
+	a := &c.e.req.a
+	c.retryLeft, c.rnrLeft = a.retryCnt, a.rnrRetry
+}
+
+// deadline returns when the retransmit timer fires, or zero.
+func (c *completer) deadline() time.Time { return c.timer }
+
+// sent arms the retransmit timer when request packets went out and none is running.
+func (c *completer) sent(now time.Time) {
+	r := &c.e.req
+	if c.timer.IsZero() && r.a.timeout != 0 && c.psn != r.tip {
+		c.timer = now.Add(r.a.timeout)
+	}
+}
+
+// tick fires the retransmit timer: the oldest unacknowledged packet and everything after it are
+// sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered.
+func (c *completer) tick(now time.Time, _ *Output) {
+	r := &c.e.req
+	r.sync()
+	if c.timer.IsZero() || now.Before(c.timer) {
+		return
+	}
+	c.timer = time.Time{}
+	if r.a.typ != qp.TypeRC || !r.canSend() || c.psn == r.tip {
+		return
+	}
+	c.retry(now, true)
+}
+
+// retry starts a go-back-N retransmission from the oldest unacknowledged PSN after a timeout, a
+// PSN sequence error NAK, an implicit NAK or a gap in READ responses. Each counts against
+// retry_cnt, which is reset whenever the responder acknowledges something new. IBTA gives 7 no
+// special meaning here (only rnr_retry 7 means "forever"); rxe retries forever at 7, gorxe follows
+// the spec.
+func (c *completer) retry(now time.Time, timeout bool) {
+	if !timeout && c.retried && c.retriedPSN == c.psn {
+		return
+	}
+	ctr := c.e.dev.Counters
+	if c.retryLeft == 0 {
+		ctr.RetryExceededErr.Add(1)
+		c.failHead(now, cq.WCRetryExcErr)
+		return
+	}
+	c.retryLeft--
+	c.retried, c.retriedPSN = true, c.psn
+	ctr.CompleterRetryErr.Add(1)
+	r := &c.e.req
+	r.rewind(c.psn)
+	c.timer = time.Time{}
+	if r.a.timeout != 0 {
+		c.timer = now.Add(r.a.timeout)
+	}
+}
+
+// advance moves the oldest unacknowledged PSN forward to psn after the responder confirmed
+// everything before it.
+func (c *completer) advance(now time.Time, psn packet.PSN) {
+	if !c.psn.LessThan(psn) {
+		return
+	}
+	c.psn = psn
+	c.resetRetries()
+	c.retried = false
+	r := &c.e.req
+	if r.psn.LessThan(psn) {
+		// A retransmission is resending packets the responder has now confirmed: skip them.
+		r.rewind(psn)
+	}
+	c.timer = time.Time{}
+	if c.psn != r.tip && r.a.timeout != 0 {
+		c.timer = now.Add(r.a.timeout)
+	}
+}
+
+// receive handles an acknowledgement, READ response or atomic acknowledgement.
+func (c *completer) receive(now time.Time, p *packet.Parsed, from *Path, _ *Output) {
+	r := &c.e.req
+	r.sync()
+	ctr := c.e.dev.Counters
+	switch {
+	case r.a.typ != qp.TypeRC || p.Opcode().Transport() != packet.TransportRC:
+		ctr.DroppedOpcode.Add(1)
+		return
+	case !r.canSend():
+		ctr.DroppedState.Add(1)
+		return
+	case from.Src.Addr().Unmap() != r.a.path.Dst.Addr():
+		ctr.DroppedPath.Add(1)
+		return
+	}
+	psn := p.BTH().PSN()
+	if !psn.InWindow(c.psn, uint32(r.tip.Diff(c.psn))) {
+		// Stale (already acknowledged: a duplicate or a late copy) or never sent.
+		ctr.DroppedUnknown.Add(1)
+		return
+	}
+	c.process(now, p, psn)
+	c.retire(now)
+}
+
+// process applies a response whose PSN is in flight. Acknowledgements are cumulative: every WQE
+// that ends before psn is complete, unless it is waiting for data (READ) or a result (atomics),
+// in which case the responder has moved past a response that was lost: an implicit NAK.
+func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
+	sq := c.e.q.SendQueue()
+	var w *qp.SendWQE
+	for {
+		c.retire(now)
+		var ok bool
+		w, ok = sq.Head()
+		if !ok || (w.Progress.State != wqeSending && w.Progress.State != wqeSent) {
+			c.e.dev.Counters.DroppedUnknown.Add(1)
+			return
+		}
+		last := packet.PSN(w.Progress.LastPSN)
+		if !last.LessThan(psn) {
+			break
+		}
+		if needsResponse(w.WR.Opcode) {
+			c.retry(now, false)
+			return
+		}
+		c.advance(now, last.Add(1))
+		if !c.complete(w, cq.WCSuccess) {
+			return
+		}
+	}
+	switch p.Opcode().Kind() {
+	case packet.KindAcknowledge:
+		c.acknowledge(now, w, p, psn)
+	case packet.KindAtomicAcknowledge:
+		c.atomicAcknowledge(now, w, p, psn)
+	case packet.KindRDMAReadResponse:
+		c.readResponse(now, w, p, psn)
+	default:
+		c.e.dev.Counters.DroppedOpcode.Add(1)
+	}
+}
+
+// acknowledge handles an ACKNOWLEDGE packet for a PSN of w, the oldest outstanding WQE.
+func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, psn packet.PSN) {
+	ctr := c.e.dev.Counters
+	syn := p.AETH().Syndrome()
+	switch syn.Type() {
+	case packet.SyndromeTypeACK:
+		if needsResponse(w.WR.Opcode) {
+			return // only its response retires a READ or atomic
+		}
+		c.advance(now, psn.Add(1))
+		if psn == packet.PSN(w.Progress.LastPSN) {
+			c.complete(w, cq.WCSuccess)
+		}
+	case packet.SyndromeTypeRNRNAK:
+		r := &c.e.req
+		if psn == c.psn && now.Before(r.hold) {
+			return // a copy of the NAK that started the current back-off
+		}
+		ctr.RcvdRNRErr.Add(1)
+		c.advance(now, psn)
+		c.rnr(now, w, syn.Value())
+	case packet.SyndromeTypeNAK:
+		c.advance(now, psn)
+		if syn == packet.SyndromeNAKPSNSequenceError {
+			ctr.RcvdSeqErr.Add(1)
+			c.retry(now, false)
+			return
+		}
+		c.fail(now, w, nakStatus(syn))
+	default:
+		c.fail(now, w, cq.WCBadRespErr)
+	}
+}
+
+// rnr backs off after an RNR NAK for the packet at c.psn: the requester resends from it once the
+// delay the NAK's timer code names has passed, unless rnr_retry is used up (7 never is).
+func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
+	if c.rnrLeft == 0 {
+		c.e.dev.Counters.RetryRNRExceededErr.Add(1)
+		c.fail(now, w, cq.WCRNRRetryExcErr)
+		return
+	}
+	if c.rnrLeft != 7 {
+		c.rnrLeft--
+	}
+	r := &c.e.req
+	r.rewind(c.psn)
+	r.hold = now.Add(RNRDelay(code))
+	c.timer = time.Time{}
+	c.retried, c.retriedPSN = true, c.psn
+}
+
+// atomicAcknowledge stores the original remote value of a compare-and-swap or fetch-and-add in
+// its 8-byte local buffer, in host byte order, and completes it.
+func (c *completer) atomicAcknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, psn packet.PSN) {
+	if !w.WR.Opcode.IsAtomic() {
+		c.fail(now, w, cq.WCBadRespErr)
+		return
+	}
+	var orig [8]byte
+	binary.NativeEndian.PutUint64(orig[:], p.AtomicAckETH().OriginalRemoteData())
+	cur := &w.Progress.Cursor
+	cur.Reset(w.WR.SGList)
+	if err := c.e.dev.Mem.Scatter(cur, c.e.q.PD(), orig[:]); err != nil {
+		c.fail(now, w, localStatus(err))
+		return
+	}
+	c.advance(now, psn.Add(1))
+	c.complete(w, cq.WCSuccess)
+}
+
+// readResponse places one RDMA READ response packet into the local SGEs of w. Responses must
+// arrive in PSN order; a gap means one was lost and the rest of the READ is requested again.
+// ATOMIC_WRITE and FLUSH are answered with an empty READ_RESPONSE_ONLY (IBTA 1.5).
+func (c *completer) readResponse(now time.Time, w *qp.SendWQE, p *packet.Parsed, psn packet.PSN) {
+	op := p.Opcode()
+	payload := p.Payload()
+	last := packet.PSN(w.Progress.LastPSN)
+	switch w.WR.Opcode {
+	case qp.WRAtomicWrite, qp.WRFlush:
+		if op != packet.RCRDMAReadResponseOnly || len(payload) != 0 {
+			c.fail(now, w, cq.WCBadRespErr)
+			return
+		}
+		c.advance(now, psn.Add(1))
+		c.complete(w, cq.WCSuccess)
+		return
+	case qp.WRRDMARead:
+	default:
+		c.fail(now, w, cq.WCBadRespErr)
+		return
+	}
+	if psn != c.psn {
+		c.retry(now, false)
+		return
+	}
+	mtu := uint64(c.e.req.a.mtu)
+	off := uint64(psn.Diff(packet.PSN(w.Progress.FirstPSN))) * mtu
+	isLast := psn == last
+	var ok bool
+	switch op.Position() {
+	case packet.PositionFirst, packet.PositionMiddle:
+		ok = !isLast && uint64(len(payload)) == mtu
+	default:
+		ok = isLast && off <= w.Length && uint64(len(payload)) == w.Length-off
+	}
+	if !ok {
+		c.fail(now, w, cq.WCLocLenErr)
+		return
+	}
+	cur := &w.Progress.Cursor
+	if cur.Pos() != off {
+		if err := cur.Seek(off); err != nil {
+			c.fail(now, w, cq.WCLocLenErr)
+			return
+		}
+	}
+	if err := c.e.dev.Mem.Scatter(cur, c.e.q.PD(), payload); err != nil {
+		c.fail(now, w, localStatus(err))
+		return
+	}
+	c.e.dev.Counters.RcvdBytes.Add(uint64(len(payload)))
+	c.advance(now, psn.Add(1))
+	if isLast {
+		c.complete(w, cq.WCSuccess)
+	}
+}
+
+// nakStatus maps a NAK syndrome to the completion status of the request it rejects
+// (IBTA 9.7.5.2.4; rxe maps the same way).
+func nakStatus(s packet.Syndrome) cq.Status {
+	switch s {
+	case packet.SyndromeNAKInvalidRequest:
+		return cq.WCRemInvReqErr
+	case packet.SyndromeNAKRemoteAccessError:
+		return cq.WCRemAccessErr
+	case packet.SyndromeNAKRemoteOperationalError:
+		return cq.WCRemOpErr
+	case packet.SyndromeNAKInvalidRDRequest:
+		return cq.WCRemInvRDReqErr
+	}
+	return cq.WCRemOpErr
+}
+
+// fail finishes w, the oldest WQE, in error and completes it (which moves the QP out of RTS).
+func (c *completer) fail(now time.Time, w *qp.SendWQE, st cq.Status) {
+	w.Progress.State = wqeFailed | uint8(st)
+	c.retire(now)
+}
+
+// failHead fails the oldest outstanding WQE.
+func (c *completer) failHead(now time.Time, st cq.Status) {
+	c.retire(now)
+	if w, ok := c.e.q.SendQueue().Head(); ok {
+		c.fail(now, w, st)
+	}
+}
+
+// retire completes the WQEs at the head of the send queue that have finished: local operations,
+// UC and UD sends, and failures the requester found. It stops at the first one still in flight.
+func (c *completer) retire(now time.Time) {
+	sq := c.e.q.SendQueue()
+	for {
+		w, ok := sq.Head()
+		if !ok {
+			return
+		}
+		st := w.Progress.State
+		switch {
+		case st == wqeDone:
+			if !c.complete(w, cq.WCSuccess) {
+				return
+			}
+		case st&wqeFailed != 0:
+			c.complete(w, cq.Status(st&^wqeFailed))
+			return
+		default:
+			return
+		}
+	}
+}
+
+// complete retires w, the head WQE, with status st. An error status, or a completion that
+// overflows the CQ (IBTA class G), takes the QP out of RTS: to ERR for RC, to SQE for UC and UD,
+// which flushes the WQEs behind it. It reports whether the QP can go on.
+func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
+	r := &c.e.req
+	if needsResponse(w.WR.Opcode) && w.Progress.State != wqeNew && r.rdAtomic > 0 {
+		r.rdAtomic--
+	}
+	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
+	switch {
+	case err == qp.ErrStale:
+		return false // flushed or reset meanwhile
+	case err != nil:
+		c.e.q.EnterError()
+	case st != cq.WCSuccess:
+		c.e.q.EnterSQError()
+	default:
+		return true
+	}
+	c.e.resetSend()
+	return false
+}

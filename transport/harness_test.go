@@ -1,0 +1,520 @@
+package transport
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// The harness connects transport engines through a deterministic in-memory network. Every packet
+// an engine emits is parsed and ICRC-checked with the packet package (a malformed packet fails the
+// test), may then be dropped, reordered, duplicated or corrupted by a seeded source, and is
+// delivered to the engine its destination address and QPN name. Time is fake: when nothing is in
+// flight the clock jumps to the earliest engine deadline.
+
+// hStart is the fake clock's starting point.
+var hStart = time.Unix(1000, 0)
+
+// hFaults are per-packet probabilities of network faults.
+type hFaults struct {
+	Loss, Reorder, Dup, Corrupt float64
+}
+
+// hStats counts what the network did.
+type hStats struct {
+	Sent, Delivered, Lost, Reordered, Duplicated, Corrupted, CorruptDropped, Unroutable int
+}
+
+// hPacket is a packet in flight.
+type hPacket struct {
+	buf  []byte
+	path Path
+	at   time.Time // when it was emitted
+}
+
+// harness is the network, the clock and the devices.
+type harness struct {
+	t      *testing.T
+	now    time.Time
+	rng    *rand.Rand
+	faults hFaults
+	stats  hStats
+	devs   []*hDevice
+	flight []hPacket // delivered in order, one round at a time
+	// tap, when set, sees every packet an engine emits (already checked) and may drop it by
+	// returning false. Faults apply after it.
+	tap func(p *hPacket, parsed *packet.Parsed) bool
+	// trace, when set, records every packet emitted (after tap and faults are decided).
+	trace []hPacket
+	keep  bool // keep a trace
+}
+
+// newHarness returns an empty fault-free network with its clock at hStart.
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, now: hStart, rng: rand.New(rand.NewPCG(1, 2))}
+}
+
+// seed replaces the fault source.
+func (h *harness) seed(s uint64) { h.rng = rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)) }
+
+// hDevice is one device: an address, a key table, a QP table and the engines of its QPs.
+type hDevice struct {
+	h       *harness
+	addr    netip.Addr
+	mem     *mr.Table
+	qps     *qp.Table
+	pd      *mr.PD
+	dev     *Device
+	ctr     *Counters
+	engines []*QP // sorted by QPN
+	woken   map[uint32]bool
+	events  []qp.Event
+	out     Output
+}
+
+// HandleEvent records an asynchronous event.
+func (d *hDevice) HandleEvent(e qp.Event) { d.events = append(d.events, e) }
+
+// eventTypes returns the recorded events of q.
+func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
+	var ts []qp.EventType
+	for _, e := range d.events {
+		if e.QP == q {
+			ts = append(ts, e.Type)
+		}
+	}
+	return ts
+}
+
+// device adds a device with the given address; its GID index 0 (and 1, like rxe's IPv4 entry)
+// resolve to it.
+func (h *harness) device(addr string) *hDevice {
+	h.t.Helper()
+	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), ctr: &Counters{}, woken: map[uint32]bool{}}
+	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d, Wake: func(q *qp.QP) { d.woken[q.QPN()] = true }})
+	pd, err := d.mem.AllocPD()
+	hMust(h.t, err)
+	d.pd = pd
+	d.dev = &Device{
+		Mem:      d.mem,
+		Counters: d.ctr,
+		SourceAddr: func(i uint8) (netip.Addr, bool) {
+			return d.addr, i <= 1
+		},
+	}
+	d.out.Alloc = func() []byte { return make([]byte, 0, MaxPacketSize) }
+	h.devs = append(h.devs, d)
+	return d
+}
+
+// hEndpoint is a QP with its engine and CQs.
+type hEndpoint struct {
+	d        *hDevice
+	q        *qp.QP
+	e        *QP
+	scq, rcq *cq.CQ
+	o        hQPOptions
+}
+
+// hQPOptions configure a QP; zero fields take the defaults of withDefaults.
+type hQPOptions struct {
+	typ          qp.Type
+	mtu          qp.MTU
+	access       mr.Access
+	sqPSN        uint32 // the PSN this QP starts sending with
+	timeout      uint8
+	retryCnt     uint8
+	rnrRetry     uint8
+	minRNRTimer  uint8
+	maxRdAtomic  uint8
+	maxDestRd    uint8
+	caps         qp.Caps
+	sigAll       bool
+	cqDepth      int
+	qkey         uint32
+	noRetryDflts bool // keep retryCnt/rnrRetry 0 instead of defaulting them to 7
+}
+
+func (o hQPOptions) withDefaults() hQPOptions {
+	if o.typ == 0 {
+		o.typ = qp.TypeRC
+	}
+	if o.mtu == 0 {
+		o.mtu = qp.MTU1024
+	}
+	if o.access == 0 {
+		o.access = mr.AccessLocalWrite | mr.AccessRemoteWrite | mr.AccessRemoteRead | mr.AccessRemoteAtomic |
+			mr.AccessFlushGlobal | mr.AccessFlushPersistent
+	}
+	if o.timeout == 0 {
+		o.timeout = 14
+	}
+	if !o.noRetryDflts {
+		if o.retryCnt == 0 {
+			o.retryCnt = 7
+		}
+		if o.rnrRetry == 0 {
+			o.rnrRetry = 7
+		}
+	}
+	if o.minRNRTimer == 0 {
+		o.minRNRTimer = 1
+	}
+	if o.maxRdAtomic == 0 {
+		o.maxRdAtomic = 16
+	}
+	if o.maxDestRd == 0 {
+		o.maxDestRd = 16
+	}
+	if o.caps == (qp.Caps{}) {
+		o.caps = qp.Caps{MaxSendWR: 256, MaxRecvWR: 256, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 512}
+	}
+	if o.cqDepth == 0 {
+		o.cqDepth = 4096
+	}
+	if o.qkey == 0 {
+		o.qkey = 0x11111111
+	}
+	return o
+}
+
+// createQP creates a QP in RESET with its own CQs and an engine.
+func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
+	t := d.h.t
+	t.Helper()
+	o = o.withDefaults()
+	scq, err := cq.New(o.cqDepth, cq.Options{})
+	hMust(t, err)
+	rcq, err := cq.New(o.cqDepth, cq.Options{})
+	hMust(t, err)
+	q, err := d.qps.CreateQP(d.pd, &qp.InitAttr{SendCQ: scq, RecvCQ: rcq, Cap: o.caps, Type: o.typ, SQSigAll: o.sigAll})
+	hMust(t, err)
+	e := New(d.dev, q)
+	q.SetDriverData(e)
+	d.engines = append(d.engines, e)
+	slices.SortFunc(d.engines, func(a, b *QP) int { return cmp.Compare(a.q.QPN(), b.q.QPN()) })
+	return &hEndpoint{d: d, q: q, e: e, scq: scq, rcq: rcq, o: o}
+}
+
+// hAV16 returns the GID form of an address (IPv4-mapped for IPv4).
+func hAV16(a netip.Addr) [16]byte {
+	if a.Is4() {
+		return netip.AddrFrom16(a.As16()).As16()
+	}
+	return a.As16()
+}
+
+// connect moves a connected (RC or UC) QP through INIT and RTR to RTS, pointing it at peer.
+func (ep *hEndpoint) connect(peer *hEndpoint) {
+	t := ep.d.h.t
+	t.Helper()
+	o := ep.o
+	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
+		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+	av := qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(peer.d.addr), HopLimit: 64, SGIDIndex: 1}}
+	rtr := &qp.Attr{
+		State: qp.StateRTR, PathMTU: o.mtu, DestQPNum: peer.q.QPN(), RQPSN: peer.o.sqPSN,
+		MaxDestRdAtomic: o.maxDestRd, MinRNRTimer: o.minRNRTimer, AHAttr: av,
+	}
+	mask := qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
+	if o.typ == qp.TypeRC {
+		mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
+	}
+	hMust(t, ep.q.Modify(rtr, mask))
+	rts := &qp.Attr{
+		State: qp.StateRTS, SQPSN: o.sqPSN, Timeout: o.timeout, RetryCnt: o.retryCnt, RNRRetry: o.rnrRetry,
+		MaxRdAtomic: o.maxRdAtomic,
+	}
+	mask = qp.AttrState | qp.AttrSQPSN
+	if o.typ == qp.TypeRC {
+		mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRdAtomic
+	}
+	hMust(t, ep.q.Modify(rts, mask))
+}
+
+// activateUD moves a UD or GSI QP to RTS.
+func (ep *hEndpoint) activateUD() {
+	t := ep.d.h.t
+	t.Helper()
+	mask := qp.AttrState | qp.AttrPKeyIndex | qp.AttrQKey
+	if ep.o.typ == qp.TypeUD {
+		mask |= qp.AttrPort
+	}
+	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
+	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
+}
+
+// pair creates a connected pair of QPs on two devices (created on first use) with options a and
+// b (b defaults to a).
+func (h *harness) pair(a hQPOptions, b ...hQPOptions) (*hEndpoint, *hEndpoint) {
+	h.t.Helper()
+	for len(h.devs) < 2 {
+		h.device([]string{"10.0.0.1", "10.0.0.2"}[len(h.devs)])
+	}
+	ob := a
+	if len(b) > 0 {
+		ob = b[0]
+	}
+	x, y := h.devs[0].createQP(a), h.devs[1].createQP(ob)
+	x.connect(y)
+	y.connect(x)
+	return x, y
+}
+
+// hRegion is a registered buffer.
+type hRegion struct {
+	mr  *mr.MR
+	buf []byte
+}
+
+// sge returns an SGE over buf[off:off+n].
+func (r hRegion) sge(off, n int) mr.SGE {
+	return mr.SGE{Addr: r.mr.IOVA() + uint64(off), Length: uint32(n), LKey: r.mr.LKey()}
+}
+
+// region registers n zeroed bytes on the device.
+func (d *hDevice) region(n int, access mr.Access) hRegion {
+	d.h.t.Helper()
+	if access == 0 {
+		access = mr.AccessLocalWrite | mr.AccessRemoteWrite | mr.AccessRemoteRead | mr.AccessRemoteAtomic |
+			mr.AccessFlushGlobal | mr.AccessFlushPersistent
+	}
+	buf := make([]byte, n)
+	m, err := d.mem.RegMR(d.pd, buf, access)
+	hMust(d.h.t, err)
+	return hRegion{mr: m, buf: buf}
+}
+
+// post posts send work requests.
+func (ep *hEndpoint) post(wrs ...qp.SendWR) {
+	ep.d.h.t.Helper()
+	hMust(ep.d.h.t, ep.q.PostSend(wrs))
+}
+
+// postRecv posts one receive WQE per SGE list.
+func (ep *hEndpoint) postRecv(id uint64, sges ...mr.SGE) {
+	ep.d.h.t.Helper()
+	hMust(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
+}
+
+// pollSend returns every send completion waiting.
+func (ep *hEndpoint) pollSend() []cq.WC { return hPoll(ep.scq) }
+
+// pollRecv returns every receive completion waiting.
+func (ep *hEndpoint) pollRecv() []cq.WC { return hPoll(ep.rcq) }
+
+func hPoll(c *cq.CQ) []cq.WC {
+	var all []cq.WC
+	var wcs [64]cq.WC
+	for {
+		n := c.Poll(wcs[:])
+		all = append(all, wcs[:n]...)
+		if n < len(wcs) {
+			return all
+		}
+	}
+}
+
+// step runs every engine that was woken or whose deadline has passed, then delivers one round of
+// packets in flight. It reports whether anything happened.
+func (h *harness) step() bool {
+	busy := false
+	for _, d := range h.devs {
+		for _, e := range d.engines {
+			qpn := e.q.QPN()
+			dl := e.Deadline()
+			if d.woken[qpn] || (!dl.IsZero() && !dl.After(h.now)) {
+				delete(d.woken, qpn)
+				e.Run(h.now, &d.out)
+				h.collect(d)
+				busy = true
+			}
+		}
+	}
+	round := h.flight
+	h.flight = nil
+	for i := range round {
+		h.deliver(&round[i])
+		busy = true
+	}
+	return busy
+}
+
+// collect takes the packets a device's engines produced, checks them and puts them in flight.
+func (h *harness) collect(d *hDevice) {
+	h.t.Helper()
+	for _, o := range d.out.Packets {
+		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Path, at: h.now}
+		var parsed packet.Parsed
+		if err := packet.Parse(p.buf, &parsed); err != nil {
+			h.t.Fatalf("engine emitted an unparsable packet: %v", err)
+		}
+		env := hEnvelope(&p.path)
+		if err := env.VerifyICRC(p.buf); err != nil {
+			h.t.Fatalf("engine emitted %v with a bad ICRC: %v", parsed.Opcode(), err)
+		}
+		if p.path.Dst.Port() != packet.UDPPort || p.path.Src.Port() < 0xC000 {
+			h.t.Fatalf("engine emitted %v from port %d to port %d", parsed.Opcode(), p.path.Src.Port(), p.path.Dst.Port())
+		}
+		if p.path.Src.Addr() != d.addr {
+			h.t.Fatalf("engine emitted %v from %v, device is %v", parsed.Opcode(), p.path.Src.Addr(), d.addr)
+		}
+		h.stats.Sent++
+		if h.tap != nil && !h.tap(&p, &parsed) {
+			h.stats.Lost++
+			continue
+		}
+		if h.keep {
+			h.trace = append(h.trace, p)
+		}
+		f := h.faults
+		switch {
+		case f.Loss > 0 && h.rng.Float64() < f.Loss:
+			h.stats.Lost++
+			continue
+		case f.Corrupt > 0 && h.rng.Float64() < f.Corrupt:
+			h.stats.Corrupted++
+			p.buf[h.rng.IntN(len(p.buf))] ^= byte(1 << h.rng.IntN(8))
+		}
+		if f.Dup > 0 && h.rng.Float64() < f.Dup {
+			h.stats.Duplicated++
+			h.flight = append(h.flight, hPacket{buf: append([]byte(nil), p.buf...), path: p.path, at: p.at})
+		}
+		if f.Reorder > 0 && h.rng.Float64() < f.Reorder && len(h.flight) > 0 {
+			// Overtaken by the packet emitted before it.
+			h.stats.Reordered++
+			last := h.flight[len(h.flight)-1]
+			h.flight[len(h.flight)-1] = p
+			h.flight = append(h.flight, last)
+			continue
+		}
+		h.flight = append(h.flight, p)
+	}
+	d.out.Reset()
+}
+
+// hEnvelope is the framing a gorxe socket gives a packet on path p: IPv4 from an unconnected
+// socket with DF set carries IP ID 0.
+func hEnvelope(p *Path) packet.Envelope {
+	env := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
+	if p.Src.Addr().Is4() {
+		env.IPFlags = packet.IPv4DontFragment
+	}
+	return env
+}
+
+// deliver hands a packet to the engine it is addressed to, as the device layer does: ICRC check,
+// parse, route by address and destination QPN.
+func (h *harness) deliver(p *hPacket) {
+	env := hEnvelope(&p.path)
+	if err := env.VerifyICRC(p.buf); err != nil {
+		h.stats.CorruptDropped++
+		return
+	}
+	var parsed packet.Parsed
+	if err := packet.Parse(p.buf, &parsed); err != nil {
+		h.stats.CorruptDropped++
+		return
+	}
+	for _, d := range h.devs {
+		if d.addr != p.path.Dst.Addr() {
+			continue
+		}
+		q := d.qps.Lookup(parsed.BTH().DestQP())
+		if q == nil {
+			break
+		}
+		e, _ := q.DriverData().(*QP)
+		if e == nil {
+			break
+		}
+		h.stats.Delivered++
+		e.Receive(h.now, &parsed, Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}, &d.out)
+		h.collect(d)
+		return
+	}
+	h.stats.Unroutable++
+}
+
+// nextDeadline returns the earliest engine deadline, or zero.
+func (h *harness) nextDeadline() time.Time {
+	var next time.Time
+	for _, d := range h.devs {
+		for _, e := range d.engines {
+			next = earliest(next, e.Deadline())
+		}
+	}
+	return next
+}
+
+// settle runs the network until nothing is in flight and no engine has a deadline, advancing the
+// clock to the next deadline whenever the network is idle. It fails the test if that takes more
+// than limit of fake time.
+func (h *harness) settle(limit time.Duration) {
+	h.t.Helper()
+	h.runUntil(func() bool { return false }, limit)
+}
+
+// runUntil runs the network until done returns true (checked whenever the network is idle),
+// it is quiescent, or limit of fake time has passed. It reports whether done returned true.
+func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
+	h.t.Helper()
+	end := h.now.Add(limit)
+	for {
+		for h.step() {
+		}
+		if done() {
+			return true
+		}
+		next := h.nextDeadline()
+		if next.IsZero() {
+			return false
+		}
+		if next.After(end) {
+			h.t.Fatalf("network still busy after %v of fake time (next deadline %v later)", limit, next.Sub(h.now))
+		}
+		if next.After(h.now) {
+			h.now = next
+		}
+	}
+}
+
+// advance moves the clock forward by d without running anything.
+func (h *harness) advance(d time.Duration) { h.now = h.now.Add(d) }
+
+func hMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hPattern returns n bytes of a pattern that differs with seed and position.
+func hPattern(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	x := seed*0x9e3779b97f4a7c15 + 1
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x)
+	}
+	return b
+}
+
+// wantWC checks one completion's identity and status.
+func wantWC(t *testing.T, wc cq.WC, id uint64, st cq.Status, op cq.Opcode) {
+	t.Helper()
+	if wc.WRID != id || wc.Status != st || (st == cq.WCSuccess && wc.Opcode != op) {
+		t.Fatalf("WC id %d %v %v, want id %d %v %v", wc.WRID, wc.Status, wc.Opcode, id, st, op)
+	}
+}
