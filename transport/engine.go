@@ -1,0 +1,80 @@
+package transport
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// Device is the context the QPs of one device share: registered memory, the addresses packets
+// leave from, and the statistics.
+type Device struct {
+	Mem *mr.Table
+	// SourceAddr returns the local address of a GID table index, the source of packets sent on a
+	// path that names that index.
+	SourceAddr func(sgidIndex uint8) (netip.Addr, bool)
+	Counters   *Counters
+}
+
+// QP is the transport state of one queue pair: requester, completer and responder. It is not safe
+// for concurrent use: the device layer calls one QP's methods from one goroutine at a time.
+type QP struct {
+	q    *qp.QP
+	dev  *Device
+	req  requester
+	comp completer
+	resp responder
+}
+
+// New returns the transport state for q.
+func New(dev *Device, q *qp.QP) *QP {
+	e := &QP{q: q, dev: dev}
+	e.req.init(e)
+	e.comp.init(e)
+	e.resp.init(e)
+	return e
+}
+
+// QP returns the verbs object this engine serves.
+func (e *QP) QP() *qp.QP { return e.q }
+
+// Receive handles one packet addressed to this QP. from describes how it arrived: Src is the
+// sender, Dst the local address. Requests go to the responder; acknowledgements and read or
+// atomic responses go to the completer.
+func (e *QP) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
+	e.dev.Counters.RcvdPkts.Add(1)
+	if p.Opcode().IsResponse() {
+		e.comp.receive(now, p, &from, out)
+	} else {
+		e.resp.receive(now, p, &from, out)
+	}
+	// A completed response can open the send window or release a fence.
+	e.req.run(now, out)
+}
+
+// Run does whatever is due: it applies attribute changes made through Modify, fires expired
+// timers and sends posted work the windows allow. Call it after posting, after Modify and when
+// the deadline has passed.
+func (e *QP) Run(now time.Time, out *Output) {
+	e.resp.run(now, out)
+	e.comp.tick(now, out)
+	e.req.run(now, out)
+}
+
+// Deadline returns when Run must next be called, or the zero time if no timer is armed.
+func (e *QP) Deadline() time.Time {
+	return earliest(earliest(e.req.deadline(), e.comp.deadline()), e.resp.deadline())
+}
+
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}

@@ -1,0 +1,76 @@
+package transport
+
+import (
+	"net/netip"
+
+	"github.com/gorxe/gorxe/packet"
+)
+
+// MaxPacketSize is the largest RoCEv2 packet (BTH to ICRC) the engine builds: a 4096-byte payload
+// with the largest header set and the ICRC.
+const MaxPacketSize = 4096 + 64
+
+// Path is where a packet goes: the IP/UDP framing the ICRC covers plus the masked fields the
+// sender still sets on the wire.
+type Path struct {
+	Src, Dst     netip.AddrPort // Src port is the QP's UDP source port, Dst port is 4791
+	TrafficClass uint8
+	HopLimit     uint8
+}
+
+// Packet is one datagram the engine produced: Buf holds the RoCEv2 packet from the BTH to the ICRC.
+type Packet struct {
+	Buf  []byte
+	Path Path
+}
+
+// Output collects the packets produced by one call into the engine. The device layer supplies
+// buffers (pooled, each at least MaxPacketSize long) through Alloc and takes the packets away
+// after the call; the engine never keeps a reference to a buffer it has appended.
+type Output struct {
+	Packets []Packet
+	// Alloc returns an empty buffer with capacity of at least MaxPacketSize.
+	Alloc func() []byte
+}
+
+// Reset forgets the collected packets, keeping the slice for reuse.
+func (o *Output) Reset() { o.Packets = o.Packets[:0] }
+
+// envelope returns the IP/UDP framing of a packet sent on p, as gorxe's sockets put it on the
+// wire: IPv4 packets leave an unconnected socket with DF set and IP ID 0, which the ICRC covers.
+func (p *Path) envelope() packet.Envelope {
+	e := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
+	if p.Src.Addr().Unmap().Is4() {
+		e.IPFlags = packet.IPv4DontFragment
+	}
+	return e
+}
+
+// build encodes a packet with headers h and room for payloadLen payload bytes into a fresh output
+// buffer. The caller fills the payload in place through the returned slice, then calls finish.
+func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) {
+	buf := o.Alloc()[:0]
+	n := packet.PacketLen(h.BTH.Opcode, payloadLen)
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	// AppendPacket validates the payload against the opcode; encode with a zero payload of the
+	// right length, which the caller overwrites.
+	pkt, err := packet.AppendPacket(buf, h, zeroPayload[:payloadLen])
+	if err != nil {
+		panic("transport: engine built an invalid packet: " + err.Error())
+	}
+	hl := n - payloadLen - (-payloadLen & 3) - packet.ICRCSize
+	return pkt, pkt[hl : hl+payloadLen]
+}
+
+// finish computes the ICRC of pkt for path p and queues it.
+func (o *Output) finish(pkt []byte, p *Path) {
+	env := p.envelope()
+	if err := env.PutICRC(pkt); err != nil {
+		panic("transport: ICRC of a built packet: " + err.Error())
+	}
+	o.Packets = append(o.Packets, Packet{Buf: pkt, Path: *p})
+}
+
+var zeroPayload [4096]byte
