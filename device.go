@@ -106,7 +106,7 @@ func Open(cfg Config) (*Device, error) {
 }
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
-// supplied network, wrapped in the fault injector when faults are configured.
+// supplied network, shown to the tap and wrapped in the fault injector when those are configured.
 func (d *Device) openConn() (netio.Conn, error) {
 	var c netio.Conn
 	var err error
@@ -117,6 +117,10 @@ func (d *Device) openConn() (netio.Conn, error) {
 	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
+	}
+	if d.cfg.Tap != nil {
+		// Inside the fault injector, so the tap sees what really crosses the network.
+		c = netio.Tap(c, d.cfg.Tap)
 	}
 	if d.cfg.faults.Enabled() {
 		fc, err := netio.WithFaults(c, d.cfg.faults, d.clk)
