@@ -15,9 +15,11 @@ func (r *responder) receiveUC(p *packet.Parsed) {
 	psn := p.BTH().PSN()
 	if psn != r.psn || r.ucDrop || !r.inSequence(op) {
 		if !op.StartsMessage() {
-			if psn != r.psn {
+			// The rest of a message already dropped is not counted again.
+			switch {
+			case psn != r.psn:
 				c.OutOfSeqRequest.Add(1)
-			} else {
+			case !r.ucDrop:
 				c.DroppedOpcode.Add(1)
 			}
 			r.msgKind = packet.KindInvalid

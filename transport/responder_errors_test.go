@@ -1,0 +1,445 @@
+package transport
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	// PSN 100 was lost: the first later packet is NAKed with the expected PSN, the next dropped.
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 100, 0)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 102, true, nil, nil)))
+	if got := env.dev.Counters.OutOfSeqRequest.Load(); got != 1 {
+		t.Fatalf("out_of_seq_request %d", got)
+	}
+	// Recovery: the retransmission is accepted; a later gap is NAKed again.
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 105, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 101, 1)
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 1 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	rspWantState(t, env.q, qp.StateRTS)
+}
+
+func TestResponderDuplicateSendReAcks(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)), packet.SyndromeACKUnlimited, 100, 1)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 101, false, []byte("b"), nil)))
+	// The ACK of 100 was lost and the requester resends it: acknowledge up to 101 (C9-105), do not
+	// deliver the message a second time.
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)), packet.SyndromeACKUnlimited, 101, 2)
+	if wcs := env.poll(); len(wcs) != 2 {
+		t.Fatalf("%d completions, want 2", len(wcs))
+	}
+	if env.dev.Counters.DuplicateRequest.Load() != 1 {
+		t.Fatal("duplicate not counted")
+	}
+}
+
+func TestResponderDuplicateReadReplays(t *testing.T) {
+	env := newRC(t)
+	m, buf := env.region(4096, remoteAccess)
+	copy(buf, rspPattern(4096, 21))
+	const n = 3 * rspMTUB
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n)))
+	if len(ps) != 3 {
+		t.Fatalf("%d packets", len(ps))
+	}
+	env.postRecv(1, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 103, true, nil, nil)), packet.SyndromeACKUnlimited, 103, 2)
+
+	// The last two responses were lost: the requester asks again from PSN 101 for the tail.
+	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 101, true, nil, rspRETH(m.IOVA()+rspMTUB, m.RKey(), 2*rspMTUB)))
+	if len(ps) != 2 {
+		t.Fatalf("replay built %d packets, want 2", len(ps))
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 101, packet.SyndromeACKUnlimited, 2)
+	rspWantResp(t, ps[1], packet.RCRDMAReadResponseLast, 102, packet.SyndromeACKUnlimited, 2)
+	if got := append(ps[0].Payload(), ps[1].Payload()...); !bytes.Equal(got, buf[rspMTUB:3*rspMTUB]) {
+		t.Fatal("replayed payload")
+	}
+	// The whole request again, from its first PSN.
+	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n)))
+	if len(ps) != 3 {
+		t.Fatalf("%d packets", len(ps))
+	}
+
+	// Not a subset of the original (other key, range beyond it, or more PSNs): dropped, class D.
+	for _, bad := range []func(*packet.Headers){
+		rspRETH(m.IOVA()+rspMTUB, m.RKey()+1, rspMTUB),
+		rspRETH(m.IOVA()+rspMTUB, m.RKey(), 3*rspMTUB),
+		rspRETH(m.IOVA()-8, m.RKey(), rspMTUB),
+	} {
+		rspWantNone(t, env.deliver(env.req(packet.RCRDMAReadRequest, 101, true, nil, bad)))
+	}
+	// A READ duplicate at a PSN no READ used (99 predates the connection) is dropped.
+	rspWantNone(t, env.deliver(env.req(packet.RCRDMAReadRequest, 99, true, nil, rspRETH(m.IOVA(), m.RKey(), 8))))
+	rspWantState(t, env.q, qp.StateRTS)
+
+	// The region is gone by the time of a replay: the re-validation fails with a remote access error.
+	rspMust(t, m.DeregMR())
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n))),
+		packet.SyndromeNAKRemoteAccessError, 100, 2)
+	rspWantState(t, env.q, qp.StateErr)
+}
+
+func TestResponderResourcesRing(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 100, maxDestRd: 2})
+	m, _ := env.region(64, remoteAccess)
+	fa := func(psn uint32) *packet.Parsed {
+		return env.req(packet.RCFetchAdd, psn, true, nil, func(h *packet.Headers) {
+			h.AtomicETH = packet.AtomicETHFields{VirtualAddress: m.IOVA(), RKey: m.RKey(), SwapAddData: 1}
+		})
+	}
+	for psn := uint32(100); psn < 103; psn++ {
+		env.deliver(fa(psn))
+	}
+	// Two resources: 100 was overwritten by 102 and is no longer answered; 101 and 102 are.
+	rspWantNone(t, env.deliver(fa(100)))
+	for psn, orig := range map[uint32]uint64{101: 1, 102: 2} {
+		ps := env.deliver(fa(psn))
+		if len(ps) != 1 || ps[0].AtomicAckETH().OriginalRemoteData() != orig {
+			t.Fatalf("duplicate %d not answered with %d", psn, orig)
+		}
+	}
+}
+
+func TestResponderRNR(t *testing.T) {
+	env := newRC(t)
+	// No receive WQE: RNR NAK with the QP's timer and the request's PSN, nothing else changes.
+	rspWantAck(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)),
+		packet.SyndromeRNRNAK(rspRNRCode), 100, 0)
+	rspWantState(t, env.q, qp.StateRTS)
+	if env.dev.Counters.SendRNRErr.Load() != 1 {
+		t.Fatal("send_rnr_err not counted")
+	}
+	// After a receive is posted the retransmission succeeds.
+	bufs := env.postRecv(5, 512)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)))
+	rspWantAck(t, env.deliver(env.req(packet.RCSendLast, 101, true, []byte("end"), nil)), packet.SyndromeACKUnlimited, 101, 1)
+	if !bytes.Equal(bufs[0][:rspMTUB], rspPattern(rspMTUB, 1)) || string(bufs[0][rspMTUB:rspMTUB+3]) != "end" {
+		t.Fatal("data")
+	}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 5 || wcs[0].ByteLen != rspMTUB+3 {
+		t.Fatalf("completions %+v", wcs)
+	}
+
+	// WRITE_LAST_WITH_IMM without a WQE: the earlier packets stay placed, the last one is NAKed
+	// and accepted once a WQE exists.
+	m, buf := env.region(1024, remoteAccess)
+	msg := rspPattern(rspMTUB+4, 7)
+	env.deliver(env.req(packet.RCRDMAWriteFirst, 102, false, msg[:rspMTUB], rspRETH(m.IOVA(), m.RKey(), uint32(len(msg)))))
+	last := env.req(packet.RCRDMAWriteLastWithImmediate, 103, true, msg[rspMTUB:], nil)
+	rspWantAck(t, env.deliver(last), packet.SyndromeRNRNAK(rspRNRCode), 103, 1)
+	env.postRecv(6, 8)
+	rspWantAck(t, env.deliver(last), packet.SyndromeACKUnlimited, 103, 2)
+	if !bytes.Equal(buf[:len(msg)], msg) {
+		t.Fatal("write data")
+	}
+}
+
+func TestResponderSRQ(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, maxDestRd: 1, srq: true})
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, []byte("x"), nil)), packet.SyndromeRNRNAK(rspRNRCode), 0, 0)
+	bufs := env.postRecv(11, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, []byte("x"), nil)), packet.SyndromeACKUnlimited, 0, 1)
+	if bufs[0][0] != 'x' {
+		t.Fatal("data")
+	}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 11 || wcs[0].QPNum != env.q.QPN() {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderPSNWrap(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 0xFFFFFE, maxDestRd: 4})
+	bufs := env.postRecv(1, 1024)
+	msg := rspPattern(2*rspMTUB+1, 2)
+	env.deliver(env.req(packet.RCSendFirst, 0xFFFFFE, false, msg[:rspMTUB], nil))
+	env.deliver(env.req(packet.RCSendMiddle, 0xFFFFFF, false, msg[rspMTUB:2*rspMTUB], nil))
+	rspWantAck(t, env.deliver(env.req(packet.RCSendLast, 0, true, msg[2*rspMTUB:], nil)), packet.SyndromeACKUnlimited, 0, 1)
+	if !bytes.Equal(bufs[0][:len(msg)], msg) {
+		t.Fatal("data")
+	}
+	// A duplicate from before the wrap is a duplicate, not a future PSN.
+	rspWantAck(t, env.deliver(env.req(packet.RCSendMiddle, 0xFFFFFF, true, msg[:rspMTUB], nil)), packet.SyndromeACKUnlimited, 0, 1)
+
+	// A READ whose responses wrap, and its replay across the wrap.
+	env2 := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 0xFFFFFF, maxDestRd: 4})
+	m, _ := env2.region(1024, remoteAccess)
+	ps := env2.deliver(env2.req(packet.RCRDMAReadRequest, 0xFFFFFF, true, nil, rspRETH(m.IOVA(), m.RKey(), 3*rspMTUB)))
+	if len(ps) != 3 || ps[0].BTH().PSN() != 0xFFFFFF || ps[1].BTH().PSN() != 0 || ps[2].BTH().PSN() != 1 {
+		t.Fatal("read response PSNs do not wrap")
+	}
+	ps = env2.deliver(env2.req(packet.RCRDMAReadRequest, 0, true, nil, rspRETH(m.IOVA()+rspMTUB, m.RKey(), 2*rspMTUB)))
+	if len(ps) != 2 || ps[0].BTH().PSN() != 0 {
+		t.Fatalf("replay across the wrap: %d packets", len(ps))
+	}
+	env2.postRecv(1, 8)
+	rspWantAck(t, env2.deliver(env2.req(packet.RCSendOnly, 2, true, nil, nil)), packet.SyndromeACKUnlimited, 2, 2)
+}
+
+// TestResponderClassCErrors provokes every fatal RC error: each is NAKed with its syndrome and
+// the request's PSN, moves the QP to ERR, and leaves memory untouched.
+func TestResponderClassCErrors(t *testing.T) {
+	type setup struct {
+		env *rspEnv
+		m   *mr.MR
+		buf []byte
+	}
+	full := func(t *testing.T) *rspEnv { return newRC(t) }
+	tests := []struct {
+		name   string
+		env    func(t *testing.T) *rspEnv
+		region mr.Access
+		pkts   func(s *setup) []*packet.Parsed // all but the last are accepted silently
+		syn    packet.Syndrome
+	}{
+		{"write bad rkey", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAWriteOnly, 100, true, []byte("x"), rspRETH(s.m.IOVA(), s.m.RKey()+1, 1))}
+		}, packet.SyndromeNAKRemoteAccessError},
+		{"write beyond region", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAWriteFirst, 100, false, rspPattern(rspMTUB, 1), rspRETH(s.m.IOVA(), s.m.RKey(), 4097))}
+		}, packet.SyndromeNAKRemoteAccessError},
+		{"write without region access", full, mr.AccessLocalWrite | mr.AccessRemoteRead, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAWriteOnly, 100, true, []byte("x"), rspRETH(s.m.IOVA(), s.m.RKey(), 1))}
+		}, packet.SyndromeNAKRemoteAccessError},
+		{"read bad range", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(s.m.IOVA()+4000, s.m.RKey(), 100))}
+		}, packet.SyndromeNAKRemoteAccessError},
+		{"atomic bad rkey", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCFetchAdd, 100, true, nil, func(h *packet.Headers) {
+				h.AtomicETH = packet.AtomicETHFields{VirtualAddress: s.m.IOVA(), RKey: 0x5555, SwapAddData: 1}
+			})}
+		}, packet.SyndromeNAKRemoteAccessError},
+		{"atomic misaligned", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCCompareSwap, 100, true, nil, func(h *packet.Headers) {
+				h.AtomicETH = packet.AtomicETHFields{VirtualAddress: s.m.IOVA() + 4, RKey: s.m.RKey(), SwapAddData: 1}
+			})}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"atomic write misaligned", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCAtomicWrite, 100, true, rspPattern(8, 1), rspRETH(s.m.IOVA()+1, s.m.RKey(), 8))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"middle without first", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCSendMiddle, 100, true, rspPattern(rspMTUB, 1), nil)}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"write last inside a send", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			s.env.postRecv(1, 1024)
+			return []*packet.Parsed{
+				s.env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil),
+				s.env.req(packet.RCRDMAWriteLast, 101, true, rspPattern(4, 1), nil),
+			}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"first without last", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			s.env.postRecv(1, 1024)
+			s.env.postRecv(2, 1024)
+			return []*packet.Parsed{
+				s.env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil),
+				s.env.req(packet.RCSendOnly, 101, true, rspPattern(4, 1), nil),
+			}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"first shorter than MTU", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			s.env.postRecv(1, 1024)
+			return []*packet.Parsed{s.env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB-4, 1), nil)}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"last empty", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			s.env.postRecv(1, 1024)
+			return []*packet.Parsed{
+				s.env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil),
+				s.env.req(packet.RCSendLast, 101, true, nil, nil),
+			}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"only longer than MTU", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAWriteOnly, 100, true, rspPattern(rspMTUB+4, 1), rspRETH(s.m.IOVA(), s.m.RKey(), rspMTUB+4))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"write longer than its RETH", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{
+				s.env.req(packet.RCRDMAWriteFirst, 100, false, rspPattern(rspMTUB, 1), rspRETH(s.m.IOVA(), s.m.RKey(), rspMTUB+8)),
+				s.env.req(packet.RCRDMAWriteLast, 101, true, rspPattern(12, 1), nil),
+			}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"RETH length above 2^31", full, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(s.m.IOVA(), s.m.RKey(), 1<<31+1))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"read without responder resources", func(t *testing.T) *rspEnv {
+			return newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 100})
+		}, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(s.m.IOVA(), s.m.RKey(), 8))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"write on a QP without remote write", func(t *testing.T) *rspEnv {
+			return newRspEnv(t, rspOptions{access: mr.AccessRemoteRead, rqPSN: 100, maxDestRd: 1})
+		}, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAWriteOnly, 100, true, []byte("x"), rspRETH(s.m.IOVA(), s.m.RKey(), 1))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"read on a QP without remote read", func(t *testing.T) *rspEnv {
+			return newRspEnv(t, rspOptions{access: mr.AccessRemoteWrite, rqPSN: 100, maxDestRd: 1})
+		}, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(s.m.IOVA(), s.m.RKey(), 8))}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"atomic on a QP without remote atomic", func(t *testing.T) *rspEnv {
+			return newRspEnv(t, rspOptions{access: mr.AccessRemoteWrite, rqPSN: 100, maxDestRd: 1})
+		}, remoteAccess, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCFetchAdd, 100, true, nil, func(h *packet.Headers) {
+				h.AtomicETH = packet.AtomicETHFields{VirtualAddress: s.m.IOVA(), RKey: s.m.RKey(), SwapAddData: 1}
+			})}
+		}, packet.SyndromeNAKInvalidRequest},
+		{"flush on a QP without flush access", func(t *testing.T) *rspEnv {
+			return newRspEnv(t, rspOptions{access: mr.AccessRemoteWrite | mr.AccessFlushGlobal, rqPSN: 100, maxDestRd: 1})
+		}, remoteAccess | mr.AccessFlushPersistent, func(s *setup) []*packet.Parsed {
+			return []*packet.Parsed{s.env.req(packet.RCFlush, 100, true, nil, func(h *packet.Headers) {
+				h.FETH = packet.FETHFields{PlacementType: packet.FlushPersistence}
+				h.RETH = packet.RETHFields{VirtualAddress: s.m.IOVA(), RKey: s.m.RKey(), DMALength: 8}
+			})}
+		}, packet.SyndromeNAKInvalidRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &setup{env: tc.env(t)}
+			s.m, s.buf = s.env.region(4096, tc.region)
+			pkts := tc.pkts(s)
+			for _, p := range pkts[:len(pkts)-1] {
+				rspWantNone(t, s.env.deliver(p))
+			}
+			last := pkts[len(pkts)-1]
+			rspWantAck(t, s.env.deliver(last), tc.syn, uint32(last.BTH().PSN()), 0)
+			rspWantState(t, s.env.q, qp.StateErr)
+			if len(pkts) == 1 && !bytes.Equal(s.buf, make([]byte, 4096)) {
+				t.Fatal("a failed request changed memory")
+			}
+			// A receive WQE the failed message held completes in error before the flushes.
+			for i, wc := range s.env.poll() {
+				if i == 0 && wc.Status != cq.WCRemInvReqErr && wc.Status != cq.WCWRFlushErr {
+					t.Fatalf("first completion %v", wc.Status)
+				}
+			}
+			// Nothing is answered any more.
+			rspWantNone(t, s.env.deliver(last))
+			if s.env.dev.Counters.DroppedState.Load() != 1 {
+				t.Fatal("packet in ERR not counted")
+			}
+		})
+	}
+}
+
+func TestResponderTooLongSend(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 100)
+	env.postRecv(2, 100)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, rspPattern(101, 1), nil)),
+		packet.SyndromeNAKInvalidRequest, 100, 0)
+	rspWantState(t, env.q, qp.StateErr)
+	wcs := env.poll()
+	if len(wcs) != 2 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCLocLenErr ||
+		wcs[1].WRID != 2 || wcs[1].Status != cq.WCWRFlushErr {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderBadReceiveBuffer(t *testing.T) {
+	env := newRC(t)
+	// A receive WQE whose lkey was deregistered: class A, remote operational error.
+	m, _ := env.region(64, mr.AccessLocalWrite)
+	rspMust(t, env.q.PostRecv([]qp.RecvWR{{ID: 4, SGList: []mr.SGE{{Addr: m.IOVA(), Length: 64, LKey: m.LKey()}}}}))
+	rspMust(t, m.DeregMR())
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("x"), nil)),
+		packet.SyndromeNAKRemoteOperationalError, 100, 0)
+	rspWantState(t, env.q, qp.StateErr)
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 4 || wcs[0].Status != cq.WCLocProtErr {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderSendWithInvalidate(t *testing.T) {
+	env := newRC(t)
+	fr, err := env.mem.AllocMR(env.pd, 1)
+	rspMust(t, err)
+	page := make([]byte, 4096)
+	key := mr.IncKey(fr.RKey())
+	rspMust(t, env.mem.RegFast(env.pd, &mr.FastReg{Key: key, Access: remoteAccess, IOVA: 0x10000, Length: 4096, PageSize: 4096, Pages: [][]byte{page}}))
+	env.postRecv(1, 64)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnlyWithInvalidate, 100, true, []byte("bye"), func(h *packet.Headers) {
+		h.IETH.RKey = key
+	})), packet.SyndromeACKUnlimited, 100, 1)
+	want := cq.WC{WRID: 1, Opcode: cq.OpcodeRecv, ByteLen: 3, InvalidatedRKey: key, QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithInv}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != want {
+		t.Fatalf("completions %+v", wcs)
+	}
+	// The region is invalid now: a WRITE through the key fails.
+	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteOnly, 101, true, []byte("x"), rspRETH(0x10000, key, 1))),
+		packet.SyndromeNAKRemoteAccessError, 101, 1)
+	if page[0] != 0 {
+		t.Fatal("write through an invalidated key")
+	}
+}
+
+func TestResponderSendWithInvalidateFails(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	// A plain user region cannot be invalidated remotely: class J.
+	m, _ := env.region(64, remoteAccess)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnlyWithInvalidate, 100, true, []byte("bye"), func(h *packet.Headers) {
+		h.IETH.RKey = m.RKey()
+	})), packet.SyndromeNAKInvalidRequest, 100, 0)
+	rspWantState(t, env.q, qp.StateErr)
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].Status != cq.WCRemInvReqErr {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestResponderDropsWrongState(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, state: qp.StateRTR, maxDestRd: 1})
+	env.postRecv(1, 8)
+	// RTR receives (and reports communication established).
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, nil, nil)), packet.SyndromeACKUnlimited, 0, 1)
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 1, true, nil, nil)))
+	if env.dev.Counters.DroppedState.Load() != 1 {
+		t.Fatal("not counted")
+	}
+}
+
+func TestResponderReinitialisesOnNewConnection(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
+	// RESET and a new RTR with another rq_psn start a fresh PSN and MSN sequence.
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess},
+		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+	a, _ := env.q.Query()
+	a.State, a.RQPSN = qp.StateRTR, 5000
+	rspMust(t, env.q.Modify(&a, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRdAtomic|qp.AttrMinRNRTimer))
+	env.postRecv(2, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 5000, true, nil, nil)), packet.SyndromeACKUnlimited, 5000, 1)
+}
+
+func TestResponderWrongPathAndOpcode(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 8)
+	p := env.req(packet.RCSendOnly, 100, true, nil, nil)
+	from := env.from
+	env.from.Src = netip.MustParseAddrPort("10.0.0.9:5000")
+	rspWantNone(t, env.deliver(p))
+	env.from = from
+	if env.dev.Counters.DroppedPath.Load() != 1 {
+		t.Fatal("wrong source not counted")
+	}
+	// A UC or UD opcode on an RC QP is dropped.
+	rspWantNone(t, env.deliver(env.req(packet.UCSendOnly, 100, true, nil, nil)))
+	rspWantNone(t, env.deliver(env.req(packet.UDSendOnly, 100, true, nil, nil)))
+	if env.dev.Counters.DroppedOpcode.Load() != 2 {
+		t.Fatal("opcode not counted")
+	}
+	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)
+}

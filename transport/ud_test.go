@@ -1,0 +1,172 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+const udQKey = 0x11111111
+
+func udSend(env *rspEnv, qkey uint32, payload []byte, imm bool) *packet.Parsed {
+	op := packet.UDSendOnly
+	if imm {
+		op = packet.UDSendOnlyWithImmediate
+	}
+	return env.req(op, 42, false, payload, func(h *packet.Headers) {
+		h.DETH = packet.DETHFields{QKey: qkey, SrcQP: 0x4567}
+		h.ImmDt.ImmediateData = 0xa1b2c3d4
+	})
+}
+
+// ipv4Checksum is the RFC 1071 checksum, computed independently of the packet package.
+func ipv4Checksum(h []byte) uint16 {
+	var sum uint32
+	for i := 0; i < len(h); i += 2 {
+		sum += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for sum > 0xFFFF {
+		sum = sum&0xFFFF + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+func TestUDReceiveIPv4(t *testing.T) {
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
+	bufs := env.postRecv(8, 20, 200) // the network header straddles two SGEs
+	data := rspPattern(100, 4)
+	p := udSend(env, udQKey, data, true)
+	rspWantNone(t, env.deliver(p))
+	got := append(append([]byte{}, bufs[0]...), bufs[1]...)
+
+	total := 20 + 8 + len(p.Bytes())
+	want := make([]byte, 40)
+	copy(want[20:], []byte{0x45, 0x10, byte(total >> 8), byte(total), 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 2, 10, 0, 0, 1})
+	binary.BigEndian.PutUint16(want[30:], ipv4Checksum(want[20:40]))
+	if !bytes.Equal(got[:40], want) {
+		t.Fatalf("network header\n got %x\nwant %x", got[:40], want)
+	}
+	if !bytes.Equal(got[40:140], data) {
+		t.Fatal("payload")
+	}
+	wantWC := cq.WC{WRID: 8, Opcode: cq.OpcodeRecv, ByteLen: 140, ImmData: 0xa1b2c3d4, QPNum: env.q.QPN(),
+		SrcQP: 0x4567, WCFlags: cq.WCFlagGRH | cq.WCFlagWithImm}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != wantWC {
+		t.Fatalf("completions %+v, want %+v", wcs, wantWC)
+	}
+}
+
+func TestUDReceiveIPv6(t *testing.T) {
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD, v6: true})
+	bufs := env.postRecv(1, 100)
+	p := udSend(env, udQKey, []byte("hello"), false)
+	env.deliver(p)
+	want := make([]byte, 40)
+	want[0], want[1] = 0x61, 0x00 // version 6, traffic class 0x10, flow label 0
+	binary.BigEndian.PutUint16(want[4:], uint16(8+len(p.Bytes())))
+	want[6], want[7] = 17, 64
+	copy(want[8:], rspPeer6.AsSlice())
+	copy(want[24:], rspLocal6.AsSlice())
+	if !bytes.Equal(bufs[0][:40], want) {
+		t.Fatalf("network header\n got %x\nwant %x", bufs[0][:40], want)
+	}
+	if string(bufs[0][40:45]) != "hello" {
+		t.Fatal("payload")
+	}
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].ByteLen != 45 || wcs[0].WCFlags != cq.WCFlagGRH {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+func TestUDDrops(t *testing.T) {
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
+	c := env.dev.Counters
+	// No receive WQE.
+	env.deliver(udSend(env, udQKey, []byte("x"), false))
+	if c.DroppedNoRecv.Load() != 1 {
+		t.Fatal("no-WQE drop not counted")
+	}
+	bufs := env.postRecv(1, 40+10)
+	// Wrong Q_Key.
+	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
+	if c.DroppedQKey.Load() != 1 {
+		t.Fatal("Q_Key violation not counted")
+	}
+	// Payload + 40 does not fit: dropped, the WQE stays for the next datagram.
+	env.deliver(udSend(env, udQKey, rspPattern(11, 1), false))
+	if c.DroppedLength.Load() != 1 {
+		t.Fatal("too-long drop not counted")
+	}
+	if len(env.poll()) != 0 || !bytes.Equal(bufs[0], make([]byte, 50)) {
+		t.Fatal("a dropped datagram completed or touched the buffer")
+	}
+	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].ByteLen != 50 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	// A connected-QP opcode on a UD QP is dropped.
+	env.deliver(env.req(packet.RCSendOnly, 1, false, nil, nil))
+	if c.DroppedOpcode.Load() != 1 {
+		t.Fatal("opcode drop not counted")
+	}
+}
+
+func TestUDMulticastAndGSI(t *testing.T) {
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
+	env.postRecv(1, 100)
+	p := env.req(packet.UDSendOnly, 1, false, []byte("m"), func(h *packet.Headers) {
+		h.BTH.DestQP = 0xFFFFFF
+		h.DETH = packet.DETHFields{QKey: udQKey, SrcQP: 9}
+	})
+	env.deliver(p)
+	if wcs := env.poll(); len(wcs) != 1 || wcs[0].SrcQP != 9 {
+		t.Fatalf("multicast datagram: %+v", wcs)
+	}
+
+	gsi := newRspEnv(t, rspOptions{typ: qp.TypeGSI, qkey: 0x1234})
+	gsi.postRecv(2, 300)
+	gsi.deliver(udSend(gsi, 0x1234, []byte("mad"), false))
+	if gsi.dev.Counters.DroppedQKey.Load() != 1 {
+		t.Fatal("GSI accepted a Q_Key other than 0x80010000")
+	}
+	gsi.deliver(udSend(gsi, packet.GSIQKey, []byte("mad"), false))
+	if wcs := gsi.poll(); len(wcs) != 1 || wcs[0].ByteLen != 43 {
+		t.Fatalf("GSI completions %+v", wcs)
+	}
+}
+
+func TestUDSolicitedEvent(t *testing.T) {
+	ch := cq.NewCompChannel()
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
+	// Replace the receive CQ by one on a channel, armed for solicited completions only.
+	rcq, err := cq.New(8, cq.Options{Channel: ch})
+	rspMust(t, err)
+	q, err := env.qps.CreateQP(env.pd, &qp.InitAttr{SendCQ: env.sendCQ, RecvCQ: rcq, Type: qp.TypeUD,
+		Cap: qp.Caps{MaxSendWR: 1, MaxRecvWR: 4, MaxRecvSGE: 1, MaxSendSGE: 1}})
+	rspMust(t, err)
+	rspMust(t, q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
+	rspMust(t, q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	env.q, env.e, env.recvCQ = q, New(env.dev, q), rcq
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	rspMust(t, rcq.ReqNotify(true))
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // GetEvent on a done context polls without blocking
+	env.deliver(udSend(env, udQKey, []byte("a"), false))
+	if _, err := ch.GetEvent(done); err == nil {
+		t.Fatal("unsolicited completion fired a solicited-only arm")
+	}
+	p := env.req(packet.UDSendOnly, 1, false, []byte("b"), func(h *packet.Headers) {
+		h.BTH.SolicitedEvent = true
+		h.DETH = packet.DETHFields{QKey: udQKey, SrcQP: 3}
+	})
+	env.deliver(p)
+	if c, err := ch.GetEvent(done); err != nil || c != rcq {
+		t.Fatalf("solicited completion fired no event: %v", err)
+	}
+}
