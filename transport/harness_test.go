@@ -175,7 +175,7 @@ func (o hQPOptions) withDefaults() hQPOptions {
 		o.maxDestRd = 16
 	}
 	if o.caps == (qp.Caps{}) {
-		o.caps = qp.Caps{MaxSendWR: 256, MaxRecvWR: 256, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 512}
+		o.caps = qp.Caps{MaxSendWR: 256, MaxRecvWR: 256, MaxSendSGE: 8, MaxRecvSGE: 8, MaxInlineData: 512}
 	}
 	if o.cqDepth == 0 {
 		o.cqDepth = 4096

@@ -273,6 +273,9 @@ func (r *requester) advance(w *qp.SendWQE, out *Output, budget int) (int, bool) 
 	if w.Progress.State == wqeNew {
 		if isLocalOp(w.WR.Opcode) {
 			r.executeLocal(w)
+			if w.Progress.State != wqeDone {
+				return 0, true // failed: a barrier until the completer retires it
+			}
 			r.next++
 			return 0, false
 		}
