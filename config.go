@@ -58,9 +58,9 @@ type Config struct {
 	// Faults impairs outgoing datagrams. When it is the zero value, the GORXE_FAULTS environment
 	// variable is read instead.
 	Faults FaultConfig
-	// Tap, when set, is shown every datagram the device puts on the network or takes from it
-	// (after fault injection has dropped what it drops): the hook for packet summaries and capture
-	// files. It runs on the device's I/O goroutines and must not keep the message.
+	// Tap, when set, is shown every datagram the device puts on the network or takes from it, and
+	// with direction netio.Lost every datagram fault injection dropped: the hook for packet
+	// summaries and capture files. It runs on the device's goroutines and must not keep the message.
 	Tap netio.TapFunc
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.

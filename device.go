@@ -128,6 +128,9 @@ func (d *Device) openConn() (netio.Conn, error) {
 			c.Close()
 			return nil, configErr("Faults: " + err.Error())
 		}
+		if d.cfg.Tap != nil {
+			fc.Observe(d.cfg.Tap)
+		}
 		d.log.Info("gorxe fault injection on", "faults", d.cfg.faults.String())
 		c = fc
 	}

@@ -22,6 +22,7 @@ type FaultConn struct {
 	out     []Message // datagrams to send now
 	origin  []int     // index in the caller's msgs of each entry of out
 	scratch [][]byte  // corrupted copies, reused
+	observe TapFunc   // told of every datagram the faults drop; nil when nobody asked
 }
 
 var _ Conn = (*FaultConn)(nil)
@@ -39,6 +40,10 @@ func WithFaults(c Conn, cfg FaultConfig, clk clock.Clock) (*FaultConn, error) {
 	return fc, nil
 }
 
+// Observe makes fn see every datagram the faults drop, with direction Lost, so a trace can show
+// losses next to what crossed the network. Call it before the first Send.
+func (c *FaultConn) Observe(fn TapFunc) { c.observe = fn }
+
 // Send implements [Conn]. A datagram the faults drop counts as sent. If the inner Conn refuses a
 // datagram, Send returns the index of the caller's message it came from.
 func (c *FaultConn) Send(msgs []Message) (int, error) {
@@ -50,6 +55,9 @@ func (c *FaultConn) Send(msgs []Message) (int, error) {
 		m := &msgs[i]
 		p := c.engine.plan(len(m.Buf))
 		if p.drop {
+			if c.observe != nil {
+				c.observe(Lost, m)
+			}
 			continue
 		}
 		for k := 0; k < p.copies; k++ {

@@ -46,3 +46,36 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 		t.Errorf("tap saw received %q, want %q", received, want)
 	}
 }
+
+func TestFaultConnObserverSeesLosses(t *testing.T) {
+	f := NewFabric(FabricConfig{})
+	defer f.Close()
+	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	ea, err := f.NewEndpoint(DefaultPort, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.NewEndpoint(DefaultPort, b); err != nil {
+		t.Fatal(err)
+	}
+	onWire, lost := 0, 0
+	fc, err := WithFaults(Tap(ea, func(Direction, *Message) { onWire++ }), FaultConfig{Loss: 0.5, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.Observe(func(dir Direction, m *Message) {
+		if dir != Lost {
+			t.Errorf("observer got %v, want lost", dir)
+		}
+		lost++
+	})
+	dst := netip.AddrPortFrom(b, DefaultPort)
+	for range 100 {
+		if _, err := fc.Send([]Message{{Buf: []byte("x"), Dst: dst}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fc.FaultCounters().Dropped; uint64(lost) != got || onWire+lost != 100 || lost == 0 {
+		t.Errorf("observer saw %d losses, counters %d, %d reached the wire; want them to add up to 100", lost, got, onWire)
+	}
+}

@@ -26,7 +26,8 @@ type command struct {
 // commands lists the subcommands in the order help shows them.
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
-	{"demo", "gorxe demo", "walk through real RoCEv2 packets, field by field", runDemo},
+	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-v]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
+	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 }
 
 func main() {

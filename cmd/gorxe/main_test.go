@@ -114,7 +114,9 @@ func TestDumpErrors(t *testing.T) {
 		{"dump help", []string{"dump", "-h"}, exitOK, 0, "Usage: gorxe dump"},
 		{"no command", nil, exitUsage, 0, "Usage:"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, 0, `unknown command "frobnicate"`},
-		{"demo arguments", []string{"demo", "x"}, exitUsage, 0, "usage: gorxe demo"},
+		{"tour arguments", []string{"tour", "x"}, exitUsage, 0, "usage: gorxe tour"},
+		{"demo arguments", []string{"demo", "x"}, exitUsage, 0, "Usage: gorxe demo"},
+		{"demo bad faults", []string{"demo", "-faults", "loss=2"}, exitUsage, 0, "loss"},
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(tt.args...)
@@ -137,8 +139,8 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-func TestDemo(t *testing.T) {
-	code, out, errOut := run("demo")
+func TestTour(t *testing.T) {
+	code, out, errOut := run("tour")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -147,14 +149,14 @@ func TestDemo(t *testing.T) {
 	}
 	for _, want := range []string{"RC_RDMA_WRITE_FIRST", "RC_RDMA_READ_REQUEST", "RC_FETCH_ADD", "UD_SEND_ONLY", "RC_ACKNOWLEDGE"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("demo shows no %s", want)
+			t.Errorf("tour shows no %s", want)
 		}
 	}
 }
 
-// TestDemoCaptureIsGolden checks that the embedded demo frames are frames of
+// TestTourCaptureIsGolden checks that the embedded tour frames are frames of
 // the golden capture, byte for byte.
-func TestDemoCaptureIsGolden(t *testing.T) {
+func TestTourCaptureIsGolden(t *testing.T) {
 	read := func(b []byte) []dump.Frame {
 		r, err := dump.NewReader(bytes.NewReader(b))
 		if err != nil {
@@ -173,14 +175,14 @@ func TestDemoCaptureIsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, demo := read(golden), read(tourCapture)
+	all, tour := read(golden), read(tourCapture)
 	from := []int{1, 4, 5, 247, 427, 1511, 1512, 1911, 1961}
-	if len(demo) != len(from) {
-		t.Fatalf("demo has %d frames, want %d", len(demo), len(from))
+	if len(tour) != len(from) {
+		t.Fatalf("tour has %d frames, want %d", len(tour), len(from))
 	}
 	for i, n := range from {
-		if !bytes.Equal(demo[i].Data, all[n-1].Data) {
-			t.Errorf("demo frame %d is not golden frame %d", i+1, n)
+		if !bytes.Equal(tour[i].Data, all[n-1].Data) {
+			t.Errorf("tour frame %d is not golden frame %d", i+1, n)
 		}
 	}
 }

@@ -1,0 +1,137 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/gorxe/gorxe"
+)
+
+// Options configure a demo run.
+type Options struct {
+	A, B    netip.Addr        // the two devices' addresses; default 127.0.0.1 and 127.0.0.2
+	Port    uint16            // UDP port of both devices; 0 means 4791
+	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
+	Pcap    io.Writer         // when set, every packet is also written here as a pcap capture
+	Timeout time.Duration     // per step; default 10 s
+}
+
+// Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
+// or its data did not verify.
+func Run(ctx context.Context, o Options, out io.Writer) error {
+	if !o.A.IsValid() {
+		o.A = netip.MustParseAddr("127.0.0.1")
+	}
+	if !o.B.IsValid() {
+		o.B = netip.MustParseAddr("127.0.0.2")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	tr, err := newTrace(o.Pcap)
+	if err != nil {
+		return err
+	}
+	tr.names[o.A.String()], tr.names[o.B.String()] = "A", "B"
+
+	a, err := openSide("A", o.A, &o, tr.tap)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	b, err := openSide("B", o.B, &o, tr.tap)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+
+	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port 4791.\n\n")
+	for _, s := range []*side{a, b} {
+		fmt.Fprintf(out, "  device %s  %-22s GID[%d] %s (%v)\n", s.name, s.dev.Name(), s.gidIndex, s.gid, s.gid.Addr())
+	}
+	if o.Faults.Enabled() {
+		fmt.Fprintf(out, "\n  Both devices impair what they send: %s\n"+
+			"  Packets marked LOST never reached the network. RC recovers on its own: the responder\n"+
+			"  NAKs a gap in PSNs, the requester resends from the missing PSN (go-back-N) or when its\n"+
+			"  ACK timer expires. UC and UD leave recovery to the application.\n", o.Faults)
+	}
+
+	w := &world{a: a, b: b}
+	fmt.Fprintf(out, "\nStep 0: connect. Each side creates an RC, a UC and a UD queue pair and moves them\n"+
+		"RESET → INIT → RTR → RTS, exchanging QP numbers and first PSNs out of band (here: in memory).\n")
+	if err := w.connect(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  RC: A QPN %#06x ↔ B QPN %#06x   UC: %#06x ↔ %#06x   UD: %#06x, %#06x\n",
+		w.rc.a.QPN(), w.rc.b.QPN(), w.uc.a.QPN(), w.uc.b.QPN(), w.ud.a.QPN(), w.ud.b.QPN())
+
+	for i, s := range steps {
+		fmt.Fprintf(out, "\nStep %d: %s\n", i+1, s.title)
+		for _, l := range splitLines(s.about) {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		verified, err := s.run(sctx, w)
+		cancel()
+		for _, l := range tr.take() {
+			fmt.Fprintf(out, "    %s\n", l)
+		}
+		if err != nil {
+			fmt.Fprintf(out, "  ✗ %v\n", err)
+			return fmt.Errorf("step %d (%s): %w", i+1, s.title, err)
+		}
+		fmt.Fprintf(out, "  ✓ %s\n", verified)
+	}
+	printCounters(out, a, b)
+	fmt.Fprintf(out, "\nAll %d steps verified.\n", len(steps))
+	return nil
+}
+
+// connect sets up the RC, UC and UD QP pairs and A's address handle for B.
+func (w *world) connect() error {
+	var err error
+	if w.rc, err = connect(gorxe.QPTypeRC, w.a, w.b); err != nil {
+		return err
+	}
+	if w.uc, err = connect(gorxe.QPTypeUC, w.a, w.b); err != nil {
+		return err
+	}
+	if w.ud, err = connect(gorxe.QPTypeUD, w.a, w.b); err != nil {
+		return err
+	}
+	av := w.b.addressVector(w.a)
+	w.udAH, err = w.a.pd.CreateAH(&av)
+	return err
+}
+
+func printCounters(out io.Writer, sides ...*side) {
+	fmt.Fprintf(out, "\nCounters:\n")
+	for _, s := range sides {
+		fmt.Fprintf(out, "  %s ", s.name)
+		for name, v := range s.dev.Counters().All() {
+			if v != 0 {
+				fmt.Fprintf(out, " %s=%d", name, v)
+			}
+		}
+		fmt.Fprintln(out)
+	}
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
