@@ -10,10 +10,10 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// responder executes the requests that arrive at a QP (IBTA 9.7.5 for RC, 9.8 for UC, 9.8.? for
-// UD): it checks each packet against the QP's expected PSN and message state, places data into
-// receive WQEs and registered memory through mr, produces receive completions, and answers RC
-// requests with ACKs, NAKs, RDMA READ responses and atomic acknowledgements.
+// responder executes the requests that arrive at a QP (the responder side of IBTA 9.7 for RC and
+// 9.8 for UC and UD): it checks each packet against the QP's expected PSN and message state,
+// places data into receive WQEs and registered memory through mr, produces receive completions,
+// and answers RC requests with ACKs, NAKs, RDMA READ responses and atomic acknowledgements.
 type responder struct {
 	e *QP
 
@@ -73,7 +73,7 @@ const (
 	lengthErr          // message longer than the receive WQE: local length error, class C
 	localErr           // the receive WQE's own buffers fail: class A (remote operational error)
 	invalidate         // SEND with Invalidate names a key that cannot be invalidated: class J
-	silentDrop         // nothing to do (duplicate without resource, ...)
+	cqOverflow         // the receive completion found the CQ full: the QP is in ERR already (class G)
 )
 
 // receiving reports whether a QP in state s accepts incoming requests.
@@ -180,12 +180,13 @@ func (r *responder) run(now time.Time, out *Output) {
 	}
 	r.refresh()
 	if r.read.active {
+		r.read.since = now
 		r.sendRead(out, readBurst)
 	}
 }
 
-// deadline is the time the last call was made while an RDMA READ response is still unfinished
-// (Run is due at once), or zero.
+// deadline is the time of the last call while an RDMA READ response is unfinished (Run is due at
+// once), or zero.
 func (r *responder) deadline() time.Time {
 	if r.read.active {
 		return r.read.since
@@ -249,7 +250,8 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 	case rnr:
 		r.e.dev.Counters.SendRNRErr.Add(1)
 		r.sendAck(packet.SyndromeRNRNAK(r.attr.MinRNRTimer), psn, out)
-	case silentDrop:
+	case cqOverflow:
+		// Not acknowledged: the message was never reported.
 	default:
 		r.fail(v, psn, out)
 	}
@@ -265,7 +267,7 @@ func (r *responder) inSequence(op packet.Opcode) bool {
 	return op.Kind() == r.msgKind && (pos == packet.PositionMiddle || pos == packet.PositionLast)
 }
 
-// lengthOK applies the packet length rules of a multi-packet message (C9-?): FIRST and MIDDLE
+// lengthOK applies the packet length rules of a multi-packet message (C9-92): FIRST and MIDDLE
 // carry exactly one MTU, LAST 1 to MTU bytes, ONLY at most an MTU.
 func (r *responder) lengthOK(pos packet.Position, n int) bool {
 	switch pos {
@@ -316,17 +318,20 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 	r.stop(true)
 }
 
-// complete reports the held receive WQE as done. A full CQ is a class G error: the QP enters ERR.
-func (r *responder) complete(wc *cq.WC, solicited bool) {
+// complete reports the held receive WQE as done. A full CQ is a class G error: the QP enters ERR
+// and complete returns false.
+func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 	if !r.haveWQE {
-		return
+		return true
 	}
 	r.haveWQE = false
 	err := r.e.q.CompleteRecv(&r.wqe, wc, solicited)
 	if err != nil && !errors.Is(err, qp.ErrStale) {
 		r.e.q.EnterError()
 		r.stop(true)
+		return false
 	}
+	return true
 }
 
 // takeWQE makes sure a receive WQE is held for the next message, taking one from the receive

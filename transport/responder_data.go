@@ -39,7 +39,7 @@ func (r *responder) send(p *packet.Parsed) verdict {
 		wc.WCFlags |= cq.WCFlagWithImm
 	}
 	if op.HasInvalidate() {
-		// The data is placed; the key is invalidated before the completion reports it (C9-?).
+		// The data is placed; the key is invalidated before the completion reports the message.
 		rkey := p.IETH().RKey()
 		if err := r.e.dev.Mem.RemoteInvalidate(r.e.q.PD(), r.e.q.QPN(), rkey); err != nil {
 			return invalidate
@@ -48,7 +48,9 @@ func (r *responder) send(p *packet.Parsed) verdict {
 		wc.WCFlags |= cq.WCFlagWithInv
 	}
 	r.messageDone()
-	r.complete(&wc, p.BTH().SolicitedEvent())
+	if !r.complete(&wc, p.BTH().SolicitedEvent()) {
+		return cqOverflow
+	}
 	return accepted
 }
 
@@ -118,7 +120,9 @@ func (r *responder) write(p *packet.Parsed) verdict {
 			Status: cq.WCSuccess, Opcode: cq.OpcodeRecvRDMAWithImm, ByteLen: r.writeLen,
 			ImmData: p.ImmDt().ImmediateData(), WCFlags: cq.WCFlagWithImm,
 		}
-		r.complete(&wc, p.BTH().SolicitedEvent())
+		if !r.complete(&wc, p.BTH().SolicitedEvent()) {
+			return cqOverflow
+		}
 	}
 	return accepted
 }

@@ -443,3 +443,17 @@ func TestResponderWrongPathAndOpcode(t *testing.T) {
 	}
 	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)
 }
+
+func TestResponderCQOverflow(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 100, maxDestRd: 1, recvCQDepth: 1})
+	env.postRecv(1, 8)
+	env.postRecv(2, 8)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
+	// The second completion finds the CQ full (class G): the QP enters ERR and the message, never
+	// reported, is not acknowledged.
+	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)))
+	rspWantState(t, env.q, qp.StateErr)
+	if env.recvCQ.Err() == nil {
+		t.Fatal("CQ not in error")
+	}
+}

@@ -11,7 +11,7 @@ import (
 // readReply is the RDMA READ response being sent: the request it answers and how far it got.
 type readReply struct {
 	active bool
-	since  time.Time // when the request arrived: Run is due from then on while active
+	since  time.Time // the last call that sent part of the response
 	psn    packet.PSN
 	va     uint64
 	rkey   uint32
@@ -216,7 +216,7 @@ func (r *responder) sendPlacementAck(psn packet.PSN, out *Output) {
 	out.finish(pkt, &r.path)
 }
 
-// duplicate answers a request whose PSN is older than the expected one (IBTA 9.7.5.1.?): the
+// duplicate answers a request whose PSN is older than the expected one (IBTA 9.7.5.1): the
 // requester retried because a response was lost. Nothing is executed twice.
 func (r *responder) duplicate(now time.Time, p *packet.Parsed, out *Output) {
 	psn := p.BTH().PSN()

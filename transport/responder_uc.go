@@ -41,7 +41,7 @@ func (r *responder) receiveUC(p *packet.Parsed) {
 	}
 	r.psn = psn.Add(1)
 	switch v {
-	case accepted:
+	case accepted, cqOverflow:
 		return
 	case rnr:
 		c.DroppedNoRecv.Add(1)
