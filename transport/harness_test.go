@@ -141,6 +141,7 @@ type hQPOptions struct {
 	cqDepth      int
 	qkey         uint32
 	noRetryDflts bool // keep retryCnt/rnrRetry 0 instead of defaulting them to 7
+	zeroTimeout  bool // keep timeout 0 (no retransmit timer) instead of defaulting it to 14
 }
 
 func (o hQPOptions) withDefaults() hQPOptions {
@@ -154,7 +155,7 @@ func (o hQPOptions) withDefaults() hQPOptions {
 		o.access = mr.AccessLocalWrite | mr.AccessRemoteWrite | mr.AccessRemoteRead | mr.AccessRemoteAtomic |
 			mr.AccessFlushGlobal | mr.AccessFlushPersistent
 	}
-	if o.timeout == 0 {
+	if o.timeout == 0 && !o.zeroTimeout {
 		o.timeout = 14
 	}
 	if !o.noRetryDflts {
@@ -518,3 +519,8 @@ func wantWC(t *testing.T, wc cq.WC, id uint64, st cq.Status, op cq.Opcode) {
 		t.Fatalf("WC id %d %v %v, want id %d %v %v", wc.WRID, wc.Status, wc.Opcode, id, st, op)
 	}
 }
+
+// netipAP pairs an address and a port.
+func netipAP(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a, port) }
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

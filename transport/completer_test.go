@@ -1,0 +1,360 @@
+package transport
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// sendTimes returns the fake times (since hStart) at which the probe saw packets with PSN psn.
+func (pr *probe) sendTimes(psn packet.PSN) []time.Duration {
+	var ts []time.Duration
+	for _, s := range pr.sent {
+		if s.h.BTH.PSN == psn {
+			ts = append(ts, time.Duration(s.at))
+		}
+	}
+	return ts
+}
+
+// TestCompleterRetryExhaustion checks that an unanswered request is sent again exactly retry_cnt
+// times, one Local ACK Timeout apart, then fails with RETRY_EXC_ERR one timeout after the last
+// retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
+// not infinite (IBTA; rxe differs).
+func TestCompleterRetryExhaustion(t *testing.T) {
+	for _, tc := range []struct{ timeout, retry uint8 }{{14, 3}, {10, 7}, {1, 1}, {18, 0}} {
+		pr := newProbe(t, hQPOptions{timeout: tc.timeout, retryCnt: tc.retry, noRetryDflts: true, sqPSN: 50})
+		period := ackTimeout(tc.timeout)
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
+		for _, psn := range []packet.PSN{50, 51} {
+			ts := pr.sendTimes(psn)
+			if len(ts) != int(tc.retry)+1 {
+				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)
+			}
+			for i, at := range ts {
+				if at != time.Duration(i)*period {
+					t.Fatalf("timeout %d: transmission %d at %v, want %v", tc.timeout, i, at, time.Duration(i)*period)
+				}
+			}
+		}
+		if got, want := pr.h.now.Sub(hStart), time.Duration(tc.retry+1)*period; got != want {
+			t.Fatalf("failed at %v, want %v", got, want)
+		}
+		wcs := pr.a.pollSend()
+		if len(wcs) != 2 {
+			t.Fatalf("completions %+v", wcs)
+		}
+		wantWC(t, wcs[0], 1, cq.WCRetryExcErr, 0)
+		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
+		if pr.a.q.State() != qp.StateErr {
+			t.Fatalf("state %v", pr.a.q.State())
+		}
+		ctr := pr.a.d.ctr
+		if ctr.RetryExceededErr.Load() != 1 || ctr.CompleterRetryErr.Load() != uint64(tc.retry) {
+			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.RetryExceededErr.Load(), ctr.CompleterRetryErr.Load())
+		}
+		if !pr.a.e.Deadline().IsZero() {
+			t.Fatal("deadline armed in ERR")
+		}
+	}
+}
+
+// TestCompleterTimeoutZero checks that timeout 0 disables retransmission.
+func TestCompleterTimeoutZero(t *testing.T) {
+	pr := newProbe(t, hQPOptions{zeroTimeout: true})
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend})
+	pr.h.settle(time.Hour)
+	if len(pr.sent) != 1 || !pr.a.e.Deadline().IsZero() {
+		t.Fatalf("%d packets, deadline %v", len(pr.sent), pr.a.e.Deadline())
+	}
+}
+
+// rnrAuto answers the request with PSN 0 with an RNR NAK carrying timer code code until n NAKs
+// were sent, then with an ACK. Like a responder waiting for a receive WQE, it ignores the packets
+// behind the one it NAKed.
+func rnrAuto(pr *probe, code uint8, n int) {
+	naks := 0
+	pr.auto = func(p *packet.Parsed) (*packet.Headers, []byte) {
+		if p.BTH().PSN() != 0 {
+			return nil, nil
+		}
+		if naks < n {
+			naks++
+			return pr.ackHeaders(p.BTH().PSN(), packet.SyndromeRNRNAK(code)), nil
+		}
+		return pr.ackHeaders(p.BTH().PSN(), packet.SyndromeACKUnlimited), nil
+	}
+}
+
+// TestCompleterRNRBackoff checks the RNR NAK timer table intervals and rnr_retry exhaustion.
+func TestCompleterRNRBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		code  uint8
+		retry uint8
+	}{{1, 1}, {3, 2}, {14, 6}, {25, 3}, {0, 1}} {
+		pr := newProbe(t, hQPOptions{rnrRetry: tc.retry, noRetryDflts: true, retryCnt: 7, timeout: 31})
+		rnrAuto(pr, tc.code, 1000)
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend})
+		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
+		delay := RNRDelay(tc.code)
+		ts := pr.sendTimes(0)
+		if len(ts) != int(tc.retry)+1 {
+			t.Fatalf("code %d: sent %d times, want %d", tc.code, len(ts), tc.retry+1)
+		}
+		for i, at := range ts {
+			if at != time.Duration(i)*delay {
+				t.Fatalf("code %d: transmission %d at %v, want %v", tc.code, i, at, time.Duration(i)*delay)
+			}
+		}
+		wcs := pr.a.pollSend()
+		if len(wcs) != 2 {
+			t.Fatalf("completions %+v", wcs)
+		}
+		wantWC(t, wcs[0], 1, cq.WCRNRRetryExcErr, 0)
+		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
+		if pr.a.d.ctr.RcvdRNRErr.Load() != uint64(tc.retry)+1 || pr.a.d.ctr.RetryRNRExceededErr.Load() != 1 {
+			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.ctr.RcvdRNRErr.Load(), pr.a.d.ctr.RetryRNRExceededErr.Load())
+		}
+	}
+	if RNRDelay(25) != 61440*time.Microsecond || RNRDelay(0) != 655360*time.Microsecond || RNRDelay(1) != 10*time.Microsecond {
+		t.Fatal("RNR timer table")
+	}
+}
+
+// TestCompleterRNRInfinite checks that rnr_retry 7 never gives up.
+func TestCompleterRNRInfinite(t *testing.T) {
+	pr := newProbe(t, hQPOptions{rnrRetry: 7})
+	rnrAuto(pr, 2, 500)
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+	pr.h.settle(time.Hour)
+	wcs := pr.a.pollSend()
+	if len(wcs) != 1 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
+	if len(pr.sent) != 501 || pr.h.now.Sub(hStart) != 500*RNRDelay(2) {
+		t.Fatalf("%d transmissions, done at %v", len(pr.sent), pr.h.now.Sub(hStart))
+	}
+}
+
+// TestCompleterNAKStatuses maps each NAK code to its completion status; the QP goes to ERR and
+// flushes the WQEs behind the failed one. WQEs before the NAK's PSN complete successfully.
+func TestCompleterNAKStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		syn packet.Syndrome
+		st  cq.Status
+	}{
+		{packet.SyndromeNAKInvalidRequest, cq.WCRemInvReqErr},
+		{packet.SyndromeNAKRemoteAccessError, cq.WCRemAccessErr},
+		{packet.SyndromeNAKRemoteOperationalError, cq.WCRemOpErr},
+		{packet.SyndromeNAKInvalidRDRequest, cq.WCRemInvRDReqErr},
+		{0x6F, cq.WCRemOpErr},
+		{0x40, cq.WCBadRespErr},
+	} {
+		pr := newProbe(t, hQPOptions{sqPSN: 100})
+		sig := qp.SendSignaled
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: sig}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: sig},
+			qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: sig})
+		pr.idle()
+		pr.respond(pr.ackHeaders(101, tc.syn), nil)
+		wcs := pr.a.pollSend()
+		if len(wcs) != 3 {
+			t.Fatalf("%v: completions %+v", tc.syn, wcs)
+		}
+		wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
+		wantWC(t, wcs[1], 2, tc.st, 0)
+		wantWC(t, wcs[2], 3, cq.WCWRFlushErr, 0)
+		if pr.a.q.State() != qp.StateErr {
+			t.Fatalf("%v: state %v", tc.syn, pr.a.q.State())
+		}
+	}
+}
+
+// TestCompleterSequenceNAK checks that a PSN sequence error NAK acknowledges everything before its
+// PSN and restarts transmission from it; duplicates of the NAK and stale ACKs change nothing.
+func TestCompleterSequenceNAK(t *testing.T) {
+	pr := newProbe(t, hQPOptions{sqPSN: 100})
+	sig := qp.SendSignaled
+	for i := range 4 {
+		pr.a.post(qp.SendWR{ID: uint64(i), Opcode: qp.WRSend, Flags: sig})
+	}
+	pr.idle()
+	pr.respond(pr.ackHeaders(100, packet.SyndromeACKUnlimited), nil)
+	pr.respond(pr.ackHeaders(102, packet.SyndromeNAKPSNSequenceError), nil)
+	pr.respond(pr.ackHeaders(102, packet.SyndromeNAKPSNSequenceError), nil) // duplicate: ignored
+	pr.respond(pr.ackHeaders(100, packet.SyndromeACKUnlimited), nil)        // stale: ignored
+	var psns []uint32
+	for _, s := range pr.sent {
+		psns = append(psns, uint32(s.h.BTH.PSN))
+	}
+	if !equalU32(psns, []uint32{100, 101, 102, 103, 102, 103}) {
+		t.Fatalf("PSNs sent %v", psns)
+	}
+	wcs := pr.a.pollSend()
+	if len(wcs) != 2 || wcs[0].WRID != 0 || wcs[1].WRID != 1 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	if pr.a.d.ctr.RcvdSeqErr.Load() != 2 || pr.a.d.ctr.CompleterRetryErr.Load() != 1 || pr.a.d.ctr.DroppedUnknown.Load() != 1 {
+		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.ctr.RcvdSeqErr.Load(), pr.a.d.ctr.CompleterRetryErr.Load(),
+			pr.a.d.ctr.DroppedUnknown.Load())
+	}
+	// A cumulative ACK of the last PSN completes the rest in order.
+	pr.respond(pr.ackHeaders(103, packet.SyndromeACKUnlimited), nil)
+	wcs = pr.a.pollSend()
+	if len(wcs) != 2 || wcs[0].WRID != 2 || wcs[1].WRID != 3 {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
+
+// readResp builds an RDMA READ response.
+func (pr *probe) readResp(op packet.Opcode, psn packet.PSN, payload []byte) {
+	hd := &packet.Headers{BTH: packet.BTHFields{Opcode: op, PSN: psn}}
+	if op.Headers().Has(packet.HeaderAETH) {
+		pr.msn++
+		hd.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: pr.msn}
+	}
+	pr.respond(hd, payload)
+}
+
+// TestCompleterPartialReadRestart loses one READ response: the requester asks again for the rest
+// of the data from the first missing PSN with the VA and length moved on, and places everything.
+func TestCompleterPartialReadRestart(t *testing.T) {
+	pr := newProbe(t, hQPOptions{sqPSN: 0xFFFFFE, mtu: qp.MTU256})
+	dst := pr.a.d.region(2000, 0)
+	data := hPattern(1100, 3)
+	pr.a.post(
+		qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, Flags: qp.SendSignaled, SGList: []mr.SGE{dst.sge(0, 600), dst.sge(1000, 500)},
+			RDMA: qp.RDMAInfo{RemoteAddr: 0x10000, RKey: 0x55}},
+		qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
+	)
+	pr.idle()
+	first := packet.PSN(0xFFFFFE)
+	pr.readResp(packet.RCRDMAReadResponseFirst, first, data[:256])
+	pr.readResp(packet.RCRDMAReadResponseMiddle, first.Add(1), data[256:512])
+	// first+2 is lost; first+3 reveals the gap, first+4 (a copy of the same loss) changes nothing.
+	pr.readResp(packet.RCRDMAReadResponseMiddle, first.Add(3), data[768:1024])
+	pr.readResp(packet.RCRDMAReadResponseLast, first.Add(4), data[1024:1100])
+	checkSent(t, pr, []wantPkt{
+		{packet.RCRDMAReadRequest, first, 0, true, false},
+		{packet.RCSendOnly, first.Add(5), 0, true, false},
+		{packet.RCRDMAReadRequest, first.Add(2), 0, true, false},
+		{packet.RCSendOnly, first.Add(5), 0, true, false},
+	})
+	if got := pr.sent[2].h.RETH; got != (packet.RETHFields{VirtualAddress: 0x10000 + 512, RKey: 0x55, DMALength: 1100 - 512}) {
+		t.Fatalf("re-request RETH %+v", got)
+	}
+	pr.readResp(packet.RCRDMAReadResponseFirst, first.Add(2), data[512:768])
+	pr.readResp(packet.RCRDMAReadResponseMiddle, first.Add(3), data[768:1024])
+	pr.readResp(packet.RCRDMAReadResponseLast, first.Add(4), data[1024:1100])
+	pr.respond(pr.ackHeaders(first.Add(5), packet.SyndromeACKUnlimited), nil)
+	wcs := pr.a.pollSend()
+	if len(wcs) != 2 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeRDMARead)
+	wantWC(t, wcs[1], 2, cq.WCSuccess, cq.OpcodeSend)
+	if !bytes.Equal(dst.buf[:600], data[:600]) || !bytes.Equal(dst.buf[1000:1500], data[600:]) {
+		t.Fatal("READ data misplaced")
+	}
+}
+
+// TestCompleterImplicitNAK: an ACK for a request after an unanswered READ means the READ's
+// response was lost; the READ is requested again and completes before the SEND behind it.
+func TestCompleterImplicitNAK(t *testing.T) {
+	pr := newProbe(t, hQPOptions{sqPSN: 7})
+	dst := pr.a.d.region(64, 0)
+	pr.a.post(
+		qp.SendWR{ID: 1, Opcode: qp.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []mr.SGE{dst.sge(8, 8)},
+			Atomic: qp.AtomicInfo{RemoteAddr: 0x1000, RKey: 1, CompareAdd: 1}},
+		qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
+	)
+	pr.idle()
+	pr.respond(pr.ackHeaders(8, packet.SyndromeACKUnlimited), nil)
+	if len(pr.sent) != 4 || pr.sent[2].h.BTH.Opcode != packet.RCFetchAdd || pr.sent[2].h.BTH.PSN != 7 {
+		t.Fatalf("%d packets after the implicit NAK", len(pr.sent))
+	}
+	if n := len(pr.a.pollSend()); n != 0 {
+		t.Fatalf("%d completions before the atomic's result", n)
+	}
+	pr.msn++
+	pr.respond(&packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PSN: 7},
+		AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: pr.msn}, AtomicAckETH: packet.AtomicAckETHFields{OriginalRemoteData: 0x0102030405060708}}, nil)
+	pr.respond(pr.ackHeaders(8, packet.SyndromeACKUnlimited), nil)
+	wcs := pr.a.pollSend()
+	if len(wcs) != 2 || wcs[0].WRID != 1 || wcs[1].WRID != 2 || wcs[0].Status != cq.WCSuccess || wcs[1].Status != cq.WCSuccess {
+		t.Fatalf("completions %+v", wcs)
+	}
+	if !bytes.Equal(dst.buf[8:16], []byte{8, 7, 6, 5, 4, 3, 2, 1}) {
+		t.Fatalf("atomic result %x", dst.buf[8:16])
+	}
+}
+
+// TestCompleterBadResponses checks responses that do not fit the request they answer.
+func TestCompleterBadResponses(t *testing.T) {
+	t.Run("read too short", func(t *testing.T) {
+		pr := newProbe(t, hQPOptions{})
+		dst := pr.a.d.region(2000, 0)
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 1000)}, RDMA: qp.RDMAInfo{RKey: 1}})
+		pr.idle()
+		pr.readResp(packet.RCRDMAReadResponseOnly, 0, make([]byte, 900))
+		wcs := pr.a.pollSend()
+		if len(wcs) != 1 {
+			t.Fatalf("completions %+v", wcs)
+		}
+		wantWC(t, wcs[0], 1, cq.WCLocLenErr, 0)
+	})
+	t.Run("atomic ack for a send", func(t *testing.T) {
+		pr := newProbe(t, hQPOptions{})
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend})
+		pr.idle()
+		pr.respond(&packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PSN: 0},
+			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}, nil)
+		wcs := pr.a.pollSend()
+		if len(wcs) != 1 {
+			t.Fatalf("completions %+v", wcs)
+		}
+		wantWC(t, wcs[0], 1, cq.WCBadRespErr, 0)
+	})
+	t.Run("response from elsewhere", func(t *testing.T) {
+		pr := newProbe(t, hQPOptions{})
+		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+		pr.idle()
+		p := pr.build(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
+		p.path.Src = netipAP(mustAddr("10.9.9.9"), 0xC000)
+		hMust(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
+		pr.h.flight = append(pr.h.flight, p)
+		pr.idle()
+		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.ctr.DroppedPath.Load() != 1 {
+			t.Fatalf("%d completions, %d path drops", n, pr.a.d.ctr.DroppedPath.Load())
+		}
+	})
+}
+
+// TestCompleterSQDrain checks that SQD finishes started WQEs, starts no new ones, and raises
+// SQ_DRAINED when the last started one completes.
+func TestCompleterSQDrain(t *testing.T) {
+	pr := newProbe(t, hQPOptions{})
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+	pr.idle()
+	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
+	pr.a.post(qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+	pr.idle()
+	if len(pr.sent) != 1 {
+		t.Fatalf("%d packets in SQD", len(pr.sent))
+	}
+	pr.respond(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
+	if ev := pr.a.d.eventTypes(pr.a.q); len(ev) != 1 || ev[0] != qp.EventSQDrained {
+		t.Fatalf("events %v", ev)
+	}
+	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
+	pr.idle()
+	if len(pr.sent) != 2 || pr.sent[1].h.BTH.PSN != 1 {
+		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))
+	}
+}
