@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
@@ -71,7 +72,13 @@ type Error struct {
 	Err error
 }
 
-func (e *Error) Error() string { return "gorxe: " + e.Op + ": " + trimPrefix(e.Err.Error()) }
+func (e *Error) Error() string {
+	msg := trimPrefix(e.Err.Error())
+	if strings.HasPrefix(msg, e.Op+": ") {
+		return "gorxe: " + msg // the cause names the verb already (PostError)
+	}
+	return "gorxe: " + e.Op + ": " + msg
+}
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }

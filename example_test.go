@@ -92,46 +92,93 @@ func ExampleQP_Modify() {
 	// RTS
 }
 
-// Post a receive, post a send, and poll their completions. qp is a connected RC QP whose buffer
-// region is mr; a completion channel avoids busy polling.
+// Connect two RC QPs on two devices, post a receive on one and a send on the other, and wait for
+// both completions on a completion channel instead of busy polling.
 func ExampleQP_PostSend() {
-	var (
-		qp *gorxe.QP
-		mr *gorxe.MR
-		cq *gorxe.CQ
-		ch *gorxe.CompChannel
-	)
-	if qp == nil {
-		return // set up as in ExampleQP_Modify, with cq created on ch
-	}
-	sge := []gorxe.SGE{{Addr: mr.Addr(), Length: 4096, LKey: mr.LKey()}}
-	if err := qp.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: sge}}); err != nil {
-		log.Fatal(err)
-	}
-	if err := qp.PostSend([]gorxe.SendWR{{ID: 2, Opcode: gorxe.WRSend, Flags: gorxe.SendSignaled, SGList: sge}}); err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	wcs := make([]gorxe.WC, 16)
-	for done := 0; done < 2; {
-		if err := cq.ReqNotify(false); err != nil {
+	type side struct {
+		dev *gorxe.Device
+		cq  *gorxe.CQ
+		ch  *gorxe.CompChannel
+		buf []byte
+		mr  *gorxe.MR
+		qp  *gorxe.QP
+	}
+	open := func(addr string) *side {
+		s := &side{buf: make([]byte, 4096)}
+		var err error
+		if s.dev, err = gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Network: exampleNetwork}); err != nil {
 			log.Fatal(err)
 		}
-		n := cq.Poll(wcs)
-		for _, wc := range wcs[:n] {
-			if wc.Status != gorxe.WCSuccess {
-				log.Fatalf("wr %d: %v", wc.WRID, wc.Status)
-			}
-			fmt.Println(wc.WRID, wc.Opcode, wc.ByteLen)
+		pd, _ := s.dev.AllocPD()
+		s.ch, _ = s.dev.CreateCompChannel()
+		s.cq, _ = s.dev.CreateCQ(16, s.ch)
+		s.mr, _ = pd.RegMR(s.buf, gorxe.AccessLocalWrite)
+		s.qp, err = s.dev.CreateQP(pd, &gorxe.QPInitAttr{SendCQ: s.cq, RecvCQ: s.cq, QPType: gorxe.QPTypeRC,
+			Cap: gorxe.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: 64}})
+		if err != nil {
+			log.Fatal(err)
 		}
-		done += n
-		if n == 0 {
-			ev, err := ch.GetEvent(ctx)
+		return s
+	}
+	a, b := open("10.1.1.1"), open("10.1.1.2")
+	defer a.dev.Close()
+	defer b.dev.Close()
+
+	// Exchange QP numbers and GIDs (out of band in a real program) and connect.
+	for _, p := range [][2]*side{{a, b}, {b, a}} {
+		local, remote := p[0], p[1]
+		gid, _ := remote.dev.QueryGID(1)
+		attrs := []struct {
+			attr gorxe.QPAttr
+			mask gorxe.QPAttrMask
+		}{
+			{gorxe.QPAttr{State: gorxe.QPStateInit, PortNum: 1}, gorxe.QPAttrState | gorxe.QPAttrPKeyIndex | gorxe.QPAttrPort | gorxe.QPAttrAccessFlags},
+			{gorxe.QPAttr{State: gorxe.QPStateRTR, PathMTU: gorxe.MTU1024, DestQPNum: remote.qp.QPN(), RQPSN: 0, MaxDestRdAtomic: 1, MinRNRTimer: 12,
+				AHAttr: gorxe.AHAttr{IsGlobal: true, PortNum: 1, GRH: gorxe.GlobalRoute{DGID: gid, SGIDIndex: 1, HopLimit: 64}}},
+				gorxe.QPAttrState | gorxe.QPAttrAV | gorxe.QPAttrPathMTU | gorxe.QPAttrDestQPN | gorxe.QPAttrRQPSN | gorxe.QPAttrMaxDestRdAtomic | gorxe.QPAttrMinRNRTimer},
+			{gorxe.QPAttr{State: gorxe.QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, SQPSN: 0, MaxRdAtomic: 1},
+				gorxe.QPAttrState | gorxe.QPAttrTimeout | gorxe.QPAttrRetryCnt | gorxe.QPAttrRNRRetry | gorxe.QPAttrSQPSN | gorxe.QPAttrMaxQPRdAtomic},
+		}
+		for _, s := range attrs {
+			if err := local.qp.Modify(&s.attr, s.mask); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+
+	msg := "hello over RoCEv2"
+	b.qp.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: b.mr.Addr(), Length: 4096, LKey: b.mr.LKey()}}}})
+	if err := a.qp.PostSend([]gorxe.SendWR{{ID: 2, Opcode: gorxe.WRSend, Flags: gorxe.SendSignaled | gorxe.SendInline,
+		InlineData: []byte(msg)}}); err != nil {
+		log.Fatal(err)
+	}
+
+	// wait returns the next completion of s, sleeping on its completion channel.
+	wait := func(s *side) gorxe.WC {
+		wc := make([]gorxe.WC, 1)
+		for {
+			if s.cq.Poll(wc) == 1 {
+				return wc[0]
+			}
+			s.cq.ReqNotify(false)
+			if s.cq.Poll(wc) == 1 {
+				return wc[0]
+			}
+			cq, err := s.ch.GetEvent(ctx)
 			if err != nil {
 				log.Fatal(err)
 			}
-			ev.AckEvents(1)
+			cq.AckEvents(1)
 		}
 	}
+	sent, recvd := wait(a), wait(b)
+	fmt.Println(sent.WRID, sent.Opcode, sent.Status)
+	fmt.Println(recvd.WRID, recvd.Opcode, recvd.Status, recvd.ByteLen)
+	fmt.Printf("%s\n", b.buf[:recvd.ByteLen])
+	// Output:
+	// 2 SEND success
+	// 1 RECV success 17
+	// hello over RoCEv2
 }

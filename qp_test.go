@@ -58,6 +58,12 @@ const (
 // connectRC walks q from RESET to RTS against a peer QP at (dgid, dqpn), as ibv_rc_pingpong does.
 func connectRC(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU) {
 	t.Helper()
+	connectRCTimeout(t, q, dgid, dqpn, rqPSN, sqPSN, mtu, 14)
+}
+
+// connectRCTimeout is connectRC with a chosen local ACK timeout.
+func connectRCTimeout(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU, timeout uint8) {
+	t.Helper()
 	if err := q.Modify(&QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1,
 		AccessFlags: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic}, rcInitMask); err != nil {
 		t.Fatalf("RESET->INIT: %v", err)
@@ -68,7 +74,7 @@ func connectRC(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU
 	}, rcRTRMask); err != nil {
 		t.Fatalf("INIT->RTR: %v", err)
 	}
-	if err := q.Modify(&QPAttr{State: QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, SQPSN: sqPSN, MaxRdAtomic: 1}, rcRTSMask); err != nil {
+	if err := q.Modify(&QPAttr{State: QPStateRTS, Timeout: timeout, RetryCnt: 7, RNRRetry: 7, SQPSN: sqPSN, MaxRdAtomic: 1}, rcRTSMask); err != nil {
 		t.Fatalf("RTR->RTS: %v", err)
 	}
 }

@@ -1,0 +1,294 @@
+package gorxe
+
+import (
+	"bytes"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/netio"
+)
+
+// TestE2ELossyFabric sends many RC messages over a fabric that loses, reorders and duplicates
+// datagrams (faults applied by each device, as GORXE_FAULTS would), on the real clock with a short
+// ACK timeout: every message must arrive once, in order, and intact.
+func TestE2ELossyFabric(t *testing.T) {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	defer fab.Close()
+	open := func(addr string, seed uint64) *Device {
+		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab), Workers: 2,
+			Faults: FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Seed: seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	a, b := newNode(t, open("10.0.0.1", 1)), newNode(t, open("10.0.0.2", 2))
+	qa, qb := a.qp(t, QPTypeRC), b.qp(t, QPTypeRC)
+	for _, p := range []struct {
+		q    *QP
+		peer *node
+		dqpn uint32
+	}{{qa, b, qb.QPN()}, {qb, a, qa.QPN()}} {
+		// 4.096 µs × 2^8 ≈ 1 ms between retransmissions.
+		connectRCTimeout(t, p.q, p.peer.gid, p.dqpn, 0, 0, MTU1024, 8)
+	}
+	const msgs, size = 40, 3000
+	for i := range msgs {
+		if err := qb.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*size, size)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range msgs {
+		for j := range size {
+			a.buf[i*size+j] = byte(i + j)
+		}
+		if err := qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, wc := range a.wait(t, msgs) {
+		if wc.Status != WCSuccess || wc.WRID != uint64(i) {
+			t.Fatalf("send completion %d: %+v", i, wc)
+		}
+	}
+	for i, wc := range b.wait(t, msgs) {
+		if wc.Status != WCSuccess || wc.WRID != uint64(i) || wc.ByteLen != size {
+			t.Fatalf("receive completion %d: %+v", i, wc)
+		}
+	}
+	if !bytes.Equal(a.buf[:msgs*size], b.buf[:msgs*size]) {
+		t.Error("data differs after a lossy transfer")
+	}
+	ca, cb := a.d.Counters(), b.d.Counters()
+	if ca.CompleterRetryErr == 0 && cb.DuplicateRequest == 0 && cb.OutOfSeqRequest == 0 {
+		t.Errorf("no retransmission, duplicate or out-of-sequence packet counted: %+v / %+v", ca, cb)
+	}
+}
+
+// TestE2ERetryExceeded connects to a peer that never answers: after the initial send and
+// RetryCnt retransmissions, each one local ACK timeout apart on the fake clock, the send completes
+// with WCRetryExcErr and the rest of the queue is flushed.
+func TestE2ERetryExceeded(t *testing.T) {
+	f := newTestFabric(t)
+	a := newNode(t, f.open(t, "10.0.0.1"))
+	q := a.qp(t, QPTypeRC)
+	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
+	if err := q.PostSend([]SendWR{
+		{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)},
+		{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start := f.clk.Now()
+	timeout := 4096 * time.Nanosecond << 14
+	for i := 1; i <= 8; i++ {
+		at := waitAnyTimer(t, f.clk)
+		if i <= 7 && at.Sub(start) > time.Duration(i)*timeout+time.Millisecond {
+			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), time.Duration(i)*timeout)
+		}
+		f.clk.AdvanceTo(at)
+		if a.cq.cq.Len() > 0 {
+			break
+		}
+	}
+	wcs := a.wait(t, 2)
+	if wcs[0].Status != WCRetryExcErr || wcs[0].WRID != 1 || wcs[1].Status != WCWRFlushErr || wcs[1].WRID != 2 {
+		t.Errorf("completions %+v", wcs)
+	}
+	if q.State() != QPStateErr {
+		t.Errorf("state %v", q.State())
+	}
+	if c := a.d.Counters(); c.RetryExceededErr != 1 || c.CompleterRetryErr != 7 {
+		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.RetryExceededErr, c.CompleterRetryErr)
+	}
+}
+
+// waitAnyTimer waits until the fake clock has a timer armed and returns its deadline.
+func waitAnyTimer(t *testing.T, clk *clock.Fake) time.Time {
+	t.Helper()
+	limit := time.Now().Add(10 * time.Second)
+	for {
+		if at, ok := clk.NextDeadline(); ok {
+			return at
+		}
+		if time.Now().After(limit) {
+			t.Fatal("no timer armed")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestE2ECloseFlushesSends closes a device with sends in flight to an absent peer: every one
+// completes with WCWRFlushErr, signaled or not, and no goroutine is left (TestMain checks).
+func TestE2ECloseFlushesSends(t *testing.T) {
+	f := newTestFabric(t)
+	d := f.open(t, "10.0.0.1")
+	a := newNode(t, d)
+	q := a.qp(t, QPTypeRC)
+	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
+	for i := range 5 {
+		if err := q.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]WC, 16)
+	n := a.cq.Poll(wcs)
+	if n != 5 {
+		t.Fatalf("%d completions after Close, want 5", n)
+	}
+	for i, wc := range wcs[:n] {
+		if wc.Status != WCWRFlushErr || wc.WRID != uint64(i) {
+			t.Errorf("completion %d: %+v", i, wc)
+		}
+	}
+}
+
+// TestE2ERNRAndRemoteAccessError: a SEND that finds no receive is retried after RNR NAKs until
+// the peer posts one; a WRITE with a bad rkey fails with WCRemAccessErr and moves the QP to ERR.
+func TestE2ERNRAndRemoteAccessError(t *testing.T) {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	defer fab.Close()
+	open := func(addr string) *Device {
+		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	a, b := newNode(t, open("10.0.0.1")), newNode(t, open("10.0.0.2"))
+	qa, qb := rcPair(t, a, b, MTU1024)
+	// The RNR timer the responder advertises: code 1, 10 µs.
+	if err := qb.Modify(&QPAttr{MinRNRTimer: 1}, QPAttrMinRNRTimer); err != nil {
+		t.Fatal(err)
+	}
+	if err := qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	waitCounter(t, func() bool { return b.d.Counters().SendRNRErr > 0 })
+	if err := qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess {
+		t.Errorf("send after RNR: %+v", wc)
+	}
+	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 2 {
+		t.Errorf("receive after RNR: %+v", wc)
+	}
+	if c := a.d.Counters(); c.RcvdRNRErr == 0 {
+		t.Errorf("rcvd_rnr_err is 0")
+	}
+
+	if err := qa.PostSend([]SendWR{{ID: 3, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, 64),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey() ^ 0x100}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCRemAccessErr || wc.WRID != 3 {
+		t.Errorf("write with a bad rkey: %+v", wc)
+	}
+	if qa.State() != QPStateErr {
+		t.Errorf("requester state %v after a remote access error", qa.State())
+	}
+}
+
+// waitCounter waits for a condition on counters the test cannot be told about otherwise.
+func waitCounter(t *testing.T, cond func() bool) {
+	t.Helper()
+	limit := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestE2EConcurrentPosters has several goroutines post on their own QPs of one device pair at
+// once, with the race detector watching the hand-offs between posters, workers and the receive
+// goroutine.
+func TestE2EConcurrentPosters(t *testing.T) {
+	a, b := fabricPair(t)
+	const pairs, msgs = 4, 50
+	var wg sync.WaitGroup
+	qas, qbs := make([]*QP, pairs), make([]*QP, pairs)
+	for i := range pairs {
+		qas[i], qbs[i] = rcPair(t, a, b, MTU1024)
+		for j := range msgs {
+			if err := qbs[i].PostRecv([]RecvWR{{ID: uint64(j), SGList: b.sge(i*4096, 64)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range msgs {
+				for {
+					err := qas[i].PostSend([]SendWR{{ID: uint64(j), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*4096, 64)}})
+					if err == nil {
+						break
+					}
+					t.Errorf("post: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, wc := range a.wait(t, pairs*msgs) {
+		if wc.Status != WCSuccess {
+			t.Fatalf("send completion %+v", wc)
+		}
+	}
+	for _, wc := range b.wait(t, pairs*msgs) {
+		if wc.Status != WCSuccess {
+			t.Fatalf("receive completion %+v", wc)
+		}
+	}
+}
+
+// TestE2EGSI sends a MAD-sized datagram from QP 1 to QP 1 with the GSI Q_Key, as RDMA-CM does.
+func TestE2EGSI(t *testing.T) {
+	a, b := fabricPair(t)
+	gsi := func(n *node) *QP {
+		q := n.qp(t, QPTypeGSI)
+		for _, s := range []struct {
+			attr QPAttr
+			mask QPAttrMask
+		}{
+			{QPAttr{State: QPStateInit, QKey: GSIQKey}, QPAttrState | QPAttrPKeyIndex | QPAttrQKey},
+			{QPAttr{State: QPStateRTR}, QPAttrState},
+			{QPAttr{State: QPStateRTS}, QPAttrState | QPAttrSQPSN},
+		} {
+			if err := q.Modify(&s.attr, s.mask); err != nil {
+				t.Fatalf("GSI -> %v: %v", s.attr.State, err)
+			}
+		}
+		return q
+	}
+	ga, gb := gsi(a), gsi(b)
+	if err := gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}); err != nil {
+		t.Fatal(err)
+	}
+	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ah.Destroy()
+	if err := ga.PostSend([]SendWR{{ID: 61, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 256),
+		UD: UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: GSIQKey}}}); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, 1)
+	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.QPNum != 1 || wc.SrcQP != 1 || wc.ByteLen != 40+256 {
+		t.Errorf("GSI receive %+v", wc)
+	}
+}
