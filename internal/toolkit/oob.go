@@ -59,7 +59,7 @@ func Dial(ctx context.Context, host string, port int, timeout time.Duration) (*C
 	d := net.Dialer{Timeout: timeout}
 	c, err := d.DialContext(ctx, "tcp", target)
 	if err != nil {
-		return nil, &OOBError{Op: "couldn't connect to " + target, Err: cause(ctx, err, timeout)}
+		return nil, &OOBError{Op: "Couldn't connect to " + target, Err: cause(ctx, err, timeout)}
 	}
 	return newConn(ctx, c, timeout), nil
 }
@@ -74,7 +74,7 @@ func Listen(ctx context.Context, port int) (*Listener, error) {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", ":"+strconv.Itoa(port))
 	if err != nil {
-		return nil, &OOBError{Op: "couldn't listen to port " + strconv.Itoa(port), Err: cause(ctx, err, 0)}
+		return nil, &OOBError{Op: "Couldn't listen to port " + strconv.Itoa(port), Err: cause(ctx, err, 0)}
 	}
 	return &Listener{l: l}, nil
 }
@@ -82,22 +82,19 @@ func Listen(ctx context.Context, port int) (*Listener, error) {
 // Port returns the port the listener is bound to (useful after Listen with port 0).
 func (l *Listener) Port() int { return l.l.Addr().(*net.TCPAddr).Port }
 
-// Accept waits for one connection, at most timeout (0: until ctx ends), and returns it with
-// timeout as its per-step limit for reads and writes (DefaultTimeout when timeout is 0).
-func (l *Listener) Accept(ctx context.Context, timeout time.Duration) (*Conn, error) {
+// Accept waits for one connection, at most wait (0: until ctx ends), and returns it with timeout
+// (0: none) as its limit for each read and write.
+func (l *Listener) Accept(ctx context.Context, wait, timeout time.Duration) (*Conn, error) {
 	tl := l.l.(*net.TCPListener)
-	if timeout > 0 {
-		_ = tl.SetDeadline(time.Now().Add(timeout))
+	if wait > 0 {
+		_ = tl.SetDeadline(time.Now().Add(wait))
 	}
 	stop := context.AfterFunc(ctx, func() { _ = tl.SetDeadline(time.Now()) })
 	c, err := tl.Accept()
 	stop()
 	_ = tl.SetDeadline(time.Time{})
 	if err != nil {
-		return nil, &OOBError{Op: "accept() failed", Err: cause(ctx, err, timeout)}
-	}
-	if timeout == 0 {
-		timeout = DefaultTimeout
+		return nil, &OOBError{Op: "accept() failed", Err: cause(ctx, err, wait)}
 	}
 	return newConn(ctx, c, timeout), nil
 }

@@ -25,7 +25,7 @@ func silentPeer(t *testing.T, l *Listener) {
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
 	go func() {
-		c, err := l.Accept(context.Background(), time.Second)
+		c, err := l.Accept(context.Background(), time.Second, time.Second)
 		if err == nil {
 			<-hold
 			c.Close()
@@ -51,7 +51,7 @@ func TestExchange(t *testing.T) {
 	ctx := context.Background()
 	done := make(chan error, 1)
 	go func() {
-		c, err := l.Accept(ctx, time.Second)
+		c, err := l.Accept(ctx, time.Second, time.Second)
 		if err != nil {
 			done <- err
 			return
@@ -90,7 +90,7 @@ func TestDialRefused(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	_, err = Dial(context.Background(), "127.0.0.1", port, time.Second)
-	checkOneLine(t, err, ErrRefused, "couldn't connect to 127.0.0.1:")
+	checkOneLine(t, err, ErrRefused, "Couldn't connect to 127.0.0.1:")
 }
 
 func TestDialUnknownHost(t *testing.T) {
@@ -121,7 +121,7 @@ func TestReadPeerClosed(t *testing.T) {
 	l := listen(t)
 	ctx := context.Background()
 	go func() {
-		c, err := l.Accept(ctx, time.Second)
+		c, err := l.Accept(ctx, time.Second, time.Second)
 		if err == nil {
 			_ = c.Write([]byte("short"), "write")
 			c.Close()
@@ -138,12 +138,12 @@ func TestReadPeerClosed(t *testing.T) {
 
 func TestAcceptTimeoutAndCancel(t *testing.T) {
 	l := listen(t)
-	_, err := l.Accept(context.Background(), 20*time.Millisecond)
+	_, err := l.Accept(context.Background(), 20*time.Millisecond, 0)
 	checkOneLine(t, err, ErrTimeout, "accept() failed")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	_, err = l.Accept(ctx, 0)
+	_, err = l.Accept(ctx, 0, 0)
 	checkOneLine(t, err, ErrCanceled, "interrupted")
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v does not match context.Canceled", err)
