@@ -22,7 +22,7 @@ type node struct {
 	gid GID
 }
 
-func newNode(t *testing.T, d *Device) *node {
+func newNode(t testing.TB, d *Device) *node {
 	t.Helper()
 	n := &node{d: d}
 	var err error
@@ -43,7 +43,7 @@ func newNode(t *testing.T, d *Device) *node {
 	return n
 }
 
-func (n *node) qp(t *testing.T, typ QPType) *QP {
+func (n *node) qp(t testing.TB, typ QPType) *QP {
 	t.Helper()
 	q, err := n.d.CreateQP(n.pd, &QPInitAttr{SendCQ: n.cq, RecvCQ: n.cq, QPType: typ,
 		Cap: QPCap{MaxSendWR: 128, MaxRecvWR: 128, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
@@ -59,7 +59,7 @@ func (n *node) sge(off, length int) []SGE {
 }
 
 // wait collects want completions from n's CQ, sleeping on the completion channel in between.
-func (n *node) wait(t *testing.T, want int) []WC {
+func (n *node) wait(t testing.TB, want int) []WC {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -89,7 +89,7 @@ func (n *node) wait(t *testing.T, want int) []WC {
 }
 
 // rcPair connects an RC QP on a to one on b.
-func rcPair(t *testing.T, a, b *node, mtu MTU) (*QP, *QP) {
+func rcPair(t testing.TB, a, b *node, mtu MTU) (*QP, *QP) {
 	qa, qb := a.qp(t, QPTypeRC), b.qp(t, QPTypeRC)
 	connectRC(t, qa, b.gid, qb.QPN(), 0x100, 0x200, mtu)
 	connectRC(t, qb, a.gid, qa.QPN(), 0x200, 0x100, mtu)
@@ -128,7 +128,7 @@ func TestE2EUDPLoopback(t *testing.T) {
 
 // loopbackPort returns 4791 when it is free on both loopback addresses, otherwise another port
 // free on both.
-func loopbackPort(t *testing.T) uint16 {
+func loopbackPort(t testing.TB) uint16 {
 	t.Helper()
 	free := func(p uint16) bool {
 		var cs []*net.UDPConn
@@ -323,5 +323,47 @@ func testUDSend(t *testing.T, a, b *node, ua, ub *QP) {
 	}
 	if got := b.buf[500000+grh : 500000+grh+len(msg)]; !bytes.Equal(got, msg) {
 		t.Errorf("UD payload %q", got)
+	}
+}
+
+// TestE2EUDPIPv6SelfLoop connects two RC QPs of one device bound to ::1, so every packet leaves
+// and re-enters through the IPv6 socket, whose ICRCs are checked exactly.
+func TestE2EUDPIPv6SelfLoop(t *testing.T) {
+	c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	port := uint16(c.LocalAddr().(*net.UDPAddr).Port)
+	c.Close()
+	n := newNode(t, openUDP(t, "::1", port))
+	if n.gid.String() != "0000:0000:0000:0000:0000:0000:0000:0001" {
+		t.Fatalf("GID index 1 = %v", n.gid)
+	}
+	qa, qb := rcPair(t, n, n, MTU4096)
+	testSendRecvSelf(t, n, qa, qb)
+	if c := n.d.Counters(); c.RcvdICRCErr != 0 || c.RcvdPkts == 0 {
+		t.Errorf("counters %+v", c)
+	}
+}
+
+// testSendRecvSelf sends one message between two QPs of the same node.
+func testSendRecvSelf(t *testing.T, n *node, qa, qb *QP) {
+	const size = 12000
+	for i := range size {
+		n.buf[i] = byte(i)
+	}
+	if err := qb.PostRecv([]RecvWR{{ID: 1, SGList: n.sge(500000, size)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: n.sge(0, size)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, wc := range n.wait(t, 2) {
+		if wc.Status != WCSuccess {
+			t.Errorf("completion %+v", wc)
+		}
+	}
+	if !bytes.Equal(n.buf[:size], n.buf[500000:500000+size]) {
+		t.Error("data differs")
 	}
 }

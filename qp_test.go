@@ -56,13 +56,13 @@ const (
 )
 
 // connectRC walks q from RESET to RTS against a peer QP at (dgid, dqpn), as ibv_rc_pingpong does.
-func connectRC(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU) {
+func connectRC(t testing.TB, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU) {
 	t.Helper()
 	connectRCTimeout(t, q, dgid, dqpn, rqPSN, sqPSN, mtu, 14)
 }
 
 // connectRCTimeout is connectRC with a chosen local ACK timeout.
-func connectRCTimeout(t *testing.T, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU, timeout uint8) {
+func connectRCTimeout(t testing.TB, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU, timeout uint8) {
 	t.Helper()
 	if err := q.Modify(&QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1,
 		AccessFlags: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic}, rcInitMask); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -61,6 +62,9 @@ type rxCounters struct {
 	receiveErrs atomic.Uint64 // errors from the network other than close
 }
 
+// receiveErrorPause is how long the receive goroutine waits after an error from the network.
+const receiveErrorPause = time.Millisecond
+
 // receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
 // hands the rest, batched per worker, to the workers.
 func (d *Device) receiveLoop() {
@@ -80,6 +84,11 @@ func (d *Device) receiveLoop() {
 				break
 			}
 			d.rx.receiveErrs.Add(1)
+			// A persistent error must not turn this loop into a spin; a transient one costs little.
+			select {
+			case <-d.done:
+			case <-time.After(receiveErrorPause):
+			}
 			continue
 		}
 		for i := range msgs[:n] {
