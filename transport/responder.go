@@ -194,8 +194,8 @@ func (r *responder) deadline() time.Time {
 	return time.Time{}
 }
 
-// receiveRC runs the RC responder's checks in IBTA order (PSN, opcode sequence, validity,
-// resources, length, R_Key) and executes the request.
+// receiveRC checks an RC request's PSN and opcode sequence, lets the operation check validity,
+// resources, lengths and keys and execute, and answers it.
 func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 	if r.read.active {
 		// Responses leave in PSN order: finish the READ before answering anything newer.

@@ -14,7 +14,7 @@ import (
 // rspEnv is one responder under test: a QP brought to RTR (or RTS) on its own device, fed with
 // request packets built by hand, whose outputs, memory and completions the tests inspect.
 type rspEnv struct {
-	t      *testing.T
+	t      testing.TB
 	mem    *mr.Table
 	pd     *mr.PD
 	qps    *qp.Table
@@ -54,15 +54,19 @@ type rspOptions struct {
 	state       qp.State // RTR or RTS (default RTS)
 	qkey        uint32
 	recvCQDepth int
+	mtu         qp.MTU // default rspMTU
 }
 
-func newRspEnv(t *testing.T, o rspOptions) *rspEnv {
+func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 	t.Helper()
 	if o.typ == 0 {
 		o.typ = qp.TypeRC
 	}
 	if o.state == 0 {
 		o.state = qp.StateRTS
+	}
+	if o.mtu == 0 {
+		o.mtu = rspMTU
 	}
 	if o.recvCQDepth == 0 {
 		o.recvCQDepth = 64
@@ -113,7 +117,7 @@ func newRspEnv(t *testing.T, o rspOptions) *rspEnv {
 		rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
 			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 		a := &qp.Attr{
-			State: qp.StateRTR, PathMTU: rspMTU, DestQPNum: rspPeerQPN, RQPSN: o.rqPSN,
+			State: qp.StateRTR, PathMTU: o.mtu, DestQPNum: rspPeerQPN, RQPSN: o.rqPSN,
 			MaxDestRdAtomic: o.maxDestRd, MinRNRTimer: rspRNRCode,
 			AHAttr: qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{
 				DGID: peer.As16(), HopLimit: 64, TrafficClass: 0,
@@ -150,7 +154,7 @@ func newRspEnv(t *testing.T, o rspOptions) *rspEnv {
 	return env
 }
 
-func rspMust(t *testing.T, err error) {
+func rspMust(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
