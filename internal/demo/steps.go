@@ -116,7 +116,7 @@ func stepSend(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if wc.ByteLen != n || !bytes.Equal(w.b.buf[offSend:offSend+n], w.a.buf[offSend:offSend+n]) {
-		return "", fmt.Errorf("B received %d bytes that differ from what A sent", wc.ByteLen)
+		return "", fmt.Errorf("the %d bytes B received differ from what A sent", wc.ByteLen)
 	}
 	return fmt.Sprintf("B's receive completed with %d bytes, identical to A's buffer", n), nil
 }
@@ -130,10 +130,10 @@ func stepSendImm(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if wc.WCFlags&gorxe.WCFlagWithImm == 0 || wc.ImmData != imm {
-		return "", fmt.Errorf("B's completion lacks the immediate data (flags %v, imm %#x)", wc.WCFlags, wc.ImmData)
+		return "", fmt.Errorf("the completion on B lacks the immediate data (flags %v, imm %#x)", wc.WCFlags, wc.ImmData)
 	}
 	if !bytes.Equal(w.b.buf[offImm:offImm+n], w.a.buf[offImm:offImm+n]) {
-		return "", fmt.Errorf("B's data differs from A's")
+		return "", fmt.Errorf("the data on B differs from A's")
 	}
 	return fmt.Sprintf("B got %d bytes and immediate data %#x", n, uint32(imm)), nil
 }
@@ -153,7 +153,7 @@ func stepWrite(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if !bytes.Equal(w.b.buf[offWrite:offWrite+n], w.a.buf[offWrite:offWrite+n]) {
-		return "", fmt.Errorf("B's memory differs from what A wrote")
+		return "", fmt.Errorf("the memory of B differs from what A wrote")
 	}
 	return fmt.Sprintf("B's memory holds A's %d bytes; B's CPU did nothing", n), nil
 }
@@ -184,10 +184,10 @@ func stepWriteImm(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if wcB[0].ImmData != imm || wcB[0].ByteLen != n {
-		return "", fmt.Errorf("B's completion: imm %#x len %d, want %#x and %d", wcB[0].ImmData, wcB[0].ByteLen, imm, n)
+		return "", fmt.Errorf("the completion on B: imm %#x len %d, want %#x and %d", wcB[0].ImmData, wcB[0].ByteLen, imm, n)
 	}
 	if !bytes.Equal(w.b.buf[offWImm:offWImm+n], w.a.buf[offWImm:offWImm+n]) {
-		return "", fmt.Errorf("B's memory differs from what A wrote")
+		return "", fmt.Errorf("the memory of B differs from what A wrote")
 	}
 	return fmt.Sprintf("B's memory holds the %d bytes and B's completion reports imm %#x", n, imm), nil
 }
@@ -208,7 +208,7 @@ func stepRead(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if !bytes.Equal(w.a.buf[offRead:offRead+n], w.b.buf[offRead:offRead+n]) {
-		return "", fmt.Errorf("A's buffer differs from B's memory")
+		return "", fmt.Errorf("the buffer of A differs from the memory of B")
 	}
 	return fmt.Sprintf("A's buffer holds B's %d bytes", n), nil
 }
@@ -278,7 +278,7 @@ func stepUCWrite(ctx context.Context, w *world) (string, error) {
 		return "", err
 	}
 	if !bytes.Equal(w.b.buf[offUC:offUC+n], w.a.buf[offUC:offUC+n]) {
-		return "", fmt.Errorf("B's memory differs from what A wrote")
+		return "", fmt.Errorf("the memory of B differs from what A wrote")
 	}
 	return fmt.Sprintf("B's memory holds A's %d bytes; its completion reports imm %#x%s", n, imm, resent), nil
 }
@@ -300,10 +300,10 @@ func stepUDSend(ctx context.Context, w *world) (string, error) {
 	}
 	got := w.b.buf[offUD : offUD+grh+n]
 	if wcB.ByteLen != grh+n || !bytes.Equal(got[grh:], w.a.buf[offUD:offUD+n]) {
-		return "", fmt.Errorf("B received %d bytes that differ from A's datagram", wcB.ByteLen)
+		return "", fmt.Errorf("the %d bytes B received differ from A's datagram", wcB.ByteLen)
 	}
 	if wcB.SrcQP != w.ud.a.QPN() || wcB.WCFlags&gorxe.WCFlagGRH == 0 {
-		return "", fmt.Errorf("B's completion: source QP %#x flags %v, want %#x with GRH", wcB.SrcQP, wcB.WCFlags, w.ud.a.QPN())
+		return "", fmt.Errorf("the completion on B: source QP %#x flags %v, want %#x with GRH", wcB.SrcQP, wcB.WCFlags, w.ud.a.QPN())
 	}
 	// IPv4: 20 zero bytes, then the IPv4 header, whose source address is A's.
 	src, _ := netip.AddrFromSlice(got[20+12 : 20+16])
@@ -349,5 +349,5 @@ func untilReceived(ctx context.Context, w *world, q *gorxe.QP, wr gorxe.SendWR, 
 			return gorxe.WC{}, "", err
 		}
 	}
-	return gorxe.WC{}, "", fmt.Errorf("B received nothing in %d attempts", unreliableTries)
+	return gorxe.WC{}, "", fmt.Errorf("nothing reached B in %d attempts", unreliableTries)
 }
