@@ -13,6 +13,7 @@ const (
 	AtomicGlob AtomicCap = 2 // IBV_ATOMIC_GLOB: atomic with respect to the CPU as well
 )
 
+// String returns the libibverbs constant name without the IBV_ prefix.
 func (c AtomicCap) String() string {
 	switch c {
 	case AtomicNone:
@@ -163,6 +164,7 @@ const (
 	PortActiveDefer PortState = 5
 )
 
+// String returns the ibv_port_state_str name, e.g. "PORT_ACTIVE".
 func (s PortState) String() string {
 	switch s {
 	case PortNop:
@@ -191,6 +193,7 @@ const (
 	LinkLayerEthernet    LinkLayer = 2
 )
 
+// String returns the link layer as ibv_devinfo prints it.
 func (l LinkLayer) String() string {
 	switch l {
 	case LinkLayerInfiniBand:

@@ -72,6 +72,7 @@ type Error struct {
 	Err error
 }
 
+// Error returns "gorxe: <verb>: <cause>".
 func (e *Error) Error() string {
 	msg := trimPrefix(e.Err.Error())
 	if strings.HasPrefix(msg, e.Op+": ") {
@@ -126,5 +127,8 @@ type detailErr struct {
 	detail   string
 }
 
+// Error returns the sentinel's text and the detail.
 func (d detailErr) Error() string { return trimPrefix(d.sentinel.Error()) + ": " + d.detail }
+
+// Unwrap returns the sentinel.
 func (d detailErr) Unwrap() error { return d.sentinel }

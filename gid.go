@@ -39,6 +39,7 @@ const (
 	GIDTypeRoCEv2 GIDType = 2
 )
 
+// String returns the name ibv_gid_type_str gives ("IB", "RoCE v1", "RoCE v2").
 func (t GIDType) String() string {
 	switch t {
 	case GIDTypeIB:
