@@ -367,3 +367,63 @@ func testSendRecvSelf(t *testing.T, n *node, qa, qb *QP) {
 		t.Error("data differs")
 	}
 }
+
+// TestE2EUDPLoopbackOtherPort runs devices on a port other than 4791, as tests beside a running
+// rxe must: both ends send to that port, and the ICRC covers it.
+func TestE2EUDPLoopbackOtherPort(t *testing.T) {
+	var port uint16
+	for range 20 {
+		if p := freeUDPPort(t); p != DefaultPort {
+			port = p
+			break
+		}
+	}
+	a := newNode(t, openUDP(t, "127.0.0.1", port))
+	b := newNode(t, openUDP(t, "127.0.0.2", port))
+	qa, qb := rcPair(t, a, b, MTU1024)
+	testSendRecv(t, a, b, qa, qb)
+	testRead(t, a, b, qa)
+	if c := b.d.Counters(); c.RcvdICRCErr != 0 {
+		t.Errorf("ICRC errors on port %d: %d", port, c.RcvdICRCErr)
+	}
+}
+
+// TestE2EBindMWType1 binds a type 1 window with QP.BindMW and has the peer read through it.
+func TestE2EBindMWType1(t *testing.T) {
+	a, b := fabricPair(t)
+	qa, qb := rcPair(t, a, b, MTU1024)
+	region, err := a.pd.RegMR(a.buf[600000:700000], AccessLocalWrite|AccessRemoteRead|AccessMWBind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := a.pd.AllocMW(MWType1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(a.buf[610000:], "through the window")
+	rkey, err := qa.BindMW(mw, MWBindInfo{WRID: 70, SendFlags: SendSignaled, MR: region, Addr: region.Addr() + 10000, Length: 4096, Access: AccessRemoteRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCBindMW || wc.WRID != 70 {
+		t.Fatalf("bind completion %+v", wc)
+	}
+	if mw.RKey() != rkey || !mw.Bound() {
+		t.Errorf("window rkey %#x (bind returned %#x), bound %v", mw.RKey(), rkey, mw.Bound())
+	}
+	if err := qb.PostSend([]SendWR{{ID: 71, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 18),
+		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000, RKey: rkey}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || string(b.buf[:18]) != "through the window" {
+		t.Errorf("read through the window: %+v %q", wc, b.buf[:18])
+	}
+	// Reading beyond the window's 4096 bytes is a remote access error.
+	if err := qb.PostSend([]SendWR{{ID: 72, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 16),
+		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000 + 4090, RKey: rkey}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := b.wait(t, 1)[0]; wc.Status != WCRemAccessErr {
+		t.Errorf("read beyond the window: %+v", wc)
+	}
+}
