@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// capture is a running tcpdump writing one run's RoCEv2 packets to a pcap file.
+type capture struct {
+	file   string
+	cmd    *exec.Cmd
+	stderr strings.Builder
+	done   chan struct{}
+}
+
+// startCapture captures UDP port 4791 on iface into file and returns once tcpdump listens.
+func startCapture(iface, file string) (*capture, error) {
+	c := &capture{file: file, done: make(chan struct{})}
+	c.cmd = exec.Command("tcpdump", "-i", iface, "-s", "0", "-U", "-n", "--immediate-mode",
+		"-w", file, "udp", "port", fmt.Sprint(roceUDP))
+	pipe, err := c.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting tcpdump: %w", err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		signalled := false
+		for sc.Scan() {
+			c.stderr.WriteString(sc.Text() + "\n")
+			if !signalled && strings.Contains(sc.Text(), "listening on") {
+				signalled = true
+				close(ready)
+			}
+		}
+		io.Copy(io.Discard, pipe)
+		c.cmd.Wait()
+		if !signalled {
+			close(ready)
+		}
+		close(c.done)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(15 * time.Second):
+	}
+	select {
+	case <-c.done:
+		return nil, fmt.Errorf("tcpdump on %s exited: %s", iface, c.stderr.String())
+	default:
+	}
+	return c, nil
+}
+
+// stop ends the capture, letting tcpdump flush the file.
+func (c *capture) stop() {
+	c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// captureCheck is what `gorxe dump -json` found in a capture.
+type captureCheck struct {
+	Packets  int
+	BadICRC  int
+	BySrc    map[string]int // packets per source IP
+	Opcodes  map[string]int
+	Errors   string // dump's complaints about undecodable frames
+	FirstBad string
+}
+
+// dumpPacket is the part of a `gorxe dump -json` line the check reads.
+type dumpPacket struct {
+	Frame  int    `json:"frame"`
+	Src    string `json:"src"`
+	Dst    string `json:"dst"`
+	OpName string `json:"opname"`
+	PSN    int    `json:"psn"`
+	ICRC   string `json:"icrc"`
+	ICRCOK bool   `json:"icrc_ok"`
+}
+
+// verifyCapture runs `gorxe dump -json` on file and checks every packet's ICRC.
+func verifyCapture(gorxe, file string) (captureCheck, error) {
+	cc := captureCheck{BySrc: map[string]int{}, Opcodes: map[string]int{}}
+	cmd := exec.Command(gorxe, "dump", "-json", file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return cc, err
+	}
+	if err := cmd.Start(); err != nil {
+		return cc, err
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var p dumpPacket
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			cc.Errors += "unparsable dump line: " + sc.Text() + "\n"
+			continue
+		}
+		cc.Packets++
+		cc.BySrc[hostOf(p.Src)]++
+		cc.Opcodes[p.OpName]++
+		if !p.ICRCOK {
+			cc.BadICRC++
+			if cc.FirstBad == "" {
+				cc.FirstBad = sc.Text()
+			}
+		}
+	}
+	io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	cc.Errors += stderr.String()
+	if err != nil {
+		return cc, fmt.Errorf("gorxe dump -json %s: %w\n%s", file, err, stderr.String())
+	}
+	return cc, nil
+}
+
+// hostOf strips the port from "addr:port" or "[addr]:port".
+func hostOf(s string) string {
+	if i := strings.LastIndex(s, ":"); i > 0 {
+		s = s[:i]
+	}
+	return strings.Trim(s, "[]")
+}
+
+// problem says why the capture fails the run, or "" when it passes: it must hold packets from
+// both peers and every ICRC must verify.
+func (cc captureCheck) problem(peers ...string) string {
+	var p []string
+	if cc.Packets == 0 {
+		p = append(p, "no RoCEv2 packets captured")
+	}
+	for _, peer := range peers {
+		if cc.BySrc[peer] == 0 {
+			p = append(p, "no packets from "+peer)
+		}
+	}
+	if cc.BadICRC > 0 {
+		p = append(p, fmt.Sprintf("%d of %d packets with a bad ICRC, first: %s", cc.BadICRC, cc.Packets, cc.FirstBad))
+	}
+	if strings.TrimSpace(cc.Errors) != "" {
+		p = append(p, "dump errors: "+strings.TrimSpace(cc.Errors))
+	}
+	return strings.Join(p, "; ")
+}
+
+// summary is a short description for the report: packets per source.
+func (cc captureCheck) summary() string {
+	srcs := make([]string, 0, len(cc.BySrc))
+	for s := range cc.BySrc {
+		srcs = append(srcs, s)
+	}
+	sort.Strings(srcs)
+	parts := make([]string, 0, len(srcs))
+	for _, s := range srcs {
+		parts = append(parts, fmt.Sprintf("%d", cc.BySrc[s]))
+	}
+	return fmt.Sprintf("%d pkts (%s) icrc ok %d", cc.Packets, strings.Join(parts, "/"), cc.Packets-cc.BadICRC)
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gorxe/gorxe/test/interop/guestrpc"
+)
+
+// endpoint is one side of a run: kernel rxe in a VM, or gorxe on the host.
+type endpoint interface {
+	// name is how the report names the side: "rxe" or "gorxe".
+	name() string
+	// argv is the command line of tool with the common options opts (and the server's address
+	// last, for a client).
+	argv(t tool, opts []string) ([]string, error)
+	addr(family int) netip.Addr
+	// gidIndex is the local GID index of the address of family (4 or 6).
+	gidIndex(family int) (int, error)
+	start(argv []string, timeout time.Duration) (job, error)
+	// listening waits until the server j listens on TCP port; it gives up early if j ends.
+	listening(j job, port int, timeout time.Duration) (bool, error)
+}
+
+// job is a command started on an endpoint.
+type job interface {
+	kill()
+	// wait collects the result, giving up (false) after d.
+	wait(d time.Duration) (guestrpc.Result, bool)
+}
+
+// rxeEndpoint runs the C tools against rxe0 in a VM.
+type rxeEndpoint struct {
+	v    *vm
+	gids map[int]int // family -> GID index, read from sysfs
+}
+
+func (e *rxeEndpoint) name() string { return "rxe" }
+
+func (e *rxeEndpoint) argv(t tool, opts []string) ([]string, error) {
+	dev := []string{"-d", "rxe0", "-i", "1"}
+	return append(append([]string{t.c}, dev...), opts...), nil
+}
+
+func (e *rxeEndpoint) addr(family int) netip.Addr {
+	if family == 6 {
+		return e.v.ip6.Addr()
+	}
+	return e.v.ip4.Addr()
+}
+
+// gidIndex finds the GID of the VM's address in rxe0's table, as the kernel filled it.
+func (e *rxeEndpoint) gidIndex(family int) (int, error) {
+	if i, ok := e.gids[family]; ok {
+		return i, nil
+	}
+	r, err := e.v.run([]string{"sh", "-c", "cd /sys/class/infiniband/rxe0/ports/1/gids && grep -H . *"}, 20*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	want := gidString(e.addr(family))
+	for _, line := range strings.Split(r.Output, "\n") {
+		idx, gid, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(gid) == want {
+			var i int
+			fmt.Sscanf(idx, "%d", &i)
+			if e.gids == nil {
+				e.gids = map[int]int{}
+			}
+			e.gids[family] = i
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("VM %d: no GID %s in rxe0's table:\n%s", e.v.n, want, r.Output)
+}
+
+// gidString formats a as sysfs prints a GID: eight groups of four hex digits, IPv4 mapped.
+func gidString(a netip.Addr) string {
+	b := a.As16()
+	var parts []string
+	for i := 0; i < 16; i += 2 {
+		parts = append(parts, fmt.Sprintf("%02x%02x", b[i], b[i+1]))
+	}
+	return strings.Join(parts, ":")
+}
+
+func (e *rxeEndpoint) start(argv []string, timeout time.Duration) (job, error) {
+	id, err := e.v.start(argv, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &vmJob{v: e.v, id: id, timeout: timeout}, nil
+}
+
+func (e *rxeEndpoint) listening(_ job, port int, timeout time.Duration) (bool, error) {
+	return e.v.listening(port, timeout)
+}
+
+type vmJob struct {
+	v       *vm
+	id      int
+	timeout time.Duration
+}
+
+func (j *vmJob) kill() { j.v.killJob(j.id) }
+
+func (j *vmJob) wait(d time.Duration) (guestrpc.Result, bool) {
+	type answer struct {
+		r   guestrpc.Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		r, err := j.v.wait(j.id, j.timeout)
+		ch <- answer{r, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return guestrpc.Result{ExitCode: -1, Error: a.err.Error()}, true
+		}
+		return a.r, true
+	case <-time.After(d):
+		return guestrpc.Result{}, false
+	}
+}
+
+// gorxeEndpoint runs gorxe's tools on the host, bound to the bridge.
+type gorxeEndpoint struct {
+	bin string
+	dev []string // the options that select the device
+}
+
+func (e *gorxeEndpoint) name() string { return "gorxe" }
+
+func (e *gorxeEndpoint) argv(t tool, opts []string) ([]string, error) {
+	return append(append([]string{e.bin, t.gorxe}, e.dev...), opts...), nil
+}
+
+func (e *gorxeEndpoint) addr(family int) netip.Addr {
+	if family == 6 {
+		return hostIP6.Addr()
+	}
+	return hostIP4.Addr()
+}
+
+// gidIndex follows rxe's layout, which gorxe reproduces for an interface: the link-local GID at
+// 0, the IPv4-mapped address at 1, the other IPv6 address at 2.
+func (e *gorxeEndpoint) gidIndex(family int) (int, error) {
+	if family == 6 {
+		return 2, nil
+	}
+	return 1, nil
+}
+
+func (e *gorxeEndpoint) start(argv []string, timeout time.Duration) (job, error) {
+	return hostJob{guestrpc.Start(argv, nil, timeout)}, nil
+}
+
+func (e *gorxeEndpoint) listening(j job, port int, timeout time.Duration) (bool, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := guestrpc.TCPListening(port)
+		if err != nil || ok || time.Now().After(deadline) || j.(hostJob).p.Exited() {
+			return ok, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type hostJob struct{ p *guestrpc.Process }
+
+func (j hostJob) kill() { j.p.Kill() }
+
+func (j hostJob) wait(d time.Duration) (guestrpc.Result, bool) { return j.p.WaitTimeout(d) }

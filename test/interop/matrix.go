@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// tool is one standard RDMA test program and gorxe's subcommand that mirrors it.
+type tool struct {
+	c        string // the rdma-core or perftest binary
+	gorxe    string // the gorxe subcommand with the same flags
+	perftest bool   // perftest (-x GID index) rather than an rdma-core pingpong (-g)
+	rc       bool   // runs over RC, so it survives packet loss
+}
+
+var (
+	rcPingpong  = tool{"ibv_rc_pingpong", "rc_pingpong", false, true}
+	ucPingpong  = tool{"ibv_uc_pingpong", "uc_pingpong", false, false}
+	udPingpong  = tool{"ibv_ud_pingpong", "ud_pingpong", false, false}
+	srqPingpong = tool{"ibv_srq_pingpong", "srq_pingpong", false, true}
+	writeBW     = tool{"ib_write_bw", "write_bw", true, true}
+	readBW      = tool{"ib_read_bw", "read_bw", true, true}
+	sendBW      = tool{"ib_send_bw", "send_bw", true, true}
+	atomicBW    = tool{"ib_atomic_bw", "atomic_bw", true, true}
+	writeLat    = tool{"ib_write_lat", "write_lat", true, true}
+	readLat     = tool{"ib_read_lat", "read_lat", true, true}
+	sendLat     = tool{"ib_send_lat", "send_lat", true, true}
+	atomicLat   = tool{"ib_atomic_lat", "atomic_lat", true, true}
+)
+
+// runCase is one tool invocation; it runs once per role.
+type runCase struct {
+	tool    tool
+	family  int      // 4: IPv4-mapped GIDs; 6: IPv6 GIDs
+	pathMTU int      // -m
+	opts    []string // size, iterations and other tool options, the same on both sides
+	timeout time.Duration
+}
+
+// phase is a network state (netdev MTU, loss) and the cases run in it.
+type phase struct {
+	label  string
+	netMTU int  // bridge, taps and guest NIC
+	loss   bool // drop about 2 % of RoCE packets on the bridge
+	cases  []runCase
+}
+
+func c(t tool, family, mtu int, timeout time.Duration, opts ...string) runCase {
+	return runCase{tool: t, family: family, pathMTU: mtu, opts: opts, timeout: timeout}
+}
+
+// everyTool is each tool once with sizes that suit it at path MTU mtu.
+func everyTool(family, mtu int, iters string) []runCase {
+	const t = 90 * time.Second
+	udSize := fmt.Sprint(mtu) // a UD message fits one packet
+	return []runCase{
+		c(rcPingpong, family, mtu, t, "-s", "4096", "-n", iters),
+		c(ucPingpong, family, mtu, t, "-s", "4096", "-n", iters),
+		c(udPingpong, family, mtu, t, "-s", udSize, "-n", iters),
+		c(srqPingpong, family, mtu, t, "-s", "4096", "-n", iters),
+		c(writeBW, family, mtu, t, "-s", "65536", "-n", iters),
+		c(readBW, family, mtu, t, "-s", "65536", "-n", iters),
+		c(sendBW, family, mtu, t, "-s", "65536", "-n", iters),
+		c(atomicBW, family, mtu, t, "-n", iters),
+		c(writeLat, family, mtu, t, "-s", "2", "-n", iters),
+		c(readLat, family, mtu, t, "-s", "2", "-n", iters),
+		c(sendLat, family, mtu, t, "-s", "2", "-n", iters),
+		c(atomicLat, family, mtu, t, "-n", iters),
+	}
+}
+
+// sizeSweep covers the message sizes at the edges: one byte, just past a packet, and several MiB.
+func sizeSweep(family, mtu int) []runCase {
+	const t = 120 * time.Second
+	return []runCase{
+		c(rcPingpong, family, mtu, t, "-s", "1", "-n", "100"),
+		c(rcPingpong, family, mtu, t, "-s", "1048576", "-n", "10"),
+		c(udPingpong, family, mtu, t, "-s", "1", "-n", "100"),
+		c(writeBW, family, mtu, t, "-s", "1", "-n", "200"),
+		c(readBW, family, mtu, t, "-s", "1", "-n", "200"),
+		c(sendBW, family, mtu, t, "-s", "1", "-n", "200"),
+		c(writeBW, family, mtu, t, "-s", fmt.Sprint(mtu+1), "-n", "200"),
+		c(writeBW, family, mtu, t, "-s", "4194304", "-n", "10"),
+		c(readBW, family, mtu, t, "-s", "4194304", "-n", "10"),
+		c(sendBW, family, mtu, t, "-s", "4194304", "-n", "10"),
+	}
+}
+
+// rcOnly keeps the cases whose tool runs over RC.
+func rcOnly(cases []runCase) []runCase {
+	var out []runCase
+	for _, rc := range cases {
+		if rc.tool.rc {
+			out = append(out, rc)
+		}
+	}
+	return out
+}
+
+// gorxeMatrix is the gorxe <-> kernel rxe matrix: every tool with IPv4 and IPv6 GIDs at path MTU
+// 1024 and 4096, a size sweep, and the RC tools under loss.
+func gorxeMatrix() []phase {
+	return []phase{
+		{label: "mtu1500", netMTU: 1500, cases: concat(
+			everyTool(4, 1024, "100"),
+			sizeSweep(4, 1024),
+			[]runCase{
+				c(rcPingpong, 6, 1024, 90*time.Second, "-s", "4096", "-n", "100"),
+				c(writeBW, 6, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
+			})},
+		{label: "mtu9000", netMTU: 9000, cases: concat(
+			everyTool(6, 4096, "100"),
+			[]runCase{
+				c(rcPingpong, 4, 4096, 90*time.Second, "-s", "4096", "-n", "100"),
+				c(udPingpong, 4, 4096, 90*time.Second, "-s", "4096", "-n", "100"),
+				c(writeBW, 4, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
+				c(readBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
+				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
+			})},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: rcOnly(concat(
+			everyTool(4, 1024, "200"),
+			[]runCase{c(writeBW, 4, 1024, 120*time.Second, "-s", "1048576", "-n", "20")}))},
+	}
+}
+
+// baselineMatrix is the kernel rxe <-> kernel rxe control run between two VMs: it proves the
+// harness, so that a gorxe failure is gorxe's.
+func baselineMatrix(full bool) []phase {
+	cases := []runCase{
+		c(rcPingpong, 4, 1024, 90*time.Second, "-s", "4096", "-n", "100"),
+		c(writeBW, 4, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
+	}
+	if full {
+		cases = everyTool(4, 1024, "100")
+	}
+	return []phase{{label: "mtu1500", netMTU: 1500, cases: cases}}
+}
+
+func concat(lists ...[]runCase) []runCase {
+	var out []runCase
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+)
+
+// The test network lives in its own network namespace, so its addresses, bridge and UDP 4791 never
+// meet the host's. Addresses come from the benchmarking range (RFC 2544) and a ULA prefix.
+const (
+	netnsName  = "gorxe-interop"
+	bridgeName = "gxbr0"
+	nftTable   = "gorxe_interop"
+)
+
+var (
+	hostIP4  = netip.MustParsePrefix("198.18.0.1/24")
+	hostIP6  = netip.MustParsePrefix("fd67:6f72:7865::1/64")
+	lossMod  = 50 // drop one RoCE packet in lossMod, about 2 %
+	roceUDP  = 4791
+	guestMAC = "52:54:00:67:78:%02x"
+)
+
+// guestAddrs returns VM n's addresses (n counts from 1).
+func guestAddrs(n int) (ip4, ip6 netip.Prefix) {
+	a4 := hostIP4.Addr().As4()
+	a4[3] = byte(10 + n)
+	a6 := hostIP6.Addr().As16()
+	a6[15] = byte(0x10 + n)
+	return netip.PrefixFrom(netip.AddrFrom4(a4), hostIP4.Bits()), netip.PrefixFrom(netip.AddrFrom16(a6), hostIP6.Bits())
+}
+
+func tapName(n int) string { return fmt.Sprintf("gxtap%d", n) }
+
+// createNetns makes a fresh namespace, first removing a stale one a killed run left, together with
+// the processes that run left in it.
+func createNetns(log *logger) error {
+	if _, err := os.Stat("/run/netns/" + netnsName); err == nil {
+		log.printf("removing stale network namespace %s", netnsName)
+		if err := deleteNetns(); err != nil {
+			return err
+		}
+	}
+	_, err := output("ip", "netns", "add", netnsName)
+	return err
+}
+
+// deleteNetns kills what still runs in the namespace (by process id) and removes it.
+func deleteNetns() error {
+	if pids, err := output("ip", "netns", "pids", netnsName); err == nil {
+		for _, pid := range strings.Fields(pids) {
+			output("kill", "-9", pid)
+		}
+	}
+	_, err := output("ip", "netns", "del", netnsName)
+	return err
+}
+
+// ip runs one `ip` command; network setup failures are fatal to the suite.
+func ip(args ...string) error {
+	_, err := output("ip", args...)
+	return err
+}
+
+// setupBridge creates, inside the namespace, the bridge with the host's test addresses and one tap
+// per VM. Duplicate address detection is off so IPv6 addresses (and so GIDs) exist at once.
+func setupBridge(vms int) error {
+	for _, s := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
+		if _, err := output("sysctl", "-q", "-w", s); err != nil {
+			return err
+		}
+	}
+	steps := [][]string{
+		{"link", "set", "lo", "up"},
+		{"link", "add", bridgeName, "type", "bridge", "stp_state", "0", "forward_delay", "0"},
+	}
+	for n := 1; n <= vms; n++ {
+		steps = append(steps,
+			[]string{"tuntap", "add", "dev", tapName(n), "mode", "tap"},
+			[]string{"link", "set", tapName(n), "master", bridgeName},
+			[]string{"link", "set", tapName(n), "up"})
+	}
+	steps = append(steps,
+		[]string{"addr", "add", hostIP4.String(), "dev", bridgeName},
+		[]string{"-6", "addr", "add", hostIP6.String(), "dev", bridgeName, "nodad"},
+		[]string{"link", "set", bridgeName, "up"})
+	for _, s := range steps {
+		if err := ip(s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setHostMTU sets the MTU of the taps and then the bridge (a bridge cannot exceed its ports).
+func setHostMTU(vms, mtu int) error {
+	for n := 1; n <= vms; n++ {
+		if err := ip("link", "set", tapName(n), "mtu", fmt.Sprint(mtu)); err != nil {
+			return err
+		}
+	}
+	return ip("link", "set", bridgeName, "mtu", fmt.Sprint(mtu))
+}
+
+// setLoss installs or removes the nftables bridge table that drops about 2 % of RoCE frames. The
+// rule sits on the forward hook (VM to VM) and on input and output (host to VM and back), since
+// frames the host itself sends or receives never pass the bridge's forward hook.
+func setLoss(on bool) error {
+	output("nft", "delete", "table", "bridge", nftTable)
+	if !on {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "table bridge %s {\n", nftTable)
+	for _, hook := range []string{"forward", "input", "output"} {
+		fmt.Fprintf(&b, "  chain %s { type filter hook %s priority 0; policy accept;\n", hook, hook)
+		fmt.Fprintf(&b, "    udp dport %d numgen random mod %d == 0 counter drop\n  }\n", roceUDP, lossMod)
+	}
+	b.WriteString("}\n")
+	f, err := os.CreateTemp("", "gorxe-nft-*.nft")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	_, err = output("nft", "-f", f.Name())
+	return err
+}
+
+// lossDrops sums the drop counters of the loss table (0 when it is absent).
+func lossDrops() int {
+	out, err := output("nft", "list", "table", "bridge", nftTable)
+	if err != nil {
+		return 0
+	}
+	total := 0
+	for _, f := range strings.Split(out, "counter packets ")[1:] {
+		var n int
+		fmt.Sscanf(f, "%d", &n)
+		total += n
+	}
+	return total
+}

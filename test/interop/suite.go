@@ -1,0 +1,314 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe/test/interop/guestrpc"
+)
+
+// firstPort is the out-of-band TCP port of the first run; each run takes the next one, so no run
+// meets the previous run's sockets in TIME_WAIT.
+const firstPort = 18515
+
+// serverListenTimeout bounds the wait for a server tool to open its TCP port.
+const serverListenTimeout = 30 * time.Second
+
+type suite struct {
+	log    *logger
+	o      *options
+	k      kernel
+	filter *regexp.Regexp
+	port   int
+	rows   []row
+	vms    []*vm
+	netMTU int
+}
+
+// inner runs inside the namespace: network, VMs, the control run, the gorxe matrix, the report.
+func inner(log *logger, o *options) int {
+	s := &suite{log: log, o: o, port: firstPort,
+		k: kernel{Root: o.kernelRoot, Release: o.kernelRelease,
+			Image: filepath.Join(o.kernelRoot, "boot", "vmlinuz-"+o.kernelRelease)}}
+	if o.run != "" {
+		re, err := regexp.Compile(o.run)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "interop: FAIL: -run: %v\n", err)
+			return 1
+		}
+		s.filter = re
+	}
+	began := time.Now()
+	err := s.execute()
+	for _, v := range s.vms {
+		if v != nil {
+			v.shutdown()
+		}
+	}
+	if err != nil {
+		s.rows = append(s.rows, row{tool: "suite", role: "-", options: "setup", detail: err.Error()})
+	}
+	passed, failed := printTable(os.Stdout, s.rows)
+	fmt.Printf("\ninterop: %d passed, %d failed\n", passed, failed)
+	fmt.Printf("interop: total %.0fs (limit for CI: 5400s)\n", time.Since(began).Seconds())
+	if failed > 0 || passed == 0 {
+		return 1
+	}
+	return 0
+}
+
+func (s *suite) execute() error {
+	vmCount := 1
+	if s.o.baseline != "none" {
+		vmCount = 2
+	}
+	if err := setupBridge(2); err != nil {
+		return fmt.Errorf("bridge: %w", err)
+	}
+	s.netMTU = 1500
+	if err := setHostMTU(2, s.netMTU); err != nil {
+		return err
+	}
+	s.vms = make([]*vm, vmCount)
+	errs := make([]error, vmCount)
+	var wg sync.WaitGroup
+	for i := range vmCount {
+		wg.Go(func() { s.vms[i], errs[i] = bootVM(s.log, i+1, s.k, s.o.initrd, s.o.workdir, s.netMTU) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for _, v := range s.vms {
+		s.rows = append(s.rows, row{tool: "boot", role: fmt.Sprintf("vm%d", v.n), options: "kernel " + s.k.Release,
+			pass: true, seconds: v.bootTime.Seconds()})
+	}
+
+	if s.o.baseline != "none" {
+		srv := &rxeEndpoint{v: s.vms[0]}
+		cli := &rxeEndpoint{v: s.vms[1]}
+		for _, p := range baselineMatrix(s.o.baseline == "full") {
+			if err := s.enterPhase(p); err != nil {
+				return err
+			}
+			for _, rc := range p.cases {
+				s.run(p, rc, cli, srv, "rxe->rxe")
+			}
+		}
+		s.vms[1].shutdown()
+		s.vms = s.vms[:1]
+	}
+	if s.o.gorxeOnly {
+		return nil
+	}
+	rxe := &rxeEndpoint{v: s.vms[0]}
+	gx := &gorxeEndpoint{bin: s.o.gorxeBin, dev: strings.Fields(s.o.gorxeDev)}
+	for _, p := range gorxeMatrix() {
+		if err := s.enterPhase(p); err != nil {
+			return err
+		}
+		s.devinfo(rxe, gx, p)
+		for _, rc := range p.cases {
+			s.run(p, rc, gx, rxe, "gorxe->rxe")
+			s.run(p, rc, rxe, gx, "rxe->gorxe")
+		}
+	}
+	return nil
+}
+
+// enterPhase sets the MTU of every link and the loss rule.
+func (s *suite) enterPhase(p phase) error {
+	s.log.printf("phase %s", p.label)
+	if p.netMTU != s.netMTU {
+		if err := setHostMTU(2, p.netMTU); err != nil {
+			return err
+		}
+		for _, v := range s.vms {
+			r, err := v.run([]string{"ip", "link", "set", "eth0", "mtu", fmt.Sprint(p.netMTU)}, 20*time.Second)
+			if err != nil || r.ExitCode != 0 {
+				return fmt.Errorf("VM %d: setting MTU %d: %v %s", v.n, p.netMTU, err, r.Output)
+			}
+		}
+		s.netMTU = p.netMTU
+	}
+	return setLoss(p.loss)
+}
+
+// devinfo checks both devices show an active port with the phase's MTU.
+func (s *suite) devinfo(rxe *rxeEndpoint, gx *gorxeEndpoint, p phase) {
+	want := "1024"
+	if p.netMTU >= 9000 {
+		want = "4096"
+	}
+	check := func(tool, role string, r guestrpc.Result, err error) {
+		rw := row{tool: tool, role: role, options: "active_mtu " + want, seconds: r.Seconds}
+		switch {
+		case err != nil:
+			rw.detail = err.Error()
+		case r.ExitCode != 0 || r.Error != "":
+			rw.detail = fmt.Sprintf("exit %d %s\n%s", r.ExitCode, r.Error, tail(r.Output, 4000))
+		case !strings.Contains(r.Output, "PORT_ACTIVE"):
+			rw.detail = "no PORT_ACTIVE port:\n" + r.Output
+		case !regexp.MustCompile(`active_mtu:\s*` + want).MatchString(r.Output):
+			rw.detail = "active_mtu is not " + want + ":\n" + r.Output
+		default:
+			rw.pass = true
+		}
+		s.rows = append(s.rows, rw)
+	}
+	if s.skip("ibv_devinfo rxe " + p.label) {
+		return
+	}
+	r, err := rxe.v.run([]string{"ibv_devinfo", "-d", "rxe0"}, 30*time.Second)
+	check("ibv_devinfo", "rxe", r, err)
+	argv := append([]string{gx.bin, "devinfo"}, gx.dev...)
+	check("gorxe devinfo", "gorxe", guestrpc.Start(argv, nil, 30*time.Second).Wait(), nil)
+}
+
+func (s *suite) skip(name string) bool {
+	return s.filter != nil && !s.filter.MatchString(name)
+}
+
+// describe is the options column: GID family, path MTU, loss and the tool options.
+func describe(p phase, rc runCase) string {
+	d := fmt.Sprintf("ipv%d mtu%d", rc.family, rc.pathMTU)
+	if p.loss {
+		d += " loss2%"
+	}
+	return d + " " + strings.Join(rc.opts, " ")
+}
+
+// commonOpts are the options both sides pass, with the side's own GID index.
+func commonOpts(rc runCase, gid, port int) []string {
+	gidFlag := "-g"
+	if rc.tool.perftest {
+		gidFlag = "-x"
+	}
+	o := []string{gidFlag, fmt.Sprint(gid), "-m", fmt.Sprint(rc.pathMTU), "-p", fmt.Sprint(port)}
+	if rc.tool.perftest {
+		o = append(o, "-F") // no CPU frequency warnings: the VM's clock is emulated
+	}
+	return append(o, rc.opts...)
+}
+
+// run runs one case with cli as client and srv as server, captured on VM 1's tap.
+func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
+	opts := describe(p, rc)
+	if s.skip(rc.tool.c + " " + role + " " + opts) {
+		return
+	}
+	s.port++
+	port := s.port
+	rw := row{tool: rc.tool.c, role: role, options: opts}
+	began := time.Now()
+	defer func() {
+		rw.seconds = time.Since(began).Seconds()
+		verdict := "PASS"
+		if !rw.pass {
+			verdict = "FAIL"
+		}
+		s.log.printf("%s %s %s: %s in %.1fs %s", rw.tool, role, opts, verdict, rw.seconds, rw.capture)
+		s.rows = append(s.rows, rw)
+	}()
+	fail := func(format string, args ...any) { rw.detail += fmt.Sprintf(format, args...) + "\n" }
+
+	sGID, err := srv.gidIndex(rc.family)
+	if err != nil {
+		fail("server GID: %v", err)
+		return
+	}
+	cGID, err := cli.gidIndex(rc.family)
+	if err != nil {
+		fail("client GID: %v", err)
+		return
+	}
+	sArgv, _ := srv.argv(rc.tool, commonOpts(rc, sGID, port))
+	cArgv, _ := cli.argv(rc.tool, append(commonOpts(rc, cGID, port), srv.addr(4).String()))
+
+	pcap := filepath.Join(s.o.workdir, fmt.Sprintf("run%05d-%s.pcap", port, rc.tool.c))
+	capt, err := startCapture(tapName(1), pcap)
+	if err != nil {
+		fail("capture: %v", err)
+		return
+	}
+	drops := lossDrops()
+
+	sj, err := srv.start(sArgv, rc.timeout)
+	if err != nil {
+		capt.stop()
+		fail("starting server %q: %v", strings.Join(sArgv, " "), err)
+		return
+	}
+	var cres guestrpc.Result
+	clientRan := false
+	if ok, err := srv.listening(sj, port, serverListenTimeout); !ok {
+		fail("server never listened on TCP %d (%v)", port, err)
+		sj.kill()
+	} else if cj, err := cli.start(cArgv, rc.timeout); err != nil {
+		fail("starting client: %v", err)
+		sj.kill()
+	} else {
+		clientRan = true
+		var done bool
+		if cres, done = cj.wait(rc.timeout + 30*time.Second); !done {
+			cj.kill()
+			cres, _ = cj.wait(10 * time.Second)
+			fail("client did not end")
+		}
+	}
+	// A server whose client finished should end at once; one whose client failed is stopped.
+	grace := 20 * time.Second
+	if !clientRan || cres.ExitCode != 0 {
+		grace = 3 * time.Second
+	}
+	sres, done := sj.wait(grace)
+	if !done {
+		if clientRan && cres.ExitCode == 0 {
+			fail("server did not exit within %v of the client", grace)
+		}
+		sj.kill()
+		sres, _ = sj.wait(10 * time.Second)
+	}
+	capt.stop()
+	if p.loss {
+		rw.options += fmt.Sprintf(" (%d dropped)", lossDrops()-drops)
+	}
+
+	cc, err := verifyCapture(s.o.gorxeBin, pcap)
+	if err != nil {
+		fail("capture check: %v", err)
+	} else {
+		rw.capture = cc.summary()
+		if prob := cc.problem(srv.addr(rc.family).String(), cli.addr(rc.family).String()); prob != "" {
+			fail("capture %s: %s", pcap, prob)
+		}
+	}
+	for _, side := range []struct {
+		what string
+		argv []string
+		r    guestrpc.Result
+		ran  bool
+	}{{"server " + srv.name(), sArgv, sres, true}, {"client " + cli.name(), cArgv, cres, clientRan}} {
+		if !side.ran {
+			continue
+		}
+		if side.r.ExitCode != 0 || side.r.TimedOut || side.r.Error != "" {
+			fail("%s exited %d (timed out: %v) %s", side.what, side.r.ExitCode, side.r.TimedOut, side.r.Error)
+		}
+	}
+	rw.pass = rw.detail == ""
+	if !rw.pass {
+		rw.detail += fmt.Sprintf("--- server: %s\n%s\n--- client: %s\n%s", strings.Join(sArgv, " "), tail(sres.Output, 6000),
+			strings.Join(cArgv, " "), tail(cres.Output, 6000))
+		rw.detail += fmt.Sprintf("\n--- capture kept: %s", pcap)
+	} else if !s.o.keep {
+		os.Remove(pcap)
+	}
+}
