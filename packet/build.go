@@ -38,24 +38,37 @@ func padLen(n int) int { return -n & 3 }
 // transport version or a payload that does not suit the opcode, so every
 // packet it builds passes [Parse].
 func AppendPacket(dst []byte, h *Headers, payload []byte) ([]byte, error) {
+	pkt, room, err := AppendPacketRoom(dst, h, len(payload))
+	copy(room, payload)
+	return pkt, err
+}
+
+// AppendPacketRoom is AppendPacket for a payload the caller writes in place:
+// it encodes the headers, zero pad bytes and a zero ICRC around payloadLen
+// bytes it leaves unwritten, and returns the extended slice and the payload's
+// place in it. A sender copies message data straight from registered memory
+// into that place, so the payload is copied once.
+func AppendPacketRoom(dst []byte, h *Headers, payloadLen int) (pkt, payload []byte, err error) {
 	op := h.BTH.Opcode
 	e := &opTable[op]
 	switch {
 	case e.kind == KindInvalid:
-		return dst, ErrUnknownOpcode
+		return dst, nil, ErrUnknownOpcode
 	case h.BTH.TransportVersion&bthTVerMask != 0:
-		return dst, ErrBadTransportVersion
-	case e.payload == payloadNone && len(payload) != 0:
-		return dst, ErrUnexpectedPayload
-	case e.payload == payloadFixed && len(payload) != int(e.fixedLen):
-		return dst, ErrBadPayloadLength
+		return dst, nil, ErrBadTransportVersion
+	case e.payload == payloadNone && payloadLen != 0:
+		return dst, nil, ErrUnexpectedPayload
+	case e.payload == payloadFixed && payloadLen != int(e.fixedLen):
+		return dst, nil, ErrBadPayloadLength
+	case payloadLen < 0:
+		return dst, nil, ErrBadPayloadLength
 	}
-	n := PacketLen(op, len(payload))
+	n := PacketLen(op, payloadLen)
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	b := dst[start:]
 	bth := h.BTH
-	bth.PadCount = uint8(padLen(len(payload)))
+	bth.PadCount = uint8(padLen(payloadLen))
 	BTH(b).Encode(&bth)
 	for hd := range e.headers.All() {
 		v := b[e.off[hd] : int(e.off[hd])+hd.Size()]
@@ -80,7 +93,7 @@ func AppendPacket(dst []byte, h *Headers, payload []byte) ([]byte, error) {
 			IETH(v).Encode(&h.IETH)
 		}
 	}
-	tail := b[copy(b[e.hdrLen:], payload)+int(e.hdrLen):]
-	clear(tail) // pad and ICRC
-	return dst, nil
+	payload = b[e.hdrLen : int(e.hdrLen)+payloadLen]
+	clear(b[int(e.hdrLen)+payloadLen:]) // pad and ICRC
+	return dst, payload, nil
 }

@@ -47,21 +47,14 @@ func (p *Path) envelope() packet.Envelope {
 }
 
 // build encodes a packet with headers h and room for payloadLen payload bytes into a fresh output
-// buffer. The caller fills the payload in place through the returned slice, then calls finish.
+// buffer. The caller fills the payload in place through the returned slice (straight from
+// registered memory), then calls finish.
 func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) {
-	buf := o.Alloc()[:0]
-	n := packet.PacketLen(h.BTH.Opcode, payloadLen)
-	if cap(buf) < n {
-		buf = make([]byte, 0, n)
-	}
-	// AppendPacket validates the payload against the opcode; encode with a zero payload of the
-	// right length, which the caller overwrites.
-	pkt, err := packet.AppendPacket(buf, h, zeroPayload[:payloadLen])
+	pkt, payload, err := packet.AppendPacketRoom(o.Alloc()[:0], h, payloadLen)
 	if err != nil {
 		panic("transport: engine built an invalid packet: " + err.Error())
 	}
-	hl := n - payloadLen - (-payloadLen & 3) - packet.ICRCSize
-	return pkt, pkt[hl : hl+payloadLen]
+	return pkt, payload
 }
 
 // finish computes the ICRC of pkt for path p and queues it.
@@ -72,5 +65,3 @@ func (o *Output) finish(pkt []byte, p *Path) {
 	}
 	o.Packets = append(o.Packets, Packet{Buf: pkt, Path: *p})
 }
-
-var zeroPayload [4096]byte
