@@ -76,6 +76,11 @@ type sendAttrs struct {
 type requester struct {
 	e *QP
 	a sendAttrs
+	// attr is the qp.Attr a was derived from; the derivation (path, source port) is redone only
+	// when Modify changed something, so like rxe's per-QP route cache a changed local address
+	// is picked up at the next Modify.
+	attr   qp.Attr
+	synced bool
 
 	psn          packet.PSN // PSN of the next request packet
 	tip          packet.PSN // PSN after the highest one ever sent: [comp.psn, tip) is in flight
@@ -98,6 +103,10 @@ func (r *requester) init(e *QP) {
 func (r *requester) sync() {
 	q := r.e.q
 	attr, init := q.Query()
+	if attr == r.attr && r.synced {
+		return
+	}
+	r.attr, r.synced = attr, true
 	prev := r.a.state
 	a := &r.a
 	a.state, a.typ, a.qpn = attr.State, init.Type, q.QPN()

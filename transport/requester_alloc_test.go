@@ -1,0 +1,143 @@
+package transport
+
+import (
+	"testing"
+
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// allocRig drives one requester by hand with pooled output buffers and prebuilt responses, so
+// allocation counts cover only the engine.
+type allocRig struct {
+	t      *testing.T
+	a, b   *hEndpoint
+	out    Output
+	bufs   [][]byte
+	i      int
+	resp   []byte
+	parsed packet.Parsed
+	from   Path
+	psn    packet.PSN
+}
+
+func newAllocRig(t *testing.T) *allocRig {
+	h := newHarness(t)
+	a, b := h.pair(hQPOptions{mtu: qp.MTU1024})
+	r := &allocRig{t: t, a: a, b: b, resp: make([]byte, 0, MaxPacketSize),
+		from: Path{Src: netipAP(b.d.addr, 0xC001), Dst: netipAP(a.d.addr, packet.UDPPort)}}
+	for range 64 {
+		r.bufs = append(r.bufs, make([]byte, 0, MaxPacketSize))
+	}
+	r.out.Alloc = func() []byte {
+		r.i++
+		return r.bufs[r.i%len(r.bufs)][:0]
+	}
+	r.out.Packets = make([]Packet, 0, 64)
+	return r
+}
+
+// respond builds a response with the given headers and payload into the rig's buffer and hands it
+// to the requester's engine.
+func (r *allocRig) respond(h *packet.Headers, payload []byte) {
+	h.BTH.DestQP, h.BTH.PKey = r.a.q.QPN(), 0xFFFF
+	buf, err := packet.AppendPacket(r.resp[:0], h, payload)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := packet.Parse(buf, &r.parsed); err != nil {
+		r.t.Fatal(err)
+	}
+	r.a.e.Receive(hStart, &r.parsed, r.from, &r.out)
+}
+
+func TestAllocsSendAndAck(t *testing.T) {
+	r := newAllocRig(t)
+	src := r.a.d.region(8192, 0)
+	wrs := []qp.SendWR{{Opcode: qp.WRSend, SGList: []mr.SGE{src.sge(0, 1000), src.sge(2000, 3000)}}}
+	var ack packet.Headers
+	psn := packet.PSN(0)
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := r.a.q.PostSend(wrs); err != nil {
+			t.Fatal(err)
+		}
+		r.out.Reset()
+		r.a.e.Run(hStart, &r.out)
+		if len(r.out.Packets) != 4 {
+			t.Fatalf("%d packets", len(r.out.Packets))
+		}
+		psn = psn.Add(4)
+		ack = packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAcknowledge, PSN: psn.Sub(1)},
+			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
+		r.out.Reset()
+		r.respond(&ack, nil)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per 4-packet send and its ACK, want 0", allocs)
+	}
+	if r.a.e.comp.psn != psn {
+		t.Fatalf("completer PSN %#x, want %#x", uint32(r.a.e.comp.psn), uint32(psn))
+	}
+}
+
+func TestAllocsReadAndAtomic(t *testing.T) {
+	r := newAllocRig(t)
+	dst := r.a.d.region(8192, 0)
+	payload := make([]byte, 1024)
+	wrs := []qp.SendWR{
+		{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 1500), dst.sge(4000, 1500)}, RDMA: qp.RDMAInfo{RKey: 5}},
+		{Opcode: qp.WRAtomicFetchAndAdd, SGList: []mr.SGE{dst.sge(6000, 8)}, Atomic: qp.AtomicInfo{RKey: 5, CompareAdd: 1}},
+	}
+	var h packet.Headers
+	psn := packet.PSN(0)
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := r.a.q.PostSend(wrs); err != nil {
+			t.Fatal(err)
+		}
+		r.out.Reset()
+		r.a.e.Run(hStart, &r.out)
+		if len(r.out.Packets) != 2 {
+			t.Fatalf("%d packets", len(r.out.Packets))
+		}
+		aeth := packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}
+		for i, op := range []packet.Opcode{packet.RCRDMAReadResponseFirst, packet.RCRDMAReadResponseMiddle, packet.RCRDMAReadResponseLast} {
+			h = packet.Headers{BTH: packet.BTHFields{Opcode: op, PSN: psn.Add(uint32(i))}, AETH: aeth}
+			n := 1024
+			if i == 2 {
+				n = 3000 - 2048
+			}
+			r.respond(&h, payload[:n])
+		}
+		h = packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PSN: psn.Add(3)}, AETH: aeth,
+			AtomicAckETH: packet.AtomicAckETHFields{OriginalRemoteData: 42}}
+		r.respond(&h, nil)
+		psn = psn.Add(4)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per READ and atomic with their responses, want 0", allocs)
+	}
+	if r.a.e.comp.psn != psn {
+		t.Fatalf("completer PSN %#x, want %#x", uint32(r.a.e.comp.psn), uint32(psn))
+	}
+}
+
+func BenchmarkRequesterSend4K(b *testing.B) {
+	r := newAllocRig(&testing.T{})
+	src := r.a.d.region(8192, 0)
+	wrs := []qp.SendWR{{Opcode: qp.WRSend, SGList: []mr.SGE{src.sge(0, 4096)}}}
+	psn := packet.PSN(0)
+	var ack packet.Headers
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.a.q.PostSend(wrs)
+		r.out.Reset()
+		r.a.e.Run(hStart, &r.out)
+		psn = psn.Add(4)
+		ack = packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAcknowledge, PSN: psn.Sub(1)},
+			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
+		r.out.Reset()
+		r.respond(&ack, nil)
+	}
+}
