@@ -28,6 +28,10 @@ var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
 	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-v]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
+	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
+	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
+	{"ud_pingpong", "gorxe ud_pingpong [OPTIONS] [HOST]", "ibv_ud_pingpong peer: UD SENDs back and forth", runUDPingpong},
+	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
 }
 
 func main() {

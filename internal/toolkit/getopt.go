@@ -7,8 +7,18 @@ import (
 	"strings"
 )
 
-// ErrUsage: the command line does not parse; the message says why, as GNU getopt would.
-var ErrUsage = errors.New("usage")
+// ErrUsage matches every command-line error (errors.Is): the tool shows its usage after it.
+var ErrUsage = errors.New("invalid usage")
+
+// UsageError is a command line that does not parse; its text says why, as GNU getopt would.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Is makes every UsageError match ErrUsage.
+func (e *UsageError) Is(target error) bool { return target == ErrUsage }
+
+func usageErr(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
 
 // Option is one command-line option of a C-style tool: a short letter, a long name, or both.
 type Option struct {
@@ -40,12 +50,12 @@ func Getopt(args []string, opts []Option) ([]string, error) {
 			switch {
 			case o.Arg && !hasValue:
 				if i+1 == len(args) {
-					return nil, fmt.Errorf("%w: option '--%s' requires an argument", ErrUsage, o.Long)
+					return nil, usageErr("option '--%s' requires an argument", o.Long)
 				}
 				i++
 				value = args[i]
 			case !o.Arg && hasValue:
-				return nil, fmt.Errorf("%w: option '--%s' doesn't allow an argument", ErrUsage, o.Long)
+				return nil, usageErr("option '--%s' doesn't allow an argument", o.Long)
 			}
 			if err := set(o, "--"+o.Long, value); err != nil {
 				return nil, err
@@ -54,7 +64,7 @@ func Getopt(args []string, opts []Option) ([]string, error) {
 			for j := 1; j < len(a); j++ {
 				o := findShort(opts, a[j])
 				if o == nil {
-					return nil, fmt.Errorf("%w: invalid option -- '%c'", ErrUsage, a[j])
+					return nil, usageErr("invalid option -- '%c'", a[j])
 				}
 				if !o.Arg {
 					if err := set(o, "-"+string(a[j]), ""); err != nil {
@@ -65,7 +75,7 @@ func Getopt(args []string, opts []Option) ([]string, error) {
 				value := a[j+1:]
 				if value == "" {
 					if i+1 == len(args) {
-						return nil, fmt.Errorf("%w: option requires an argument -- '%c'", ErrUsage, a[j])
+						return nil, usageErr("option requires an argument -- '%c'", a[j])
 					}
 					i++
 					value = args[i]
@@ -84,7 +94,7 @@ func Getopt(args []string, opts []Option) ([]string, error) {
 
 func set(o *Option, name, value string) error {
 	if err := o.Set(value); err != nil {
-		return fmt.Errorf("%w: %s %s: %v", ErrUsage, name, value, err)
+		return usageErr("%s %s: %v", name, value, err)
 	}
 	return nil
 }
@@ -110,12 +120,12 @@ func findLong(opts []Option, name string) (*Option, error) {
 			return o, nil
 		}
 		if match != nil {
-			return nil, fmt.Errorf("%w: option '--%s' is ambiguous", ErrUsage, name)
+			return nil, usageErr("option '--%s' is ambiguous", name)
 		}
 		match = o
 	}
 	if match == nil {
-		return nil, fmt.Errorf("%w: unrecognized option '--%s'", ErrUsage, name)
+		return nil, usageErr("unrecognized option '--%s'", name)
 	}
 	return match, nil
 }
