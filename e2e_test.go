@@ -427,3 +427,63 @@ func TestE2EBindMWType1(t *testing.T) {
 		t.Errorf("read beyond the window: %+v", wc)
 	}
 }
+
+// TestE2EFastRegAndInvalidate registers pages into a fast-register region with a REG_MR work
+// request, lets the peer write through the new key, then invalidates it with LOCAL_INV.
+func TestE2EFastRegAndInvalidate(t *testing.T) {
+	a, b := fabricPair(t)
+	qa, qb := rcPair(t, a, b, MTU1024)
+	buf, err := AllocBuffer(4*4096, BufferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	fr, err := a.pd.AllocMR(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Dereg()
+	mem := buf.Bytes()
+	pages := [][]byte{mem[8192:12288], mem[0:4096]} // deliberately out of order
+	key := IncKey(fr.LKey())
+	const iova = 0x7000_0000
+	if err := qa.PostSend([]SendWR{{ID: 80, Opcode: WRRegMR, Flags: SendSignaled, RegMR: FastReg{
+		Key: key, Access: AccessLocalWrite | AccessRemoteWrite, IOVA: iova, Length: 8192, PageSize: 4096, Pages: pages}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRegMR {
+		t.Fatalf("REG_MR completion %+v", wc)
+	}
+	if !fr.Valid() || fr.LKey() != key {
+		t.Fatalf("after REG_MR: valid %v key %#x, want %#x", fr.Valid(), fr.LKey(), key)
+	}
+	// A write straddling the two pages lands in the second half of page 0 of the list and the
+	// first half of page 1.
+	copy(b.buf, bytes.Repeat([]byte{0xAB}, 4096))
+	if err := qb.PostSend([]SendWR{{ID: 81, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 4096),
+		RDMA: RDMAInfo{RemoteAddr: iova + 2048, RKey: key}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess {
+		t.Fatalf("write through the fast-registered key: %+v", wc)
+	}
+	if mem[8192+2047] != 0 || mem[8192+2048] != 0xAB || mem[12287] != 0xAB || mem[2047] != 0xAB || mem[2048] != 0 {
+		t.Error("the write did not follow the page list")
+	}
+	if err := qa.PostSend([]SendWR{{ID: 82, Opcode: WRLocalInv, Flags: SendSignaled, InvalidateRKey: key}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCLocalInv {
+		t.Fatalf("LOCAL_INV completion %+v", wc)
+	}
+	if fr.Valid() {
+		t.Error("region still valid after LOCAL_INV")
+	}
+	if err := qb.PostSend([]SendWR{{ID: 83, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 8),
+		RDMA: RDMAInfo{RemoteAddr: iova, RKey: key}}}); err != nil {
+		t.Fatal(err)
+	}
+	if wc := b.wait(t, 1)[0]; wc.Status != WCRemAccessErr {
+		t.Errorf("write after invalidation: %+v", wc)
+	}
+}
