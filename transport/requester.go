@@ -125,7 +125,10 @@ func (r *requester) sync() {
 	case a.state == prev:
 	case a.state == qp.StateReset || a.state == qp.StateErr || a.state == qp.StateSQE:
 		r.e.resetSend()
-	case a.state == qp.StateRTS && prev < qp.StateRTS:
+	case a.state == qp.StateRTS && (prev < qp.StateRTS || prev == qp.StateErr ||
+		(prev == qp.StateSQE && attr.SQPSN != a.sqPSN)):
+		// A new connection, possibly through a RESET this engine did not see (ERR cannot go
+		// to RTS directly, SQE can, and keeps its PSN unless RTR->RTS set a new sq_psn).
 		r.e.resetSend()
 		a.sqPSN = attr.SQPSN
 		r.psn = packet.PSN(attr.SQPSN)

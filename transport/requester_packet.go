@@ -200,7 +200,11 @@ func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (Path, boo
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {
 		// IBTA 10.2.5: a Q_Key with the high bit set in the work request means "use the QP's".
+		// The GSI QP's Q_Key is the well-known 0x80010000 (which itself has the high bit set).
 		qkey = r.a.qkey
+		if r.a.typ == qp.TypeGSI && qkey == 0 {
+			qkey = packet.GSIQKey
+		}
 	}
 	h.BTH.DestQP = wr.UD.RemoteQPN & packet.QPNMask
 	if path.Dst.Addr().IsMulticast() {

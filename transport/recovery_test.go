@@ -1,0 +1,191 @@
+package transport
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// requestPSNs returns the PSNs of the request packets a emitted, in order.
+func requestPSNs(t *testing.T, h *harness, a *hEndpoint) []uint32 {
+	var psns []uint32
+	for _, p := range h.trace {
+		var pp packet.Parsed
+		hMust(t, packet.Parse(p.buf, &pp))
+		if p.path.Src.Addr() == a.d.addr && pp.Opcode().IsRequest() {
+			psns = append(psns, uint32(pp.BTH().PSN()))
+		}
+	}
+	return psns
+}
+
+// dropOnce returns a tap that drops the first request packet from a with PSN psn.
+func dropOnce(a *hEndpoint, psn packet.PSN) func(*hPacket, *packet.Parsed) bool {
+	dropped := false
+	return func(p *hPacket, pp *packet.Parsed) bool {
+		if !dropped && p.path.Src.Addr() == a.d.addr && pp.Opcode().IsRequest() && pp.BTH().PSN() == psn {
+			dropped = true
+			return false
+		}
+		return true
+	}
+}
+
+// TestGoBackNAfterLoss loses one packet of a long SEND: the responder's sequence NAK makes the
+// requester resend from the lost PSN on, without a timeout, and the data arrives intact.
+func TestGoBackNAfterLoss(t *testing.T) {
+	x := newE2E(t, hQPOptions{mtu: qp.MTU1024, sqPSN: 0xFFFFFE})
+	x.h.keep = true
+	x.h.tap = dropOnce(x.a, 1)
+	recv := x.b.d.region(10240, 0)
+	x.b.postRecv(1, recv.sge(0, 10240))
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 10*1024)}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
+	if !bytes.Equal(recv.buf, x.aBuf.buf[:10240]) {
+		t.Fatal("data differs")
+	}
+	// PSN 1 is lost (the trace holds what the network carried); the responder NAKs at PSN 2.
+	want := []uint32{0xFFFFFE, 0xFFFFFF, 0, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7}
+	if got := requestPSNs(t, x.h, x.a); !equalU32(got, want) {
+		t.Fatalf("request PSNs %#x, want %#x", got, want)
+	}
+	if x.h.now != hStart {
+		t.Fatalf("recovery waited for a timeout (%v)", x.h.now.Sub(hStart))
+	}
+	if x.a.d.ctr.RcvdSeqErr.Load() != 1 || x.a.d.ctr.CompleterRetryErr.Load() != 1 {
+		t.Fatalf("seq errors %d retries %d", x.a.d.ctr.RcvdSeqErr.Load(), x.a.d.ctr.CompleterRetryErr.Load())
+	}
+}
+
+// TestGoBackNLastPacketLost loses the last packet of a message, which nothing follows: only the
+// retransmit timer recovers, one timeout later.
+func TestGoBackNLastPacketLost(t *testing.T) {
+	x := newE2E(t, hQPOptions{mtu: qp.MTU1024, timeout: 12})
+	x.h.keep = true
+	x.h.tap = dropOnce(x.a, 2)
+	x.b.postRecv(1, x.b.d.region(4096, 0).sge(0, 4096))
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
+	// PSN 2, the only one asking for an ACK, is lost (the trace holds what the network carried):
+	// the timer resends the whole message.
+	if got := requestPSNs(t, x.h, x.a); !equalU32(got, []uint32{0, 1, 0, 1, 2}) {
+		t.Fatalf("request PSNs %v", got)
+	}
+	if x.h.now.Sub(hStart) != ackTimeout(12) {
+		t.Fatalf("recovered at %v, want one timeout (%v)", x.h.now.Sub(hStart), ackTimeout(12))
+	}
+}
+
+// TestReadResponseLossRestart loses a READ response in the middle: the READ is re-requested from
+// the first missing response.
+func TestReadResponseLossRestart(t *testing.T) {
+	x := newE2E(t, hQPOptions{mtu: qp.MTU1024, sqPSN: 100})
+	x.h.keep = true
+	dropped := false
+	x.h.tap = func(p *hPacket, pp *packet.Parsed) bool {
+		if !dropped && pp.Opcode() == packet.RCRDMAReadResponseMiddle && pp.BTH().PSN() == 102 {
+			dropped = true
+			return false
+		}
+		return true
+	}
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, 6000)},
+		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA() + 5, RKey: x.bBuf.mr.RKey()}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMARead)
+	if !bytes.Equal(x.aBuf.buf[:6000], x.bBuf.buf[5:6005]) {
+		t.Fatal("READ data differs")
+	}
+	var reqs []packet.RETHFields
+	for _, p := range x.h.trace {
+		var pp packet.Parsed
+		hMust(t, packet.Parse(p.buf, &pp))
+		if pp.Opcode() == packet.RCRDMAReadRequest {
+			reqs = append(reqs, pp.RETH().Fields())
+		}
+	}
+	va := x.bBuf.mr.IOVA() + 5
+	if len(reqs) != 2 || reqs[1].VirtualAddress != va+2048 || reqs[1].DMALength != 6000-2048 {
+		t.Fatalf("READ requests %+v", reqs)
+	}
+}
+
+// TestUCLongMessage sends a UC message longer than one call's packet budget.
+func TestUCLongMessage(t *testing.T) {
+	x := newE2E(t, hQPOptions{typ: qp.TypeUC, mtu: qp.MTU256})
+	n := 300 * 256
+	big := x.a.d.region(n, 0)
+	copy(big.buf, hPattern(n, 8))
+	target := x.b.d.region(n, 0)
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{big.sge(0, n)},
+		RDMA: qp.RDMAInfo{RemoteAddr: target.mr.IOVA(), RKey: target.mr.RKey()}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMAWrite)
+	if !bytes.Equal(target.buf, big.buf) {
+		t.Fatal("UC write differs")
+	}
+}
+
+// TestReconnectAfterError brings a QP that failed back through RESET to RTS with a new sq_psn and
+// sends again.
+func TestReconnectAfterError(t *testing.T) {
+	x := newE2E(t, hQPOptions{})
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 8)}, RDMA: qp.RDMAInfo{RKey: 0xBAD}})
+	wantWC(t, wc, 1, cq.WCRemAccessErr, 0)
+	for _, ep := range []*hEndpoint{x.a, x.b} {
+		hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	}
+	x.a.o.sqPSN, x.b.o.sqPSN = 0x500, 0x900
+	x.a.connect(x.b)
+	x.b.connect(x.a)
+	x.b.postRecv(2, x.b.d.region(64, 0).sge(0, 64))
+	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 10)}})
+	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeSend)
+	if x.a.e.req.psn != 0x501 {
+		t.Fatalf("next PSN %#x, want 0x501", uint32(x.a.e.req.psn))
+	}
+}
+
+// TestSendCQOverflow: a completion that finds the send CQ full moves the QP to ERR.
+func TestSendCQOverflow(t *testing.T) {
+	x := newE2E(t, hQPOptions{cqDepth: 2})
+	for i := range 3 {
+		x.b.postRecv(uint64(i), x.b.d.region(64, 0).sge(0, 64))
+	}
+	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
+		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+	x.h.settle(time.Second)
+	if x.a.q.State() != qp.StateErr || x.a.scq.Err() == nil {
+		t.Fatalf("state %v, CQ error %v", x.a.q.State(), x.a.scq.Err())
+	}
+}
+
+// TestGSIQKey checks the GSI QP's Q_Key rule: the well-known Q_Key 0x80010000 in the work request
+// has the high bit set and so stands for the QP's own Q_Key.
+func TestGSIQKey(t *testing.T) {
+	h := newHarness(t)
+	h.keep = true
+	da, db := h.device("10.0.0.1"), h.device("10.0.0.2")
+	a := da.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	b := db.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	a.activateUD()
+	b.activateUD()
+	ah, err := da.qps.CreateAH(da.pd, &qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(db.addr), SGIDIndex: 1}})
+	hMust(t, err)
+	buf := b.d.region(256+40, 0)
+	b.postRecv(1, buf.sge(0, len(buf.buf)))
+	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
+		UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey, PKeyIndex: 0}})
+	h.settle(time.Second)
+	if a.q.QPN() != 1 || len(a.pollSend()) != 1 || len(b.pollRecv()) != 1 {
+		t.Fatal("GSI datagram not delivered")
+	}
+	var pp packet.Parsed
+	hMust(t, packet.Parse(h.trace[0].buf, &pp))
+	if pp.DETH().QKey() != packet.GSIQKey || pp.DETH().SrcQP() != 1 || pp.BTH().DestQP() != 1 || pp.BTH().PKey() != 0xFFFF {
+		t.Fatalf("GSI packet qkey %#x srcqp %d dqpn %d pkey %#x", pp.DETH().QKey(), pp.DETH().SrcQP(), pp.BTH().DestQP(), pp.BTH().PKey())
+	}
+}
