@@ -9,13 +9,12 @@ import (
 
 // testQPs holds what most QP tests need: a device, a PD, a CQ pair.
 type testQPs struct {
-	d      *Device
-	pd     *PD
-	cq     *CQ
-	buf    []byte
-	mr     *MR
-	caps   QPCap
-	qpType QPType
+	d    *Device
+	pd   *PD
+	cq   *CQ
+	buf  []byte
+	mr   *MR
+	caps QPCap
 }
 
 func newTestQPs(t *testing.T, d *Device) *testQPs {
