@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// captureBufferKiB is tcpdump's kernel buffer (-B).
+const captureBufferKiB = 256 << 10
 
 // capture is a running tcpdump writing one run's RoCEv2 packets to a pcap file.
 type capture struct {
@@ -23,7 +28,9 @@ type capture struct {
 // startCapture captures UDP port 4791 on iface into file and returns once tcpdump listens.
 func startCapture(iface, file string) (*capture, error) {
 	c := &capture{file: file, done: make(chan struct{})}
-	c.cmd = exec.Command("tcpdump", "-i", iface, "-s", "0", "-U", "-n", "--immediate-mode",
+	// A large ring and block-wise delivery (no immediate mode, no per-packet flush) keep up with
+	// multi-MiB messages; dropped() reads tcpdump's own count at the end.
+	c.cmd = exec.Command("tcpdump", "-i", iface, "-s", "0", "-n", "-B", fmt.Sprint(captureBufferKiB),
 		"-w", file, "udp", "port", fmt.Sprint(roceUDP))
 	pipe, err := c.cmd.StderrPipe()
 	if err != nil {
@@ -71,6 +78,19 @@ func (c *capture) stop() {
 		c.cmd.Process.Kill()
 		<-c.done
 	}
+}
+
+// droppedRE matches tcpdump's closing statistics line.
+var droppedRE = regexp.MustCompile(`(\d+) packets? dropped by kernel`)
+
+// dropped is how many packets the kernel dropped before tcpdump saw them (-1 if it did not say).
+func (c *capture) dropped() int {
+	m := droppedRE.FindStringSubmatch(c.stderr.String())
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // captureCheck is what `gorxe dump -json` found in a capture.

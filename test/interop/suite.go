@@ -277,6 +277,9 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		sres, _ = sj.wait(10 * time.Second)
 	}
 	capt.stop()
+	if n := capt.dropped(); n != 0 {
+		fail("the capture missed %d packets (tcpdump: %q), so not every ICRC was checked", n, strings.TrimSpace(capt.stderr.String()))
+	}
 	if p.loss {
 		rw.options += fmt.Sprintf(" (%d dropped)", lossDrops()-drops)
 	}
