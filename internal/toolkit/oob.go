@@ -163,7 +163,11 @@ func (c *Conn) fail(op string, got, want int, err error) error {
 		return &OOBError{Op: op, Peer: c.Peer(),
 			Err: &reason{fmt.Sprintf("%v after %d of %d bytes (a different tool or version on the other side?)", ErrPeerClosed, got, want), []error{ErrPeerClosed, err}}}
 	}
-	return &OOBError{Op: op, Peer: c.Peer(), Err: cause(c.ctx, err, c.timeout)}
+	why := cause(c.ctx, err, c.timeout)
+	if got > 0 && errors.Is(why, ErrTimeout) {
+		why = &reason{fmt.Sprintf("%v with %d of %d bytes received (a different tool or version on the other side?)", why, got, want), []error{why}}
+	}
+	return &OOBError{Op: op, Peer: c.Peer(), Err: why}
 }
 
 // cause reduces a network error to a short reason, keeping both the reason's class and the
