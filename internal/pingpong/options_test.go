@@ -47,7 +47,7 @@ func TestParseArgs(t *testing.T) {
 		{SRQ, []string{"-q", "4", "-r", "8", "host"}, func(o *Options) { o.NumQP, o.RxDepth, o.Server = 4, 8, "host" }},
 		{SRQ, []string{"--num-qp=255", "-r", "300"}, func(o *Options) { o.NumQP, o.RxDepth = 255, 300 }},
 		{RC, []string{"-N"}, func(*Options) {}},
-		{RC, []string{"--bind", "127.0.0.5", "--timeout=250ms"}, func(o *Options) { o.Bind, o.Timeout = "127.0.0.5", 250 * time.Millisecond }},
+		{RC, []string{"--bind", "127.0.0.5", "--timeout=250ms"}, func(o *Options) { o.Bind, o.Timeout = "127.0.0.5", 250*time.Millisecond }},
 		{RC, []string{"--timeout", "0"}, func(o *Options) { o.Timeout = 0 }},
 		{RC, []string{"--timeout", "3"}, func(o *Options) { o.Timeout = 3 * time.Second }},
 		{RC, []string{"-o", "-P"}, func(o *Options) { o.odp, o.prefetch = true, true }},
