@@ -70,7 +70,7 @@ type worker struct {
 	running  []*qpCore            // the pending list being worked on, swapped with pending
 	timer    clock.Timer
 	timerAt  time.Time
-	timers   deadlineHeap
+	timers   clock.Queue[*qpCore] // QP deadlines; an entry that no longer matches its QP's deadline is stale
 	out      transport.Output
 	msgs     []netio.Message
 	lastSend error
@@ -206,20 +206,19 @@ func (w *worker) track(c *qpCore) {
 	}
 	c.deadline = dl
 	if !dl.IsZero() {
-		w.timers.push(deadlineEntry{at: dl, c: c})
+		w.timers.Push(dl, c)
 	}
 }
 
 // expire runs every QP whose deadline is not after now.
 func (w *worker) expire(now time.Time) {
-	for len(w.timers) > 0 {
-		top := w.timers[0]
-		if top.at.After(now) {
+	for {
+		at, c, ok := w.timers.Peek()
+		if !ok || at.After(now) {
 			return
 		}
-		w.timers.pop()
-		c := top.c
-		if c.dead || !c.deadline.Equal(top.at) {
+		w.timers.Pop()
+		if c.dead || !c.deadline.Equal(at) {
 			continue // superseded entry
 		}
 		c.deadline = time.Time{}
@@ -233,21 +232,22 @@ func (w *worker) expire(now time.Time) {
 
 // arm sets the worker's single timer to the earliest live deadline of its QPs.
 func (w *worker) arm(now time.Time) {
-	for len(w.timers) > 0 {
-		top := w.timers[0]
-		if !top.c.dead && top.c.deadline.Equal(top.at) {
+	var at time.Time
+	for {
+		t, c, ok := w.timers.Peek()
+		if !ok {
+			if w.timer != nil && !w.timerAt.IsZero() {
+				w.timer.Stop()
+			}
+			w.timerAt = time.Time{}
+			return
+		}
+		if !c.dead && c.deadline.Equal(t) {
+			at = t
 			break
 		}
-		w.timers.pop()
+		w.timers.Pop() // superseded entry
 	}
-	if len(w.timers) == 0 {
-		if w.timer != nil && !w.timerAt.IsZero() {
-			w.timer.Stop()
-		}
-		w.timerAt = time.Time{}
-		return
-	}
-	at := w.timers[0].at
 	if at.Equal(w.timerAt) {
 		return
 	}
@@ -340,7 +340,7 @@ func (w *worker) shutdown() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.timers = nil
+	w.timers.Reset()
 	// Receive batches still queued hold pooled buffers; give them back.
 	for {
 		select {
@@ -354,51 +354,4 @@ func (w *worker) shutdown() {
 			return
 		}
 	}
-}
-
-// deadlineEntry is one armed deadline of a QP; entries whose time no longer matches the QP's
-// deadline are stale and skipped.
-type deadlineEntry struct {
-	at time.Time
-	c  *qpCore
-}
-
-// deadlineHeap is a min-heap of deadlines, earliest first. It is hand-written rather than
-// container/heap so that pushing an entry does not box it.
-type deadlineHeap []deadlineEntry
-
-func (h *deadlineHeap) push(e deadlineEntry) {
-	*h = append(*h, e)
-	a := *h
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !a[i].at.Before(a[p].at) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
-
-func (h *deadlineHeap) pop() {
-	a := *h
-	n := len(a) - 1
-	a[0] = a[n]
-	a[n] = deadlineEntry{}
-	a = a[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && a[l].at.Before(a[m].at) {
-			m = l
-		}
-		if r < n && a[r].at.Before(a[m].at) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
-	}
-	*h = a
 }

@@ -1,6 +1,7 @@
 package gorxe
 
 import (
+	"context"
 	"net/netip"
 	"sync"
 	"testing"
@@ -264,38 +265,14 @@ func TestWorkerSendsOutputAndRunsTimers(t *testing.T) {
 	}
 }
 
-// waitTimer waits until the fake clock has a timer armed for at.
+// waitTimer waits until the worker has armed the fake clock's earliest timer for at.
 func waitTimer(t *testing.T, f *testFabric, at time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if next, ok := f.clk.NextDeadline(); ok && next.Equal(at) {
-			return
-		}
-		if time.Now().After(deadline) {
-			next, ok := f.clk.NextDeadline()
-			t.Fatalf("no timer armed for %v (next %v, %v)", at, next, ok)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func TestDeadlineHeap(t *testing.T) {
-	var h deadlineHeap
-	base := time.Unix(0, 0)
-	for _, ms := range []int{50, 10, 40, 30, 20, 60, 5} {
-		h.push(deadlineEntry{at: base.Add(time.Duration(ms) * time.Millisecond)})
-	}
-	var got []int
-	for len(h) > 0 {
-		got = append(got, int(h[0].at.Sub(base)/time.Millisecond))
-		h.pop()
-	}
-	want := []int{5, 10, 20, 30, 40, 50, 60}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("pop order %v, want %v", got, want)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.clk.WaitNextDeadline(ctx, at); err != nil {
+		next, ok := f.clk.NextDeadline()
+		t.Fatalf("no timer armed for %v (next %v, %v)", at, next, ok)
 	}
 }
 

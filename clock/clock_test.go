@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -174,5 +175,24 @@ func TestRealAfterFunc(t *testing.T) {
 	tm := c.AfterFunc(time.Hour, func() { t.Error("stopped timer fired") })
 	if !tm.Stop() {
 		t.Fatal("Stop of pending real timer returned false")
+	}
+}
+
+func TestFakeWaitNextDeadline(t *testing.T) {
+	start := time.Unix(100, 0)
+	f := NewFake(start)
+	armedAt := start.Add(5 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- f.WaitNextDeadline(context.Background(), armedAt) }()
+	f.AfterFunc(time.Second, func() {}) // a later timer does not satisfy the wait
+	tm := f.AfterFunc(5*time.Millisecond, func() {})
+	if err := <-done; err != nil {
+		t.Fatalf("WaitNextDeadline: %v", err)
+	}
+	tm.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.WaitNextDeadline(ctx, armedAt); err != context.Canceled {
+		t.Errorf("after Stop, WaitNextDeadline = %v, want context.Canceled", err)
 	}
 }

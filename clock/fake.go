@@ -1,7 +1,7 @@
 package clock
 
 import (
-	"container/heap"
+	"context"
 	"sync"
 	"time"
 )
@@ -17,17 +17,52 @@ import (
 type Fake struct {
 	advancing sync.Mutex // serialises Advance/AdvanceTo so callbacks run strictly one at a time
 
-	mu     sync.Mutex // protects the fields below
-	now    time.Time
-	seq    uint64 // arming order, the tie-break between equal deadlines
-	timers timerHeap
+	mu      sync.Mutex // protects the fields below
+	now     time.Time
+	timers  Queue[armed] // may hold stale entries of stopped or re-armed timers
+	pending int          // timers armed and not yet fired or stopped
+	changed chan struct{} // closed and replaced whenever the armed timers change
 }
+
+// armed is one arming of a timer; it is stale once the timer's generation has moved on.
+type armed struct {
+	t   *fakeTimer
+	gen uint64
+}
+
+func (a armed) live() bool { return a.t.armed && a.t.gen == a.gen }
 
 var _ Clock = (*Fake)(nil)
 
 // NewFake returns a fake clock reading start.
 func NewFake(start time.Time) *Fake {
-	return &Fake{now: start}
+	return &Fake{now: start, changed: make(chan struct{})}
+}
+
+// changedLocked wakes every WaitNextDeadline.
+func (f *Fake) changedLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// WaitNextDeadline blocks until the earliest armed timer is due at exactly at, or ctx is done.
+// Tests use it to wait for code running on other goroutines to arm the timer they expect, before
+// they advance the clock to it.
+func (f *Fake) WaitNextDeadline(ctx context.Context, at time.Time) error {
+	for {
+		f.mu.Lock()
+		when, _, ok := f.peekLocked()
+		ch := f.changed
+		f.mu.Unlock()
+		if ok && when.Equal(at) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Now returns the fake time.
@@ -40,7 +75,7 @@ func (f *Fake) Now() time.Time {
 // AfterFunc arms a timer due at Now()+d. It never runs f itself: a timer with d <= 0 runs at the
 // next Advance, including Advance(0).
 func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
-	t := &fakeTimer{clock: f, fn: fn, index: -1}
+	t := &fakeTimer{clock: f, fn: fn}
 	f.mu.Lock()
 	f.armLocked(t, d)
 	f.mu.Unlock()
@@ -66,18 +101,22 @@ func (f *Fake) AdvanceTo(t time.Time) {
 	defer f.advancing.Unlock()
 	for {
 		f.mu.Lock()
-		if len(f.timers) == 0 || f.timers[0].when.After(t) {
+		when, next, ok := f.peekLocked()
+		if !ok || when.After(t) {
 			if t.After(f.now) {
 				f.now = t
 			}
 			f.mu.Unlock()
 			return
 		}
-		next := heap.Pop(&f.timers).(*fakeTimer)
-		if next.when.After(f.now) {
-			f.now = next.when
+		f.timers.Pop()
+		next.t.armed = false
+		f.pending--
+		f.changedLocked()
+		if when.After(f.now) {
+			f.now = when
 		}
-		fn := next.fn
+		fn := next.t.fn
 		f.mu.Unlock()
 		fn()
 	}
@@ -88,91 +127,72 @@ func (f *Fake) AdvanceTo(t time.Time) {
 func (f *Fake) NextDeadline() (time.Time, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.timers) == 0 {
-		return time.Time{}, false
+	when, _, ok := f.peekLocked()
+	return when, ok
+}
+
+// peekLocked returns the earliest live arming, discarding stale ones on the way.
+func (f *Fake) peekLocked() (time.Time, armed, bool) {
+	for {
+		when, a, ok := f.timers.Peek()
+		if !ok || a.live() {
+			return when, a, ok
+		}
+		f.timers.Pop()
 	}
-	return f.timers[0].when, true
 }
 
 // Pending returns the number of armed timers.
 func (f *Fake) Pending() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.timers)
+	return f.pending
 }
 
 func (f *Fake) armLocked(t *fakeTimer, d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
-	t.when = f.now.Add(d)
-	f.seq++
-	t.seq = f.seq
-	heap.Push(&f.timers, t)
+	t.gen++
+	t.armed = true
+	f.pending++
+	f.timers.Push(f.now.Add(d), armed{t, t.gen})
+	f.changedLocked()
 }
 
-// fakeTimer is the [Timer] of a [Fake]. index is its position in the heap, -1 when not pending.
+// fakeTimer is the [Timer] of a [Fake]. Each arming gets a new generation, so the queue entries of
+// earlier armings are recognised as stale.
 type fakeTimer struct {
 	clock *Fake
 	fn    func()
-	when  time.Time
-	seq   uint64
-	index int
+	gen   uint64
+	armed bool
 }
 
 func (t *fakeTimer) Stop() bool {
 	f := t.clock
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if t.index < 0 {
-		return false
-	}
-	heap.Remove(&f.timers, t.index)
-	return true
+	return t.disarmLocked()
 }
 
 func (t *fakeTimer) Reset(d time.Duration) bool {
 	f := t.clock
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	pending := t.index >= 0
-	if pending {
-		heap.Remove(&f.timers, t.index)
-	}
+	pending := t.disarmLocked()
 	f.armLocked(t, d)
 	return pending
 }
 
-// timerHeap orders timers by deadline, then by arming order.
-type timerHeap []*fakeTimer
-
-func (h timerHeap) Len() int { return len(h) }
-
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].when.Equal(h[j].when) {
-		return h[i].when.Before(h[j].when)
+// disarmLocked cancels the pending arming, if any, and reports whether there was one.
+func (t *fakeTimer) disarmLocked() bool {
+	if !t.armed {
+		return false
 	}
-	return h[i].seq < h[j].seq
-}
-
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-
-func (h *timerHeap) Push(x any) {
-	t := x.(*fakeTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-
-func (h *timerHeap) Pop() any {
-	old := *h
-	n := len(old)
-	t := old[n-1]
-	old[n-1] = nil
-	t.index = -1
-	*h = old[:n-1]
-	return t
+	t.armed = false
+	t.gen++
+	t.clock.pending--
+	t.clock.changedLocked()
+	return true
 }

@@ -1,7 +1,6 @@
 package netio
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 
@@ -20,19 +19,15 @@ type delayLine struct {
 	batchHeld  []*heldDatagram
 
 	mu     sync.Mutex // guards the fields below
-	held   heldHeap
+	held   clock.Queue[*heldDatagram]
 	free   []*heldDatagram
-	seq    uint64
 	timer  clock.Timer
 	closed bool
 }
 
 type heldDatagram struct {
-	msg   Message // msg.Buf aliases buf
-	buf   []byte
-	due   time.Time
-	seq   uint64
-	index int
+	msg Message // msg.Buf aliases buf
+	buf []byte
 }
 
 func newDelayLine(clk clock.Clock, deliver func([]Message)) *delayLine {
@@ -61,21 +56,19 @@ func (l *delayLine) add(m *Message, corruptBit int, delay time.Duration) {
 	flipBit(h.buf, corruptBit)
 	h.msg = *m
 	h.msg.Buf = h.buf
-	h.due = l.clk.Now().Add(delay)
-	l.seq++
-	h.seq = l.seq
-	heap.Push(&l.held, h)
-	if l.held[0] == h {
+	l.held.Push(l.clk.Now().Add(delay), h)
+	if _, first, _ := l.held.Peek(); first == h {
 		l.armLocked()
 	}
 }
 
 // armLocked points the timer at the earliest held datagram.
 func (l *delayLine) armLocked() {
-	if len(l.held) == 0 {
+	due, _, ok := l.held.Peek()
+	if !ok {
 		return
 	}
-	d := l.held[0].due.Sub(l.clk.Now())
+	d := due.Sub(l.clk.Now())
 	if l.timer == nil {
 		l.timer = l.clk.AfterFunc(d, l.fire)
 	} else {
@@ -101,12 +94,12 @@ func (l *delayLine) release(max int, onlyDue bool) int {
 	l.mu.Lock()
 	now := l.clk.Now()
 	l.batch, l.batchHeld = l.batch[:0], l.batchHeld[:0]
-	for len(l.held) > 0 && len(l.batch) < cap(l.batch) && (max < 0 || len(l.batch) < max) {
-		h := l.held[0]
-		if onlyDue && h.due.After(now) {
+	for len(l.batch) < cap(l.batch) && (max < 0 || len(l.batch) < max) {
+		due, h, ok := l.held.Peek()
+		if !ok || onlyDue && due.After(now) {
 			break
 		}
-		heap.Pop(&l.held)
+		l.held.Pop()
 		l.batch = append(l.batch, h.msg)
 		l.batchHeld = append(l.batchHeld, h)
 	}
@@ -133,7 +126,7 @@ func (l *delayLine) release(max int, onlyDue bool) int {
 func (l *delayLine) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.held)
+	return l.held.Len()
 }
 
 // close discards everything in flight and stops the timer.
@@ -144,41 +137,6 @@ func (l *delayLine) close() {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	for i := range l.held {
-		l.held[i] = nil
-	}
-	l.held = nil
+	l.held.Reset()
 	l.free = nil
-}
-
-type heldHeap []*heldDatagram
-
-func (h heldHeap) Len() int { return len(h) }
-
-func (h heldHeap) Less(i, j int) bool {
-	if !h[i].due.Equal(h[j].due) {
-		return h[i].due.Before(h[j].due)
-	}
-	return h[i].seq < h[j].seq
-}
-
-func (h heldHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-
-func (h *heldHeap) Push(x any) {
-	d := x.(*heldDatagram)
-	d.index = len(*h)
-	*h = append(*h, d)
-}
-
-func (h *heldHeap) Pop() any {
-	old := *h
-	n := len(old)
-	d := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return d
 }
