@@ -1,0 +1,238 @@
+package loopback
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pingpongRun is one server and one client of a pingpong tool, run to completion.
+type pingpongRun struct {
+	server, client *Proc
+	srvAddr        string
+	cliAddr        string
+}
+
+// runPingpong starts the tool's server on one loopback address and its client on another, with
+// the same extra arguments, and waits for both to exit.
+func runPingpong(t *testing.T, tool string, args ...string) pingpongRun {
+	t.Helper()
+	srvAddr, cliAddr := LoopbackPair(t)
+	port := FreeTCPPort(t)
+	common := append([]string{tool, "-p", port}, args...)
+	server := Start(t, nil, append(common, "--bind", srvAddr)...)
+	server.WaitLine("local address:", 10*time.Second)
+	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
+	for _, p := range []*Proc{client, server} {
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
+		}
+	}
+	return pingpongRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}
+}
+
+var (
+	addrLine = regexp.MustCompile(`^  (local address: |remote address:) LID 0x0000, QPN 0x([0-9a-f]{6}), PSN 0x([0-9a-f]{6})([,:]) GID (\S+)$`)
+	bytesRE  = regexp.MustCompile(`^(\d+) bytes in \d+\.\d\d seconds = \d+\.\d\d Mbit/sec$`)
+	itersRE  = regexp.MustCompile(`^(\d+) iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter$`)
+)
+
+type addr struct{ qpn, psn, gid string }
+
+// parseOutput checks every stdout line of a pingpong process and returns its local and remote
+// addresses.
+func parseOutput(t *testing.T, who, out string, size, iters int, udLocal bool) (local, remote []addr) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("%s: output too short:\n%s", who, out)
+	}
+	for _, l := range lines[:len(lines)-2] {
+		m := addrLine.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("%s: unexpected line %q", who, l)
+		}
+		a := addr{m[2], m[3], m[5]}
+		if m[1] == "local address: " {
+			if wantSep := map[bool]string{true: ":", false: ","}[udLocal]; m[4] != wantSep {
+				t.Errorf("%s: %q: separator before GID is %q, want %q", who, l, m[4], wantSep)
+			}
+			local = append(local, a)
+		} else {
+			if m[4] != "," {
+				t.Errorf("%s: %q: separator before GID is %q", who, l, m[4])
+			}
+			remote = append(remote, a)
+		}
+	}
+	if m := bytesRE.FindStringSubmatch(lines[len(lines)-2]); m == nil || m[1] != strconv.Itoa(size*iters*2) {
+		t.Errorf("%s: summary line %q, want %d bytes", who, lines[len(lines)-2], size*iters*2)
+	}
+	if m := itersRE.FindStringSubmatch(lines[len(lines)-1]); m == nil || m[1] != strconv.Itoa(iters) {
+		t.Errorf("%s: summary line %q, want %d iters", who, lines[len(lines)-1], iters)
+	}
+	return local, remote
+}
+
+// check verifies both sides' output: each saw the other's addresses, with the GIDs of their
+// bound addresses.
+func (r pingpongRun) check(t *testing.T, size, iters, qps int, ud bool) {
+	t.Helper()
+	sl, sr := parseOutput(t, "server", r.server.Stdout(), size, iters, ud)
+	cl, cr := parseOutput(t, "client", r.client.Stdout(), size, iters, ud)
+	if len(sl) != qps || len(sr) != qps || len(cl) != qps || len(cr) != qps {
+		t.Fatalf("address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
+	}
+	for i := range qps {
+		if sl[i] != cr[i] || cl[i] != sr[i] {
+			t.Errorf("QP %d: server local %v remote %v, client local %v remote %v", i, sl[i], sr[i], cl[i], cr[i])
+		}
+		if sl[i].gid != "::ffff:"+r.srvAddr || cl[i].gid != "::ffff:"+r.cliAddr {
+			t.Errorf("QP %d: GIDs %s and %s, want the bound addresses", i, sl[i].gid, cl[i].gid)
+		}
+	}
+}
+
+func TestRCPingpong(t *testing.T) {
+	t.Parallel()
+	// 10000 bytes at the default path MTU of 1024: ten packets a message, the last one short.
+	r := runPingpong(t, "rc_pingpong", "-g", "1", "-n", "50", "-s", "10000", "-c")
+	r.check(t, 10000, 50, 1, false)
+	if strings.Contains(r.server.Stdout(), "invalid data") {
+		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
+	}
+}
+
+func TestRCPingpongEvents(t *testing.T) {
+	t.Parallel()
+	r := runPingpong(t, "rc_pingpong", "-g", "1", "-n", "50", "-s", "64", "-e", "-m", "4096", "-r", "4")
+	r.check(t, 64, 50, 1, false)
+}
+
+func TestUCPingpong(t *testing.T) {
+	t.Parallel()
+	r := runPingpong(t, "uc_pingpong", "-g", "1", "-n", "50", "-s", "2048", "-c")
+	r.check(t, 2048, 50, 1, false)
+}
+
+func TestUDPingpong(t *testing.T) {
+	t.Parallel()
+	r := runPingpong(t, "ud_pingpong", "-g", "1", "-n", "50", "-c")
+	r.check(t, 1024, 50, 1, true)
+	if strings.Contains(r.server.Stdout(), "invalid data") {
+		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
+	}
+}
+
+func TestSRQPingpong(t *testing.T) {
+	t.Parallel()
+	r := runPingpong(t, "srq_pingpong", "-g", "1", "-n", "64", "-q", "4", "-r", "16", "-s", "1500", "-c")
+	r.check(t, 1500, 64, 4, false)
+}
+
+// TestPingpongErrors checks that each failure ends the process quickly with status 1 and one
+// line on stderr naming the cause.
+func TestPingpongErrors(t *testing.T) {
+	t.Parallel()
+	oneLine := func(t *testing.T, p *Proc, want string) {
+		t.Helper()
+		if code := p.Wait(15 * time.Second); code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+		errText := p.Stderr()
+		if strings.Count(errText, "\n") != 1 || !strings.Contains(errText, want) {
+			t.Errorf("stderr %q, want one line containing %q", errText, want)
+		}
+	}
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		_, cli := LoopbackPair(t)
+		p := Start(t, nil, "rc_pingpong", "--bind", cli, "-g", "1", "-p", FreeTCPPort(t), "127.0.0.1")
+		oneLine(t, p, "connection refused")
+	})
+	t.Run("unknown host", func(t *testing.T) {
+		t.Parallel()
+		_, cli := LoopbackPair(t)
+		p := Start(t, nil, "uc_pingpong", "--bind", cli, "-g", "1", "no-such-host.invalid")
+		oneLine(t, p, "Couldn't connect to no-such-host.invalid:18515")
+	})
+	t.Run("unknown device", func(t *testing.T) {
+		t.Parallel()
+		p := Start(t, nil, "rc_pingpong", "-d", "rxe0x", "-g", "1", "127.0.0.1")
+		oneLine(t, p, "IB device rxe0x not found")
+	})
+	t.Run("other protocol", func(t *testing.T) {
+		t.Parallel()
+		// A perftest-style server: it sends 16 bytes and waits for 16.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			_, _ = c.Write([]byte("0000000000000006"))
+			_, _ = io.Copy(io.Discard, c) // until the client gives up
+
+		}()
+		_, cli := LoopbackPair(t)
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		p := Start(t, nil, "rc_pingpong", "--bind", cli, "-g", "1", "-p", port, "--timeout", "300ms", "127.0.0.1")
+		oneLine(t, p, "Couldn't read remote address (127.0.0.1:"+port+"): timed out after 300ms with 16 of 52 bytes received")
+	})
+	t.Run("no gid", func(t *testing.T) {
+		t.Parallel()
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-p", port)
+		s.WaitLine("local address:", 10*time.Second)
+		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, srv)
+		oneLine(t, s, "RoCE needs a GRH: give both sides -g")
+		oneLine(t, c, "peer closed the connection after 0 of 52 bytes")
+	})
+	t.Run("peer vanishes mid-run", func(t *testing.T) {
+		t.Parallel()
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "uc_pingpong", "--bind", srv, "-p", port, "-g", "1", "-n", "100000000", "--timeout", "500ms")
+		s.WaitLine("local address:", 10*time.Second)
+		c := Start(t, nil, "uc_pingpong", "--bind", cli, "-p", port, "-g", "1", "-n", "100000000", srv)
+		c.WaitLine("remote address:", 10*time.Second)
+		s.WaitLine("remote address:", 10*time.Second)
+		c.Kill()
+		oneLine(t, s, "no completion for 500ms after")
+	})
+	t.Run("bad option", func(t *testing.T) {
+		t.Parallel()
+		p := Start(t, nil, "srq_pingpong", "-z")
+		if code := p.Wait(10 * time.Second); code != 2 {
+			t.Errorf("exit status %d, want 2", code)
+		}
+		if first, _, _ := strings.Cut(p.Stderr(), "\n"); first != "gorxe srq_pingpong: invalid option -- 'z'" {
+			t.Errorf("stderr starts %q", first)
+		}
+	})
+}
+
+// TestPingpongHelp checks that every tool documents its options.
+func TestPingpongHelp(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"rc_pingpong", "uc_pingpong", "ud_pingpong", "srq_pingpong"} {
+		p := Start(t, nil, tool, "--help")
+		if code := p.Wait(10 * time.Second); code != 0 {
+			t.Fatalf("%s --help: status %d", tool, code)
+		}
+		if out := p.Stdout(); !strings.Contains(out, fmt.Sprintf("gorxe %s <host>", tool)) {
+			t.Errorf("%s --help:\n%s", tool, out)
+		}
+	}
+}
