@@ -1,0 +1,124 @@
+package perftest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gorxe/gorxe"
+)
+
+// spinPolls is how many times a waiter polls, yielding in between, before it sleeps on the
+// completion channel. perftest busy-polls; gorxe's transport runs on goroutines of the same
+// process, so a waiter that never slept would take the CPU the completions need.
+const spinPolls = 256
+
+// waiter waits for completions on a CQ, or for a byte of memory to change, within the limits of
+// a run: its context, an optional end time, and the stall limit.
+type waiter struct {
+	ctx    context.Context
+	events bool // -e: sleep on the completion channel instead of polling
+	stall  time.Duration
+}
+
+// errEnd: the end time of a timed run passed while waiting.
+var errEnd = fmt.Errorf("end of the timed run")
+
+// poll returns at least one completion of cq, waiting for it if needed, unless end (if not zero)
+// passes first (errEnd), nothing completes for the stall limit (errStalled), or the run is
+// interrupted.
+func (w *waiter) poll(cq *gorxe.CQ, ch *gorxe.CompChannel, wcs []gorxe.WC, end time.Time) (int, error) {
+	if n := cq.Poll(wcs); n > 0 {
+		return n, nil
+	}
+	if !w.events {
+		for range spinPolls {
+			runtime.Gosched()
+			if n := cq.Poll(wcs); n > 0 {
+				return n, nil
+			}
+		}
+	}
+	deadline := time.Now().Add(w.stall)
+	for {
+		if err := w.ctx.Err(); err != nil {
+			return 0, err
+		}
+		now := time.Now()
+		if !end.IsZero() && !now.Before(end) {
+			return 0, errEnd
+		}
+		if !now.Before(deadline) {
+			return 0, errStalled
+		}
+		if err := cq.ReqNotify(false); err != nil {
+			return 0, err
+		}
+		// A completion may have arrived before the CQ was armed.
+		if n := cq.Poll(wcs); n > 0 {
+			return n, nil
+		}
+		limit := deadline
+		if !end.IsZero() && end.Before(limit) {
+			limit = end
+		}
+		ctx, cancel := context.WithDeadline(w.ctx, limit)
+		c, err := ch.GetEvent(ctx)
+		cancel()
+		if err == nil {
+			c.AckEvents(1)
+		}
+		if n := cq.Poll(wcs); n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// byteAt reads mem[i] atomically: the byte is written by the transport, on another goroutine,
+// while a WRITE latency test watches it.
+func byteAt(mem []byte, i int) byte {
+	word := (*uint32)(unsafe.Pointer(&mem[i&^3]))
+	v := atomic.LoadUint32(word)
+	return (*[4]byte)(unsafe.Pointer(&v))[i&3]
+}
+
+// waitByte waits until mem[i] holds want (perftest's spin on the last byte of the receive buffer
+// in ib_write_lat), under the same limits as poll. sendErr reports an error completion of the
+// waiting side's own WRITEs meanwhile, which means the peer will never answer.
+func (w *waiter) waitByte(mem []byte, i int, want byte, end time.Time, sendErr func() error) error {
+	for range spinPolls {
+		if byteAt(mem, i) == want {
+			return nil
+		}
+		runtime.Gosched()
+	}
+	deadline := time.Now().Add(w.stall)
+	nap := time.Microsecond
+	for byteAt(mem, i) != want {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		now := time.Now()
+		if !end.IsZero() && !now.Before(end) {
+			return errEnd
+		}
+		if !now.Before(deadline) {
+			return errStalled
+		}
+		if err := sendErr(); err != nil {
+			return err
+		}
+		time.Sleep(nap)
+		nap = min(2*nap, 100*time.Microsecond)
+	}
+	return nil
+}
+
+// wcError describes a failed completion (perftest's NOTIFY_COMP_ERROR_SEND/RECV) in one line.
+func wcError(side string, wc *gorxe.WC, scnt, ccnt int) error {
+	return fmt.Errorf("Completion with error at %s: Failed status %d (%s): wr_id %d syndrom 0x%x, scnt=%d, ccnt=%d",
+		side, int(wc.Status), wc.Status, wc.WRID, wc.VendorErr, scnt, ccnt)
+}
