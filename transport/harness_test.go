@@ -446,6 +446,17 @@ func (h *harness) deliver(p *hPacket) {
 	h.stats.Unroutable++
 }
 
+// drain steps until nothing happens at the current time. An engine that stays busy without the
+// clock moving (a deadline that never leaves the past, packets bouncing forever) fails the test.
+func (h *harness) drain() {
+	h.t.Helper()
+	for i := 0; h.step(); i++ {
+		if i == 20_000 {
+			h.t.Fatalf("network busy for 20000 rounds at %v", h.now.Sub(hStart))
+		}
+	}
+}
+
 // nextDeadline returns the earliest engine deadline, or zero.
 func (h *harness) nextDeadline() time.Time {
 	var next time.Time
@@ -471,8 +482,7 @@ func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
 	h.t.Helper()
 	end := h.now.Add(limit)
 	for {
-		for h.step() {
-		}
+		h.drain()
 		if done() {
 			return true
 		}

@@ -68,8 +68,7 @@ func (pr *probe) build(hd *packet.Headers, payload []byte) hPacket {
 // the clock).
 func (pr *probe) respond(hd *packet.Headers, payload []byte) {
 	pr.h.flight = append(pr.h.flight, pr.build(hd, payload))
-	for pr.h.step() {
-	}
+	pr.h.drain()
 }
 
 // ackHeaders returns an ACKNOWLEDGE with syndrome syn for psn.
@@ -83,6 +82,5 @@ func (pr *probe) ackHeaders(psn packet.PSN, syn packet.Syndrome) *packet.Headers
 
 // idle runs the network until nothing is in flight, without moving the clock.
 func (pr *probe) idle() {
-	for pr.h.step() {
-	}
+	pr.h.drain()
 }

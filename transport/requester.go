@@ -395,8 +395,7 @@ func (r *requester) rewind(psn packet.PSN) {
 			p.State = wqeSending
 		}
 	}
-	if found {
-		r.psn = psn
-		r.pktsSinceAck = 0
-	}
+	// PSN ranges are contiguous, so a PSN no WQE holds is the tip: everything sent is confirmed.
+	r.psn = psn
+	r.pktsSinceAck = 0
 }

@@ -1,0 +1,75 @@
+package transport
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// FuzzCompleterResponses feeds a requester with outstanding work of every kind a sequence of
+// arbitrary responses (any response opcode, PSN near the window, syndrome and payload length)
+// and clock jumps. The completer must never panic, must complete WQEs in posting order and must
+// keep its PSNs within what was sent.
+func FuzzCompleterResponses(f *testing.F) {
+	f.Add([]byte{0, 0, 0x1f, 0, 1, 2, 0x1f, 0, 2, 5, 0x1f, 3})
+	f.Add([]byte{0, 1, 0x60, 0, 0, 3, 0x20, 0, 3, 3, 0x1f, 2, 3, 4, 0x1f, 1, 3, 5, 0x1f, 200})
+	f.Add([]byte{1, 6, 0x1f, 0, 4, 6, 0x62, 0, 255, 0, 0, 0})
+	f.Add([]byte{2, 3, 0x1f, 0, 3, 4, 0x1f, 0, 3, 5, 0x1f, 0, 5, 7, 0x1f, 0})
+	f.Fuzz(fuzzCompleterResponses)
+}
+
+func fuzzCompleterResponses(t *testing.T, data []byte) {
+	pr := newProbe(t, hQPOptions{mtu: qp.MTU1024, sqPSN: 0xFFFFFD, timeout: 10, retryCnt: 2, rnrRetry: 2, noRetryDflts: true})
+	buf := pr.a.d.region(16384, 0)
+	sig := qp.SendSignaled
+	rdma := qp.RDMAInfo{RemoteAddr: 0x1000, RKey: 9}
+	pr.a.post(
+		qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: sig, SGList: []mr.SGE{buf.sge(0, 3000)}},
+		qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, Flags: sig, SGList: []mr.SGE{buf.sge(4000, 2500)}, RDMA: rdma},
+		qp.SendWR{ID: 3, Opcode: qp.WRAtomicFetchAndAdd, Flags: sig, SGList: []mr.SGE{buf.sge(8000, 8)}, Atomic: qp.AtomicInfo{RKey: 9}},
+		qp.SendWR{ID: 4, Opcode: qp.WRRDMAWrite, Flags: sig, SGList: []mr.SGE{buf.sge(0, 1500)}, RDMA: rdma},
+		qp.SendWR{ID: 5, Opcode: qp.WRAtomicWrite, Flags: sig, RDMA: rdma},
+		qp.SendWR{ID: 6, Opcode: qp.WRFlush, Flags: sig, RDMA: rdma, Flush: qp.FlushInfo{Type: qp.FlushGlobal}},
+		qp.SendWR{ID: 7, Opcode: qp.WRSend, Flags: sig},
+	)
+	pr.idle()
+	ops := []packet.Opcode{packet.RCAcknowledge, packet.RCAtomicAcknowledge, packet.RCRDMAReadResponseFirst,
+		packet.RCRDMAReadResponseMiddle, packet.RCRDMAReadResponseLast, packet.RCRDMAReadResponseOnly}
+	payload := make([]byte, 2048)
+	base := packet.PSN(0xFFFFFD)
+	lastID := uint64(0)
+	for len(data) >= 4 {
+		rec := data[:4]
+		data = data[4:]
+		if rec[0] == 255 {
+			pr.h.advance(time.Duration(rec[1]) * time.Millisecond)
+			pr.idle()
+		} else {
+			op := ops[int(rec[0])%len(ops)]
+			hd := &packet.Headers{BTH: packet.BTHFields{Opcode: op, PSN: base.Add(uint32(rec[1]) % 16).Sub(2)}}
+			hd.AETH = packet.AETHFields{Syndrome: packet.Syndrome(rec[2]), MSN: 1}
+			hd.AtomicAckETH.OriginalRemoteData = uint64(rec[3])
+			n := 0
+			if op.HasPayload() {
+				n = int(rec[3]) * 8
+			}
+			pr.respond(hd, payload[:n])
+		}
+		for _, wc := range pr.a.pollSend() {
+			if wc.WRID <= lastID {
+				t.Fatalf("completion %d after %d", wc.WRID, lastID)
+			}
+			lastID = wc.WRID
+		}
+		c, r := &pr.a.e.comp, &pr.a.e.req
+		if r.tip.LessThan(c.psn) || r.tip.Diff(base) > 16 {
+			t.Fatalf("completer PSN %#x beyond tip %#x", uint32(c.psn), uint32(r.tip))
+		}
+		if r.rdAtomic < 0 || r.rdAtomic > 4 {
+			t.Fatalf("initiator depth count %d", r.rdAtomic)
+		}
+	}
+}
