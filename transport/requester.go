@@ -121,19 +121,19 @@ func (r *requester) sync() {
 		sport := packet.UDPSourcePort(attr.AHAttr.GRH.FlowLabel, a.qpn, a.destQPN)
 		a.path, a.pathOK = r.pathTo(&attr.AHAttr, sport)
 	}
+	// Only RTR->RTS sets sq_psn, so RTS with a new sq_psn, or reached from a state that cannot
+	// go to RTS directly, is a new connection, possibly through a RESET this engine never saw.
+	resumed := prev == qp.StateRTS || prev == qp.StateSQD || prev == qp.StateSQE
 	switch {
-	case a.state == prev:
-	case a.state == qp.StateReset || a.state == qp.StateErr || a.state == qp.StateSQE:
-		r.e.resetSend()
-	case a.state == qp.StateRTS && (prev < qp.StateRTS || prev == qp.StateErr ||
-		(prev == qp.StateSQE && attr.SQPSN != a.sqPSN)):
-		// A new connection, possibly through a RESET this engine did not see (ERR cannot go
-		// to RTS directly, SQE can, and keeps its PSN unless RTR->RTS set a new sq_psn).
+	case a.state == qp.StateRTS && (!resumed || attr.SQPSN != a.sqPSN):
 		r.e.resetSend()
 		a.sqPSN = attr.SQPSN
 		r.psn = packet.PSN(attr.SQPSN)
 		r.tip = r.psn
 		r.e.comp.start(r.psn)
+	case a.state == prev:
+	case a.state == qp.StateReset || a.state == qp.StateErr || a.state == qp.StateSQE:
+		r.e.resetSend()
 	}
 }
 
@@ -185,14 +185,11 @@ func (r *requester) run(now time.Time, out *Output) {
 	r.now = now
 	r.more = false
 	r.sync()
-	if !r.canSend() {
-		return
-	}
-	if !r.hold.IsZero() {
-		if now.Before(r.hold) {
-			return
-		}
+	if !r.hold.IsZero() && !now.Before(r.hold) {
 		r.hold = time.Time{}
+	}
+	if !r.canSend() || !r.hold.IsZero() {
+		return
 	}
 	sq := r.e.q.SendQueue()
 	budget := runBudget
