@@ -1,0 +1,134 @@
+package pingpong
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer lets the test read, and wait for, what a running side prints.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed and replaced on every write
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+	return s.b.Write(p)
+}
+
+// waitFor waits until the output contains substr, or done delivers (an early end).
+func (s *syncBuffer) waitFor(t *testing.T, substr string, done <-chan error) {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), substr) {
+			s.mu.Unlock()
+			return
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case err := <-done:
+			t.Fatalf("ended before printing %q: %v", substr, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %q after 10s", substr)
+		}
+	}
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunInProcess runs both sides of every tool in this process (so the race detector sees the
+// tool's goroutines), on loopback addresses of their own.
+func TestRunInProcess(t *testing.T) {
+	for k, args := range map[Kind][]string{
+		RC:  {"-n", "20", "-s", "3000", "-c"},
+		UC:  {"-n", "20", "-e"},
+		UD:  {"-n", "20", "-s", "512", "-c"},
+		SRQ: {"-n", "40", "-q", "3", "-r", "8", "-s", "100", "-c"},
+	} {
+		t.Run(k.Name(), func(t *testing.T) {
+			t.Parallel()
+			port := fmt.Sprint(freePort(t))
+			srvAddr, cliAddr := fmt.Sprintf("127.11.%d.1", k), fmt.Sprintf("127.11.%d.2", k)
+			common := append([]string{"-g", "1", "-p", port, "--timeout", "5s"}, args...)
+			so, err := ParseArgs(k, append(common, "--bind", srvAddr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			co, err := ParseArgs(k, append(common, "--bind", cliAddr, srvAddr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var srvOut, cliOut syncBuffer
+			srvErr := make(chan error, 1)
+			go func() { srvErr <- Run(ctx, so, &srvOut) }()
+			srvOut.waitFor(t, "local address", srvErr)
+			if err := Run(ctx, co, &cliOut); err != nil {
+				t.Fatalf("client: %v\n%s", err, cliOut.String())
+			}
+			if err := <-srvErr; err != nil {
+				t.Fatalf("server: %v\n%s", err, srvOut.String())
+			}
+			for side, out := range map[string]string{"server": srvOut.String(), "client": cliOut.String()} {
+				if !strings.Contains(out, fmt.Sprintf("%d iters in ", co.Iters)) || strings.Contains(out, "invalid data") {
+					t.Errorf("%s output:\n%s", side, out)
+				}
+			}
+		})
+	}
+}
+
+// TestRunCanceled checks that a server waiting for its client stops when its context ends.
+func TestRunCanceled(t *testing.T) {
+	o, err := ParseArgs(RC, []string{"-g", "1", "-p", fmt.Sprint(freePort(t)), "--bind", "127.11.9.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o, &out) }()
+	out.waitFor(t, "local address", done)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "interrupted") {
+			t.Errorf("Run = %v, want an interruption", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+}

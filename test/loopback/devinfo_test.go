@@ -1,0 +1,43 @@
+package loopback
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDevinfo(t *testing.T) {
+	t.Parallel()
+	p := Start(t, nil, "devinfo", "-v", "-d", "lo")
+	if code := p.Wait(10 * time.Second); code != 0 {
+		t.Fatalf("devinfo: status %d\n%s", code, p.Stderr())
+	}
+	out := p.Stdout()
+	for _, want := range []string{
+		"hca_id:\tgorxe_lo\n",
+		"\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n",
+		"\t\t\tmax_mtu:\t\t4096 (5)\n",
+		"\t\t\tlink_layer:\t\tEthernet\n",
+		"\t\t\tGID[  1]:\t\t::ffff:127.0.0.1, RoCE v2\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("devinfo -v -d lo lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The environment selects the device when -d is absent; a bound address counts as a device.
+	p = Start(t, []string{"GORXE_ADDR=127.10.250.9"}, "devinfo")
+	if code := p.Wait(10 * time.Second); code != 0 || !strings.HasPrefix(p.Stdout(), "hca_id:\tgorxe_127.10.250.9\n") {
+		t.Errorf("GORXE_ADDR devinfo: status %d\n%s%s", code, p.Stdout(), p.Stderr())
+	}
+
+	p = Start(t, nil, "devinfo", "-l")
+	if code := p.Wait(10 * time.Second); code != 0 || !strings.Contains(p.Stdout(), "\tgorxe_lo\n") {
+		t.Errorf("devinfo -l: status %d\n%s", code, p.Stdout())
+	}
+
+	p = Start(t, nil, "devinfo", "-d", "nosuch0")
+	if code := p.Wait(10 * time.Second); code != 1 || p.Stderr() != "IB device 'nosuch0' wasn't found\n" {
+		t.Errorf("devinfo -d nosuch0: status %d, stderr %q", code, p.Stderr())
+	}
+}
