@@ -59,7 +59,7 @@ func TestRCPingpongIPv6LinkLocal(t *testing.T) {
 	server.WaitLine("local address:", 10*time.Second)
 	client := Start(t, env, "rc_pingpong", "--bind", other.String(), "-g", "1", "-p", port, "-n", "20", "::1")
 	for _, p := range []*Proc{client, server} {
-		if code := p.Wait(20*time.Second); code != 0 {
+		if code := p.Wait(20 * time.Second); code != 0 {
 			t.Fatalf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr())
 		}
 	}
