@@ -90,7 +90,7 @@ func Open(cfg Config) (*Device, error) {
 	if d.conn, err = d.openConn(); err != nil {
 		return nil, err
 	}
-	d.tdev = transport.Device{Mem: d.keys, SourceAddr: d.sourceAddr, Counters: &d.tc}
+	d.tdev = transport.Device{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: d.cfg.port, PortMTU: d.mtu, Counters: &d.tc}
 	d.events.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(b.gids)

@@ -3,7 +3,6 @@ package gorxe
 import (
 	"errors"
 	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,9 +273,6 @@ func (w *worker) flush() {
 	msgs := w.msgs[:0]
 	for i := range pkts {
 		p := &pkts[i]
-		if w.d.cfg.port != DefaultPort {
-			w.d.retarget(p)
-		}
 		msgs = append(msgs, netio.Message{
 			Buf: p.Buf, Src: p.Path.Src, Dst: p.Path.Dst,
 			TOS: p.Path.TrafficClass, TTL: p.Path.HopLimit,
@@ -285,6 +281,7 @@ func (w *worker) flush() {
 	for sent := 0; sent < len(msgs); {
 		n, err := w.d.conn.Send(msgs[sent:])
 		sent += n
+		w.d.tc.SentPkts.Add(uint64(n)) // rxe's sent_pkts counts every packet: requests, ACKs, responses
 		if err == nil {
 			continue
 		}
@@ -308,21 +305,6 @@ func (w *worker) flush() {
 	}
 	w.msgs = msgs[:0]
 	w.out.Reset()
-}
-
-// retarget sends a packet addressed to the RoCEv2 port to the device's own port instead, for
-// devices opened on another port (tests beside a running rxe): every peer of such a device listens
-// on that port too. The ICRC covers the UDP ports, so it is computed again.
-func (d *Device) retarget(p *transport.Packet) {
-	if p.Path.Dst.Port() != DefaultPort {
-		return
-	}
-	p.Path.Dst = netip.AddrPortFrom(p.Path.Dst.Addr(), d.cfg.port)
-	env := packet.Envelope{Src: p.Path.Src, Dst: p.Path.Dst, TrafficClass: p.Path.TrafficClass, HopLimit: p.Path.HopLimit}
-	if p.Path.Src.Addr().Unmap().Is4() {
-		env.IPFlags = packet.IPv4DontFragment
-	}
-	env.PutICRC(p.Buf)
 }
 
 // shutdown moves the worker's QPs to the error state, so their outstanding work completes with

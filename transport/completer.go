@@ -231,7 +231,7 @@ func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
 	}
 	r := &c.e.req
 	r.rewind(c.psn)
-	r.hold = now.Add(RNRDelay(code))
+	r.hold = now.Add(packet.RNRTimer(code))
 	c.timer = time.Time{}
 	c.retried, c.retriedPSN = true, c.psn
 }

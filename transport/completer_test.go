@@ -102,7 +102,7 @@ func TestCompleterRNRBackoff(t *testing.T) {
 		rnrAuto(pr, tc.code, 1000)
 		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend})
 		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
-		delay := RNRDelay(tc.code)
+		delay := packet.RNRTimer(tc.code)
 		ts := pr.sendTimes(0)
 		if len(ts) != int(tc.retry)+1 {
 			t.Fatalf("code %d: sent %d times, want %d", tc.code, len(ts), tc.retry+1)
@@ -122,7 +122,7 @@ func TestCompleterRNRBackoff(t *testing.T) {
 			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.ctr.RcvdRNRErr.Load(), pr.a.d.ctr.RetryRNRExceededErr.Load())
 		}
 	}
-	if RNRDelay(25) != 61440*time.Microsecond || RNRDelay(0) != 655360*time.Microsecond || RNRDelay(1) != 10*time.Microsecond {
+	if packet.RNRTimer(25) != 61440*time.Microsecond || packet.RNRTimer(0) != 655360*time.Microsecond || packet.RNRTimer(1) != 10*time.Microsecond {
 		t.Fatal("RNR timer table")
 	}
 }
@@ -138,7 +138,7 @@ func TestCompleterRNRInfinite(t *testing.T) {
 		t.Fatalf("completions %+v", wcs)
 	}
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
-	if len(pr.sent) != 501 || pr.h.now.Sub(hStart) != 500*RNRDelay(2) {
+	if len(pr.sent) != 501 || pr.h.now.Sub(hStart) != 500*packet.RNRTimer(2) {
 		t.Fatalf("%d transmissions, done at %v", len(pr.sent), pr.h.now.Sub(hStart))
 	}
 }

@@ -16,7 +16,29 @@ type Device struct {
 	// SourceAddr returns the local address of a GID table index, the source of packets sent on a
 	// path that names that index.
 	SourceAddr func(sgidIndex uint8) (netip.Addr, bool)
-	Counters   *Counters
+	// DstPort is the UDP port packets are sent to: zero means the RoCEv2 port, 4791. Devices on
+	// another port (tests beside a running kernel rxe) talk only to peers on that port too.
+	DstPort uint16
+	// PortMTU is the port's active MTU, the payload limit of datagram QPs, which have no path
+	// MTU of their own; zero means 4096.
+	PortMTU qp.MTU
+	Counters *Counters
+}
+
+// dstPort returns the UDP port packets go to.
+func (d *Device) dstPort() uint16 {
+	if d.DstPort == 0 {
+		return packet.UDPPort
+	}
+	return d.DstPort
+}
+
+// udMTU returns the payload limit of a datagram QP.
+func (d *Device) udMTU() int {
+	if d.PortMTU == 0 {
+		return qp.MTU4096.Bytes()
+	}
+	return d.PortMTU.Bytes()
 }
 
 // QP is the transport state of one queue pair: requester, completer and responder. It is not safe

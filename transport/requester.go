@@ -50,8 +50,6 @@ const (
 	defaultPKey = 0xFFFF
 	// multicastQPN is the destination QPN of a multicast datagram.
 	multicastQPN = 0xFFFFFF
-	// udMTU is the payload limit of a datagram QP, which has no path MTU: the port maximum.
-	udMTU = 4096
 )
 
 // sendAttrs are the QP attributes the send side uses, copied from the qp package once per call so
@@ -115,7 +113,7 @@ func (r *requester) sync() {
 	a.maxRdAtomic = int(attr.MaxRdAtomic)
 	a.mtu = attr.PathMTU.Bytes()
 	if a.typ == qp.TypeUD || a.typ == qp.TypeGSI || a.mtu == 0 {
-		a.mtu = udMTU
+		a.mtu = r.e.dev.udMTU()
 	}
 	if a.typ == qp.TypeRC || a.typ == qp.TypeUC {
 		sport := packet.UDPSourcePort(attr.AHAttr.GRH.FlowLabel, a.qpn, a.destQPN)
@@ -141,7 +139,7 @@ func (r *requester) sync() {
 func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (Path, bool) {
 	g := &av.GRH
 	p := Path{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
-	p.Dst = netipAddrPort(g.DGID, packet.UDPPort)
+	p.Dst = netipAddrPort(g.DGID, r.e.dev.dstPort())
 	src, ok := r.e.dev.SourceAddr(g.SGIDIndex)
 	if !ok {
 		return p, false

@@ -122,7 +122,6 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 	}
 	out.finish(pkt, path)
 	ctr := r.e.dev.Counters
-	ctr.SentPkts.Add(1)
 	ctr.RDMASends.Add(1)
 	ctr.SentBytes.Add(uint64(n))
 	return 0, true
