@@ -19,8 +19,8 @@ type Fake struct {
 
 	mu      sync.Mutex // protects the fields below
 	now     time.Time
-	timers  Queue[armed] // may hold stale entries of stopped or re-armed timers
-	pending int          // timers armed and not yet fired or stopped
+	timers  Queue[armed]  // may hold stale entries of stopped or re-armed timers
+	pending int           // timers armed and not yet fired or stopped
 	changed chan struct{} // closed and replaced whenever the armed timers change
 }
 

@@ -21,7 +21,7 @@ type Device struct {
 	DstPort uint16
 	// PortMTU is the port's active MTU, the payload limit of datagram QPs, which have no path
 	// MTU of their own; zero means 4096.
-	PortMTU qp.MTU
+	PortMTU  qp.MTU
 	Counters *Counters
 }
 
