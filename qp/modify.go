@@ -141,6 +141,7 @@ func roundPow2(n uint8) uint8 {
 
 // applyLocked stores the selected attributes.
 func (q *QP) applyLocked(a *Attr, mask AttrMask) {
+	defer q.version.Add(1)
 	d := &q.attr
 	if mask&AttrEnSQDAsyncNotify != 0 {
 		d.EnSQDAsyncNotify = a.EnSQDAsyncNotify
@@ -197,6 +198,7 @@ func (q *QP) applyLocked(a *Attr, mask AttrMask) {
 
 // setStateLocked enters state to with its effects on the queues (q.mu held).
 func (q *QP) setStateLocked(to State) {
+	defer q.version.Add(1)
 	from := q.attr.State
 	q.attr.State = to
 	q.sq.mu.Lock()

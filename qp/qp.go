@@ -27,6 +27,9 @@ type QP struct {
 	mu        sync.Mutex // guards attr, state and destroyed; taken before sq.mu and rqMu
 	attr      Attr
 	destroyed bool
+	// version counts changes of anything Query reports, so the transport re-reads attributes
+	// only when they changed instead of on every packet.
+	version atomic.Uint64
 
 	sq   SendQueue
 	rqMu sync.Mutex
@@ -136,6 +139,11 @@ func (q *QP) State() State {
 	defer q.mu.Unlock()
 	return q.attr.State
 }
+
+// AttrVersion returns a number that changes whenever anything Query reports changes: a Modify, an
+// error state entered on the transport's behalf, the end of an SQD drain. Read it before Query;
+// while it stays the same, a cached Query result is current.
+func (q *QP) AttrVersion() uint64 { return q.version.Load() }
 
 // Query returns the QP's attributes and its creation parameters (ibv_query_qp with every bit set).
 func (q *QP) Query() (Attr, InitAttr) {

@@ -140,6 +140,7 @@ func (s *SendQueue) retireLocked() {
 func (s *SendQueue) checkDrainedLocked() {
 	if s.draining && s.head == s.cursor {
 		s.draining = false
+		s.q.version.Add(1) // Query's SQDraining changed
 		if s.notify {
 			s.q.raise(EventSQDrained)
 		}

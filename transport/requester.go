@@ -77,8 +77,9 @@ type requester struct {
 	// attr is the qp.Attr a was derived from; the derivation (path, source port) is redone only
 	// when Modify changed something, so like rxe's per-QP route cache a changed local address
 	// is picked up at the next Modify.
-	attr   qp.Attr
-	synced bool
+	attr    qp.Attr
+	synced  bool
+	version uint64 // qp.AttrVersion when attr was read
 
 	psn          packet.PSN // PSN of the next request packet
 	tip          packet.PSN // PSN after the highest one ever sent: [comp.psn, tip) is in flight
@@ -100,7 +101,12 @@ func (r *requester) init(e *QP) {
 // package has already flushed or discarded the WQEs).
 func (r *requester) sync() {
 	q := r.e.q
+	v := q.AttrVersion()
+	if r.synced && v == r.version {
+		return
+	}
 	attr, init := q.Query()
+	r.version = v
 	if attr == r.attr && r.synced {
 		return
 	}

@@ -17,9 +17,11 @@ import (
 type responder struct {
 	e *QP
 
-	attr qp.Attr // the QP's attributes, refreshed at every call
-	path Path    // where RC responses go (connected QPs)
-	mtu  int     // path MTU in bytes (connected QPs)
+	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
+	version   uint64
+	refreshed bool
+	path      Path // where RC responses go (connected QPs)
+	mtu       int  // path MTU in bytes (connected QPs)
 
 	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
 	// rq_psn they were initialised from, so a new connection is noticed even when the state
@@ -89,6 +91,11 @@ func receiving(s qp.State) bool {
 // (re)initialises the expected PSN, the MSN and the responder resources from rq_psn and
 // max_dest_rd_atomic; RESET, INIT and ERR drop every message in progress.
 func (r *responder) refresh() {
+	v := r.e.q.AttrVersion()
+	if r.refreshed && v == r.version {
+		return
+	}
+	r.version, r.refreshed = v, true
 	r.attr, _ = r.e.q.Query()
 	a := &r.attr
 	if !receiving(a.State) {
