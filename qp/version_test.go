@@ -1,0 +1,34 @@
+package qp
+
+import "testing"
+
+// AttrVersion must move with every change Query can see and stay put otherwise, or the transport
+// would act on stale attributes or re-read them on every packet.
+func TestAttrVersionTracksQueryableChanges(t *testing.T) {
+	e := newEnv(t)
+	q := e.qp(TypeRC, defaultCaps())
+	v := q.AttrVersion()
+	step := func(what string, changes bool, f func()) {
+		t.Helper()
+		f()
+		nv := q.AttrVersion()
+		if (nv != v) != changes {
+			t.Errorf("%s: version %d -> %d, want changed=%v", what, v, nv, changes)
+		}
+		v = nv
+	}
+	step("Query", false, func() { q.Query() })
+	step("RESET->INIT->RTR->RTS", true, func() { e.to(q, StateRTS) })
+	step("PostSend", false, func() {
+		if err := q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("Modify RTS->RTS", true, func() {
+		if err := q.Modify(&Attr{State: StateRTS, MinRNRTimer: 3}, AttrState|AttrMinRNRTimer); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("EnterError", true, q.EnterError)
+	step("EnterError again", false, q.EnterError)
+}
