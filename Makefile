@@ -39,6 +39,11 @@ soak:
 demo:
 	$(GO) run ./cmd/gorxe demo
 
+# gorxe against the Linux kernel's rxe (in qemu) with the rdma-core and perftest tools, both
+# roles; needs root, installs its own packages, prints a pass/fail table.
+interop:
+	$(GO) run ./test/interop
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)

@@ -14,8 +14,16 @@ import (
 	"time"
 )
 
-// captureBufferKiB is tcpdump's kernel buffer (-B).
-const captureBufferKiB = 256 << 10
+const (
+	// captureBufferKiB is tcpdump's kernel buffer (-B).
+	captureBufferKiB = 256 << 10
+	// captureSnaplen holds a whole frame at MTU 9000.
+	captureSnaplen = 9216
+	// captureSettle outlasts libpcap's 1 s block timeout: the kernel hands a partly filled block
+	// to tcpdump only when it expires, and tcpdump stopped before that loses the block's packets
+	// without counting them as dropped.
+	captureSettle = 1300 * time.Millisecond
+)
 
 // capture is a running tcpdump writing one run's RoCEv2 packets to a pcap file.
 type capture struct {
@@ -30,7 +38,7 @@ func startCapture(iface, file string) (*capture, error) {
 	c := &capture{file: file, done: make(chan struct{})}
 	// A large ring and block-wise delivery (no immediate mode, no per-packet flush) keep up with
 	// multi-MiB messages; dropped() reads tcpdump's own count at the end.
-	c.cmd = exec.Command("tcpdump", "-i", iface, "-s", "0", "-n", "-B", fmt.Sprint(captureBufferKiB),
+	c.cmd = exec.Command("tcpdump", "-i", iface, "-s", fmt.Sprint(captureSnaplen), "-n", "-B", fmt.Sprint(captureBufferKiB),
 		"-w", file, "udp", "port", fmt.Sprint(roceUDP))
 	pipe, err := c.cmd.StderrPipe()
 	if err != nil {
@@ -69,8 +77,9 @@ func startCapture(iface, file string) (*capture, error) {
 	return c, nil
 }
 
-// stop ends the capture, letting tcpdump flush the file.
+// stop ends the capture once every packet has reached tcpdump, letting it flush the file.
 func (c *capture) stop() {
+	time.Sleep(captureSettle)
 	c.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-c.done:

@@ -44,12 +44,7 @@ func (e *rxeEndpoint) argv(t tool, opts []string) ([]string, error) {
 	return append(append([]string{t.c}, dev...), opts...), nil
 }
 
-func (e *rxeEndpoint) addr(family int) netip.Addr {
-	if family == 6 {
-		return e.v.ip6.Addr()
-	}
-	return e.v.ip4.Addr()
-}
+func (e *rxeEndpoint) addr(family int) netip.Addr { return e.v.addr(family) }
 
 // gidIndex finds the GID of the VM's address in rxe0's table, as the kernel filled it.
 func (e *rxeEndpoint) gidIndex(family int) (int, error) {

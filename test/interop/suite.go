@@ -191,7 +191,10 @@ func commonOpts(rc runCase, gid, port int) []string {
 	if rc.tool.perftest {
 		gidFlag = "-x"
 	}
-	o := []string{gidFlag, fmt.Sprint(gid), "-m", fmt.Sprint(rc.pathMTU), "-p", fmt.Sprint(port)}
+	o := []string{gidFlag, fmt.Sprint(gid), "-p", fmt.Sprint(port)}
+	if rc.tool != udPingpong { // UD's message size is its MTU; ibv_ud_pingpong has no -m
+		o = append(o, "-m", fmt.Sprint(rc.pathMTU))
+	}
 	if rc.tool.perftest {
 		o = append(o, "-F") // no CPU frequency warnings: the VM's clock is emulated
 	}
@@ -239,6 +242,13 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		return
 	}
 	drops := lossDrops()
+	watched := s.vms[0]
+	before, err := watched.rxeCounters()
+	if err != nil {
+		capt.stop()
+		fail("reading rxe counters: %v", err)
+		return
+	}
 
 	sj, err := srv.start(sArgv, rc.timeout)
 	if err != nil {
@@ -284,13 +294,23 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		rw.options += fmt.Sprintf(" (%d dropped)", lossDrops()-drops)
 	}
 
+	after, err := watched.rxeCounters()
+	if err != nil {
+		fail("reading rxe counters: %v", err)
+	}
+	delta := after.minus(before)
 	cc, err := verifyCapture(s.o.gorxeBin, pcap)
 	if err != nil {
 		fail("capture check: %v", err)
 	} else {
-		rw.capture = cc.summary()
+		rw.capture = fmt.Sprintf("%s, rxe sent %d", cc.summary(), delta["sent_pkts"])
 		if prob := cc.problem(srv.addr(rc.family).String(), cli.addr(rc.family).String()); prob != "" {
 			fail("capture %s: %s", pcap, prob)
+		}
+		// Cross-check the capture against the kernel's own count: every packet rxe sent passes
+		// its tap, so the capture must hold at least as many from it.
+		if got, sent := cc.BySrc[watched.addr(rc.family).String()], delta["sent_pkts"]; int64(got) < sent {
+			fail("the capture holds %d packets from VM %d but its rxe sent %d", got, watched.n, sent)
 		}
 	}
 	for _, side := range []struct {
@@ -310,6 +330,7 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	if !rw.pass {
 		rw.detail += fmt.Sprintf("--- server: %s\n%s\n--- client: %s\n%s", strings.Join(sArgv, " "), tail(sres.Output, 6000),
 			strings.Join(cArgv, " "), tail(cres.Output, 6000))
+		rw.detail += fmt.Sprintf("\n--- rxe counters of VM %d during the run: %s", watched.n, delta)
 		rw.detail += fmt.Sprintf("\n--- capture kept: %s", pcap)
 	} else if !s.o.keep {
 		os.Remove(pcap)
