@@ -34,7 +34,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		}
 	}
 	unsupported := func(why string) func(string) error {
-		return func(string) error { return fmt.Errorf("%w by gorxe (%s)", ErrUnsupported, why) }
+		return func(string) error { return fmt.Errorf("not supported by gorxe: %s", why) }
 	}
 	intIn := func(q *int, lo, hi int) func(string) error { return toolkit.IntOption(q, lo, hi) }
 
@@ -108,8 +108,8 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'h', Long: "help", Set: flag(&help)},
 		{Short: 'V', Long: "version", Set: flag(&version)},
 
-		{Short: 'R', Long: "rdma_cm", Set: unsupported("connect without -R: gorxe exchanges QP addresses over TCP")},
-		{Short: 'z', Long: "comm_rdma_cm", Set: unsupported("the exchange always runs over TCP")},
+		{Short: 'R', Long: "rdma_cm", Set: unsupported("rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R")},
+		{Short: 'z', Long: "comm_rdma_cm", Set: unsupported("rdma_cm data exchange; it always runs over TCP")},
 		{Short: 'b', Long: "bidirectional", Set: unsupported("bidirectional tests")},
 		{Short: 'O', Long: "dualport", Set: unsupported("a gorxe device has one port")},
 		{Short: 'g', Long: "mcg", Set: unsupported("multicast tests")},
@@ -164,7 +164,7 @@ func (p *Params) setConn(v string) error {
 		}
 		p.Conn = UD
 	case "XRC", "DC", "SRD", "RawEth":
-		return fmt.Errorf("%w by gorxe (it offers RC, UC and UD, like rxe)", ErrUnsupported)
+		return fmt.Errorf("not supported by gorxe: it offers RC, UC and UD, like rxe")
 	default:
 		return fmt.Errorf("Invalid Connection type. Please choose from {RC,UC,UD}")
 	}

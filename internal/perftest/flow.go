@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/gorxe/gorxe"
@@ -24,6 +23,8 @@ type flow struct {
 	local []Dest
 	// remote holds the peer's addresses from the latest round of key exchanges.
 	remote []Dest
+	// cycleBuffer is this side's page size, which perftest sizes its buffers by.
+	cycleBuffer int
 	// belowLimit records a -w/-y limit the client's result missed.
 	belowLimit string
 }
@@ -31,7 +32,7 @@ type flow struct {
 // run runs the test. mtu is the MTU this side asks for; the smaller of both sides' is used.
 func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 	p := f.p
-	neg := negotiated{mtu: mtu, cycleBuffer: os.Getpagesize(), cacheLine: defCacheLine}
+	neg := negotiated{mtu: mtu, cycleBuffer: f.cycleBuffer, cacheLine: defCacheLine}
 	f.s.SetTimeout(p.Timeout)
 	if !p.DontXchgVersions {
 		if _, err := f.x.versions(); err != nil {

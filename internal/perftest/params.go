@@ -1,7 +1,6 @@
 package perftest
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -108,9 +107,6 @@ type Params struct {
 
 // IsServer reports whether this side waits for the other.
 func (p *Params) IsServer() bool { return p.Server == "" }
-
-// ErrUnsupported: an option perftest has that gorxe does not implement.
-var ErrUnsupported = errors.New("not supported")
 
 // defaults returns perftest's defaults for test t.
 func defaults(t Test) Params {

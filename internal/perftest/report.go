@@ -87,7 +87,7 @@ func writeHeader(w io.Writer, p *Params, in info) {
 // the outstanding reads of READ tests, the buffer of READ and WRITE tests, and the GID in decimal.
 func writeDest(w io.Writer, side string, v Verb, d *Dest) {
 	var b strings.Builder
-	fmt.Fprintf(&b, " %s address: LID %s QPN %s PSN %s", side, altHex(uint64(d.LID), 4), altHex(uint64(d.QPN), 6), altHex(uint64(d.PSN), 8))
+	fmt.Fprintf(&b, " %s address: LID %s QPN %s PSN %s", side, altHex(uint64(d.LID), 4), altHex(uint64(d.QPN), 6), altHex(uint64(d.PSN), 6))
 	if v == VerbRead {
 		fmt.Fprintf(&b, " OUT %s", altHex(uint64(d.OutReads), 4))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/gorxe/gorxe/internal/toolkit"
@@ -51,7 +52,8 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	}
 
 	pl := newRDMA(p, dev, warn)
-	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full}
+	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full,
+		cycleBuffer: os.Getpagesize()}
 	err = f.run(ctx, mtu)
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
 		time.Sleep(lingerAfter)

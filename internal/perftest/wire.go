@@ -73,7 +73,7 @@ func ParseVersion(b []byte) (text string, num float64, err error) {
 	}
 	text = string(b[:n])
 	num, ok := atof(text)
-	if !ok {
+	if !ok || num < 1 {
 		return text, 0, fmt.Errorf("%w: version %q is not a perftest version (a different tool on the other side?)", ErrBadMessage, text)
 	}
 	return text, num, nil
