@@ -98,7 +98,9 @@ func outer(log *logger, o *options) int {
 	if out, err := runIn(repo, nil, "go", "build", "-o", gorxeBin, "./cmd/gorxe"); err != nil {
 		return fail("building gorxe: %v\n%s", err, out)
 	}
-	workdir := filepath.Join(o.cache, "runs", time.Now().Format("20060102-150405"))
+	runs := filepath.Join(o.cache, "runs")
+	pruneRuns(runs, keptRuns)
+	workdir := filepath.Join(runs, time.Now().Format("20060102-150405"))
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return fail("%v", err)
 	}
@@ -135,6 +137,20 @@ func outer(log *logger, o *options) int {
 		return cmd.ProcessState.ExitCode()
 	}
 	return fail("suite ended abnormally: %v", err)
+}
+
+// keptRuns is how many earlier runs' artefacts (consoles, failing captures) stay in the cache.
+const keptRuns = 3
+
+// pruneRuns removes all but the newest keep run directories (their names sort by time).
+func pruneRuns(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for i := 0; i < len(entries)-keep; i++ {
+		os.RemoveAll(filepath.Join(dir, entries[i].Name()))
+	}
 }
 
 // repoRoot is the module root, where go.mod is.

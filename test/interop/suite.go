@@ -28,6 +28,9 @@ type suite struct {
 	rows   []row
 	vms    []*vm
 	netMTU int
+	// endpoints are the VM endpoints in use, repointed when their VM is rebooted.
+	endpoints []*rxeEndpoint
+	reboots   int
 }
 
 // inner runs inside the namespace: network, VMs, the control run, the gorxe matrix, the report.
@@ -94,6 +97,7 @@ func (s *suite) execute() error {
 	if s.o.baseline != "none" {
 		srv := &rxeEndpoint{v: s.vms[0]}
 		cli := &rxeEndpoint{v: s.vms[1]}
+		s.endpoints = []*rxeEndpoint{srv, cli}
 		for _, p := range baselineMatrix(s.o.baseline == "full") {
 			if err := s.enterPhase(p); err != nil {
 				return err
@@ -109,6 +113,7 @@ func (s *suite) execute() error {
 		return nil
 	}
 	rxe := &rxeEndpoint{v: s.vms[0]}
+	s.endpoints = []*rxeEndpoint{rxe}
 	gx := &gorxeEndpoint{bin: s.o.gorxeBin, dev: strings.Fields(s.o.gorxeDev)}
 	for _, p := range gorxeMatrix() {
 		if err := s.enterPhase(p); err != nil {
@@ -137,6 +142,38 @@ func (s *suite) enterPhase(p phase) error {
 			}
 		}
 		s.netMTU = p.netMTU
+	}
+	return setLoss(p.loss)
+}
+
+// maxReboots bounds how often a VM that died or stopped answering is booted again.
+const maxReboots = 3
+
+// ensureVMs checks that every VM answers; one that does not is recorded as a failure with its
+// console, killed and booted again into the phase's MTU, so one wedged kernel cannot stall or
+// fail the rest of the matrix.
+func (s *suite) ensureVMs(p phase) error {
+	for i, v := range s.vms {
+		if v.alive() {
+			continue
+		}
+		s.rows = append(s.rows, row{tool: "vm", role: fmt.Sprintf("vm%d", v.n), options: "died or stopped answering",
+			detail: "console:\n" + v.consoleTail()})
+		v.kill()
+		if s.reboots >= maxReboots {
+			return fmt.Errorf("VM %d is down and has been rebooted %d times already", v.n, s.reboots)
+		}
+		s.reboots++
+		nv, err := bootVM(s.log, v.n, s.k, s.o.initrd, s.o.workdir, s.netMTU)
+		if err != nil {
+			return err
+		}
+		s.vms[i] = nv
+		for _, e := range s.endpoints {
+			if e.v == v {
+				e.v, e.gids = nv, nil
+			}
+		}
 	}
 	return setLoss(p.loss)
 }
@@ -205,6 +242,10 @@ func commonOpts(rc runCase, gid, port int) []string {
 func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	opts := describe(p, rc)
 	if s.skip(rc.tool.c + " " + role + " " + opts) {
+		return
+	}
+	if err := s.ensureVMs(p); err != nil {
+		s.rows = append(s.rows, row{tool: rc.tool.c, role: role, options: opts, detail: err.Error()})
 		return
 	}
 	s.port++

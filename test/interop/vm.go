@@ -192,6 +192,19 @@ func (v *vm) kill() {
 	<-v.exited
 }
 
+// alive reports whether qemu runs and the agent answers within a few seconds.
+func (v *vm) alive() bool {
+	select {
+	case <-v.exited:
+		return false
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := v.post(ctx, guestrpc.PathListening, guestrpc.ListeningRequest{Port: guestrpc.Port}, nil)
+	return err == nil
+}
+
 // killJob kills a started command; its result is still collected with wait.
 func (v *vm) killJob(id int) error {
 	return v.call(guestrpc.PathKill, 0, guestrpc.WaitRequest{ID: id}, nil)
