@@ -55,9 +55,13 @@ func runPerftest(t perftest.Test, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, perftest.ErrVersion):
 		fmt.Fprintf(stdout, "Version: %s\n", perftest.Version)
 		return exitOK
+	case perftest.IsUsage(err):
+		fmt.Fprintf(stderr, "gorxe %s: %v\n", t.Name(), err)
+		perftest.Usage(stderr, t)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "gorxe %s: %v\n", t.Name(), err)
-		return exitUsage
+		return exitFailure
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -33,8 +33,15 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 			return set(v)
 		}
 	}
-	unsupported := func(why string) func(string) error {
-		return func(string) error { return fmt.Errorf("not supported by gorxe: %s", why) }
+	// An option gorxe does not implement fails after parsing, so that the message can name it.
+	var unsupportedErr error
+	unsupported := func(opt, why string) func(string) error {
+		return func(string) error {
+			if unsupportedErr == nil {
+				unsupportedErr = usageError("%s is not supported by gorxe: %s", opt, why)
+			}
+			return nil
+		}
 	}
 	intIn := func(q *int, lo, hi int) func(string) error { return toolkit.IntOption(q, lo, hi) }
 
@@ -78,7 +85,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		}},
 		{Short: 'f', Long: "margin", Arg: true, Set: intIn(&p.Margin, 0, 1<<20)},
 		{Short: 'N', Long: "noPeak", Set: only(bw, "BW", flag(&p.NoPeak))},
-		{Short: 'C', Long: "report-cycles", Set: only(lat, "LAT", unsupported("gorxe measures time, not CPU cycles"))},
+		{Short: 'C', Long: "report-cycles", Set: only(lat, "LAT", unsupported("-C/--report-cycles", "gorxe measures time, not CPU cycles"))},
 		{Short: 'H', Long: "report-histogrm", Set: only(lat, "LAT", flag(&p.Histogram))},
 		{Short: 'U', Long: "report-unsorted", Set: only(lat, "LAT", flag(&p.Unsorted))},
 		{Short: 'w', Long: "limit_bw", Arg: true, Set: only(bw, "BW", floatOption(&p.LimitBW))},
@@ -108,31 +115,33 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'h', Long: "help", Set: flag(&help)},
 		{Short: 'V', Long: "version", Set: flag(&version)},
 
-		{Short: 'R', Long: "rdma_cm", Set: unsupported("rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R")},
-		{Short: 'z', Long: "comm_rdma_cm", Set: unsupported("rdma_cm data exchange; it always runs over TCP")},
-		{Short: 'b', Long: "bidirectional", Set: unsupported("bidirectional tests")},
-		{Short: 'O', Long: "dualport", Set: unsupported("a gorxe device has one port")},
-		{Short: 'g', Long: "mcg", Set: unsupported("multicast tests")},
-		{Short: 'M', Long: "MGID", Arg: true, Set: unsupported("multicast tests")},
-		{Short: 'T', Long: "tos", Arg: true, Set: unsupported("TOS is for rdma_cm QPs; use --tclass")},
-		{Short: 'L', Long: "hop_limit", Arg: true, Set: unsupported("the hop limit is for raw Ethernet QPs")},
-		{Short: 'W', Long: "report-counters", Arg: true, Set: unsupported("performance counters")},
-		{Long: "run_infinitely", Set: unsupported("use -D with a long duration")},
-		{Long: "reversed", Set: unsupported("reversed traffic")},
-		{Long: "report-both", Set: unsupported("bidirectional tests")},
-		{Long: "report-per-port", Set: unsupported("a gorxe device has one port")},
-		{Long: "use-srq", Set: unsupported("SRQ tests")},
-		{Long: "mr_per_qp", Set: unsupported("one region serves every QP")},
-		{Long: "odp", Set: unsupported("on-demand paging")},
-		{Long: "cpu_util", Set: unsupported("CPU utilization")},
-		{Long: "perform_warm_up", Set: unsupported("warm-up iterations")},
-		{Long: "retry_count", Arg: true, Set: unsupported("it applies to rdma_cm only")},
-		{Long: "inline_recv", Arg: true, Set: unsupported("inline receive")},
+		{Short: 'R', Long: "rdma_cm", Set: unsupported("-R/--rdma_cm", "rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R")},
+		{Short: 'z', Long: "comm_rdma_cm", Set: unsupported("-z/--comm_rdma_cm", "rdma_cm data exchange; it always runs over TCP")},
+		{Short: 'b', Long: "bidirectional", Set: unsupported("-b/--bidirectional", "bidirectional tests")},
+		{Short: 'O', Long: "dualport", Set: unsupported("-O/--dualport", "a gorxe device has one port")},
+		{Short: 'g', Long: "mcg", Set: unsupported("-g/--mcg", "multicast tests")},
+		{Short: 'M', Long: "MGID", Arg: true, Set: unsupported("-M/--MGID", "multicast tests")},
+		{Short: 'T', Long: "tos", Arg: true, Set: unsupported("-T/--tos", "TOS is for rdma_cm QPs; use --tclass")},
+		{Short: 'L', Long: "hop_limit", Arg: true, Set: unsupported("-L/--hop_limit", "the hop limit is for raw Ethernet QPs")},
+		{Short: 'W', Long: "report-counters", Arg: true, Set: unsupported("-W/--report-counters", "performance counters")},
+		{Long: "run_infinitely", Set: unsupported("--run_infinitely", "use -D with a long duration")},
+		{Long: "reversed", Set: unsupported("--reversed", "reversed traffic")},
+		{Long: "report-both", Set: unsupported("--report-both", "bidirectional tests")},
+		{Long: "report-per-port", Set: unsupported("--report-per-port", "a gorxe device has one port")},
+		{Long: "use-srq", Set: unsupported("--use-srq", "SRQ tests")},
+		{Long: "mr_per_qp", Set: unsupported("--mr_per_qp", "one region serves every QP")},
+		{Long: "odp", Set: unsupported("--odp", "on-demand paging")},
+		{Long: "cpu_util", Set: unsupported("--cpu_util", "CPU utilization")},
+		{Long: "perform_warm_up", Set: unsupported("--perform_warm_up", "warm-up iterations")},
+		{Long: "retry_count", Arg: true, Set: unsupported("--retry_count", "it applies to rdma_cm only")},
+		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
 	}
 	operands, err := toolkit.Getopt(args, opts)
 	switch {
 	case err != nil:
 		return nil, err
+	case unsupportedErr != nil:
+		return nil, unsupportedErr
 	case help:
 		return nil, ErrHelp
 	case version:
@@ -218,3 +227,6 @@ func floatOption(f *float64) func(string) error {
 		return nil
 	}
 }
+
+// IsUsage reports whether err is a command-line error, after which the usage is shown.
+func IsUsage(err error) bool { return errors.Is(err, toolkit.ErrUsage) }

@@ -133,7 +133,7 @@ func defaults(t Test) Params {
 
 // usageError is a command-line error; it prints as one line and matches toolkit.ErrUsage.
 func usageError(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{toolkit.ErrUsage}, args...)...)
+	return &toolkit.UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // finish applies perftest's consistency rules (force_dependencies) after parsing.

@@ -24,7 +24,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	}
 	dev, err := toolkit.Selection{Bind: p.Bind, Device: p.Device}.Open()
 	if err != nil {
-		return fmt.Errorf("Unable to open the RoCE device: %w", err)
+		return err
 	}
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	mtu, err := portMTU(p, dev, warn)
