@@ -23,7 +23,11 @@ const (
 
 // Name is the subcommand name: the C tool's name without "ibv_".
 func (k Kind) Name() string {
-	return [...]string{"rc_pingpong", "uc_pingpong", "ud_pingpong", "srq_pingpong"}[k]
+	names := [...]string{"rc_pingpong", "uc_pingpong", "ud_pingpong", "srq_pingpong"}
+	if k < 0 || int(k) >= len(names) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return names[k]
 }
 
 // Defaults shared with the C tools.

@@ -27,6 +27,14 @@ func TestParseArgsDefaults(t *testing.T) {
 	}
 }
 
+func TestKindName(t *testing.T) {
+	for k, want := range map[Kind]string{RC: "rc_pingpong", UC: "uc_pingpong", UD: "ud_pingpong", SRQ: "srq_pingpong", 9: "Kind(9)", -1: "Kind(-1)"} {
+		if got := k.Name(); got != want {
+			t.Errorf("Kind(%d).Name() = %q, want %q", int(k), got, want)
+		}
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	tests := []struct {
 		kind Kind
