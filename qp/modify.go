@@ -205,6 +205,7 @@ func (q *QP) setStateLocked(to State) {
 	q.sq.state = to
 	switch to {
 	case StateReset:
+		q.resets.Add(1)
 		q.sq.discardLocked()
 	case StateErr, StateSQE:
 		q.sq.flushLocked()

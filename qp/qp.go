@@ -30,6 +30,9 @@ type QP struct {
 	// version counts changes of anything Query reports, so the transport re-reads attributes
 	// only when they changed instead of on every packet.
 	version atomic.Uint64
+	// resets counts entries into RESET: a QP that went through RESET is a new connection even when
+	// every attribute came back to its old value.
+	resets atomic.Uint64
 
 	sq   SendQueue
 	rqMu sync.Mutex
@@ -144,6 +147,12 @@ func (q *QP) State() State {
 // error state entered on the transport's behalf, the end of an SQD drain. Read it before Query;
 // while it stays the same, a cached Query result is current.
 func (q *QP) AttrVersion() uint64 { return q.version.Load() }
+
+// ResetCount returns how many times the QP has entered RESET (by Modify or Destroy) since it was
+// created. The transport compares it to notice a reconnection it did not see happen: RESET, then
+// INIT, RTR and RTS again with the same PSNs, all between two of its calls. Read it before Query,
+// like AttrVersion.
+func (q *QP) ResetCount() uint64 { return q.resets.Load() }
 
 // Query returns the QP's attributes and its creation parameters (ibv_query_qp with every bit set).
 func (q *QP) Query() (Attr, InitAttr) {

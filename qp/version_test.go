@@ -32,3 +32,34 @@ func TestAttrVersionTracksQueryableChanges(t *testing.T) {
 	step("EnterError", true, q.EnterError)
 	step("EnterError again", false, q.EnterError)
 }
+
+// ResetCount must move on every entry into RESET and only then, so the transport can tell a
+// reconnection with identical attributes from an untouched connection.
+func TestResetCountMovesOnReset(t *testing.T) {
+	e := newEnv(t)
+	q := e.qp(TypeRC, defaultCaps())
+	if q.ResetCount() != 0 {
+		t.Fatalf("new QP: ResetCount %d", q.ResetCount())
+	}
+	e.to(q, StateRTS)
+	if q.ResetCount() != 0 {
+		t.Fatalf("RESET->RTS: ResetCount %d", q.ResetCount())
+	}
+	if err := q.Modify(&Attr{State: StateReset}, AttrState); err != nil {
+		t.Fatal(err)
+	}
+	if q.ResetCount() != 1 {
+		t.Fatalf("RTS->RESET: ResetCount %d", q.ResetCount())
+	}
+	e.to(q, StateRTS)
+	q.EnterError()
+	if q.ResetCount() != 1 {
+		t.Fatalf("RTS->ERR: ResetCount %d", q.ResetCount())
+	}
+	if err := q.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if q.ResetCount() != 2 {
+		t.Fatalf("Destroy: ResetCount %d", q.ResetCount())
+	}
+}

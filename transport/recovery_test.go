@@ -189,3 +189,36 @@ func TestGSIQKey(t *testing.T) {
 		t.Fatalf("GSI packet qkey %#x srcqp %d dqpn %d pkey %#x", pp.DETH().QKey(), pp.DETH().SrcQP(), pp.BTH().DestQP(), pp.BTH().PKey())
 	}
 }
+
+// TestReconnectThroughUnseenReset reconnects b to a fresh peer with the same PSNs through a RESET
+// the engines never see (the whole RESET->RTS walk happens between two of their calls). b must
+// start over at its new rq_psn and sq_psn, not carry on with the old connection's: otherwise it
+// takes the new peer's first SEND for a duplicate, acknowledges it and drops the data.
+func TestReconnectThroughUnseenReset(t *testing.T) {
+	x := newE2E(t, hQPOptions{})
+	x.b.postRecv(1, x.b.d.region(64, 0).sge(0, 64))
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 10)}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
+	x.b.pollRecv()
+	// b reconnects (unseen RESET) to a fresh QP c on a's device, same PSNs.
+	c := x.a.d.createQP(hQPOptions{})
+	hMust(t, x.b.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	x.b.connect(c)
+	c.connect(x.b)
+	x.b.postRecv(2, x.b.d.region(64, 0).sge(0, 64))
+	c.post(qp.SendWR{ID: 7, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{c.d.region(64, 0).sge(0, 10)}})
+	x.h.settle(10 * time.Second)
+	if wcs := x.b.pollRecv(); len(wcs) != 1 || wcs[0].WRID != 2 {
+		t.Fatalf("b recv %+v", wcs)
+	}
+	if wcs := c.pollSend(); len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
+		t.Fatalf("c send %+v", wcs)
+	}
+	// and b -> c
+	c.postRecv(3, c.d.region(64, 0).sge(0, 64))
+	x.b.post(qp.SendWR{ID: 8, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{x.bBuf.sge(0, 10)}})
+	x.h.settle(10 * time.Second)
+	if wcs := x.b.pollSend(); len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
+		t.Fatalf("b send %+v", wcs)
+	}
+}

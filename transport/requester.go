@@ -80,6 +80,7 @@ type requester struct {
 	attr    qp.Attr
 	synced  bool
 	version uint64 // qp.AttrVersion when attr was read
+	resets  uint64 // qp.ResetCount when attr was read: a change is a new connection
 
 	psn          packet.PSN // PSN of the next request packet
 	tip          packet.PSN // PSN after the highest one ever sent: [comp.psn, tip) is in flight
@@ -105,12 +106,16 @@ func (r *requester) sync() {
 	if r.synced && v == r.version {
 		return
 	}
+	resets := q.ResetCount()
 	attr, init := q.Query()
 	r.version = v
-	if attr == r.attr && r.synced {
+	// A RESET this engine never saw (the whole RESET->RTS walk happened between two calls) may
+	// bring back identical attributes, so the reset count decides, not the attributes alone.
+	reconnected := r.synced && resets != r.resets
+	if attr == r.attr && r.synced && !reconnected {
 		return
 	}
-	r.attr, r.synced = attr, true
+	r.attr, r.synced, r.resets = attr, true, resets
 	prev := r.a.state
 	a := &r.a
 	a.state, a.typ, a.qpn = attr.State, init.Type, q.QPN()
@@ -125,9 +130,9 @@ func (r *requester) sync() {
 		sport := packet.UDPSourcePort(attr.AHAttr.GRH.FlowLabel, a.qpn, a.destQPN)
 		a.path, a.pathOK = r.pathTo(&attr.AHAttr, sport)
 	}
-	// Only RTR->RTS sets sq_psn, so RTS with a new sq_psn, or reached from a state that cannot
-	// go to RTS directly, is a new connection, possibly through a RESET this engine never saw.
-	resumed := prev == qp.StateRTS || prev == qp.StateSQD || prev == qp.StateSQE
+	// Only RTR->RTS sets sq_psn, so RTS with a new sq_psn, reached from a state that cannot go
+	// to RTS directly, or after a RESET, is a new connection.
+	resumed := !reconnected && (prev == qp.StateRTS || prev == qp.StateSQD || prev == qp.StateSQE)
 	switch {
 	case a.state == qp.StateRTS && (!resumed || attr.SQPSN != a.sqPSN):
 		r.e.resetSend()
@@ -135,6 +140,8 @@ func (r *requester) sync() {
 		r.psn = packet.PSN(attr.SQPSN)
 		r.tip = r.psn
 		r.e.comp.start(r.psn)
+	case reconnected:
+		r.e.resetSend()
 	case a.state == prev:
 	case a.state == qp.StateReset || a.state == qp.StateErr || a.state == qp.StateSQE:
 		r.e.resetSend()

@@ -29,6 +29,7 @@ type responder struct {
 	started bool
 	commEst bool // the first packet in RTR was reported (IBV_EVENT_COMM_EST)
 	rqPSN   uint32
+	resets  uint64 // qp.ResetCount they were initialised at: a RESET since is a new connection
 
 	psn     packet.PSN // expected PSN of the next request
 	msn     uint32     // message sequence number: messages completed, 24 bits
@@ -96,16 +97,19 @@ func (r *responder) refresh() {
 		return
 	}
 	r.version, r.refreshed = v, true
+	resets := r.e.q.ResetCount()
 	r.attr, _ = r.e.q.Query()
 	a := &r.attr
 	if !receiving(a.State) {
 		r.stop(a.State == qp.StateErr)
 		return
 	}
-	if !r.started || a.RQPSN != r.rqPSN {
+	// A RESET in between, even one this engine never saw in a call, makes everything held stale:
+	// the receive WQE was discarded with the queue, and rq_psn may be the same as before.
+	if !r.started || a.RQPSN != r.rqPSN || resets != r.resets {
 		r.stop(false)
 		r.started, r.commEst = true, false
-		r.rqPSN = a.RQPSN
+		r.rqPSN, r.resets = a.RQPSN, resets
 		r.psn = packet.PSN(a.RQPSN)
 		r.msn = 0
 		r.nakSent = false

@@ -170,3 +170,21 @@ func TestUDSolicitedEvent(t *testing.T) {
 		t.Fatalf("solicited completion fired no event: %v", err)
 	}
 }
+
+// TestUDResetDropsHeldWQE: a UD responder keeps the receive WQE of a dropped datagram for the next
+// one, but not across a RESET (even one it never saw): the queue discarded that WQE, so the next
+// datagram must go to a WQE posted after the reset.
+func TestUDResetDropsHeldWQE(t *testing.T) {
+	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
+	env.postRecv(1, 40+4)
+	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false)) // too long: WQE kept
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	bufs := env.postRecv(2, 100)
+	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
+	wcs := env.poll()
+	if len(wcs) != 1 || wcs[0].WRID != 2 || bufs[0][40] == 0 {
+		t.Fatalf("completions %+v", wcs)
+	}
+}
