@@ -140,7 +140,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 					s.posted[totscnt] = now()
 				}
 				if err := r.qps[q].PostSend(wrs); err != nil {
-					return Report{}, fmt.Errorf("Couldn't post send: qp %d scnt=%d: %w", q, scnt[q], err)
+					return Report{}, stepErr(err, "Couldn't post send: qp %d scnt=%d", q, scnt[q])
 				}
 				scnt[q] += p.PostList
 				totscnt += p.PostList
@@ -230,7 +230,7 @@ func (r *rdma) postRecv(q, size int) error {
 	sge := [1]gorxe.SGE{{Addr: r.mr.Addr() + uint64(off), Length: uint32(length), LKey: r.mr.LKey()}}
 	wr := [1]gorxe.RecvWR{{ID: uint64(q), SGList: sge[:]}}
 	if err := r.qps[q].PostRecv(wr[:]); err != nil {
-		return fmt.Errorf("Couldn't post recv Qp = %d: counter=%d: %w", q, r.rposted[q], err)
+		return stepErr(err, "Couldn't post recv Qp = %d: counter=%d", q, r.rposted[q])
 	}
 	r.rposted[q]++
 	r.rnext[q]++

@@ -164,18 +164,18 @@ func (p *Params) setConn(v string) error {
 		p.Conn = RC
 	case "UC":
 		if p.Test.Verb == VerbRead || p.Test.Verb == VerbAtomic {
-			return fmt.Errorf("UC connection not possible in READ/ATOMIC verbs")
+			return usageError("UC connection not possible in READ/ATOMIC verbs")
 		}
 		p.Conn = UC
 	case "UD":
 		if p.Test.Verb != VerbSend {
-			return fmt.Errorf("UD connection only possible in SEND verb")
+			return usageError("UD connection only possible in SEND verb")
 		}
 		p.Conn = UD
 	case "XRC", "DC", "SRD", "RawEth":
 		return fmt.Errorf("not supported by gorxe: it offers RC, UC and UD, like rxe")
 	default:
-		return fmt.Errorf("Invalid Connection type. Please choose from {RC,UC,UD}")
+		return usageError("Invalid Connection type. Please choose from {RC,UC,UD}")
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (p *Params) setAtomic(v string) error {
 	case "FETCH_AND_ADD":
 		p.AtomicType = FetchAndAdd
 	default:
-		return fmt.Errorf("Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}")
+		return usageError("Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}")
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 	}
 	if p.Conn == UD && (p.All || p.Size > neg.mtu.Bytes()) {
 		if p.sizeSet && !p.All {
-			return fmt.Errorf("Max message size in UD cannot be greater than MTU (%d)", neg.mtu.Bytes())
+			return fmt.Errorf("a UD message cannot be larger than the MTU: -s %d > %d", p.Size, neg.mtu.Bytes())
 		}
 		f.warn(fmt.Sprintf(" Max msg size in UD is MTU %d\n Changing to this MTU", neg.mtu.Bytes()))
 		p.Size = neg.mtu.Bytes()
@@ -105,7 +105,7 @@ func (f *flow) sync() error {
 // connect checks that both sides use the same IP family and brings the QPs up.
 func (f *flow) connect() error {
 	if !sameFamily(f.local[0].GID, f.remote[0].GID) {
-		return fmt.Errorf("Found Incompatibility issue with GID types (local %s, remote %s). Please Try to use a different IP version.",
+		return fmt.Errorf("incompatible GID types: local %s, remote %s (use the same IP version on both sides)",
 			f.local[0].GID.Addr(), f.remote[0].GID.Addr())
 	}
 	return f.pl.connect(f.remote)

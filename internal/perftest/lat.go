@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/gorxe/gorxe"
@@ -63,6 +64,7 @@ func (l *latRun) begin(i int) {
 	if gap := l.r.p.LatencyGap; gap > 0 {
 		until := time.Now().Add(time.Duration(gap) * time.Microsecond)
 		for time.Now().Before(until) {
+			runtime.Gosched()
 		}
 	}
 	now := time.Now()
@@ -159,7 +161,7 @@ func (l *latRun) write() error {
 			scnt++
 			r.mem[post] = byte(scnt)
 			if err := q.PostSend(wr[:]); err != nil {
-				return fmt.Errorf("Couldn't post send: scnt=%d: %w", scnt, err)
+				return stepErr(err, "Couldn't post send: scnt=%d", scnt)
 			}
 		}
 		if ccnt < l.iters {
@@ -183,7 +185,7 @@ func (l *latRun) read() error {
 		l.begin(scnt)
 		scnt++
 		if err := r.qps[0].PostSend(wr[:]); err != nil {
-			return fmt.Errorf("Couldn't post send: scnt=%d: %w", scnt, err)
+			return stepErr(err, "Couldn't post send: scnt=%d", scnt)
 		}
 		if err := l.waitSend(scnt, scnt-1); err != nil {
 			return err
@@ -220,7 +222,7 @@ func (l *latRun) send() error {
 			l.begin(scnt)
 			scnt++
 			if err := r.qps[0].PostSend(wr[:]); err != nil {
-				return fmt.Errorf("Couldn't post send: scnt=%d: %w", scnt, err)
+				return stepErr(err, "Couldn't post send: scnt=%d", scnt)
 			}
 			if err := l.waitSend(scnt, scnt-1); err != nil {
 				return err

@@ -261,7 +261,7 @@ func (p *Params) bufSize() int {
 	return p.Size
 }
 
-// description lists what the run does, for errors and logs.
+// String describes the run in a few words.
 func (p *Params) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", p.Test.Name(), p.Conn)

@@ -289,7 +289,7 @@ func (r *rdma) connect(remote []Dest) error {
 			}
 		}
 		if err := q.Modify(&a, mask); err != nil {
-			return fmt.Errorf("Failed to modify QP %d to RTR: %w", q.QPN(), err)
+			return stepErr(err, "Failed to modify QP %d to RTR", q.QPN())
 		}
 		// The passive side of a bandwidth test only receives: perftest leaves its QPs in RTR.
 		if p.Test.Kind == Lat || !p.IsServer() {
@@ -301,12 +301,12 @@ func (r *rdma) connect(remote []Dest) error {
 				mask |= gorxe.QPAttrTimeout | gorxe.QPAttrRetryCnt | gorxe.QPAttrRNRRetry | gorxe.QPAttrMaxQPRdAtomic
 			}
 			if err := q.Modify(&a, mask); err != nil {
-				return fmt.Errorf("Failed to modify QP to RTS: %w", err)
+				return stepErr(err, "Failed to modify QP to RTS")
 			}
 			if p.Conn == UD {
 				ah, err := r.pd.CreateAH(&av)
 				if err != nil {
-					return fmt.Errorf("Failed to create AH: %w", err)
+					return stepErr(err, "Failed to create AH")
 				}
 				r.ahs = append(r.ahs, ah)
 			}

@@ -120,7 +120,7 @@ func TestSessionReportsAndClose(t *testing.T) {
 func TestGIDFamilyMismatch(t *testing.T) {
 	f := &flow{local: []Dest{{GID: GIDFromString(t, "10.0.0.1")}}, remote: []Dest{{GID: GIDFromString(t, "fd00::1")}}}
 	err := f.connect()
-	if err == nil || !strings.Contains(err.Error(), "Found Incompatibility issue with GID types") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), "incompatible GID types") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -117,8 +117,7 @@ func (w *waiter) waitByte(mem []byte, i int, want byte, end time.Time, sendErr f
 	return nil
 }
 
-// wcError describes a failed completion (perftest's NOTIFY_COMP_ERROR_SEND/RECV) in one line.
+// wcError is a failed completion (perftest's NOTIFY_COMP_ERROR_SEND/RECV).
 func wcError(side string, wc *gorxe.WC, scnt, ccnt int) error {
-	return fmt.Errorf("Completion with error at %s: Failed status %d (%s): wr_id %d syndrom 0x%x, scnt=%d, ccnt=%d",
-		side, int(wc.Status), wc.Status, wc.WRID, wc.VendorErr, scnt, ccnt)
+	return &CompletionError{Side: side, WC: *wc, Scnt: scnt, Ccnt: ccnt}
 }

@@ -36,7 +36,7 @@ func runPerftest(t *testing.T, tool string, args ...string) perftestRun {
 
 var (
 	ptAddrLine = regexp.MustCompile(`^ (local|remote) address: LID 0000 QPN (0x[0-9a-f]{4,6}) PSN (0x[0-9a-f]{1,6})( OUT 0x[0-9a-f]+)?( RKey 0x[0-9a-f]+ VAddr 0x[0-9a-f]{14})?$`)
-	ptGIDLine  = regexp.MustCompile(`^ GID: (\d\d(:\d\d+){15})$`)
+	ptGIDLine  = regexp.MustCompile(`^ GID: (\d{2,3}(:\d{2,3}){15})$`)
 	ptDashes   = strings.Repeat("-", 87)
 )
 
@@ -321,6 +321,43 @@ func TestPerftestHelp(t *testing.T) {
 		p = Start(t, nil, tool, "-V")
 		if code := p.Wait(10 * time.Second); code != 0 || p.Stdout() != "Version: 6.00\n" {
 			t.Errorf("%s -V: status %d, %q", tool, code, p.Stdout())
+		}
+	}
+}
+
+// TestPerftestIPv6 runs ib_send_lat and ib_write_bw peers over IPv6 GIDs: an interface's
+// link-local address against another of its addresses, each side picking its GID with --ipv6, on
+// a private UDP port.
+func TestPerftestIPv6(t *testing.T) {
+	t.Parallel()
+	ll, other, ok := linkLocalPair()
+	if !ok {
+		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
+	}
+	udp, err := net.ListenPacket("udp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
+	udp.Close()
+	for _, tool := range []string{"send_lat", "write_bw"} {
+		port := FreeTCPPort(t)
+		server := Start(t, env, tool, "--bind", ll.String(), "--ipv6", "-p", port, "-n", "20")
+		server.WaitLine("Waiting for client to connect", 10*time.Second)
+		client := Start(t, env, tool, "--bind", other.String(), "--ipv6", "-p", port, "-n", "20", "::1")
+		for _, p := range []*Proc{client, server} {
+			if code := p.Wait(20 * time.Second); code != 0 {
+				t.Fatalf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr())
+			}
+		}
+		srv := parsePerftest(t, "server", server.Stdout())
+		cli := parsePerftest(t, "client", client.Stdout())
+		if len(srv.gids) != 2 || len(cli.gids) != 2 || srv.gids[0] != cli.gids[1] || cli.gids[0] != srv.gids[1] ||
+			srv.gids[0] != decimalGID(ll.WithZone("").String()) || cli.gids[0] != decimalGID(other.String()) {
+			t.Errorf("%s: GIDs server %v client %v", tool, srv.gids, cli.gids)
+		}
+		if len(cli.results) != 1 || cli.results[0][1] != "20" {
+			t.Errorf("%s: client results %v", tool, cli.results)
 		}
 	}
 }
