@@ -2,7 +2,6 @@ package perftest
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gorxe/gorxe/internal/toolkit"
@@ -259,16 +258,4 @@ func (p *Params) bufSize() int {
 		return maxSize
 	}
 	return p.Size
-}
-
-// String describes the run in a few words.
-func (p *Params) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", p.Test.Name(), p.Conn)
-	if p.IsServer() {
-		b.WriteString(" server")
-	} else {
-		fmt.Fprintf(&b, " client of %s", p.Server)
-	}
-	return b.String()
 }

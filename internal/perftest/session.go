@@ -21,9 +21,7 @@ type Stream interface {
 type session struct {
 	s      Stream
 	client bool
-	// peerVersion is the peer's version as a number, once exchanged.
-	peerVersion float64
-	buf         []byte
+	buf    []byte
 }
 
 func newSession(s Stream, client bool) *session {
@@ -59,7 +57,6 @@ func (x *session) versions() (string, error) {
 	if !versionAtLeast(num, MinPeerVersion) {
 		return text, fmt.Errorf("%w: the peer runs perftest %s; versions older than %.2f are not supported", ErrPeerVersion, text, MinPeerVersion)
 	}
-	x.peerVersion = num
 	return text, nil
 }
 
