@@ -61,6 +61,13 @@ func setSocketOptionsFD(fd int, is6, listener bool, cfg *UDPConfig) error {
 	if !listener {
 		// The kernel rounds this up to its minimum.
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 1)
+		// Source ports are chosen per QP with rxe's formula, so two gorxe processes on one address
+		// (a perftest server and client, parallel test binaries) pick the same ports. Nothing is
+		// received on these sockets, so sharing the port is harmless; refusing it would stop one
+		// process from sending at all, since the ICRC already covers the port.
+		if err := set("SO_REUSEPORT", unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -510,3 +510,32 @@ func BenchmarkUDP(b *testing.B) {
 		})
 	}
 }
+
+// Two processes (here: two conns) on one address pick the same per-QP source ports; both must be
+// able to send from them.
+func TestUDPSourcePortSharedBetweenConns(t *testing.T) {
+	first := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	second := listenPair(t, UDPConfig{}, []netip.Addr{lo1})
+	a, b, c := first[0], first[1], second[0]
+	src := netip.AddrPortFrom(lo1, 0xC0DE)
+	dst := b.LocalAddrs()[0]
+	for i, conn := range []*UDPConn{a, c} {
+		if n, err := conn.Send([]Message{{Buf: []byte{byte(i)}, Src: src, Dst: dst}}); n != 1 || err != nil {
+			t.Fatalf("conn %d: send from %v: %d, %v", i, src, n, err)
+		}
+	}
+	in := makeMsgs(4, 16)
+	for got := 0; got < 2; {
+		resetBufs(in)
+		n, err := b.Receive(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range in[:n] {
+			if m.Src != src {
+				t.Errorf("datagram from %v, want %v", m.Src, src)
+			}
+		}
+		got += n
+	}
+}
