@@ -114,7 +114,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 	wcs := make([]gorxe.WC, pollBatch)
 	scnt, ccnt := make([]int, nq), make([]int, nq)
 	totscnt, totccnt, sampled := 0, 0, 0
-	w := &waiter{ctx: ctx, events: p.Events, stall: r.stall()}
+	w := &waiter{ctx: ctx, events: p.Events, stall: r.stall(size)}
 	var win window
 	if timed {
 		win = newWindow(p)
@@ -244,7 +244,7 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 	nq := len(r.qps)
 	timed := p.Duration > 0
 	tot := p.Iters * nq
-	stall := r.stall()
+	stall := r.stall(size)
 	if p.Conn != RC {
 		stall = min(stall, udStallTimeout)
 	}

@@ -49,13 +49,18 @@ const udStallTimeout = 5 * time.Second
 // errStalled: nothing happened for the stall limit.
 var errStalled = errors.New("no progress")
 
-// stall is how long a run waits without any progress before it gives up on the peer: the
-// --timeout of the run, or practically forever with --timeout=0.
-func (r *rdma) stall() time.Duration {
+// slowestRate is the transfer rate below which a run counts as stalled: a message of size bytes
+// may take size/slowestRate longer than --timeout to complete.
+const slowestRate = 1 << 20 // bytes per second
+
+// stall is how long a run with messages of size bytes waits without any progress before it gives
+// up on the peer: the --timeout of the run plus the time one message takes at slowestRate, or
+// practically forever with --timeout=0.
+func (r *rdma) stall(size int) time.Duration {
 	if r.p.Timeout <= 0 {
 		return 1 << 62
 	}
-	return r.p.Timeout
+	return r.p.Timeout + time.Duration(size)*time.Second/slowestRate
 }
 
 // rdma is the plane of a real run on a gorxe device.
