@@ -253,19 +253,38 @@ func TestLastWQEReachedWithSRQ(t *testing.T) {
 		t.Fatal("pop from SRQ")
 	}
 	q.EnterError()
-	if got := e.events.types(); !slices.Equal(got, []EventType{EventQPLastWQEReached}) {
-		t.Fatalf("events %v", got)
+	// The engine still holds a WQE it took from the SRQ: the event waits for its completion.
+	if got := e.events.types(); len(got) != 0 {
+		t.Fatalf("events %v before the held WQE completed", got)
 	}
 	if srq.Len() != 1 || len(poll(q.RecvCQ())) != 0 {
 		t.Fatal("SRQ was flushed")
 	}
-	// The engine completes the WQE it held with a flush error itself.
+	// The engine completes the WQE it held with a flush error itself, which releases the event.
 	if err := q.CompleteRecv(&w, &cq.WC{Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv}, false); err != nil {
 		t.Fatal(err)
 	}
 	if wcs := poll(q.RecvCQ()); len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].QPNum != q.QPN() {
 		t.Fatalf("completion %+v", wcs)
 	}
+	if got := e.events.types(); !slices.Equal(got, []EventType{EventQPLastWQEReached}) {
+		t.Fatalf("events %v", got)
+	}
+	// Nothing held: the event comes with the move to ERR.
+	q2, _ := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(4), RecvCQ: e.cq(4), SRQ: srq, Cap: defaultCaps()})
+	e.to(q2, StateRTS)
+	var w2 RecvWQE
+	if !q2.PopRecv(&w2) {
+		t.Fatal("pop from SRQ")
+	}
+	if err := q2.CompleteRecv(&w2, &cq.WC{Opcode: cq.OpcodeRecv}, false); err != nil {
+		t.Fatal(err)
+	}
+	q2.EnterError()
+	if got := e.events.types(); !slices.Equal(got, []EventType{EventQPLastWQEReached, EventQPLastWQEReached}) {
+		t.Fatalf("events %v", got)
+	}
+	_ = q2.Destroy()
 	if err := srq.Destroy(); !errors.Is(err, ErrBusy) {
 		t.Fatalf("destroy SRQ in use: %v", err)
 	}

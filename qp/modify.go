@@ -222,10 +222,16 @@ func (q *QP) setStateLocked(to State) {
 	switch to {
 	case StateReset:
 		q.rq.head, q.rq.cursor = q.rq.tail, q.rq.tail
+		q.srqHeld, q.lastWQEPending = 0, false // the transport drops what it held
 	case StateErr:
-		if q.srq == nil {
+		switch {
+		case q.srq == nil:
 			q.rq.flush(q.recvCQ, q.qpn)
-		} else if from != StateErr {
+		case from == StateErr:
+		case q.srqHeld > 0:
+			// The transport completes the WQEs it holds as flushed; the last one raises it.
+			q.lastWQEPending = true
+		default:
 			q.raise(EventQPLastWQEReached)
 		}
 	}

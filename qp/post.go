@@ -181,7 +181,11 @@ func (q *QP) PopRecv(dst *RecvWQE) bool {
 		return false
 	}
 	if q.srq != nil {
-		return q.srq.pop(dst) // lock order: receive queue, then SRQ
+		if !q.srq.pop(dst) { // lock order: receive queue, then SRQ
+			return false
+		}
+		q.srqHeld++
+		return true
 	}
 	if !q.rq.pop(dst) {
 		return false
@@ -198,7 +202,22 @@ func (q *QP) PopRecv(dst *RecvWQE) bool {
 func (q *QP) CompleteRecv(w *RecvWQE, wc *cq.WC, solicited bool) error {
 	wc.WRID, wc.QPNum = w.ID, q.qpn
 	if w.fromSRQ {
-		return q.recvCQ.Push(wc, solicited)
+		// The completion goes in before the held count drops, so the event it may release
+		// follows it.
+		err := q.recvCQ.Push(wc, solicited)
+		q.rqMu.Lock()
+		if q.srqHeld > 0 {
+			q.srqHeld--
+		}
+		last := q.srqHeld == 0 && q.lastWQEPending
+		if last {
+			q.lastWQEPending = false
+		}
+		q.rqMu.Unlock()
+		if last {
+			q.raise(EventQPLastWQEReached)
+		}
+		return err
 	}
 	q.rqMu.Lock()
 	defer q.rqMu.Unlock()

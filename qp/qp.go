@@ -40,6 +40,11 @@ type QP struct {
 	// rqState mirrors the QP state under rqMu for PostRecv.
 	rqState  State
 	rqClosed bool
+	// srqHeld counts WQEs the transport popped from the SRQ and has not completed yet. Entering
+	// ERR raises EventQPLastWQEReached only once they are completed (lastWQEPending meanwhile),
+	// so a consumer that tears the QP down on the event has seen every one of their completions.
+	srqHeld        int
+	lastWQEPending bool
 }
 
 // CreateQP creates a QP in the RESET state (ibv_create_qp) and assigns its QP number.

@@ -162,6 +162,34 @@ func TestResponderSRQ(t *testing.T) {
 	}
 }
 
+// TestResponderSRQLastWQEAfterFlush: a QP on an SRQ that enters ERR in the middle of a SEND holds
+// a WQE it took from the SRQ. IBV_EVENT_QP_LAST_WQE_REACHED tells the consumer it may tear the QP
+// down, so it must come after that WQE's flush completion, not before.
+func TestResponderSRQLastWQEAfterFlush(t *testing.T) {
+	env := newRspEnv(t, rspOptions{access: rcAccess, maxDestRd: 1, srq: true})
+	env.postRecv(1, 1024)
+	env.postRecv(2, 1024)
+	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 0, false, rspPattern(rspMTUB, 1), nil)))
+	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	env.run()
+	wcs := env.poll()
+	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCWRFlushErr {
+		t.Fatalf("completions %+v", wcs)
+	}
+	var last []rspEvent
+	for _, e := range env.events {
+		if e.typ == qp.EventQPLastWQEReached {
+			last = append(last, e)
+		}
+	}
+	if len(last) != 1 || last[0].recvWCs != 1 {
+		t.Fatalf("LAST_WQE_REACHED events %+v, want one raised after the flush completion", last)
+	}
+	if env.q.SRQ().Len() != 1 {
+		t.Fatal("the SRQ's other WQE was consumed")
+	}
+}
+
 func TestResponderPSNWrap(t *testing.T) {
 	env := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 0xFFFFFE, maxDestRd: 4})
 	bufs := env.postRecv(1, 1024)

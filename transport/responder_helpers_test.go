@@ -27,6 +27,18 @@ type rspEnv struct {
 	out    Output
 	now    time.Time
 	peer   uint32 // the peer's QPN
+	events []rspEvent
+}
+
+// rspEvent is an asynchronous event with the number of receive completions waiting when it came.
+type rspEvent struct {
+	typ     qp.EventType
+	recvWCs int
+}
+
+// HandleEvent records an asynchronous event.
+func (env *rspEnv) HandleEvent(e qp.Event) {
+	env.events = append(env.events, rspEvent{typ: e.Type, recvWCs: env.recvCQ.Len()})
 }
 
 var (
@@ -79,7 +91,7 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 	rspMust(t, err)
 	env.sendCQ, err = cq.New(64, cq.Options{})
 	rspMust(t, err)
-	env.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits()})
+	env.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: env})
 	init := &qp.InitAttr{
 		SendCQ: env.sendCQ, RecvCQ: env.recvCQ, Type: o.typ,
 		Cap: qp.Caps{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 4, MaxRecvSGE: 4},
