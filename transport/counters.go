@@ -31,4 +31,5 @@ type Counters struct {
 	DroppedNoRecv  atomic.Uint64 // UC/UD message with no receive WQE
 	DroppedLength  atomic.Uint64 // UC/UD message longer than the receive buffer
 	DroppedUnknown atomic.Uint64 // ACK or response matching no outstanding request
+	DroppedBusy    atomic.Uint64 // RC request arriving while a long RDMA READ response is still being sent
 }

@@ -208,9 +208,17 @@ func (r *responder) deadline() time.Time {
 // receiveRC checks an RC request's PSN and opcode sequence, lets the operation check validity,
 // resources, lengths and keys and execute, and answers it.
 func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
-	if r.read.active {
-		// Responses leave in PSN order: finish the READ before answering anything newer.
-		r.sendRead(out, -1)
+	if r.read.active && !r.retriesRead(p) {
+		// Responses leave in PSN order, so the rest of the READ goes first, but at most one more
+		// burst of it: a READ can be 2 GiB long, and one call's output must stay bounded. A
+		// request that still finds it unfinished is dropped, as by a busy receiver, and comes
+		// again with the requester's retransmission. (A requester that keeps within 128 unacked
+		// PSNs, as rxe and gorxe do, sends nothing new before the last burst of a long READ.)
+		r.sendRead(out, readBurst)
+		if r.read.active {
+			r.e.dev.Counters.DroppedBusy.Add(1)
+			return
+		}
 	}
 	psn := p.BTH().PSN()
 	switch d := psn.Diff(r.psn); {

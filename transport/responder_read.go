@@ -16,8 +16,9 @@ type readReply struct {
 	va     uint64
 	rkey   uint32
 	resid  uint32
-	first  bool   // the next packet is the first of the response
-	msn    uint32 // the MSN the response carries
+	first  bool       // the next packet is the first of the response
+	msn    uint32     // the MSN the response carries
+	origin packet.PSN // first PSN of the READ answered: its responder resource
 }
 
 // readPackets is the number of response packets, and so of PSNs, an RDMA READ of length bytes
@@ -44,20 +45,37 @@ func (r *responder) readRequest(now time.Time, p *packet.Parsed, out *Output) ve
 	span.Release()
 	psn := p.BTH().PSN()
 	npkts := r.readPackets(length)
-	*r.res.take() = resource{
+	res := r.res.take()
+	*res = resource{
 		kind: packet.KindRDMAReadRequest, firstPSN: psn, lastPSN: psn.Add(npkts - 1),
 		va: va, rkey: rkey, length: length,
 	}
 	r.psn = psn.Add(npkts)
 	r.messageDone()
-	r.startRead(now, psn, va, rkey, length, out)
+	r.startRead(now, res, psn, va, length, out)
 	return accepted
 }
 
-// startRead begins the response to a READ of length bytes at va, with PSNs from psn up.
-func (r *responder) startRead(now time.Time, psn packet.PSN, va uint64, rkey, length uint32, out *Output) {
-	r.read = readReply{active: true, since: now, psn: psn, va: va, rkey: rkey, resid: length, first: true, msn: r.msn}
+// startRead begins the response to the READ recorded in res: length bytes at va, with PSNs from
+// psn up.
+func (r *responder) startRead(now time.Time, res *resource, psn packet.PSN, va uint64, length uint32, out *Output) {
+	r.read = readReply{
+		active: true, since: now, psn: psn, va: va, rkey: res.rkey, resid: length, first: true, msn: r.msn,
+		origin: res.firstPSN,
+	}
 	r.sendRead(out, readBurst)
+}
+
+// retriesRead reports whether p asks again for (part of) the READ being answered: the requester
+// lost a response and goes back to it, so the rest of the current answer would be discarded
+// there, and the retry's answer replaces it.
+func (r *responder) retriesRead(p *packet.Parsed) bool {
+	psn := p.BTH().PSN()
+	if p.Opcode().Kind() != packet.KindRDMAReadRequest || psn.Diff(r.psn) >= 0 {
+		return false
+	}
+	res := r.res.find(psn)
+	return res != nil && res.kind == packet.KindRDMAReadRequest && res.firstPSN == r.read.origin
 }
 
 // sendRead builds up to budget response packets (all of them if budget is negative), reading
@@ -244,7 +262,7 @@ func (r *responder) duplicate(now time.Time, p *packet.Parsed, out *Output) {
 		}
 		// rxe continues a replay with MIDDLE and LAST packets; the retried request is a request of
 		// its own, answered from its first packet (FIRST or ONLY).
-		r.startRead(now, psn, va, res.rkey, length, out)
+		r.startRead(now, res, psn, va, length, out)
 	case packet.KindCompareSwap, packet.KindFetchAdd:
 		r.sendAtomicAck(psn, res.orig, out)
 	case packet.KindAtomicWrite, packet.KindFlush:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
@@ -216,6 +217,80 @@ func TestResponderReadFinishedBeforeNextRequest(t *testing.T) {
 	}
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseLast, next-1, packet.SyndromeACKUnlimited, 1)
 	rspWantResp(t, ps[1], packet.RCAcknowledge, next, packet.SyndromeACKUnlimited, 2)
+}
+
+// TestResponderReadRetryRestartsStream: a requester that lost a response of a long READ asks
+// again from the lost PSN while the responder is still streaming the original answer. The retry
+// replaces the rest of that stream (the requester would discard it), and no call builds more than
+// a burst: finishing the original first would put the whole remaining READ into one call's output.
+func TestResponderReadRetryRestartsStream(t *testing.T) {
+	env := newRC(t)
+	n := 3 * readBurst * rspMTUB
+	m, buf := env.region(n, remoteAccess)
+	copy(buf, rspPattern(n, 3))
+	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
+	if len(ps) != readBurst {
+		t.Fatalf("first call built %d packets, want %d", len(ps), readBurst)
+	}
+	const lost = 10
+	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 100+lost, true, nil,
+		rspRETH(m.IOVA()+lost*rspMTUB, m.RKey(), uint32(n-lost*rspMTUB))))
+	if len(ps) == 0 || len(ps) > readBurst {
+		t.Fatalf("the retry's call built %d packets, want 1..%d", len(ps), readBurst)
+	}
+	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 100+lost, packet.SyndromeACKUnlimited, 1)
+	for i := 0; env.e.Deadline() != (time.Time{}); i++ {
+		if i == 10 {
+			t.Fatal("response never finishes")
+		}
+		more := env.run()
+		if len(more) > readBurst {
+			t.Fatalf("Run built %d packets", len(more))
+		}
+		ps = append(ps, more...)
+	}
+	if len(ps) != 3*readBurst-lost {
+		t.Fatalf("%d packets after the retry, want %d", len(ps), 3*readBurst-lost)
+	}
+	var got []byte
+	for i, p := range ps {
+		if p.BTH().PSN() != packet.PSN(100+lost+i) {
+			t.Fatalf("packet %d has PSN %#x", i, uint32(p.BTH().PSN()))
+		}
+		got = append(got, p.Payload()...)
+	}
+	if !bytes.Equal(got, buf[lost*rspMTUB:]) {
+		t.Fatal("payload")
+	}
+}
+
+// TestResponderRequestBehindLongRead: a request that arrives while a READ far longer than a burst
+// is still being answered may not be answered before the READ (responses go in PSN order), and
+// finishing the READ in that call would build it all at once. The responder sends one more burst
+// and drops the request, which the requester sends again.
+func TestResponderRequestBehindLongRead(t *testing.T) {
+	env := newRC(t)
+	n := 3 * readBurst * rspMTUB
+	m, _ := env.region(n, remoteAccess)
+	env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
+	env.postRecv(1, 8)
+	next := 100 + 3*uint32(readBurst)
+	send := env.req(packet.RCSendOnly, next, true, []byte("x"), nil)
+	ps := env.deliver(send)
+	if len(ps) != readBurst {
+		t.Fatalf("%d packets, want one burst", len(ps))
+	}
+	for _, p := range ps {
+		if p.Opcode() == packet.RCAcknowledge {
+			t.Fatal("request answered before the READ finished")
+		}
+	}
+	if len(env.poll()) != 0 {
+		t.Fatal("request executed")
+	}
+	ps = env.run()
+	rspWantResp(t, ps[len(ps)-1], packet.RCRDMAReadResponseLast, next-1, packet.SyndromeACKUnlimited, 1)
+	rspWantAck(t, env.deliver(send), packet.SyndromeACKUnlimited, next, 2)
 }
 
 func TestResponderAtomics(t *testing.T) {
