@@ -57,6 +57,10 @@ func writeHeader(w io.Writer, p *Params, in info) {
 	fmt.Fprintf(&b, " Dual-port       : %s\t\tDevice         : %s\n", "OFF", in.device)
 	fmt.Fprintf(&b, " Number of qps   : %d\t\tTransport type : %s\n", p.NumQPs, "IB")
 	fmt.Fprintf(&b, " Connection type : %s\t\tUsing SRQ      : %s\n", p.Conn, "OFF")
+	// Lines of perftest builds with relaxed ordering and the ibv_wr_* API, as Debian's: on rxe,
+	// which has no ibv_wr_* support, the second says OFF.
+	b.WriteString(" PCIe relax order: ON\n")
+	b.WriteString(" ibv_wr* API     : OFF\n")
 	if !p.IsServer() {
 		fmt.Fprintf(&b, " TX depth        : %d\n", p.TxDepth)
 	}
