@@ -41,6 +41,13 @@ import (
 // unknown fields, so a corrupted packet slips through with probability about
 // 2^-14 instead of 2^-32. Receivers that can see the IP header (raw sockets,
 // captures) should use Envelope.VerifyICRC instead.
+//
+// The base message m0 is taken with ID 0 and DF set rather than all zero, as
+// the affine relation holds around any base. That is what gorxe (and any
+// sender on an unconnected socket with path-MTU discovery) puts on the wire,
+// so for those packets s is zero and nothing needs solving. A
+// packet is accepted exactly when it was before: the (ID, flags) with s = 0
+// is one of the candidates the solver would have found.
 
 // VerifyICRCIPv4AnyID checks the ICRC of pkt, a RoCE packet (BTH to ICRC)
 // received over IPv4 from src by dst, when the sender's IPv4 Identification
@@ -53,13 +60,13 @@ func VerifyICRCIPv4AnyID(src, dst netip.AddrPort, pkt []byte) (id uint16, flags 
 	if v6, err := e.is6(); err != nil || v6 {
 		return 0, 0, ErrAddressFamily
 	}
-	c0, err := e.icrc(pkt, 0, 0)
+	c0, err := e.icrc(pkt, 0, IPv4DontFragment)
 	if err != nil {
 		return 0, 0, err
 	}
 	s := c0 ^ binary.LittleEndian.Uint32(pkt[len(pkt)-ICRCSize:])
 	if s == 0 {
-		return 0, 0, nil
+		return 0, IPv4DontFragment, nil
 	}
 	sv := anyIDSolver()
 	t := len(pkt) + anyIDTrailerBias
@@ -68,6 +75,7 @@ func VerifyICRCIPv4AnyID(src, dst netip.AddrPort, pkt []byte) (id uint16, flags 
 	if x>>anyIDUnknowns != 0 {
 		return 0, 0, ErrBadICRC
 	}
+	x ^= anyIDBase // x is the difference from the base's ID and flags
 	return uint16(x), IPv4Flags(x >> 16), nil
 }
 
@@ -75,6 +83,9 @@ const (
 	// anyIDUnknowns is the number of unknown bits: the ID, then MF and DF
 	// (bit 16 + IPv4MoreFragments-1, bit 16 + IPv4DontFragment-1).
 	anyIDUnknowns = 18
+
+	// anyIDBase is the ID and flags of the base message, as unknown bits.
+	anyIDBase = uint32(IPv4DontFragment) << 16
 
 	// anyIDTrailerBias turns a packet length into T, the number of bytes the
 	// CRC runs over after the IPv4 flags byte: the message is 0xFF x 8, the

@@ -230,6 +230,25 @@ func TestICRCAnyIDRandomised(t *testing.T) {
 	}
 }
 
+// The solver's base is ID 0 with DF, what gorxe sends; the IDs and flags around it solve as well.
+func TestICRCAnyIDAroundBase(t *testing.T) {
+	src := netip.MustParseAddrPort("10.0.0.1:49999")
+	dst := netip.MustParseAddrPort("10.0.0.2:4791")
+	pkt := mustAppend(t, &Headers{BTH: BTHFields{Opcode: RCSendOnly, PKey: 0xFFFF, DestQP: 9, PSN: 3}}, []byte("payload"))
+	for _, id := range []uint16{0, 1, 0x8000, 0xFFFF} {
+		for flags := IPv4Flags(0); flags < 4; flags++ {
+			env := Envelope{Src: src, Dst: dst, IPID: id, IPFlags: flags}
+			if err := env.PutICRC(pkt); err != nil {
+				t.Fatal(err)
+			}
+			gotID, gotFlags, err := VerifyICRCIPv4AnyID(src, dst, pkt)
+			if err != nil || gotID != id || gotFlags != flags {
+				t.Errorf("ID %#x flags %d: solved %#x %d %v", id, flags, gotID, gotFlags, err)
+			}
+		}
+	}
+}
+
 func TestICRCAnyIDRejectsFlipsMostly(t *testing.T) {
 	// Every single-bit flip of a packet: accepted flips must correspond to a
 	// different ID (never the real one), and be rare.
