@@ -158,7 +158,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 		case errors.Is(err, errEnd):
 			continue
 		case errors.Is(err, errStalled):
-			return Report{}, fmt.Errorf("no completion for %v (%d of %d messages completed): is the peer still there?", w.stall, totccnt, tot)
+			return Report{}, fmt.Errorf("no completion for %v (%d of %d messages completed): is the peer still there?", w.stall.Round(time.Millisecond), totccnt, tot)
 		case err != nil:
 			return Report{}, err
 		}
@@ -269,12 +269,12 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 			rates(&rep, size, sampled, int64(win.sampleTo.Sub(win.sampleFrom)), p.ReportGbits)
 			return rep, nil
 		case errors.Is(err, errStalled) && p.Conn != RC && totrcnt > 0:
-			r.warn(fmt.Sprintf("Did not get Message for %v, exiting..\n Total Received=%d, Total Iters Required=%d", stall, totrcnt, tot))
+			r.warn(fmt.Sprintf("Did not get Message for %v, exiting..\n Total Received=%d, Total Iters Required=%d", stall.Round(time.Millisecond), totrcnt, tot))
 			rep := Report{Size: uint64(size), Iters: uint64(totrcnt)}
 			rates(&rep, size, totrcnt, int64(last.Sub(first)), p.ReportGbits)
 			return rep, nil
 		case errors.Is(err, errStalled):
-			return Report{}, fmt.Errorf("no message for %v (%d of %d received): is the peer still sending?", stall, totrcnt, tot)
+			return Report{}, fmt.Errorf("no message for %v (%d of %d received): is the peer still sending?", stall.Round(time.Millisecond), totrcnt, tot)
 		case err != nil:
 			return Report{}, err
 		}

@@ -127,7 +127,7 @@ func (l *latRun) side() string {
 // stalled turns a waiter error into the run's error.
 func (l *latRun) stalled(err error, what string) error {
 	if errors.Is(err, errStalled) {
-		return fmt.Errorf("no %s for %v: is the peer still there?", what, l.w.stall)
+		return fmt.Errorf("no %s for %v: is the peer still there?", what, l.w.stall.Round(time.Millisecond))
 	}
 	return err
 }
