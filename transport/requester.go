@@ -50,6 +50,9 @@ const (
 	defaultPKey = 0xFFFF
 	// multicastQPN is the destination QPN of a multicast datagram.
 	multicastQPN = 0xFFFFFF
+	// maxOutstandingPSNs is the most PSNs an RC requester may have unacknowledged (IBTA: half the
+	// PSN space, beyond which old and new PSNs cannot be told apart).
+	maxOutstandingPSNs = 1 << 23
 )
 
 // sendAttrs are the QP attributes the send side uses, copied from the qp package once per call so
@@ -272,6 +275,11 @@ func (r *requester) mayStart(w *qp.SendWQE) bool {
 	if w.WR.Flags&qp.SendFence != 0 && r.rdAtomic > 0 {
 		return false
 	}
+	if w.WR.Opcode == qp.WRRDMARead && r.a.typ == qp.TypeRC && r.outstanding()+uint32(r.packets(w)) > maxOutstandingPSNs {
+		// A READ reserves a PSN per response packet; a 2 GiB READ at MTU 256 takes the most
+		// there may ever be outstanding and must wait until everything before it is acknowledged.
+		return false
+	}
 	if needsResponse(w.WR.Opcode) && r.rdAtomic >= max(r.a.maxRdAtomic, 1) {
 		// max_rd_atomic 0 would block a posted READ forever; gorxe lets one through and the
 		// responder, which has no resources for it either, answers as the spec says.
@@ -283,7 +291,14 @@ func (r *requester) mayStart(w *qp.SendWQE) bool {
 // windowClosed reports whether an RC requester is as far ahead of the oldest unacknowledged PSN
 // as it may go.
 func (r *requester) windowClosed() bool {
-	return r.a.typ == qp.TypeRC && r.psn.Diff(r.e.comp.psn) >= unackedPSNs
+	return r.a.typ == qp.TypeRC && r.outstanding() >= unackedPSNs
+}
+
+// outstanding returns how many PSNs lie between the oldest unacknowledged one and the next to
+// send. It is an unsigned distance: a READ can make it exactly 2^23, where a signed serial-number
+// difference would turn negative.
+func (r *requester) outstanding() uint32 {
+	return uint32(r.psn.Sub(uint32(r.e.comp.psn)))
 }
 
 // advance makes progress on w: it begins it if new, executes it if it is a local operation, and

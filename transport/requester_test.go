@@ -214,6 +214,39 @@ func TestRequesterAckReqAndWindow(t *testing.T) {
 	}
 }
 
+// TestRequesterHalfPSNSpaceRead: a 2 GiB READ at MTU 256 takes 2^23 PSNs, half the PSN space.
+// Nothing may follow it until responses come back: with 2^23 PSNs outstanding, one more would make
+// the oldest and the newest indistinguishable in serial-number order, to the completer as to the
+// responder (IBTA lets at most 2^23 PSNs be outstanding).
+func TestRequesterHalfPSNSpaceRead(t *testing.T) {
+	pr := newProbe(t, hQPOptions{mtu: qp.MTU256, sqPSN: 0xFFFFF0})
+	// 512 pages of 4 MiB, all the same memory: a 2 GiB region that costs 4 MiB.
+	const pageSize, pages = 4 << 20, 512
+	mem := pr.a.d.mem
+	fr, err := mem.AllocMR(pr.a.d.pd, pages)
+	hMust(t, err)
+	page := make([]byte, pageSize)
+	list := make([][]byte, pages)
+	for i := range list {
+		list[i] = page
+	}
+	key := mr.IncKey(fr.LKey())
+	hMust(t, mem.RegFast(pr.a.d.pd, &mr.FastReg{Key: key, Access: mr.AccessLocalWrite, IOVA: 0, Length: 1 << 31,
+		PageSize: pageSize, Pages: list}))
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend},
+		qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, SGList: []mr.SGE{{Addr: 0, Length: 1 << 31, LKey: key}}, RDMA: qp.RDMAInfo{RKey: 1}},
+		qp.SendWR{ID: 3, Opcode: qp.WRSend})
+	pr.idle()
+	// The READ waits until the SEND before it is acknowledged.
+	if len(pr.sent) != 1 || pr.sent[0].h.BTH.Opcode != packet.RCSendOnly {
+		t.Fatalf("%d packets sent while the SEND is unacknowledged (last %v)", len(pr.sent), pr.sent[len(pr.sent)-1].h.BTH.Opcode)
+	}
+	pr.respond(pr.ackHeaders(0xFFFFF0, packet.SyndromeACKUnlimited), nil)
+	if len(pr.sent) != 2 || pr.sent[1].h.BTH.Opcode != packet.RCRDMAReadRequest || pr.sent[1].h.BTH.PSN != 0xFFFFF1 {
+		t.Fatalf("%d packets sent behind a READ of 2^23 PSNs (last %v)", len(pr.sent), pr.sent[len(pr.sent)-1].h.BTH.Opcode)
+	}
+}
+
 // TestRequesterInitiatorDepthAndFence checks max_rd_atomic and the fence.
 func TestRequesterInitiatorDepthAndFence(t *testing.T) {
 	pr := newProbe(t, hQPOptions{maxRdAtomic: 2, sqPSN: 10})
