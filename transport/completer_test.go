@@ -358,3 +358,102 @@ func TestCompleterSQDrain(t *testing.T) {
 		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))
 	}
 }
+
+// TestCompleterRNRMiddlePacket: an RNR NAK acknowledges every PSN before its own, so an RNR NAK
+// for a middle packet of a SEND makes the requester resend from that packet, after the delay the
+// NAK's timer code names, not from the start of the message.
+func TestCompleterRNRMiddlePacket(t *testing.T) {
+	pr := newProbe(t, hQPOptions{sqPSN: 10, mtu: qp.MTU1024, minRNRTimer: 20})
+	buf := pr.a.d.region(4096, 0)
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{buf.sge(0, 3000)}})
+	pr.idle()
+	pr.respond(pr.ackHeaders(11, packet.SyndromeRNRNAK(4)), nil)
+	pr.h.advance(packet.RNRTimer(4))
+	pr.idle()
+	var psns []uint32
+	for _, s := range pr.sent {
+		psns = append(psns, uint32(s.h.BTH.PSN))
+	}
+	if !equalU32(psns, []uint32{10, 11, 12, 11, 12}) {
+		t.Fatalf("PSNs sent %v", psns)
+	}
+	if at := time.Duration(pr.sent[3].at); at != packet.RNRTimer(4) {
+		t.Fatalf("resent at %v, want after the NAK's %v", at, packet.RNRTimer(4))
+	}
+	pr.respond(pr.ackHeaders(12, packet.SyndromeACKUnlimited), nil)
+	wcs := pr.a.pollSend()
+	if len(wcs) != 1 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
+}
+
+// TestCompleterRetryCountIsConsecutive: retry_cnt bounds consecutive timeouts; an acknowledgement
+// that makes progress gives the next timeout the full count again.
+func TestCompleterRetryCountIsConsecutive(t *testing.T) {
+	pr := newProbe(t, hQPOptions{timeout: 14, retryCnt: 1, noRetryDflts: true, rnrRetry: 1, sqPSN: 10})
+	period := ackTimeout(14)
+	sig := qp.SendSignaled
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: sig}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: sig})
+	pr.idle()
+	pr.h.advance(period)
+	pr.idle() // the one retry: 10 and 11 again
+	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
+	pr.h.advance(period)
+	pr.idle() // progress was made: 11 is retried once more instead of failing
+	if len(pr.sent) != 5 || pr.a.q.State() != qp.StateRTS {
+		t.Fatalf("%d packets, state %v", len(pr.sent), pr.a.q.State())
+	}
+	pr.h.advance(period)
+	pr.idle() // a second timeout in a row: exhausted
+	wcs := pr.a.pollSend()
+	if len(wcs) != 2 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
+	wantWC(t, wcs[1], 2, cq.WCRetryExcErr, 0)
+}
+
+// TestCompleterTimerRestartsOnProgress: the retransmit timer runs from the last acknowledgement
+// that made progress, not from the first transmission.
+func TestCompleterTimerRestartsOnProgress(t *testing.T) {
+	pr := newProbe(t, hQPOptions{timeout: 14, sqPSN: 10})
+	period := ackTimeout(14)
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend})
+	pr.idle()
+	if got := pr.a.e.Deadline().Sub(hStart); got != period {
+		t.Fatalf("deadline %v, want %v", got, period)
+	}
+	pr.h.advance(period / 2)
+	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
+	if got, want := pr.a.e.Deadline().Sub(hStart), period/2+period; got != want {
+		t.Fatalf("deadline after progress %v, want %v", got, want)
+	}
+	// A stale copy of the same ACK is no progress and leaves the timer alone.
+	pr.h.advance(period / 4)
+	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
+	if got, want := pr.a.e.Deadline().Sub(hStart), period/2+period; got != want {
+		t.Fatalf("deadline after a stale ACK %v, want %v", got, want)
+	}
+}
+
+// TestCompleterReadImpliesEarlierAck: READ responses imply that every request before the READ was
+// executed, so a SEND whose ACK was lost completes, in posting order, when the READ behind it is
+// answered.
+func TestCompleterReadImpliesEarlierAck(t *testing.T) {
+	pr := newProbe(t, hQPOptions{sqPSN: 0xFFFFFF, mtu: qp.MTU1024})
+	buf := pr.a.d.region(4096, 0)
+	sig := qp.SendSignaled
+	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: sig, SGList: []mr.SGE{buf.sge(0, 10)}},
+		qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, Flags: sig, SGList: []mr.SGE{buf.sge(100, 2000)}, RDMA: qp.RDMAInfo{RKey: 5}},
+		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: sig})
+	pr.idle()
+	pr.readResp(packet.RCRDMAReadResponseFirst, 0, make([]byte, 1024))
+	pr.readResp(packet.RCRDMAReadResponseLast, 1, make([]byte, 976))
+	wcs := pr.a.pollSend()
+	if len(wcs) != 2 {
+		t.Fatalf("completions %+v", wcs)
+	}
+	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
+	wantWC(t, wcs[1], 2, cq.WCSuccess, cq.OpcodeRDMARead)
+}

@@ -105,3 +105,32 @@ func TestUCErrorsAreSilent(t *testing.T) {
 	}
 	rspWantState(t, env.q, qp.StateRTS)
 }
+
+// TestUCFirstInMiddleDropsMessage: a FIRST or ONLY arriving in sequence while a UC message is
+// still open means the rest of that message was lost at the sender (IBTA 9.8.3): the open message
+// is dropped without a completion and its receive WQE takes the new message.
+func TestUCFirstInMiddleDropsMessage(t *testing.T) {
+	env := newUC(t)
+	bufs := env.postRecv(1, 1024)
+	env.postRecv(2, 1024)
+	old := rspPattern(2*rspMTUB, 1)
+	env.deliver(env.req(packet.UCSendFirst, 10, false, old[:rspMTUB], nil))
+	env.deliver(env.req(packet.UCSendMiddle, 11, false, old[rspMTUB:], nil))
+	next := rspPattern(rspMTUB+3, 7)
+	env.deliver(env.req(packet.UCSendFirst, 12, false, next[:rspMTUB], nil))
+	env.deliver(env.req(packet.UCSendLast, 13, false, next[rspMTUB:], nil))
+	wcs := env.poll()
+	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].ByteLen != uint32(len(next)) || !bytes.Equal(bufs[0][:len(next)], next) {
+		t.Fatalf("completions %+v", wcs)
+	}
+	// A SEND cut short by an RDMA WRITE: the WRITE lands, the SEND's WQE serves the next SEND.
+	m, wbuf := env.region(64, remoteAccess)
+	env.deliver(env.req(packet.UCSendFirst, 14, false, old[:rspMTUB], nil))
+	env.deliver(env.req(packet.UCRDMAWriteOnly, 15, false, []byte("w"), rspRETH(m.IOVA(), m.RKey(), 1)))
+	env.deliver(env.req(packet.UCSendOnly, 16, false, []byte("s"), nil))
+	wcs = env.poll()
+	if len(wcs) != 1 || wcs[0].WRID != 2 || wcs[0].ByteLen != 1 || wbuf[0] != 'w' {
+		t.Fatalf("completions %+v", wcs)
+	}
+	rspWantState(t, env.q, qp.StateRTS)
+}
