@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorxe/gorxe/test/interop/guestrpc"
@@ -97,26 +98,30 @@ type vmJob struct {
 	v       *vm
 	id      int
 	timeout time.Duration
+	once    sync.Once
+	done    chan struct{} // closed once the agent answered the one /wait
+	result  guestrpc.Result
 }
 
 func (j *vmJob) kill() { j.v.killJob(j.id) }
 
+// wait asks the agent once (it forgets a command when it answers) and lets every call share
+// that answer, so a second wait after a timed-out first one still gets the result.
 func (j *vmJob) wait(d time.Duration) (guestrpc.Result, bool) {
-	type answer struct {
-		r   guestrpc.Result
-		err error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		r, err := j.v.wait(j.id, j.timeout)
-		ch <- answer{r, err}
-	}()
+	j.once.Do(func() {
+		j.done = make(chan struct{})
+		go func() {
+			defer close(j.done)
+			r, err := j.v.wait(j.id, j.timeout)
+			if err != nil {
+				r = guestrpc.Result{ExitCode: -1, Error: err.Error()}
+			}
+			j.result = r
+		}()
+	})
 	select {
-	case a := <-ch:
-		if a.err != nil {
-			return guestrpc.Result{ExitCode: -1, Error: a.err.Error()}, true
-		}
-		return a.r, true
+	case <-j.done:
+		return j.result, true
 	case <-time.After(d):
 		return guestrpc.Result{}, false
 	}

@@ -104,19 +104,60 @@ func setHostMTU(vms, mtu int) error {
 	return ip("link", "set", bridgeName, "mtu", fmt.Sprint(mtu))
 }
 
-// setLoss installs or removes the nftables bridge table that drops about 2 % of RoCE frames. The
-// rule sits on the forward hook (VM to VM) and on input and output (host to VM and back), since
-// frames the host itself sends or receives never pass the bridge's forward hook.
-func setLoss(on bool) error {
+// lossMode says which RoCE packets the bridge drops (about 2 % of them).
+type lossMode int
+
+const (
+	lossOff lossMode = iota
+	// lossAll drops any RoCE packet, acknowledgements included.
+	lossAll
+	// lossSpareACKs drops every kind but RC ACKNOWLEDGE. The pingpongs need it: they end without
+	// a closing barrier, so the side that receives the last message exits at once, and if its
+	// ACK is lost the sender retransmits into a destroyed QP; kernel rxe treats retry_cnt 7 as
+	// "retry forever" and hangs. That happens between two kernel rxe peers too, and says nothing
+	// about either stack. The perftest tools end with a barrier and take lossAll.
+	lossSpareACKs
+)
+
+// rcAcknowledge is the BTH opcode of an RC ACKNOWLEDGE packet.
+const rcAcknowledge = 0x11
+
+func (m lossMode) String() string {
+	switch m {
+	case lossAll:
+		return "loss2%"
+	case lossSpareACKs:
+		return "loss2%-no-acks"
+	}
+	return "no-loss"
+}
+
+// lossFor is the loss mode tool t runs under in a lossy phase.
+func lossFor(t tool) lossMode {
+	if t.perftest {
+		return lossAll
+	}
+	return lossSpareACKs
+}
+
+// setLoss replaces the nftables bridge table that drops RoCE packets. The rule sits on the
+// forward hook (VM to VM) and on input and output (host to VM and back), since frames the host
+// itself sends or receives never pass the bridge's forward hook.
+func setLoss(m lossMode) error {
 	output("nft", "delete", "table", "bridge", nftTable)
-	if !on {
+	if m == lossOff {
 		return nil
+	}
+	match := fmt.Sprintf("udp dport %d", roceUDP)
+	if m == lossSpareACKs {
+		// @th,64,8 is the byte after the 8-byte UDP header: the BTH opcode.
+		match += fmt.Sprintf(" @th,64,8 != %d", rcAcknowledge)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "table bridge %s {\n", nftTable)
 	for _, hook := range []string{"forward", "input", "output"} {
 		fmt.Fprintf(&b, "  chain %s { type filter hook %s priority 0; policy accept;\n", hook, hook)
-		fmt.Fprintf(&b, "    udp dport %d numgen random mod %d == 0 counter drop\n  }\n", roceUDP, lossMod)
+		fmt.Fprintf(&b, "    %s numgen random mod %d == 0 counter drop\n  }\n", match, lossMod)
 	}
 	b.WriteString("}\n")
 	f, err := os.CreateTemp("", "gorxe-nft-*.nft")

@@ -128,7 +128,8 @@ func (s *suite) execute() error {
 	return nil
 }
 
-// enterPhase sets the MTU of every link and the loss rule.
+// enterPhase sets the MTU of every link and clears the loss rule (a lossy phase sets it per run,
+// as the tool needs).
 func (s *suite) enterPhase(p phase) error {
 	s.log.printf("phase %s", p.label)
 	if p.netMTU != s.netMTU {
@@ -143,7 +144,7 @@ func (s *suite) enterPhase(p phase) error {
 		}
 		s.netMTU = p.netMTU
 	}
-	return setLoss(p.loss)
+	return setLoss(lossOff)
 }
 
 // maxReboots bounds how often a VM that died or stopped answering is booted again.
@@ -175,7 +176,7 @@ func (s *suite) ensureVMs(p phase) error {
 			}
 		}
 	}
-	return setLoss(p.loss)
+	return nil
 }
 
 // devinfo checks both devices show an active port with the phase's MTU.
@@ -217,7 +218,7 @@ func (s *suite) skip(name string) bool {
 func describe(p phase, rc runCase) string {
 	d := fmt.Sprintf("ipv%d mtu%d", rc.family, rc.pathMTU)
 	if p.loss {
-		d += " loss2%"
+		d += " " + lossFor(rc.tool).String()
 	}
 	return d + " " + strings.Join(rc.opts, " ")
 }
@@ -282,6 +283,13 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		fail("capture: %v", err)
 		return
 	}
+	if p.loss {
+		if err := setLoss(lossFor(rc.tool)); err != nil {
+			capt.stop()
+			fail("loss rule: %v", err)
+			return
+		}
+	}
 	drops := lossDrops()
 	watched := s.vms[0]
 	before, err := watched.rxeCounters()
@@ -327,6 +335,13 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		sj.kill()
 		sres, _ = sj.wait(10 * time.Second)
 	}
+	// The counters are read while the capture still runs, so that every packet they count was
+	// sent before the capture stopped.
+	after, err := watched.rxeCounters()
+	if err != nil {
+		fail("reading rxe counters: %v", err)
+	}
+	delta := after.minus(before)
 	capt.stop()
 	if n := capt.dropped(); n != 0 {
 		fail("the capture missed %d packets (tcpdump: %q), so not every ICRC was checked", n, strings.TrimSpace(capt.stderr.String()))
@@ -334,12 +349,6 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	if p.loss {
 		rw.options += fmt.Sprintf(" (%d dropped)", lossDrops()-drops)
 	}
-
-	after, err := watched.rxeCounters()
-	if err != nil {
-		fail("reading rxe counters: %v", err)
-	}
-	delta := after.minus(before)
 	cc, err := verifyCapture(s.o.gorxeBin, pcap)
 	if err != nil {
 		fail("capture check: %v", err)
