@@ -374,6 +374,11 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 	if needsResponse(w.WR.Opcode) && w.Progress.State != wqeNew && r.rdAtomic > 0 {
 		r.rdAtomic--
 	}
+	switch w.WR.Opcode {
+	case qp.WRSend, qp.WRSendWithImm, qp.WRSendWithInv:
+		// rxe's rdma_sends counts SEND work requests retired, whatever their status.
+		c.e.dev.Counters.RDMASends.Add(1)
+	}
 	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
 	switch {
 	case err == qp.ErrStale:

@@ -17,8 +17,8 @@ type Counters struct {
 	RetryRNRExceededErr atomic.Uint64 // retry_rnr_exceeded_err
 	CompleterRetryErr   atomic.Uint64 // completer_retry_err: retransmissions started
 	SendErr             atomic.Uint64 // send_err
-	RDMASends           atomic.Uint64 // rdma_sends
-	RDMARecvs           atomic.Uint64 // rdma_recvs
+	RDMASends           atomic.Uint64 // rdma_sends: SEND work requests retired
+	RDMARecvs           atomic.Uint64 // rdma_recvs: successful receive completions
 	SentBytes           atomic.Uint64 // sent_bytes (payload)
 	RcvdBytes           atomic.Uint64 // rcvd_bytes (payload)
 	// Drops of packets that reached a QP but could not be used; the device layer counts drops

@@ -209,3 +209,34 @@ func TestE2EAtomics(t *testing.T) {
 		wantWC(t, wc, uint64(5+i), cq.WCSuccess, cq.OpcodeFlush)
 	}
 }
+
+// TestE2EMessageCounters checks rdma_sends and rdma_recvs against rxe's meaning: SEND work
+// requests retired, and successful receive completions, not packets or every message.
+func TestE2EMessageCounters(t *testing.T) {
+	x := newE2E(t, hQPOptions{mtu: qp.MTU1024})
+	recv := x.b.d.region(8192, 0)
+	x.b.postRecv(1, recv.sge(0, 4096))
+	x.b.postRecv(2, recv.sge(4096, 4096))
+	rdma := qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}
+	x.a.post(
+		qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}},
+		qp.SendWR{ID: 2, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}, RDMA: rdma},
+		qp.SendWR{ID: 3, Opcode: qp.WRRDMAWriteWithImm, SGList: []mr.SGE{x.aBuf.sge(0, 10)}, RDMA: rdma},
+		qp.SendWR{ID: 4, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}, RDMA: rdma},
+		qp.SendWR{ID: 5, Opcode: qp.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []mr.SGE{x.aBuf.sge(8192, 8)},
+			Atomic: qp.AtomicInfo{RemoteAddr: rdma.RemoteAddr, RKey: rdma.RKey, CompareAdd: 1}},
+	)
+	x.h.settle(10 * time.Second)
+	if wcs := x.a.pollSend(); len(wcs) != 1 || wcs[0].WRID != 5 || wcs[0].Status != cq.WCSuccess {
+		t.Fatalf("send completions %+v", wcs)
+	}
+	if n := len(x.b.pollRecv()); n != 2 {
+		t.Fatalf("%d receive completions", n)
+	}
+	if got := x.a.d.ctr.RDMASends.Load(); got != 1 {
+		t.Fatalf("rdma_sends %d, want 1 (one SEND work request)", got)
+	}
+	if got := x.b.d.ctr.RDMARecvs.Load(); got != 2 {
+		t.Fatalf("rdma_recvs %d, want 2 (the SEND and the WRITE with immediate)", got)
+	}
+}

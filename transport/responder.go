@@ -350,6 +350,10 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 		r.stop(true)
 		return false
 	}
+	if err == nil && wc.Status == cq.WCSuccess {
+		// rxe's rdma_recvs counts successful receive completions.
+		r.e.dev.Counters.RDMARecvs.Add(1)
+	}
 	return true
 }
 
@@ -365,7 +369,6 @@ func (r *responder) takeWQE() bool {
 // messageDone counts a completed inbound message: MSN (C9-148: at execution for READ and atomics).
 func (r *responder) messageDone() {
 	r.msn = (r.msn + 1) & packet.PSNMask
-	r.e.dev.Counters.RDMARecvs.Add(1)
 }
 
 // sendAck queues an ACKNOWLEDGE with syndrome syn for psn, carrying the current MSN.
