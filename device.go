@@ -22,7 +22,8 @@ import (
 // the verbs objects created on it, and the goroutines that run their traffic.
 //
 // Traffic runs on a fixed set of workers, each owning the QPs whose QPN maps to it, plus one
-// receive goroutine per network connection; everything stops in Close. All methods are safe for
+// receive goroutine per network connection, which runs the engines of the packets it reads
+// itself when their worker is free; everything stops in Close. All methods are safe for
 // concurrent use.
 type Device struct {
 	cfg    *resolved

@@ -161,8 +161,9 @@ func (q *QP) Query() (QPAttr, QPInitAttr, error) {
 }
 
 // PostSend posts send work requests (ibv_post_send). It stops at the first invalid one and returns
-// a *PostError naming its index; the ones before it are posted. It does not block on the network
-// and does not allocate.
+// a *PostError naming its index; the ones before it are posted. It does not allocate and does not
+// wait for the network; on a QP with nothing outstanding (and a worker nobody else is running) it
+// builds and sends the first packets itself, as rxe's post_send runs its requester inline.
 func (q *QP) PostSend(wrs []SendWR) error {
 	d := q.dev
 	d.life.RLock()
@@ -313,9 +314,13 @@ func (q *QP) checkMcast(op string, gid GID) error {
 // newEngine builds the transport state of a new QP; tests replace it to observe the worker.
 var newEngine = func(dev *transport.Device, q *qp.QP) engine { return transport.New(dev, q) }
 
-// wakeQP is the QP table's wake hook: it schedules the QP's engine on its worker.
+// wakeQP is the QP table's wake hook: it schedules the QP's engine on its worker. Work posted to
+// a QP with nothing outstanding starts on the poster's goroutine, which saves a goroutine
+// hand-off on the way to the wire; while earlier work is in flight, the worker picks new work
+// up and sends it with whatever else accumulated.
 func wakeQP(q *qp.QP) {
 	if c, ok := q.DriverData().(*qpCore); ok {
-		c.notify()
+		head, cursor, _ := q.SendQueue().Positions()
+		c.notify(head == cursor)
 	}
 }

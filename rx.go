@@ -91,19 +91,21 @@ func (d *Device) receiveLoop() {
 			}
 			continue
 		}
+		last := -1
 		for i := range msgs[:n] {
-			d.classify(&msgs[i], batches)
+			if w := d.classify(&msgs[i], batches); w >= 0 {
+				last = w
+			}
 		}
+		// Every worker but one is woken to handle its batch in parallel; this goroutine runs the
+		// last one itself, saving a hand-off, and reads again once that is done, so that
+		// under load each read takes a larger batch.
 		for i, b := range batches {
 			if b == nil {
 				continue
 			}
 			batches[i] = nil
-			select {
-			case d.workers[i].rx <- b:
-			case <-d.done:
-				d.dropBatch(b)
-			}
+			d.workers[i].deliver(b, i == last)
 		}
 	}
 	for i := range msgs {
@@ -120,36 +122,37 @@ func (d *Device) dropBatch(b *rxBatch) {
 }
 
 // classify checks one datagram and, if it is for a QP of this device, moves it into the batch of
-// that QP's worker (taking m's buffer and giving m a fresh one).
-func (d *Device) classify(m *netio.Message, batches []*rxBatch) {
+// that QP's worker (taking m's buffer and giving m a fresh one). It returns the index of the
+// worker that got the packet (the last one for multicast), or -1 if it was dropped.
+func (d *Device) classify(m *netio.Message, batches []*rxBatch) int {
 	var p packet.Parsed
 	if err := packet.Parse(m.Buf, &p); err != nil {
 		d.rx.malformed.Add(1)
-		return
+		return -1
 	}
 	if !d.verifyICRC(m) {
 		d.rx.badICRC.Add(1)
-		return
+		return -1
 	}
 	bth := p.BTH()
 	// The P_Key table holds only the default key: accept it and its limited-member form.
 	if bth.PKey()&0x7FFF != DefaultPKey&0x7FFF {
 		d.rx.badPKey.Add(1)
-		return
+		return -1
 	}
 	from := transport.Path{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
 	qpn := bth.DestQP()
 	if qpn == multicastQPN {
-		d.fanOut(m, from, batches)
-		return
+		return d.fanOut(m, from, batches)
 	}
 	c := d.lookupCore(qpn)
 	if c == nil {
 		d.rx.unknownQPN.Add(1)
-		return
+		return -1
 	}
 	add(batches, c, m.Buf, &p, from)
 	m.Buf = getBuf()
+	return c.w.idx
 }
 
 // add appends a packet for core c to its worker's batch.
@@ -164,23 +167,26 @@ func add(batches []*rxBatch, c *qpCore, buf []byte, p *packet.Parsed, from trans
 
 // fanOut delivers a multicast packet to every QP attached to its destination group, each with its
 // own copy, as rxe does.
-func (d *Device) fanOut(m *netio.Message, from transport.Path, batches []*rxBatch) {
+func (d *Device) fanOut(m *netio.Message, from transport.Path, batches []*rxBatch) int {
 	group := GIDFromAddr(m.Dst.Addr())
 	cores := d.mcast.members(group)
 	if len(cores) == 0 {
 		d.rx.noMcastQP.Add(1)
-		return
+		return -1
 	}
+	last := -1
 	for _, c := range cores {
 		buf := getBuf()
 		n := copy(buf, m.Buf)
 		var p packet.Parsed
 		if packet.Parse(buf[:n], &p) != nil {
 			putBuf(buf)
-			return
+			return last
 		}
 		add(batches, c, buf, &p, from)
+		last = c.w.idx
 	}
+	return last
 }
 
 // multicastQPN is the destination QPN of multicast packets (IBTA: QP 0xFFFFFF).

@@ -36,37 +36,53 @@ type qpCore struct {
 }
 
 // notify asks the QP's worker to run its engine soon: posted work, or a change made outside the
-// worker. It never blocks.
-func (c *qpCore) notify() {
+// worker. With inline set and the worker idle, the engine runs at once on the caller's goroutine;
+// otherwise whoever runs the worker picks the QP up. It never waits for the worker.
+func (c *qpCore) notify(inline bool) {
 	if c.queued.Swap(true) {
 		return
 	}
 	w := c.w
 	w.mu.Lock()
 	w.pending = append(w.pending, c)
+	draining := w.draining
 	w.mu.Unlock()
-	w.wake()
+	switch {
+	case draining:
+	case inline:
+		w.help()
+	default:
+		w.wake()
+	}
 }
 
-// worker runs the engines of the QPs mapped to it, one call at a time: received packets, posted
-// work, control requests and expired timers all go through its goroutine, so an engine never
-// sees two callers at once and Modify is ordered with the packets around it.
+// worker runs the engines of the QPs mapped to it, one call at a time. Engines run under the
+// worker's run lock, on whichever goroutine holds it: the receive goroutine for the packets it
+// has just read, a poster for the work it has just posted, a verb for its control request, or
+// the worker's own goroutine, which takes over what the others found the lock busy for and
+// fires the timers. Running work where it arises instead of handing it to another goroutine
+// saves a goroutine wake-up per hand-off, which on a small machine costs as much as the
+// protocol work itself. An engine never sees two callers at once, and Modify is ordered with the
+// packets around it.
 type worker struct {
 	d    *Device
 	idx  int
-	rx   chan *rxBatch // received packets for this worker's QPs
-	ctl  chan func()   // control requests to run on the worker (create, modify, destroy)
-	kick chan struct{} // capacity 1: pending work or an expired timer
+	kick chan struct{} // capacity 1: queued work the lock holder may not see, or a timer
 	quit chan struct{} // closed by Device.Close
 
-	mu      sync.Mutex
-	pending []*qpCore // QPs that asked to be run; guarded by mu
+	mu       sync.Mutex
+	pending  []*qpCore  // QPs that asked to be run; guarded by mu
+	inbox    []*rxBatch // received batches not yet handled; guarded by mu
+	draining bool       // the run lock holder will look at pending and inbox again; guarded by mu
 
 	timerDue atomic.Bool
 
-	// Owned by the worker goroutine.
+	// run is held while engines run; it guards everything below.
+	run      sync.Mutex
+	stopped  bool                 // shut down by Device.Close: nothing runs any more
 	own      map[*qpCore]struct{} // live QPs of this worker
 	running  []*qpCore            // the pending list being worked on, swapped with pending
+	batches  []*rxBatch           // the inbox being worked on, swapped with inbox
 	timer    clock.Timer
 	timerAt  time.Time
 	timers   clock.Queue[*qpCore] // QP deadlines; an entry that no longer matches its QP's deadline is stale
@@ -75,12 +91,18 @@ type worker struct {
 	lastSend error
 }
 
-// maxBatchesPerWake bounds how many received batches a worker handles before it looks at posted
-// work and timers again, so a flood of inbound traffic does not starve its senders.
-const maxBatchesPerWake = 8
+// maxDrainRounds bounds how often one drain goes back for work that arrived while it ran, so a
+// goroutine that helped out (the receive goroutine, a poster) returns to its own job; the
+// worker's goroutine takes over the rest.
+const maxDrainRounds = 8
+
+// maxInbox is the number of received batches a worker may have queued before the receive
+// goroutine waits for the run lock instead of queuing more, which slows reading to the pace the
+// engines keep (the kernel's socket buffer holds the rest).
+const maxInbox = 64
 
 // flushThreshold is the number of queued outgoing packets that makes a worker send before it
-// handles the next packet, which bounds the buffers one wake can hold.
+// handles the next packet, which bounds the buffers one drain can hold.
 const flushThreshold = netio.IdealBatchSize
 
 func (d *Device) startWorkers() {
@@ -89,8 +111,6 @@ func (d *Device) startWorkers() {
 		w := &worker{
 			d:    d,
 			idx:  i,
-			rx:   make(chan *rxBatch, 64),
-			ctl:  make(chan func()),
 			kick: make(chan struct{}, 1),
 			quit: make(chan struct{}),
 			own:  make(map[*qpCore]struct{}),
@@ -107,6 +127,7 @@ func (d *Device) startWorkers() {
 // workerFor returns the worker that owns QP number qpn.
 func (d *Device) workerFor(qpn uint32) *worker { return d.workers[int(qpn%uint32(len(d.workers)))] }
 
+// wake makes the worker's goroutine drain the worker.
 func (w *worker) wake() {
 	select {
 	case w.kick <- struct{}{}:
@@ -114,48 +135,117 @@ func (w *worker) wake() {
 	}
 }
 
+// help drains the worker on the calling goroutine if nobody runs it, and otherwise wakes the
+// worker's goroutine, which drains once the lock is free.
+func (w *worker) help() {
+	if !w.run.TryLock() {
+		w.wake()
+		return
+	}
+	w.drain()
+	w.run.Unlock()
+}
+
+// deliver queues a batch of received packets for the worker. With inline set the caller runs the
+// worker itself if nobody does, as it also does when the worker is far behind.
+func (w *worker) deliver(b *rxBatch, inline bool) {
+	w.mu.Lock()
+	w.inbox = append(w.inbox, b)
+	backlog, draining := len(w.inbox), w.draining
+	w.mu.Unlock()
+	switch {
+	case backlog > maxInbox:
+		w.run.Lock()
+		w.drain()
+		w.run.Unlock()
+	case draining:
+	case inline:
+		w.help()
+	default:
+		w.wake()
+	}
+}
+
 func (w *worker) loop() {
 	defer w.d.wWG.Done()
 	for {
 		select {
-		case b := <-w.rx:
-			w.receive(b)
-			for i := 1; i < maxBatchesPerWake; i++ {
-				select {
-				case b = <-w.rx:
-					w.receive(b)
-					continue
-				default:
-				}
-				break
-			}
-		case f := <-w.ctl:
-			f()
 		case <-w.kick:
+			w.run.Lock()
+			w.drain()
+			w.run.Unlock()
 		case <-w.quit:
+			w.run.Lock()
 			w.shutdown()
+			w.run.Unlock()
 			return
 		}
-		w.service()
 	}
 }
 
-// do runs f on the worker and waits for it. It fails with ErrDeviceClosed once the worker is
-// stopping; f then does not run.
+// do runs f under the worker's run lock, then whatever f queued, and returns. It fails with
+// ErrDeviceClosed once the worker has shut down; f then does not run.
 func (w *worker) do(f func()) error {
-	done := make(chan struct{})
-	select {
-	case w.ctl <- func() { f(); close(done) }:
-	case <-w.quit:
+	w.run.Lock()
+	defer w.run.Unlock()
+	if w.stopped {
 		return ErrDeviceClosed
 	}
-	<-done
+	f()
+	w.drain()
 	return nil
 }
 
-// receive hands each packet of b to its QP's engine, then recycles the buffers and the batch.
-func (w *worker) receive(b *rxBatch) {
+// drain handles the received batches, the QPs that asked to be run and the expired timers, again
+// as long as more arrives (up to maxDrainRounds rounds), then sends what the engines produced and
+// re-arms the timer. The caller holds w.run.
+func (w *worker) drain() {
+	if w.stopped {
+		return
+	}
 	now := w.d.clk.Now()
+	for round := 0; ; round++ {
+		w.mu.Lock()
+		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load()
+		if idle || round == maxDrainRounds {
+			w.draining = false
+			w.mu.Unlock()
+			if !idle {
+				w.wake()
+			}
+			break
+		}
+		w.draining = true
+		w.batches, w.inbox = w.inbox, w.batches[:0]
+		w.running, w.pending = w.pending, w.running[:0]
+		w.mu.Unlock()
+		now = w.d.clk.Now()
+		for i, b := range w.batches {
+			w.receive(b, now)
+			w.batches[i] = nil
+		}
+		for i, c := range w.running {
+			c.queued.Store(false)
+			if !c.dead {
+				c.eng.Run(now, &w.out)
+				w.track(c)
+				if len(w.out.Packets) >= flushThreshold {
+					w.flush()
+				}
+			}
+			w.running[i] = nil
+		}
+		if w.timerDue.Swap(false) {
+			w.timerAt = time.Time{}
+			w.expire(now)
+		}
+	}
+	w.flush()
+	w.arm(now)
+}
+
+// receive hands each packet of b to its QP's engine, then recycles the buffers and the batch.
+func (w *worker) receive(b *rxBatch, now time.Time) {
 	for i := range b.pkts {
 		p := &b.pkts[i]
 		if c := p.core; !c.dead {
@@ -169,32 +259,6 @@ func (w *worker) receive(b *rxBatch) {
 		*p = rxPacket{}
 	}
 	putBatch(b)
-}
-
-// service runs the QPs that asked for it and those whose deadline passed, sends what they
-// produced and re-arms the timer.
-func (w *worker) service() {
-	now := w.d.clk.Now()
-	w.mu.Lock()
-	w.running, w.pending = w.pending, w.running[:0]
-	w.mu.Unlock()
-	for i, c := range w.running {
-		c.queued.Store(false)
-		if !c.dead {
-			c.eng.Run(now, &w.out)
-			w.track(c)
-			if len(w.out.Packets) >= flushThreshold {
-				w.flush()
-			}
-		}
-		w.running[i] = nil
-	}
-	if w.timerDue.Swap(false) {
-		w.timerAt = time.Time{}
-		w.expire(now)
-	}
-	w.flush()
-	w.arm(now)
 }
 
 // track records c's next deadline after an engine call.
@@ -308,7 +372,8 @@ func (w *worker) flush() {
 }
 
 // shutdown moves the worker's QPs to the error state, so their outstanding work completes with
-// WCWRFlushErr, runs them once more and stops the timer.
+// WCWRFlushErr, runs them once more and stops the timer. Nothing runs on the worker afterwards.
+// The caller holds w.run.
 func (w *worker) shutdown() {
 	now := w.d.clk.Now()
 	for c := range w.own {
@@ -323,17 +388,13 @@ func (w *worker) shutdown() {
 		w.timer.Stop()
 	}
 	w.timers.Reset()
-	// Receive batches still queued hold pooled buffers; give them back.
-	for {
-		select {
-		case b := <-w.rx:
-			for i := range b.pkts {
-				putBuf(b.pkts[i].buf)
-				b.pkts[i] = rxPacket{}
-			}
-			putBatch(b)
-		default:
-			return
-		}
+	w.stopped = true
+	// Received batches still queued hold pooled buffers; give them back.
+	w.mu.Lock()
+	inbox := w.inbox
+	w.inbox = nil
+	w.mu.Unlock()
+	for _, b := range inbox {
+		w.d.dropBatch(b)
 	}
 }
