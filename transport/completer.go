@@ -92,6 +92,12 @@ func (c *completer) retry(now time.Time, timeout bool) {
 	c.retried, c.retriedPSN = true, c.psn
 	ctr.CompleterRetryErr.Add(1)
 	r := &c.e.req
+	if timeout {
+		// Silence may mean loss or a responder still working through a backlog (a software stack
+		// on a slow machine): resend one packet, not the whole window, and grow back as
+		// acknowledgements return. A NAK, by contrast, comes from a responder that is keeping up.
+		r.shrinkWindow()
+	}
 	r.rewind(c.psn)
 	c.timer = time.Time{}
 	if r.a.timeout != 0 {
@@ -109,6 +115,7 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 	c.resetRetries()
 	c.retried = false
 	r := &c.e.req
+	r.growWindow()
 	if r.psn.LessThan(psn) {
 		// A retransmission is resending packets the responder has now confirmed: skip them.
 		r.rewind(psn)

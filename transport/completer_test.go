@@ -25,14 +25,18 @@ func (pr *probe) sendTimes(psn packet.PSN) []time.Duration {
 // TestCompleterRetryExhaustion checks that an unanswered request is sent again exactly retry_cnt
 // times, one Local ACK Timeout apart, then fails with RETRY_EXC_ERR one timeout after the last
 // retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
-// not infinite (IBTA; rxe differs).
+// not infinite (IBTA; rxe differs). After a timeout the requester probes with the oldest packet
+// alone, so the second request, never acknowledged, goes out only once.
 func TestCompleterRetryExhaustion(t *testing.T) {
 	for _, tc := range []struct{ timeout, retry uint8 }{{14, 3}, {10, 7}, {1, 1}, {18, 0}} {
 		pr := newProbe(t, hQPOptions{timeout: tc.timeout, retryCnt: tc.retry, noRetryDflts: true, sqPSN: 50})
 		period := ackTimeout(tc.timeout)
 		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
-		for _, psn := range []packet.PSN{50, 51} {
+		if ts := pr.sendTimes(51); len(ts) != 1 || ts[0] != 0 {
+			t.Fatalf("timeout %d retry %d: PSN 51 sent at %v, want once at 0", tc.timeout, tc.retry, ts)
+		}
+		for _, psn := range []packet.PSN{50} {
 			ts := pr.sendTimes(psn)
 			if len(ts) != int(tc.retry)+1 {
 				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)

@@ -35,9 +35,10 @@ type hStats struct {
 
 // hPacket is a packet in flight.
 type hPacket struct {
-	buf  []byte
-	path Path
-	at   time.Time // when it was emitted
+	buf   []byte
+	path  Path
+	at    time.Time // when it was emitted
+	ready time.Time // when a slow receiver gets to it (see hDevice.service)
 }
 
 // harness is the network, the clock and the devices.
@@ -78,6 +79,21 @@ type hDevice struct {
 	woken   map[uint32]bool
 	events  []qp.Event
 	out     Output
+	// service, when set, makes the device a slow receiver: each packet takes that long to
+	// process, so packets queue in inbox (as in a software stack on an emulated machine).
+	service   time.Duration
+	busyUntil time.Time
+	inbox     []hPacket
+}
+
+// deviceAt returns the device with address a, or nil.
+func (h *harness) deviceAt(a netip.Addr) *hDevice {
+	for _, d := range h.devs {
+		if d.addr == a {
+			return d
+		}
+	}
+	return nil
 }
 
 // HandleEvent records an asynchronous event.
@@ -344,10 +360,33 @@ func (h *harness) step() bool {
 	round := h.flight
 	h.flight = nil
 	for i := range round {
-		h.deliver(&round[i])
+		p := &round[i]
+		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.service > 0 {
+			d.busyUntil = later(h.now, d.busyUntil).Add(d.service)
+			p.ready = d.busyUntil
+			d.inbox = append(d.inbox, *p)
+			continue
+		}
+		h.deliver(p)
 		busy = true
 	}
+	for _, d := range h.devs {
+		n := 0
+		for n < len(d.inbox) && !d.inbox[n].ready.After(h.now) {
+			h.deliver(&d.inbox[n])
+			n++
+			busy = true
+		}
+		d.inbox = d.inbox[n:]
+	}
 	return busy
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // collect takes the packets a device's engines produced, checks them and puts them in flight.
@@ -463,6 +502,9 @@ func (h *harness) nextDeadline() time.Time {
 	for _, d := range h.devs {
 		for _, e := range d.engines {
 			next = earliest(next, e.Deadline())
+		}
+		if len(d.inbox) > 0 {
+			next = earliest(next, d.inbox[0].ready)
 		}
 	}
 	return next

@@ -85,6 +85,11 @@ type requester struct {
 	version uint64 // qp.AttrVersion when attr was read
 	resets  uint64 // qp.ResetCount when attr was read: a change is a new connection
 
+	// limit is the send window in PSNs, at most unackedPSNs. A retransmit timeout shrinks it to
+	// one packet and each acknowledgement that makes progress doubles it again (see
+	// completer.retry), so a responder that is alive but slower than the ACK timeout is probed
+	// rather than buried under windows of duplicates.
+	limit        uint32
 	psn          packet.PSN // PSN of the next request packet
 	tip          packet.PSN // PSN after the highest one ever sent: [comp.psn, tip) is in flight
 	next         uint64     // ring position of the WQE being sent
@@ -173,7 +178,7 @@ func (e *QP) resetSend() {
 
 // reset forgets the send progress (the WQEs themselves belong to the qp package).
 func (r *requester) reset() {
-	r.pktsSinceAck, r.rdAtomic = 0, 0
+	r.pktsSinceAck, r.rdAtomic, r.limit = 0, 0, 0
 	r.hold, r.more = time.Time{}, false
 	head, _, _ := r.e.q.SendQueue().Positions()
 	r.next = head
@@ -291,7 +296,27 @@ func (r *requester) mayStart(w *qp.SendWQE) bool {
 // windowClosed reports whether an RC requester is as far ahead of the oldest unacknowledged PSN
 // as it may go.
 func (r *requester) windowClosed() bool {
-	return r.a.typ == qp.TypeRC && r.outstanding() >= unackedPSNs
+	return r.a.typ == qp.TypeRC && r.outstanding() >= r.window()
+}
+
+// window returns the send window in PSNs: limit, or the full unackedPSNs before the first timeout.
+func (r *requester) window() uint32 {
+	if r.limit == 0 {
+		return unackedPSNs
+	}
+	return r.limit
+}
+
+// shrinkWindow drops the window to one packet after a retransmit timeout.
+func (r *requester) shrinkWindow() { r.limit = 1 }
+
+// growWindow doubles the window after an acknowledgement that made progress, up to unackedPSNs.
+func (r *requester) growWindow() {
+	if r.limit != 0 {
+		if r.limit *= 2; r.limit >= unackedPSNs {
+			r.limit = 0
+		}
+	}
 }
 
 // outstanding returns how many PSNs lie between the oldest unacknowledged one and the next to

@@ -59,7 +59,11 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	ackReq := false
 	if r.a.typ == qp.TypeRC {
 		r.pktsSinceAck++
-		if last || r.pktsSinceAck >= pktsPerAck {
+		// Ask for an acknowledgement at the end of a message, every pktsPerAck packets (rxe's
+		// rule), and, while the window is shrunk after a timeout, on the packet that fills it, so
+		// it reopens without waiting for the retransmit timer.
+		fills := r.limit != 0 && uint32(r.psn.Add(consumed).Sub(uint32(r.e.comp.psn))) >= r.limit
+		if last || r.pktsSinceAck >= pktsPerAck || fills {
 			ackReq = true
 			r.pktsSinceAck = 0
 		}
