@@ -31,6 +31,8 @@ type Counters struct {
 	RcvdWrongPath    uint64 // rcvd_wrong_path: RC/UC packet not from the QP's peer address
 	RcvdWrongState   uint64 // rcvd_wrong_state: QP not in a state that takes the packet
 	RcvdBadOpcode    uint64 // rcvd_bad_opcode: opcode not valid for the QP or sequence
+	RcvdBadAccess    uint64 // rcvd_bad_access: UC RDMA WRITE failing its R_Key, range or access check
+	RcvdBusy         uint64 // rcvd_busy: RC request behind a long RDMA READ response still being sent
 	QKeyViolation    uint64 // qkey_violation: UD Q_Key mismatch (qkey_viol_cntr)
 	RcvdNoRecvWQE    uint64 // rcvd_no_recv_wqe: UC/UD message with no receive posted
 	RcvdTooLong      uint64 // rcvd_too_long: UC/UD message longer than the receive buffer
@@ -65,6 +67,8 @@ func (d *Device) Counters() Counters {
 		RcvdWrongPath:       t.DroppedPath.Load(),
 		RcvdWrongState:      t.DroppedState.Load(),
 		RcvdBadOpcode:       t.DroppedOpcode.Load(),
+		RcvdBadAccess:       t.DroppedAccess.Load(),
+		RcvdBusy:            t.DroppedBusy.Load(),
 		QKeyViolation:       t.DroppedQKey.Load(),
 		RcvdNoRecvWQE:       t.DroppedNoRecv.Load(),
 		RcvdTooLong:         t.DroppedLength.Load(),
@@ -92,6 +96,7 @@ func (c Counters) All() iter.Seq2[string, uint64] {
 			{"rcvd_bad_pkey", c.RcvdBadPKey}, {"rcvd_unknown_qpn", c.RcvdUnknownQPN},
 			{"rcvd_no_mcast_group", c.RcvdNoMcastGroup}, {"rcvd_wrong_path", c.RcvdWrongPath},
 			{"rcvd_wrong_state", c.RcvdWrongState}, {"rcvd_bad_opcode", c.RcvdBadOpcode},
+			{"rcvd_bad_access", c.RcvdBadAccess}, {"rcvd_busy", c.RcvdBusy},
 			{"qkey_violation", c.QKeyViolation}, {"rcvd_no_recv_wqe", c.RcvdNoRecvWQE},
 			{"rcvd_too_long", c.RcvdTooLong}, {"rcvd_unexpected", c.RcvdUnexpected},
 			{"rcvd_net_err", c.RcvdNetErr},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -335,5 +336,8 @@ func TestCountersNames(t *testing.T) {
 		if !found {
 			t.Errorf("counter %s missing from %v", want, names)
 		}
+	}
+	if n := reflect.TypeFor[Counters]().NumField(); len(names) != n {
+		t.Errorf("All yields %d counters, the struct has %d fields", len(names), n)
 	}
 }
