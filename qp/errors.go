@@ -22,7 +22,7 @@ var (
 	ErrInvalidWR         = errors.New("qp: malformed work request")
 	ErrTooManySGE        = errors.New("qp: more SGEs than the queue's max_sge")
 	ErrInlineTooLong     = errors.New("qp: inline data longer than max_inline_data")
-	ErrMessageTooLong    = errors.New("qp: message longer than 2^31 bytes")
+	ErrMessageTooLong    = errors.New("qp: message too long (2^31 bytes at most; one MTU for UD)")
 	ErrQueueFull         = errors.New("qp: work queue full")
 	ErrHasSRQ            = errors.New("qp: QP uses an SRQ; post receives to the SRQ")
 	ErrInvalidAH         = errors.New("qp: invalid address handle")
