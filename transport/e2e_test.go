@@ -13,11 +13,10 @@ import (
 
 // e2e is a connected RC (or UC) pair with a source and a target region on each side.
 type e2e struct {
-	h        *harness
-	a, b     *hEndpoint
-	aBuf     hRegion // requester-side memory
-	bBuf     hRegion // responder-side memory
-	aRecvBuf hRegion
+	h    *harness
+	a, b *hEndpoint
+	aBuf hRegion // requester-side memory
+	bBuf hRegion // responder-side memory
 }
 
 const e2eSize = 64 << 10

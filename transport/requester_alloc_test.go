@@ -19,7 +19,6 @@ type allocRig struct {
 	resp   []byte
 	parsed packet.Parsed
 	from   Path
-	psn    packet.PSN
 }
 
 func newAllocRig(t *testing.T) *allocRig {
