@@ -38,6 +38,7 @@ type rxPacket struct {
 	parsed packet.Parsed
 	from   transport.Path
 	core   *qpCore
+	more   bool // another packet for core follows in the batch
 }
 
 // rxBatch carries the packets of one receive call that belong to one worker.

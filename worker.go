@@ -16,6 +16,7 @@ import (
 // engine is what a worker drives for each QP: the transport's per-QP state machine.
 type engine interface {
 	Receive(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
+	ReceiveMore(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
 	Run(now time.Time, out *transport.Output)
 	Deadline() time.Time
 }
@@ -30,9 +31,10 @@ type qpCore struct {
 
 	queued atomic.Bool // on w.pending, waiting for Run
 
-	// Owned by the worker goroutine.
+	// Guarded by the worker's run lock.
 	deadline time.Time
 	dead     bool
+	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
 }
 
 // notify asks the QP's worker to run its engine soon: posted work, or a change made outside the
@@ -83,6 +85,7 @@ type worker struct {
 	own      map[*qpCore]struct{} // live QPs of this worker
 	running  []*qpCore            // the pending list being worked on, swapped with pending
 	batches  []*rxBatch           // the inbox being worked on, swapped with inbox
+	stamp    uint64               // counts received batches, to find each QP's last packet in one
 	timer    clock.Timer
 	timerAt  time.Time
 	timers   clock.Queue[*qpCore] // QP deadlines; an entry that no longer matches its QP's deadline is stale
@@ -245,11 +248,23 @@ func (w *worker) drain() {
 }
 
 // receive hands each packet of b to its QP's engine, then recycles the buffers and the batch.
+// The packets of one QP arrived together, so all but its last go in with ReceiveMore: the engine
+// answers the burst with one ACK and sends what the burst's acknowledgements allow at once.
 func (w *worker) receive(b *rxBatch, now time.Time) {
+	w.stamp++
+	for i := len(b.pkts) - 1; i >= 0; i-- {
+		p := &b.pkts[i]
+		p.more = p.core.seen == w.stamp
+		p.core.seen = w.stamp
+	}
 	for i := range b.pkts {
 		p := &b.pkts[i]
 		if c := p.core; !c.dead {
-			c.eng.Receive(now, &p.parsed, p.from, &w.out)
+			if p.more {
+				c.eng.ReceiveMore(now, &p.parsed, p.from, &w.out)
+			} else {
+				c.eng.Receive(now, &p.parsed, p.from, &w.out)
+			}
 			w.track(c)
 			if len(w.out.Packets) >= flushThreshold {
 				w.flush()

@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ type fakeEngine struct {
 	q        *qp.QP
 	received []packet.BTHFields
 	from     []transport.Path
+	more     []bool // whether each packet came through ReceiveMore
 	runs     int
 	deadline time.Time
 	// onRun, if set, is called by Run and may queue packets.
@@ -27,9 +29,18 @@ type fakeEngine struct {
 }
 
 func (e *fakeEngine) Receive(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output) {
+	e.record(p, from, false)
+}
+
+func (e *fakeEngine) ReceiveMore(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output) {
+	e.record(p, from, true)
+}
+
+func (e *fakeEngine) record(p *packet.Parsed, from transport.Path, more bool) {
 	e.mu.Lock()
 	e.received = append(e.received, p.BTH().Fields())
 	e.from = append(e.from, from)
+	e.more = append(e.more, more)
 	e.mu.Unlock()
 	e.ran <- struct{}{}
 }
@@ -273,6 +284,49 @@ func waitTimer(t *testing.T, f *testFabric, at time.Time) {
 	if err := f.clk.WaitNextDeadline(ctx, at); err != nil {
 		next, ok := f.clk.NextDeadline()
 		t.Fatalf("no timer armed for %v (next %v, %v)", at, next, ok)
+	}
+}
+
+// The packets of one QP in a received batch form a burst: all but the last go in through
+// ReceiveMore, whatever other QPs' packets sit between them.
+func TestWorkerHandsBurstsToEngines(t *testing.T) {
+	made := withFakeEngines(t)
+	f := newTestFabric(t)
+	d := f.open(t, "10.0.0.1")
+	x := newTestQPs(t, d)
+	qa, qb := x.create(t, QPTypeRC), x.create(t, QPTypeRC)
+	ea, eb := <-made, <-made
+	src := netip.AddrPortFrom(mustAddr("10.0.0.2"), 0xC000)
+	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), DefaultPort)
+	batches := make([]*rxBatch, len(d.workers))
+	for _, qpn := range []uint32{qa.QPN(), qb.QPN(), qa.QPN(), qa.QPN(), qb.QPN()} {
+		pkt, _ := packet.AppendPacket(getBuf()[:0], sendOnly(qpn, 0xFFFF), nil)
+		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
+		env.PutICRC(pkt)
+		m := netio.Message{Buf: pkt, Src: src, Dst: dst}
+		if d.classify(&m, batches) < 0 {
+			t.Fatal("packet dropped")
+		}
+		putBuf(m.Buf)
+	}
+	for i, b := range batches {
+		if b == nil {
+			continue
+		}
+		w := d.workers[i]
+		w.run.Lock()
+		w.receive(b, f.clk.Now())
+		w.run.Unlock()
+	}
+	for _, c := range []struct {
+		e    *fakeEngine
+		want []bool
+	}{{ea, []bool{true, true, false}}, {eb, []bool{true, false}}} {
+		c.e.mu.Lock()
+		if fmt.Sprint(c.e.more) != fmt.Sprint(c.want) {
+			t.Errorf("QP %d: ReceiveMore per packet %v, want %v", c.e.q.QPN(), c.e.more, c.want)
+		}
+		c.e.mu.Unlock()
 	}
 }
 

@@ -49,6 +49,8 @@ type QP struct {
 	req  requester
 	comp completer
 	resp responder
+
+	burst time.Time // time of the first ReceiveMore of a burst not yet ended, or zero
 }
 
 // New returns the transport state for q.
@@ -67,13 +69,38 @@ func (e *QP) QP() *qp.QP { return e.q }
 // sender, Dst the local address. Requests go to the responder; acknowledgements and read or
 // atomic responses go to the completer.
 func (e *QP) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
+	e.receive(now, p, &from, out)
+	e.endBurst(now, out)
+}
+
+// ReceiveMore is Receive for a packet that another packet for this QP follows at once, as in a
+// batch read from the network: what the following packets may make unnecessary waits for the
+// Receive that ends the burst. An RC responder sends one positive ACK for the burst, not one per
+// request that asked for it (ACKs are cumulative: one acknowledges every SEND and WRITE before
+// it, and requesters, rxe's included, retire them so), and the requester sends what the burst's
+// acknowledgements allow once, in one go. Until that Receive (or a Run), Deadline reports the
+// work as due.
+func (e *QP) ReceiveMore(now time.Time, p *packet.Parsed, from Path, out *Output) {
+	e.receive(now, p, &from, out)
+	if e.burst.IsZero() {
+		e.burst = now
+	}
+}
+
+func (e *QP) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
 	e.dev.Counters.RcvdPkts.Add(1)
 	if p.Opcode().IsResponse() {
-		e.comp.receive(now, p, &from, out)
+		e.comp.receive(now, p, from, out)
 	} else {
-		e.resp.receive(now, p, &from, out)
+		e.resp.receive(now, p, from, out)
 	}
-	// A completed response can open the send window or release a fence.
+}
+
+// endBurst sends what ReceiveMore put off: the responder's ACK, and the requester's packets,
+// since a completed response can open the send window or release a fence.
+func (e *QP) endBurst(now time.Time, out *Output) {
+	e.burst = time.Time{}
+	e.resp.flushAck(out)
 	e.req.run(now, out)
 }
 
@@ -81,6 +108,8 @@ func (e *QP) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
 // timers and sends posted work the windows allow. Call it after posting, after Modify and when
 // the deadline has passed.
 func (e *QP) Run(now time.Time, out *Output) {
+	e.burst = time.Time{}
+	e.resp.flushAck(out)
 	e.resp.run(now, out)
 	e.comp.tick(now, out)
 	e.req.run(now, out)
@@ -88,7 +117,7 @@ func (e *QP) Run(now time.Time, out *Output) {
 
 // Deadline returns when Run must next be called, or the zero time if no timer is armed.
 func (e *QP) Deadline() time.Time {
-	return earliest(earliest(e.req.deadline(), e.comp.deadline()), e.resp.deadline())
+	return earliest(earliest(earliest(e.req.deadline(), e.comp.deadline()), e.resp.deadline()), e.burst)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -54,6 +54,12 @@ type responder struct {
 
 	res  resources
 	read readReply
+
+	// A positive ACK put off until the end of a burst of packets (see QP.ReceiveMore), with the
+	// MSN it was due with.
+	ackDue bool
+	ackPSN packet.PSN
+	ackMSN uint32
 }
 
 // readBurst bounds the RDMA READ response packets built in one call; a longer response continues
@@ -134,6 +140,7 @@ func (r *responder) stop(flush bool) {
 	r.msgKind = packet.KindInvalid
 	r.ucDrop = false
 	r.read.active = false
+	r.ackDue = false
 	r.res.clear()
 }
 
@@ -263,7 +270,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		if op.Kind() == packet.KindSend || op.Kind() == packet.KindRDMAWrite {
 			r.psn = psn.Add(1)
 			if p.BTH().AckReq() {
-				r.sendAck(packet.SyndromeACKUnlimited, psn, out)
+				r.ack(psn)
 			}
 		}
 	case rnr:
@@ -371,13 +378,39 @@ func (r *responder) messageDone() {
 	r.msn = (r.msn + 1) & packet.PSNMask
 }
 
+// ack acknowledges the requests up to psn with the current MSN. The ACK goes out when the burst
+// of packets being received ends, unless a later ACK replaces it first; any other response sends
+// it before itself, so responses keep their PSN order.
+func (r *responder) ack(psn packet.PSN) {
+	r.ackDue, r.ackPSN, r.ackMSN = true, psn, r.msn
+}
+
+// flushAck sends the ACK that ack put off, if any.
+func (r *responder) flushAck(out *Output) {
+	if !r.ackDue {
+		return
+	}
+	r.ackDue = false
+	r.sendAckMSN(packet.SyndromeACKUnlimited, r.ackPSN, r.ackMSN, out)
+}
+
 // sendAck queues an ACKNOWLEDGE with syndrome syn for psn, carrying the current MSN.
 func (r *responder) sendAck(syn packet.Syndrome, psn packet.PSN, out *Output) {
+	r.sendAckMSN(syn, psn, r.msn, out)
+}
+
+func (r *responder) sendAckMSN(syn packet.Syndrome, psn packet.PSN, msn uint32, out *Output) {
 	var h packet.Headers
 	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
-	h.AETH = packet.AETHFields{Syndrome: syn, MSN: r.msn}
-	pkt, _ := out.build(&h, 0)
+	h.AETH = packet.AETHFields{Syndrome: syn, MSN: msn}
+	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)
+}
+
+// build starts a response packet, after the ACK put off for the burst if there is one.
+func (r *responder) build(h *packet.Headers, payloadLen int, out *Output) (pkt, payload []byte) {
+	r.flushAck(out)
+	return out.build(h, payloadLen)
 }
 
 // fromPeer reports whether a packet that arrived on from was sent by the other end of path p and

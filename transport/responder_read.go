@@ -109,7 +109,7 @@ func (r *responder) sendRead(out *Output, budget int) {
 			h.BTH.Opcode = packet.RCRDMAReadResponseMiddle
 		}
 		h.BTH.PSN = rr.psn
-		pkt, payload := out.build(&h, int(n))
+		pkt, payload := r.build(&h, int(n), out)
 		span.CopyOut(payload, off)
 		out.finish(pkt, &r.path)
 		off += uint64(n)
@@ -220,7 +220,7 @@ func (r *responder) sendAtomicAck(psn packet.PSN, orig uint64, out *Output) {
 	h.BTH = packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
 	h.AtomicAckETH = packet.AtomicAckETHFields{OriginalRemoteData: orig}
-	pkt, _ := out.build(&h, 0)
+	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)
 }
 
@@ -230,7 +230,7 @@ func (r *responder) sendPlacementAck(psn packet.PSN, out *Output) {
 	var h packet.Headers
 	h.BTH = packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
-	pkt, _ := out.build(&h, 0)
+	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)
 }
 
@@ -242,7 +242,7 @@ func (r *responder) duplicate(now time.Time, p *packet.Parsed, out *Output) {
 	switch kind {
 	case packet.KindSend, packet.KindRDMAWrite:
 		// C9-105: acknowledge again up to the last request accepted.
-		r.sendAck(packet.SyndromeACKUnlimited, r.psn.Sub(1), out)
+		r.ack(r.psn.Sub(1))
 		return
 	}
 	res := r.res.find(psn)

@@ -1,0 +1,144 @@
+package transport
+
+import (
+	"testing"
+
+	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// deliverMore hands p to the engine as a packet that more of the burst follows, and returns what
+// it produced.
+func (env *rspEnv) deliverMore(p *packet.Parsed) []*packet.Parsed {
+	env.t.Helper()
+	env.out.Reset()
+	env.e.ReceiveMore(env.now, p, env.from, &env.out)
+	return env.collect()
+}
+
+func TestResponderBurstSendsOneAck(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	env.postRecv(3, 64)
+	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+	rspWantNone(t, env.deliverMore(env.req(packet.RCRDMAWriteOnly, 101, true, nil, rspRETH(0, 0, 0))))
+	if d := env.e.Deadline(); !d.Equal(env.now) {
+		t.Fatalf("deadline %v during a burst, want now", d)
+	}
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 102, true, []byte("c"), nil)), packet.SyndromeACKUnlimited, 102, 3)
+	if d := env.e.Deadline(); !d.IsZero() {
+		t.Fatalf("deadline %v after the burst", d)
+	}
+	if wcs := env.poll(); len(wcs) != 2 {
+		t.Fatalf("%d receive completions, want 2", len(wcs))
+	}
+}
+
+// The ACK keeps the MSN it was due with, even when a later packet of the burst, asking for no
+// acknowledgement, completes another message.
+func TestResponderBurstAckKeepsItsMSN(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, false, []byte("b"), nil)), packet.SyndromeACKUnlimited, 100, 1)
+}
+
+// Any other response sends the pending ACK first, so responses leave in PSN order.
+func TestResponderBurstAckPrecedesOtherResponses(t *testing.T) {
+	t.Run("read response", func(t *testing.T) {
+		env := newRC(t)
+		m, _ := env.region(64, remoteAccess)
+		env.postRecv(1, 64)
+		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+		ps := env.deliverMore(env.req(packet.RCRDMAReadRequest, 101, true, nil, rspRETH(m.IOVA(), m.RKey(), 8)))
+		if len(ps) != 2 {
+			t.Fatalf("%d packets, want the ACK and the READ response", len(ps))
+		}
+		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
+		rspWantResp(t, ps[1], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
+		rspWantNone(t, env.run())
+	})
+	t.Run("RNR NAK", func(t *testing.T) {
+		env := newRC(t)
+		env.postRecv(1, 64)
+		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+		ps := env.deliver(env.req(packet.RCSendOnly, 101, true, []byte("b"), nil))
+		if len(ps) != 2 {
+			t.Fatalf("%d packets, want the ACK and the RNR NAK", len(ps))
+		}
+		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
+		rspWantResp(t, ps[1], packet.RCAcknowledge, 101, packet.SyndromeRNRNAK(rspRNRCode), 1)
+	})
+	t.Run("sequence error NAK", func(t *testing.T) {
+		env := newRC(t)
+		env.postRecv(1, 64)
+		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+		ps := env.deliver(env.req(packet.RCSendOnly, 105, true, []byte("b"), nil))
+		if len(ps) != 2 {
+			t.Fatalf("%d packets, want the ACK and the NAK", len(ps))
+		}
+		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
+		rspWantResp(t, ps[1], packet.RCAcknowledge, 101, packet.SyndromeNAKPSNSequenceError, 1)
+	})
+}
+
+// A burst that nobody ends is ended by Run, which the deadline calls for.
+func TestResponderBurstEndedByRun(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+	rspWantAck(t, env.run(), packet.SyndromeACKUnlimited, 100, 1)
+	rspWantNone(t, env.run())
+}
+
+// Duplicates of a retransmitted burst are acknowledged once.
+func TestResponderBurstOfDuplicates(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	env.postRecv(2, 64)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)), packet.SyndromeACKUnlimited, 100, 1)
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, []byte("b"), nil)), packet.SyndromeACKUnlimited, 101, 2)
+	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, []byte("b"), nil)), packet.SyndromeACKUnlimited, 101, 2)
+}
+
+// The requester sends what a burst of responses allows when the burst ends.
+func TestRequesterBurstRunsOnce(t *testing.T) {
+	r := newAllocRig(t)
+	dst := r.a.d.region(4096, 0)
+	wrs := []qp.SendWR{
+		{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 8)}, RDMA: qp.RDMAInfo{RKey: 5}},
+		{Opcode: qp.WRSend, Flags: qp.SendFence, SGList: []mr.SGE{dst.sge(8, 8)}},
+	}
+	if err := r.a.q.PostSend(wrs); err != nil {
+		t.Fatal(err)
+	}
+	r.a.e.Run(hStart, &r.out)
+	if len(r.out.Packets) != 1 {
+		t.Fatalf("%d packets before the READ completed, want the READ request only", len(r.out.Packets))
+	}
+	h := packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PSN: 0, DestQP: r.a.q.QPN(), PKey: 0xFFFF},
+		AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
+	buf, err := packet.AppendPacket(r.resp[:0], &h, make([]byte, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := packet.Parse(buf, &r.parsed); err != nil {
+		t.Fatal(err)
+	}
+	r.out.Reset()
+	r.a.e.ReceiveMore(hStart, &r.parsed, r.from, &r.out)
+	if len(r.out.Packets) != 0 {
+		t.Fatalf("%d packets in the middle of a burst", len(r.out.Packets))
+	}
+	if d := r.a.e.Deadline(); !d.Equal(hStart) {
+		t.Fatalf("deadline %v during a burst, want now", d)
+	}
+	r.a.e.Run(hStart, &r.out)
+	if len(r.out.Packets) != 1 {
+		t.Fatalf("%d packets after the burst, want the fenced SEND", len(r.out.Packets))
+	}
+}
