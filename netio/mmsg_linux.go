@@ -172,6 +172,34 @@ func (b *mmsgBatch) putTrafficControl(i int, is4 bool, tos, ttl uint8) int {
 	return off
 }
 
+// newReceiveBatch returns a batch whose every slot is set up to receive, apart from the buffer:
+// a socket keeps one for its reads, so that a read, which often takes one datagram or none,
+// does not pay for preparing and then clearing all IdealBatchSize slots. It holds on to the
+// buffers of its last read until the next.
+func newReceiveBatch() *mmsgBatch {
+	b := new(mmsgBatch)
+	b.call = b.syscall
+	for i := range b.hdrs {
+		h := &b.hdrs[i].Hdr
+		h.Iov = &b.iovs[i]
+		h.SetIovlen(1)
+		h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	}
+	return b
+}
+
+// pointReceive readies slot i of a batch from newReceiveBatch to receive into buf[:cap(buf)],
+// resetting what the kernel wrote in the slot's last read.
+func (b *mmsgBatch) pointReceive(i int, buf []byte) {
+	buf = buf[:cap(buf)]
+	b.iovs[i].Base = &buf[0]
+	b.iovs[i].SetLen(len(buf))
+	b.hdrs[i].Len = 0
+	h := &b.hdrs[i].Hdr
+	h.Namelen = unix.SizeofSockaddrInet6
+	h.Flags = 0
+}
+
 // setReceive fills slot i to receive into buf[:cap(buf)].
 func (b *mmsgBatch) setReceive(i int, buf []byte) {
 	b.dirty = max(b.dirty, i+1)

@@ -37,6 +37,12 @@ type udpSocket struct {
 	rc    syscall.RawConn
 	local netip.AddrPort
 	scope uint32 // IPv6 interface index of local, for link-local destinations
+
+	// rxb is the receive scratch of a listener, kept prepared between calls so that a read
+	// only points each slot at its buffer (see recvBatch). Guarded by rxMu; a concurrent
+	// Receive on the same socket uses a pooled batch instead.
+	rxMu sync.Mutex
+	rxb  *mmsgBatch
 }
 
 // ListenUDP binds cfg.Port on each of cfg.Addrs.
@@ -224,11 +230,24 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 
 // receiveFrom reads one batch from s, dropping truncated datagrams; it may return 0 if all were.
 func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, error) {
-	b := getBatch()
-	defer putBatch(b)
-	b.count = min(len(msgs), IdealBatchSize)
-	for i := 0; i < b.count; i++ {
-		b.setReceive(i, msgs[i].Buf)
+	var b *mmsgBatch
+	if s.rxMu.TryLock() {
+		defer s.rxMu.Unlock()
+		if s.rxb == nil {
+			s.rxb = newReceiveBatch()
+		}
+		b = s.rxb
+		b.count = min(len(msgs), IdealBatchSize)
+		for i := 0; i < b.count; i++ {
+			b.pointReceive(i, msgs[i].Buf)
+		}
+	} else {
+		b = getBatch()
+		defer putBatch(b)
+		b.count = min(len(msgs), IdealBatchSize)
+		for i := 0; i < b.count; i++ {
+			b.setReceive(i, msgs[i].Buf)
+		}
 	}
 	got, err := b.run(s.rc, unix.SYS_RECVMMSG, wait)
 	if err != nil {
