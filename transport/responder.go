@@ -20,7 +20,8 @@ type responder struct {
 	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
 	version   uint64
 	refreshed bool
-	path      Path // where RC responses go (connected QPs)
+	path      Path // where RC responses go (connected QPs), derived from attr
+	pathOK    bool // path resolved: its source GID index names a local address
 	mtu       int  // path MTU in bytes (connected QPs)
 
 	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
@@ -106,6 +107,10 @@ func (r *responder) refresh() {
 	resets := r.e.q.ResetCount()
 	r.attr, _ = r.e.q.Query()
 	a := &r.attr
+	if t := r.e.q.Type(); t == qp.TypeRC || t == qp.TypeUC {
+		sport := packet.UDPSourcePort(a.AHAttr.GRH.FlowLabel, r.e.q.QPN(), a.DestQPNum)
+		r.path, r.pathOK = r.e.req.pathTo(&a.AHAttr, sport)
+	}
 	if !receiving(a.State) {
 		r.stop(a.State == qp.StateErr)
 		return
@@ -172,13 +177,10 @@ func (r *responder) receive(now time.Time, p *packet.Parsed, from *Path, out *Ou
 		r.receiveUD(p, from)
 		return
 	}
-	sport := packet.UDPSourcePort(r.attr.AHAttr.GRH.FlowLabel, r.e.q.QPN(), r.attr.DestQPNum)
-	path, ok := r.e.req.pathTo(&r.attr.AHAttr, sport)
-	if !ok || !path.fromPeer(from) {
+	if !r.pathOK || !r.path.fromPeer(from) {
 		c.DroppedPath.Add(1)
 		return
 	}
-	r.path = path
 	if r.attr.State == qp.StateRTR && !r.commEst {
 		r.commEst = true
 		r.e.q.RaiseEvent(qp.EventCommEst)
