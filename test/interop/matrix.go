@@ -34,7 +34,9 @@ type runCase struct {
 	family  int      // 4: IPv4-mapped GIDs; 6: IPv6 GIDs
 	pathMTU int      // -m
 	opts    []string // size, iterations and other tool options, the same on both sides
-	timeout time.Duration
+	// gorxeOpts are added on the gorxe side only, for options local to one side.
+	gorxeOpts []string
+	timeout   time.Duration
 }
 
 // phase is a network state (netdev MTU, loss) and the cases run in it.
@@ -121,13 +123,15 @@ func gorxeMatrix() []phase {
 	}
 }
 
-// lossQPTimeout is the perftest ACK timeout (-u) under loss: 4.096 us * 2^18, about 1.07 s.
+// lossQPTimeout is gorxe's perftest ACK timeout (-u) under loss: 4.096 us * 2^18, about 1.07 s.
 // perftest's default, 14 (67 ms), is shorter than the stalls of kernel rxe's responder under
 // emulation: captures show it silent for 0.3 to 1.7 s while it works through a go-back-N backlog,
 // between two kernel rxe peers too. Kernel rxe as requester treats retry_cnt 7 as "retry forever"
 // and rides such a stall out; gorxe follows IBTA (7 retries), so with 67 ms it gives up after
-// about half a second with IBV_WC_RETRY_EXC_ERR. The pingpongs have no such option (their timeout
-// is fixed at 14) and need none: one message in flight never builds a backlog.
+// about half a second with IBV_WC_RETRY_EXC_ERR. The option is local to each side's requester, so
+// only gorxe gets it: kernel rxe keeps its default, with which it recovers fastest. The pingpongs
+// have no such option (their timeout is fixed at 14) and need none: one message in flight never
+// builds a backlog.
 const lossQPTimeout = "18"
 
 // lossCases are the RC tools under about 2 % loss.
@@ -137,7 +141,7 @@ func lossCases() []runCase {
 		[]runCase{c(writeBW, 4, 1024, 120*time.Second, "-s", "1048576", "-n", "20")}))
 	for i := range cases {
 		if cases[i].tool.perftest {
-			cases[i].opts = append(cases[i].opts, "-u", lossQPTimeout)
+			cases[i].gorxeOpts = []string{"-u", lossQPTimeout}
 		}
 	}
 	return cases

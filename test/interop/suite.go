@@ -220,7 +220,20 @@ func describe(p phase, rc runCase) string {
 	if p.loss {
 		d += " " + lossFor(rc.tool).String()
 	}
-	return d + " " + strings.Join(rc.opts, " ")
+	d += " " + strings.Join(rc.opts, " ")
+	if len(rc.gorxeOpts) > 0 {
+		d += " (gorxe: " + strings.Join(rc.gorxeOpts, " ") + ")"
+	}
+	return d
+}
+
+// sideOpts are the options side e passes: the common ones, plus gorxe's own on gorxe.
+func sideOpts(e endpoint, rc runCase, gid, port int) []string {
+	o := commonOpts(rc, gid, port)
+	if e.name() == "gorxe" {
+		o = append(o, rc.gorxeOpts...)
+	}
+	return o
 }
 
 // commonOpts are the options both sides pass, with the side's own GID index.
@@ -274,8 +287,8 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		fail("client GID: %v", err)
 		return
 	}
-	sArgv, _ := srv.argv(rc.tool, commonOpts(rc, sGID, port))
-	cArgv, _ := cli.argv(rc.tool, append(commonOpts(rc, cGID, port), srv.addr(4).String()))
+	sArgv, _ := srv.argv(rc.tool, sideOpts(srv, rc, sGID, port))
+	cArgv, _ := cli.argv(rc.tool, append(sideOpts(cli, rc, cGID, port), srv.addr(4).String()))
 
 	pcap := filepath.Join(s.o.workdir, fmt.Sprintf("run%05d-%s.pcap", port, rc.tool.c))
 	capt, err := startCapture(tapName(1), pcap)
