@@ -213,10 +213,14 @@ func streamWrites(b *testing.B, a, p *benchPeer, size, depth, n int) {
 	}
 }
 
+// benchTxDepth is perftest's default tx-depth for bandwidth tests (ib_send_bw, ib_write_bw): the
+// most work requests kept in flight. The RC window of 128 packets bounds what is on the wire
+// anyway.
+const benchTxDepth = 128
+
 // writeDepth is how many WRITEs of size bytes a bandwidth benchmark keeps in flight: about 1 MiB,
-// between 2 and 64 messages (perftest's ib_write_bw keeps 128 but the RC window of 128 packets
-// limits what is on the wire anyway).
-func writeDepth(size int) int { return min(max((1<<20)/size, 2), 64) }
+// between 2 and benchTxDepth messages.
+func writeDepth(size int) int { return min(max((1<<20)/size, 2), benchTxDepth) }
 
 func BenchmarkWriteBW(b *testing.B) {
 	for _, network := range benchNetworks {
@@ -239,7 +243,7 @@ func BenchmarkWriteBW(b *testing.B) {
 }
 
 // sendDepth is how many 64-byte SENDs the rate benchmark keeps in flight.
-const sendDepth = 64
+const sendDepth = benchTxDepth
 
 // sendRate sends n 64-byte RC SENDs from a to p, sendDepth in flight, while a goroutine plays the
 // receiving application: it keeps p's receive queue full, reposting each receive as it completes.
