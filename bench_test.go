@@ -39,6 +39,7 @@ var benchNetworks = []string{"fabric", "udp"}
 // and a registered buffer.
 type benchPeer struct {
 	d   *Device
+	pd  *PD
 	ch  *CompChannel
 	cq  *CQ
 	buf []byte
@@ -96,8 +97,8 @@ func openBenchPair(b *testing.B, network string, mtu MTU) (*benchPeer, *benchPee
 func newBenchPeer(b *testing.B, d *Device, ctx context.Context) *benchPeer {
 	b.Helper()
 	p := &benchPeer{d: d, ctx: ctx, buf: make([]byte, benchBuf), gid: d.GIDTable()[1].GID}
-	pd, err := d.AllocPD()
-	if err != nil {
+	var err error
+	if p.pd, err = d.AllocPD(); err != nil {
 		b.Fatal(err)
 	}
 	if p.ch, err = d.CreateCompChannel(); err != nil {
@@ -106,15 +107,35 @@ func newBenchPeer(b *testing.B, d *Device, ctx context.Context) *benchPeer {
 	if p.cq, err = d.CreateCQ(benchCQE, p.ch); err != nil {
 		b.Fatal(err)
 	}
-	if p.mr, err = pd.RegMR(p.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead); err != nil {
+	if p.mr, err = p.pd.RegMR(p.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead); err != nil {
 		b.Fatal(err)
 	}
-	p.qp, err = d.CreateQP(pd, &QPInitAttr{SendCQ: p.cq, RecvCQ: p.cq, QPType: QPTypeRC,
+	p.qp = p.newQP(b)
+	return p
+}
+
+// newQP creates an RC QP on p's PD and CQ.
+func (p *benchPeer) newQP(b *testing.B) *QP {
+	b.Helper()
+	q, err := p.d.CreateQP(p.pd, &QPInitAttr{SendCQ: p.cq, RecvCQ: p.cq, QPType: QPTypeRC,
 		Cap: QPCap{MaxSendWR: benchSendWR, MaxRecvWR: benchRecvWR, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: 64}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return p
+	return q
+}
+
+// morePairs connects n further RC QP pairs between a and p, on the same CQs, and returns a's
+// side of them.
+func morePairs(b *testing.B, a, p *benchPeer, n int, mtu MTU) []*QP {
+	qs := make([]*QP, n)
+	for i := range qs {
+		qa, qp := a.newQP(b), p.newQP(b)
+		connectRC(b, qa, p.gid, qp.QPN(), 0x100, 0x200, mtu)
+		connectRC(b, qp, a.gid, qa.QPN(), 0x200, 0x100, mtu)
+		qs[i] = qa
+	}
+	return qs
 }
 
 // sge returns a one-entry scatter/gather list over buf[off:off+n].
@@ -239,6 +260,50 @@ func BenchmarkWriteBW(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkWriteBWQPs streams 4 KiB WRITEs over 16 QP pairs at once, benchTxDepth in flight in
+// all, each QP with its own UDP source port as rxe gives it.
+func BenchmarkWriteBWQPs(b *testing.B) {
+	const qps, size = 16, 4 << 10
+	for _, network := range benchNetworks {
+		b.Run(fmt.Sprintf("%s/qps=%d", network, qps), func(b *testing.B) {
+			a, p := openBenchPair(b, network, MTU4096)
+			qs := morePairs(b, a, p, qps, MTU4096)
+			wrs := make([][]SendWR, qps)
+			for i := range wrs {
+				wrs[i] = []SendWR{{ID: uint64(i), Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(i*size, size),
+					RDMA: RDMAInfo{RemoteAddr: p.mr.Addr() + uint64(i*size), RKey: p.mr.RKey()}}}
+			}
+			run := func(n int) {
+				posted, done := 0, 0
+				for ; posted < min(n, benchTxDepth); posted++ {
+					if err := qs[posted%qps].PostSend(wrs[posted%qps]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for done < n {
+					for _, wc := range a.mustPoll(b) {
+						done++
+						if posted < n {
+							if err := qs[wc.WRID].PostSend(wrs[wc.WRID]); err != nil {
+								b.Fatal(err)
+							}
+							posted++
+						}
+					}
+				}
+			}
+			run(2 * qps)
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := startCPU()
+			run(b.N)
+			b.StopTimer()
+			cpu.report(b, b.N)
+		})
 	}
 }
 
