@@ -156,9 +156,13 @@ func baselineMatrix(full bool) []phase {
 			c(writeBW, 4, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
 		}}}
 	}
+	lossy := lossCases()
+	for i := range lossy {
+		lossy[i].gorxeOpts = nil // no gorxe side here
+	}
 	return []phase{
 		{label: "mtu1500", netMTU: 1500, cases: everyTool(4, 1024, "100")},
-		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: lossCases()},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: lossy},
 	}
 }
 

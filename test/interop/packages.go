@@ -50,9 +50,6 @@ type kernel struct {
 	Image   string // the vmlinuz path
 }
 
-// modulesDir is where the kernel's modules are.
-func (k kernel) modulesDir() string { return filepath.Join(k.Root, "lib", "modules", k.Release) }
-
 // ensureKernel downloads exactly one package, the image linux-image-amd64 currently names, and
 // unpacks it under cache.
 func ensureKernel(log *logger, cache string) (kernel, error) {
