@@ -1,14 +1,3 @@
-// Command interop proves that gorxe interoperates with the Linux kernel's rxe driver running the
-// standard tools. It boots kernel rxe in qemu (the host kernel has no RDMA support), on a bridge
-// in a network namespace of its own, and runs rdma-core's pingpongs and perftest in both roles:
-// gorxe on the host as client against the C tool in the VM as server, and the reverse. Every run
-// is captured on the bridge and the ICRC of every packet is verified. A kernel rxe <-> kernel rxe
-// run between two VMs comes first as the control.
-//
-// It needs root, installs its own Debian packages, downloads one kernel image package and builds
-// its own initramfs. Usage (from the repository root):
-//
-//	go run ./test/interop [-run REGEXP] [-baseline none|short|full] [-keep]
 package main
 
 import (

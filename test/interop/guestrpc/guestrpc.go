@@ -1,6 +1,3 @@
-// Package guestrpc is the contract between the interop suite and the agent that runs inside each
-// test VM (JSON requests and responses, one per HTTP POST), plus the listening-port probe both
-// sides use.
 package guestrpc
 
 // Port is the TCP port the agent listens on, on every guest address.
