@@ -1,5 +1,6 @@
-// Command gorxe is the gorxe tool: it dumps RoCEv2 captures and runs the
-// demonstrations of the stack. Each subcommand lives in its own file.
+// Command gorxe is the gorxe tool: it runs the narrated demo, dumps RoCEv2
+// captures, and is a drop-in peer of the rdma-core and perftest tools
+// (rc_pingpong, write_bw, devinfo, ...). Each subcommand lives in its own file.
 package main
 
 import (
@@ -26,7 +27,7 @@ type command struct {
 // commands lists the subcommands in the order help shows them.
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
-	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-v]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
+	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
 	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
@@ -72,8 +73,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "gorxe is a software RoCEv2 stack; this tool inspects and demonstrates it.\n\nUsage:\n\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-30s %s\n", c.usage, c.summary)
+		fmt.Fprintf(w, "  %-40s %s\n", c.usage, c.summary)
 	}
-	fmt.Fprintf(w, "  %-30s %s\n", "gorxe help", "show this help")
+	fmt.Fprintf(w, "  %-40s %s\n", "gorxe help", "show this help")
 	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n")
 }
