@@ -188,9 +188,9 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 	return f.x.closeConnection(&f.local[0])
 }
 
-// sendBW is ib_send_bw: both sides measure, the client sending and the server receiving, and
-// each prints its own result.
-func (f *flow) sendBW(ctx context.Context) error {
+// sendPrefix is the exchange ib_send_bw and ib_send_lat begin with: keys, connect, a barrier,
+// keys again, then the result header; the measurement after it may take as long as it takes.
+func (f *flow) sendPrefix() error {
 	if err := f.keys(false); err != nil {
 		return err
 	}
@@ -206,6 +206,15 @@ func (f *flow) sendBW(ctx context.Context) error {
 	}
 	f.resultHeader()
 	f.unbounded()
+	return nil
+}
+
+// sendBW is ib_send_bw: both sides measure, the client sending and the server receiving, and
+// each prints its own result.
+func (f *flow) sendBW(ctx context.Context) error {
+	if err := f.sendPrefix(); err != nil {
+		return err
+	}
 	for _, size := range f.p.sizes() {
 		if f.p.IsServer() {
 			if err := f.pl.postRecvs(size); err != nil {
@@ -300,21 +309,9 @@ func (f *flow) readLat(ctx context.Context) error {
 
 // sendLat is ib_send_lat: both sides take part and print.
 func (f *flow) sendLat(ctx context.Context) error {
-	if err := f.keys(false); err != nil {
+	if err := f.sendPrefix(); err != nil {
 		return err
 	}
-	if err := f.connect(); err != nil {
-		return err
-	}
-	if err := f.sync(); err != nil {
-		return err
-	}
-	f.printLocal()
-	if err := f.keys(true); err != nil {
-		return err
-	}
-	f.resultHeader()
-	f.unbounded()
 	for _, size := range f.p.sizes() {
 		if err := f.pl.postRecvs(size); err != nil {
 			return err
