@@ -197,3 +197,27 @@ func FreeTCPPort(t testing.TB) string {
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
+
+// toolRun is a finished server and client run of one tool.
+type toolRun struct {
+	server, client   *Proc
+	srvAddr, cliAddr string
+}
+
+// runPair starts tool's server on one loopback address, waits for it to print ready, starts its
+// client on another address with the same extra arguments, and waits for both to exit
+// successfully.
+func runPair(t *testing.T, ready, tool string, args ...string) toolRun {
+	t.Helper()
+	srvAddr, cliAddr := LoopbackPair(t)
+	common := append([]string{tool, "-p", FreeTCPPort(t)}, args...)
+	server := Start(t, nil, append(common, "--bind", srvAddr)...)
+	server.WaitLine(ready, 10*time.Second)
+	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
+	for _, p := range []*Proc{client, server} {
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
+		}
+	}
+	return toolRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}
+}

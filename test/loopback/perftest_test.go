@@ -11,27 +11,12 @@ import (
 	"time"
 )
 
-// perftestRun is one server and one client of a perftest tool, run to completion.
-type perftestRun struct {
-	server, client   *Proc
-	srvAddr, cliAddr string
-}
-
+// toolRun is one server and one client of a perftest tool, run to completion.
 // runPerftest starts the tool's server on one loopback address and its client on another, with
 // the same extra arguments, and waits for both to exit successfully.
-func runPerftest(t *testing.T, tool string, args ...string) perftestRun {
+func runPerftest(t *testing.T, tool string, args ...string) toolRun {
 	t.Helper()
-	srvAddr, cliAddr := LoopbackPair(t)
-	common := append([]string{tool, "-p", FreeTCPPort(t)}, args...)
-	server := Start(t, nil, append(common, "--bind", srvAddr)...)
-	server.WaitLine("Waiting for client to connect", 10*time.Second)
-	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
-	for _, p := range []*Proc{client, server} {
-		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
-		}
-	}
-	return perftestRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}
+	return runPair(t, "Waiting for client to connect", tool, args...)
 }
 
 var (
@@ -99,9 +84,9 @@ func decimalGID(addr string) string {
 	return strings.Join(parts, ":")
 }
 
-// check verifies that each side printed the title, saw the other's QPs and GIDs, and reported
+// checkPerftest verifies that each side printed the title, saw the other's QPs and GIDs, and reported
 // the expected size and iteration count (where the side reports).
-func (r perftestRun) check(t *testing.T, title string, qps int, size string, iters string, serverReports bool) {
+func (r toolRun) checkPerftest(t *testing.T, title string, qps int, size string, iters string, serverReports bool) {
 	t.Helper()
 	srv := parsePerftest(t, "server", r.server.Stdout())
 	cli := parsePerftest(t, "client", r.client.Stdout())
@@ -151,7 +136,7 @@ func TestPerftestBandwidth(t *testing.T) {
 		t.Run(tt.tool+" "+strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
 			r := runPerftest(t, tt.tool, tt.args...)
-			r.check(t, tt.title, tt.qps, tt.size, tt.iters, true)
+			r.checkPerftest(t, tt.title, tt.qps, tt.size, tt.iters, true)
 		})
 	}
 }
@@ -177,7 +162,7 @@ func TestPerftestLatency(t *testing.T) {
 		t.Run(tt.tool+" "+strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
 			r := runPerftest(t, tt.tool, tt.args...)
-			r.check(t, tt.title, 1, tt.size, tt.args[1], tt.serverReports)
+			r.checkPerftest(t, tt.title, 1, tt.size, tt.args[1], tt.serverReports)
 		})
 	}
 }

@@ -11,29 +11,12 @@ import (
 	"time"
 )
 
-// pingpongRun is one server and one client of a pingpong tool, run to completion.
-type pingpongRun struct {
-	server, client *Proc
-	srvAddr        string
-	cliAddr        string
-}
-
+// toolRun is one server and one client of a pingpong tool, run to completion.
 // runPingpong starts the tool's server on one loopback address and its client on another, with
 // the same extra arguments, and waits for both to exit.
-func runPingpong(t *testing.T, tool string, args ...string) pingpongRun {
+func runPingpong(t *testing.T, tool string, args ...string) toolRun {
 	t.Helper()
-	srvAddr, cliAddr := LoopbackPair(t)
-	port := FreeTCPPort(t)
-	common := append([]string{tool, "-p", port}, args...)
-	server := Start(t, nil, append(common, "--bind", srvAddr)...)
-	server.WaitLine("local address:", 10*time.Second)
-	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
-	for _, p := range []*Proc{client, server} {
-		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
-		}
-	}
-	return pingpongRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}
+	return runPair(t, "local address:", tool, args...)
 }
 
 var (
@@ -79,9 +62,9 @@ func parseOutput(t *testing.T, who, out string, size, iters int, udLocal bool) (
 	return local, remote
 }
 
-// check verifies both sides' output: each saw the other's addresses, with the GIDs of their
+// checkPingpong verifies both sides' output: each saw the other's addresses, with the GIDs of their
 // bound addresses.
-func (r pingpongRun) check(t *testing.T, size, iters, qps int, ud bool) {
+func (r toolRun) checkPingpong(t *testing.T, size, iters, qps int, ud bool) {
 	t.Helper()
 	sl, sr := parseOutput(t, "server", r.server.Stdout(), size, iters, ud)
 	cl, cr := parseOutput(t, "client", r.client.Stdout(), size, iters, ud)
@@ -102,7 +85,7 @@ func TestRCPingpong(t *testing.T) {
 	t.Parallel()
 	// 10000 bytes at the default path MTU of 1024: ten packets a message, the last one short.
 	r := runPingpong(t, "rc_pingpong", "-g", "1", "-n", "50", "-s", "10000", "-c")
-	r.check(t, 10000, 50, 1, false)
+	r.checkPingpong(t, 10000, 50, 1, false)
 	if strings.Contains(r.server.Stdout(), "invalid data") {
 		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
 	}
@@ -111,19 +94,19 @@ func TestRCPingpong(t *testing.T) {
 func TestRCPingpongEvents(t *testing.T) {
 	t.Parallel()
 	r := runPingpong(t, "rc_pingpong", "-g", "1", "-n", "50", "-s", "64", "-e", "-m", "4096", "-r", "4")
-	r.check(t, 64, 50, 1, false)
+	r.checkPingpong(t, 64, 50, 1, false)
 }
 
 func TestUCPingpong(t *testing.T) {
 	t.Parallel()
 	r := runPingpong(t, "uc_pingpong", "-g", "1", "-n", "50", "-s", "2048", "-c")
-	r.check(t, 2048, 50, 1, false)
+	r.checkPingpong(t, 2048, 50, 1, false)
 }
 
 func TestUDPingpong(t *testing.T) {
 	t.Parallel()
 	r := runPingpong(t, "ud_pingpong", "-g", "1", "-n", "50", "-c")
-	r.check(t, 1024, 50, 1, true)
+	r.checkPingpong(t, 1024, 50, 1, true)
 	if strings.Contains(r.server.Stdout(), "invalid data") {
 		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
 	}
@@ -132,7 +115,7 @@ func TestUDPingpong(t *testing.T) {
 func TestSRQPingpong(t *testing.T) {
 	t.Parallel()
 	r := runPingpong(t, "srq_pingpong", "-g", "1", "-n", "64", "-q", "4", "-r", "16", "-s", "1500", "-c")
-	r.check(t, 1500, 64, 4, false)
+	r.checkPingpong(t, 1500, 64, 4, false)
 }
 
 // TestPingpongErrors checks that each failure ends the process quickly with status 1 and one
