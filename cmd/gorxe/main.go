@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gorxe/gorxe/internal/perftest"
 	"io"
 	"os"
 )
@@ -34,14 +35,14 @@ var commands = []command{
 	{"ud_pingpong", "gorxe ud_pingpong [OPTIONS] [HOST]", "ibv_ud_pingpong peer: UD SENDs back and forth", runUDPingpong},
 	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
-	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", runWriteBW},
-	{"read_bw", "gorxe read_bw [OPTIONS] [HOST]", "ib_read_bw peer: RDMA READ bandwidth", runReadBW},
-	{"send_bw", "gorxe send_bw [OPTIONS] [HOST]", "ib_send_bw peer: SEND bandwidth", runSendBW},
-	{"atomic_bw", "gorxe atomic_bw [OPTIONS] [HOST]", "ib_atomic_bw peer: atomic operation rate", runAtomicBW},
-	{"write_lat", "gorxe write_lat [OPTIONS] [HOST]", "ib_write_lat peer: RDMA WRITE latency", runWriteLat},
-	{"read_lat", "gorxe read_lat [OPTIONS] [HOST]", "ib_read_lat peer: RDMA READ latency", runReadLat},
-	{"send_lat", "gorxe send_lat [OPTIONS] [HOST]", "ib_send_lat peer: SEND latency", runSendLat},
-	{"atomic_lat", "gorxe atomic_lat [OPTIONS] [HOST]", "ib_atomic_lat peer: atomic operation latency", runAtomicLat},
+	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},
+	{"read_bw", "gorxe read_bw [OPTIONS] [HOST]", "ib_read_bw peer: RDMA READ bandwidth", perftestCommand(perftest.VerbRead, perftest.BW)},
+	{"send_bw", "gorxe send_bw [OPTIONS] [HOST]", "ib_send_bw peer: SEND bandwidth", perftestCommand(perftest.VerbSend, perftest.BW)},
+	{"atomic_bw", "gorxe atomic_bw [OPTIONS] [HOST]", "ib_atomic_bw peer: atomic operation rate", perftestCommand(perftest.VerbAtomic, perftest.BW)},
+	{"write_lat", "gorxe write_lat [OPTIONS] [HOST]", "ib_write_lat peer: RDMA WRITE latency", perftestCommand(perftest.VerbWrite, perftest.Lat)},
+	{"read_lat", "gorxe read_lat [OPTIONS] [HOST]", "ib_read_lat peer: RDMA READ latency", perftestCommand(perftest.VerbRead, perftest.Lat)},
+	{"send_lat", "gorxe send_lat [OPTIONS] [HOST]", "ib_send_lat peer: SEND latency", perftestCommand(perftest.VerbSend, perftest.Lat)},
+	{"atomic_lat", "gorxe atomic_lat [OPTIONS] [HOST]", "ib_atomic_lat peer: atomic operation latency", perftestCommand(perftest.VerbAtomic, perftest.Lat)},
 }
 
 func main() {

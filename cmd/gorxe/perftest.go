@@ -12,36 +12,11 @@ import (
 	"github.com/gorxe/gorxe/internal/perftest"
 )
 
-func runWriteBW(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbWrite, Kind: perftest.BW}, args, stdout, stderr)
-}
-
-func runReadBW(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbRead, Kind: perftest.BW}, args, stdout, stderr)
-}
-
-func runSendBW(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbSend, Kind: perftest.BW}, args, stdout, stderr)
-}
-
-func runAtomicBW(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbAtomic, Kind: perftest.BW}, args, stdout, stderr)
-}
-
-func runWriteLat(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbWrite, Kind: perftest.Lat}, args, stdout, stderr)
-}
-
-func runReadLat(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbRead, Kind: perftest.Lat}, args, stdout, stderr)
-}
-
-func runSendLat(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbSend, Kind: perftest.Lat}, args, stdout, stderr)
-}
-
-func runAtomicLat(args []string, stdout, stderr io.Writer) int {
-	return runPerftest(perftest.Test{Verb: perftest.VerbAtomic, Kind: perftest.Lat}, args, stdout, stderr)
+// perftestCommand returns the subcommand that runs perftest's test of verb and kind.
+func perftestCommand(verb perftest.Verb, kind perftest.Kind) func(args []string, stdout, stderr io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		return runPerftest(perftest.Test{Verb: verb, Kind: kind}, args, stdout, stderr)
+	}
 }
 
 // runPerftest runs one side of a perftest benchmark; errors are printed as one line, and Ctrl-C
