@@ -5,9 +5,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/gorxe/gorxe/internal/perftest"
 	"io"
 	"os"
+
+	"github.com/gorxe/gorxe/internal/perftest"
 )
 
 // Exit statuses.
