@@ -45,7 +45,7 @@ type Device struct {
 
 	tc      transport.Counters
 	rx      rxCounters
-	tdev    transport.Device
+	tdev    transport.Env
 	events  eventQueue
 	qpt     *qp.Table
 	mcast   mcastTable
@@ -91,7 +91,7 @@ func Open(cfg Config) (*Device, error) {
 	if d.conn, err = d.openConn(); err != nil {
 		return nil, err
 	}
-	d.tdev = transport.Device{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: d.cfg.port, PortMTU: d.mtu, Counters: &d.tc}
+	d.tdev = transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: d.cfg.port, PortMTU: d.mtu, Counters: &d.tc}
 	d.events.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(b.gids)

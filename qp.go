@@ -312,7 +312,7 @@ func (q *QP) checkMcast(op string, gid GID) error {
 }
 
 // newEngine builds the transport state of a new QP; tests replace it to observe the worker.
-var newEngine = func(dev *transport.Device, q *qp.QP) engine { return transport.New(dev, q) }
+var newEngine = func(dev *transport.Env, q *qp.QP) engine { return transport.New(dev, q) }
 
 // wakeQP is the QP table's wake hook: it schedules the QP's engine on its worker. Work posted to
 // a QP with nothing outstanding starts on the poster's goroutine, which saves a goroutine

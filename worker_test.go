@@ -69,7 +69,7 @@ func (e *fakeEngine) Deadline() time.Time {
 func withFakeEngines(t *testing.T) chan *fakeEngine {
 	made := make(chan *fakeEngine, 16)
 	old := newEngine
-	newEngine = func(_ *transport.Device, q *qp.QP) engine {
+	newEngine = func(_ *transport.Env, q *qp.QP) engine {
 		e := &fakeEngine{q: q, ran: make(chan struct{}, 64)}
 		made <- e
 		return e

@@ -14,7 +14,7 @@ import (
 // atomic results, runs the retransmit timer and the RNR back-off, and completes WQEs strictly in
 // posting order. UC and UD WQEs, and local operations, only pass through its retire step.
 type completer struct {
-	e *QP
+	e *Engine
 
 	psn       packet.PSN // oldest unacknowledged PSN
 	retryLeft uint8      // retransmissions left before RETRY_EXC_ERR (retry_cnt)
@@ -28,7 +28,7 @@ type completer struct {
 	retriedPSN packet.PSN
 }
 
-func (c *completer) init(e *QP) { c.e = e }
+func (c *completer) init(e *Engine) { c.e = e }
 
 // start begins a PSN sequence at psn (entering RTS).
 func (c *completer) start(psn packet.PSN) {

@@ -9,9 +9,9 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// Device is the context the QPs of one device share: registered memory, the addresses packets
+// Env is the per-device environment the engines of one device share: registered memory, the addresses packets
 // leave from, and the statistics.
-type Device struct {
+type Env struct {
 	Mem *mr.Table
 	// SourceAddr returns the local address of a GID table index, the source of packets sent on a
 	// path that names that index.
@@ -26,7 +26,7 @@ type Device struct {
 }
 
 // dstPort returns the UDP port packets go to.
-func (d *Device) dstPort() uint16 {
+func (d *Env) dstPort() uint16 {
 	if d.DstPort == 0 {
 		return packet.UDPPort
 	}
@@ -34,18 +34,18 @@ func (d *Device) dstPort() uint16 {
 }
 
 // udMTU returns the payload limit of a datagram QP.
-func (d *Device) udMTU() int {
+func (d *Env) udMTU() int {
 	if d.PortMTU == 0 {
 		return qp.MTU4096.Bytes()
 	}
 	return d.PortMTU.Bytes()
 }
 
-// QP is the transport state of one queue pair: requester, completer and responder. It is not safe
-// for concurrent use: the device layer calls one QP's methods from one goroutine at a time.
-type QP struct {
+// Engine is the transport state of one queue pair: requester, completer and responder. It is not safe
+// for concurrent use: the device layer calls one Engine's methods from one goroutine at a time.
+type Engine struct {
 	q    *qp.QP
-	dev  *Device
+	dev  *Env
 	req  requester
 	comp completer
 	resp responder
@@ -54,8 +54,8 @@ type QP struct {
 }
 
 // New returns the transport state for q.
-func New(dev *Device, q *qp.QP) *QP {
-	e := &QP{q: q, dev: dev}
+func New(dev *Env, q *qp.QP) *Engine {
+	e := &Engine{q: q, dev: dev}
 	e.req.init(e)
 	e.comp.init(e)
 	e.resp.init(e)
@@ -63,12 +63,12 @@ func New(dev *Device, q *qp.QP) *QP {
 }
 
 // QP returns the verbs object this engine serves.
-func (e *QP) QP() *qp.QP { return e.q }
+func (e *Engine) QP() *qp.QP { return e.q }
 
 // Receive handles one packet addressed to this QP. from describes how it arrived: Src is the
 // sender, Dst the local address. Requests go to the responder; acknowledgements and read or
 // atomic responses go to the completer.
-func (e *QP) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
 	e.receive(now, p, &from, out)
 	e.endBurst(now, out)
 }
@@ -80,14 +80,14 @@ func (e *QP) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
 // it, and requesters, rxe's included, retire them so), and the requester sends what the burst's
 // acknowledgements allow once, in one go. Until that Receive (or a Run), Deadline reports the
 // work as due.
-func (e *QP) ReceiveMore(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from Path, out *Output) {
 	e.receive(now, p, &from, out)
 	if e.burst.IsZero() {
 		e.burst = now
 	}
 }
 
-func (e *QP) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
+func (e *Engine) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
 	e.dev.Counters.RcvdPkts.Add(1)
 	if p.Opcode().IsResponse() {
 		e.comp.receive(now, p, from, out)
@@ -98,7 +98,7 @@ func (e *QP) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
 
 // endBurst sends what ReceiveMore put off: the responder's ACK, and the requester's packets,
 // since a completed response can open the send window or release a fence.
-func (e *QP) endBurst(now time.Time, out *Output) {
+func (e *Engine) endBurst(now time.Time, out *Output) {
 	e.burst = time.Time{}
 	e.resp.flushAck(out)
 	e.req.run(now, out)
@@ -107,7 +107,7 @@ func (e *QP) endBurst(now time.Time, out *Output) {
 // Run does whatever is due: it applies attribute changes made through Modify, fires expired
 // timers and sends posted work the windows allow. Call it after posting, after Modify and when
 // the deadline has passed.
-func (e *QP) Run(now time.Time, out *Output) {
+func (e *Engine) Run(now time.Time, out *Output) {
 	e.burst = time.Time{}
 	e.resp.flushAck(out)
 	e.resp.run(now, out)
@@ -116,7 +116,7 @@ func (e *QP) Run(now time.Time, out *Output) {
 }
 
 // Deadline returns when Run must next be called, or the zero time if no timer is armed.
-func (e *QP) Deadline() time.Time {
+func (e *Engine) Deadline() time.Time {
 	return earliest(earliest(earliest(e.req.deadline(), e.comp.deadline()), e.resp.deadline()), e.burst)
 }
 

@@ -73,9 +73,9 @@ type hDevice struct {
 	mem     *mr.Table
 	qps     *qp.Table
 	pd      *mr.PD
-	dev     *Device
+	dev     *Env
 	ctr     *Counters
-	engines []*QP // sorted by QPN
+	engines []*Engine // sorted by QPN
 	woken   map[uint32]bool
 	events  []qp.Event
 	out     Output
@@ -119,7 +119,7 @@ func (h *harness) device(addr string) *hDevice {
 	pd, err := d.mem.AllocPD()
 	hMust(h.t, err)
 	d.pd = pd
-	d.dev = &Device{
+	d.dev = &Env{
 		Mem:      d.mem,
 		Counters: d.ctr,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
@@ -135,7 +135,7 @@ func (h *harness) device(addr string) *hDevice {
 type hEndpoint struct {
 	d        *hDevice
 	q        *qp.QP
-	e        *QP
+	e        *Engine
 	scq, rcq *cq.CQ
 	o        hQPOptions
 }
@@ -217,7 +217,7 @@ func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
 	e := New(d.dev, q)
 	q.SetDriverData(e)
 	d.engines = append(d.engines, e)
-	slices.SortFunc(d.engines, func(a, b *QP) int { return cmp.Compare(a.q.QPN(), b.q.QPN()) })
+	slices.SortFunc(d.engines, func(a, b *Engine) int { return cmp.Compare(a.q.QPN(), b.q.QPN()) })
 	return &hEndpoint{d: d, q: q, e: e, scq: scq, rcq: rcq, o: o}
 }
 
@@ -473,7 +473,7 @@ func (h *harness) deliver(p *hPacket) {
 		if q == nil {
 			break
 		}
-		e, _ := q.DriverData().(*QP)
+		e, _ := q.DriverData().(*Engine)
 		if e == nil {
 			break
 		}

@@ -75,7 +75,7 @@ type sendAttrs struct {
 
 // requester is the send half of a QP's transport (IBTA 9.7.4 requester side).
 type requester struct {
-	e *QP
+	e *Engine
 	a sendAttrs
 	// attr is the qp.Attr a was derived from; the derivation (path, source port) is redone only
 	// when Modify changed something, so like rxe's per-QP route cache a changed local address
@@ -100,7 +100,7 @@ type requester struct {
 	now          time.Time  // time of the last call, returned by deadline when more is set
 }
 
-func (r *requester) init(e *QP) {
+func (r *requester) init(e *Engine) {
 	r.e = e
 	r.a.state = qp.StateReset
 }
@@ -171,7 +171,7 @@ func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (Path, bool) {
 
 // resetSend forgets all send-side progress: the QP was reset, or left RTS in error and the qp
 // package flushed its send queue.
-func (e *QP) resetSend() {
+func (e *Engine) resetSend() {
 	e.req.reset()
 	e.comp.reset()
 }

@@ -15,7 +15,7 @@ import (
 // places data into receive WQEs and registered memory through mr, produces receive completions,
 // and answers RC requests with ACKs, NAKs, RDMA READ responses and atomic acknowledgements.
 type responder struct {
-	e *QP
+	e *Engine
 
 	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
 	version   uint64
@@ -67,7 +67,7 @@ type responder struct {
 // in Run. It keeps the output of one call (and the buffers it holds) bounded for a 2 GiB read.
 const readBurst = 1024
 
-func (r *responder) init(e *QP) {
+func (r *responder) init(e *Engine) {
 	r.e = e
 	r.msgKind = packet.KindInvalid
 }

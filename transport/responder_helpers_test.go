@@ -19,8 +19,8 @@ type rspEnv struct {
 	pd     *mr.PD
 	qps    *qp.Table
 	q      *qp.QP
-	e      *QP
-	dev    *Device
+	e      *Engine
+	dev    *Env
 	recvCQ *cq.CQ
 	sendCQ *cq.CQ
 	from   Path // how requests arrive: from the peer to the local address
@@ -110,7 +110,7 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 	if o.v6 {
 		local, peer = rspLocal6, rspPeer6
 	}
-	env.dev = &Device{
+	env.dev = &Env{
 		Mem:      env.mem,
 		Counters: &Counters{},
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
