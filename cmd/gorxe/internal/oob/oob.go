@@ -50,7 +50,18 @@ type Conn struct {
 	ctx     context.Context
 	timeout time.Duration
 	stop    func() bool
+	// closedMeans is what a connection closed by the peer in the middle of a read says about it.
+	closedMeans string
 }
+
+// unknownPeer is what a closed connection means before the peer has proved it speaks the same
+// protocol.
+const unknownPeer = "a different tool or version on the other side?"
+
+// ExplainClose says what the peer closing the connection means from now on: once the peer has
+// answered in the tool's own protocol, a close is no longer a sign of a different tool, but of
+// the peer stopping (it failed, or it was interrupted) or refusing what this side sent.
+func (c *Conn) ExplainClose(why string) { c.closedMeans = why }
 
 // Dial connects to host:port (a name or an address; IPv6 addresses with or without brackets),
 // waiting at most timeout (0: no limit besides the system's) or until ctx ends.
@@ -103,7 +114,7 @@ func (l *Listener) Accept(ctx context.Context, wait, timeout time.Duration) (*Co
 func (l *Listener) Close() error { return l.l.Close() }
 
 func newConn(ctx context.Context, c net.Conn, timeout time.Duration) *Conn {
-	oc := &Conn{c: c, ctx: ctx, timeout: timeout}
+	oc := &Conn{c: c, ctx: ctx, timeout: timeout, closedMeans: unknownPeer}
 	oc.stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	return oc
 }
@@ -161,11 +172,11 @@ func (c *Conn) arm() {
 func (c *Conn) fail(op string, got, want int, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 		return &Error{Op: op, Peer: c.Peer(),
-			Err: &reason{fmt.Sprintf("%v after %d of %d bytes (a different tool or version on the other side?)", ErrPeerClosed, got, want), []error{ErrPeerClosed, err}}}
+			Err: &reason{fmt.Sprintf("%v after %d of %d bytes (%s)", ErrPeerClosed, got, want, c.closedMeans), []error{ErrPeerClosed, err}}}
 	}
 	why := cause(c.ctx, err, c.timeout)
 	if got > 0 && errors.Is(why, ErrTimeout) {
-		why = &reason{fmt.Sprintf("%v with %d of %d bytes received (a different tool or version on the other side?)", why, got, want), []error{why}}
+		why = &reason{fmt.Sprintf("%v with %d of %d bytes received (%s)", why, got, want, unknownPeer), []error{why}}
 	}
 	return &Error{Op: op, Peer: c.Peer(), Err: why}
 }

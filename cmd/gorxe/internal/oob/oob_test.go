@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // listen starts a listener on a free port of the loopback.
@@ -162,4 +165,37 @@ func TestReadCanceled(t *testing.T) {
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = c.Read(make([]byte, 5), "couldn't read done")
 	checkOneLine(t, err, ErrCanceled, "couldn't read done")
+}
+
+func TestExplainClose(t *testing.T) {
+	tests := []struct {
+		name, explain, want string
+	}{
+		{"unknown peer", "", "couldn't read remote address (127.0.0.1:PORT): peer closed the connection after 0 of 52 bytes (a different tool or version on the other side?)"},
+		{"known peer", "the peer stopped early; its output says why", "couldn't read remote address (127.0.0.1:PORT): peer closed the connection after 0 of 52 bytes (the peer stopped early; its output says why)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := listen(t)
+			ctx := context.Background()
+			accepted := make(chan struct{})
+			go func() {
+				defer close(accepted)
+				if c, err := l.Accept(ctx, time.Second, time.Second); err == nil {
+					c.Close()
+				}
+			}()
+			c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
+			require.NoError(t, err)
+			defer c.Close()
+			if tt.explain != "" {
+				c.ExplainClose(tt.explain)
+			}
+			err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
+			<-accepted
+			require.ErrorIs(t, err, ErrPeerClosed)
+			port := c.Peer()[strings.LastIndexByte(c.Peer(), ':')+1:]
+			assert.Equal(t, strings.ReplaceAll(tt.want, "PORT", port), err.Error())
+		})
+	}
 }

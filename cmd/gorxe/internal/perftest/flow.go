@@ -38,6 +38,7 @@ func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 		if _, err := f.x.versions(); err != nil {
 			return err
 		}
+		f.s.ExplainClose(peerStopped)
 		cb, cl, err := f.x.sysData(int32(neg.cycleBuffer), int32(neg.cacheLine))
 		if err != nil {
 			return err
@@ -88,6 +89,8 @@ func (f *flow) keys(print bool) error {
 		if err != nil {
 			return err
 		}
+		// With --dont_xchg_versions, a well-formed key message is the first proof of a perftest peer.
+		f.s.ExplainClose(peerStopped)
 		f.remote[i] = d
 		if print && f.full {
 			writeDest(f.out, "remote", f.p.Test.Verb, &d)

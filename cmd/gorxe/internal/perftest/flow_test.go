@@ -88,6 +88,8 @@ func (r *replay) ReadFull(p []byte, op string) error {
 
 func (r *replay) SetTimeout(d time.Duration) { r.timeouts = append(r.timeouts, d > 0) }
 
+func (r *replay) ExplainClose(string) {}
+
 // fakePlane stands in for the RDMA side: it hands out fixed addresses and results and records
 // what the flow asked of it.
 type fakePlane struct {
@@ -98,6 +100,7 @@ type fakePlane struct {
 	neg    negotiated
 	remote []Dest
 	calls  []string
+	bwErr  error // what bw fails with, if it fails
 }
 
 func (f *fakePlane) setup(n *negotiated) ([]Dest, info, error) {
@@ -119,7 +122,7 @@ func (f *fakePlane) postRecvs(size int) error {
 
 func (f *fakePlane) bw(_ context.Context, size int) (Report, error) {
 	f.calls = append(f.calls, fmt.Sprintf("bw %d", size))
-	return f.report, nil
+	return f.report, f.bwErr
 }
 
 func (f *fakePlane) lat(_ context.Context, size int) (latResult, error) {
@@ -406,5 +409,7 @@ func (s *pipeStream) ReadFull(p []byte, op string) error {
 }
 
 func (s *pipeStream) SetTimeout(time.Duration) {}
+
+func (s *pipeStream) ExplainClose(string) {}
 
 func (s *pipeStream) close() { close(s.closed) }

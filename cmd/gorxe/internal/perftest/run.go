@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
@@ -55,17 +56,26 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	pl := newRDMA(p, dev, warn)
 	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full,
 		cycleBuffer: os.Getpagesize()}
-	err = f.run(ctx, mtu)
+	err = converse(ctx, f, conn, mtu)
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
 		time.Sleep(lingerAfter)
 	}
-	conn.Close()
 	if cerr := pl.close(); err == nil {
 		err = cerr
 	}
 	if err == nil && f.belowLimit != "" {
 		err = errors.New("Error: " + f.belowLimit)
 	}
+	return err
+}
+
+// converse runs the flow and hangs up the out-of-band connection as soon as it ends, before
+// anything else is torn down: a peer waiting for this side's next message (with no time limit
+// while a measurement runs) learns at once that none will come, whether this side finished,
+// failed or was interrupted.
+func converse(ctx context.Context, f *flow, conn io.Closer, mtu gorxe.MTU) error {
+	err := f.run(ctx, mtu)
+	_ = conn.Close() // the conversation is over; a peer that hung up first is no failure
 	return err
 }
 

@@ -13,7 +13,14 @@ type Stream interface {
 	Write(p []byte, op string) error
 	// SetTimeout bounds each following read and write; 0 removes the bound.
 	SetTimeout(d time.Duration)
+	// ExplainClose says what the peer closing the connection means from now on.
+	ExplainClose(why string)
 }
+
+// peerStopped is what a closed connection means once the peer has answered as a perftest tool:
+// perftest's exchange has no message for "I failed", so a side that fails or is interrupted
+// simply closes the connection, and its own output says why.
+const peerStopped = "the peer stopped the test early; its output says why"
 
 // session runs perftest's out-of-band exchanges over a Stream. Every exchange is symmetric and
 // strictly ordered: the client writes its message and then reads the server's, the server reads

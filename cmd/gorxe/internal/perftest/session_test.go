@@ -37,6 +37,8 @@ func (s *script) ReadFull(p []byte, op string) error {
 
 func (s *script) SetTimeout(d time.Duration) { s.limits = append(s.limits, d) }
 
+func (s *script) ExplainClose(string) {}
+
 func TestSessionVersions(t *testing.T) {
 	tests := []struct {
 		peer string
