@@ -8,8 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // Environment variables the tools read.
@@ -45,7 +47,7 @@ type Selection struct {
 // outside tests); GORXE_PORT sets Config.Port.
 func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	var cfg gorxe.Config
-	port, err := portFromEnv(getenv)
+	port, err := PortFromEnv(getenv)
 	if err != nil {
 		return cfg, err
 	}
@@ -77,11 +79,33 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 
 // Open opens the device the selection names, with the environment of the process.
 func (s Selection) Open() (*gorxe.Device, error) {
-	cfg, err := s.Config(os.Getenv)
+	return s.open(os.Getenv)
+}
+
+func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
+	cfg, err := s.Config(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return gorxe.Open(cfg)
+	dev, err := gorxe.Open(cfg)
+	if err != nil {
+		return nil, ExplainInUse(err, cfg.Port, "give each tool its own address with --bind ADDR (on one host, e.g. --bind 127.0.0.1 and --bind 127.0.0.2)")
+	}
+	return dev, nil
+}
+
+// ExplainInUse adds to an error of opening a device on port (0: the standard port) what to do
+// when the port is taken on that address: without --bind two tools on one host both choose the
+// first interface, and the second cannot have its RoCE port. fix says how to choose another
+// address in the command at hand.
+func ExplainInUse(err error, port uint16, fix string) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	if port == 0 {
+		port = netio.DefaultPort
+	}
+	return fmt.Errorf("%w (UDP port %d of that address is taken, by another gorxe tool or another RoCE stack on this host: %s)", err, port, fix)
 }
 
 // bindName fills cfg from an interface name, a gorxe device name or an address.
@@ -138,8 +162,9 @@ func defaultInterface() string {
 	return ""
 }
 
-// portFromEnv reads GORXE_PORT; empty means the standard port (0 in the Config).
-func portFromEnv(getenv func(string) string) (uint16, error) {
+// PortFromEnv reads GORXE_PORT, the one way every command learns it; empty means the standard
+// port (0 in a Config).
+func PortFromEnv(getenv func(string) string) (uint16, error) {
 	v := getenv(EnvPort)
 	if v == "" {
 		return 0, nil

@@ -2,9 +2,16 @@ package devselect
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe"
 )
@@ -94,4 +101,29 @@ func TestSelectionDefault(t *testing.T) {
 	case cfg.Addr != netip.MustParseAddr("127.0.0.1"):
 		t.Fatalf("default = %+v, want an interface or 127.0.0.1", cfg)
 	}
+}
+
+// TestOpenAddressInUse holds the UDP port a tool's device wants and checks that opening it says
+// how to get another address: a second tool on one host without --bind lands here.
+func TestOpenAddressInUse(t *testing.T) {
+	held, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	port := strconv.Itoa(held.LocalAddr().(*net.UDPAddr).Port)
+
+	dev, err := Selection{Bind: "127.0.0.1"}.open(env(EnvPort, port))
+	if dev != nil {
+		dev.Close()
+	}
+	require.ErrorIs(t, err, syscall.EADDRINUSE)
+	assert.Contains(t, err.Error(), "bind: address already in use (UDP port "+port+" of that address is taken, by another gorxe tool or another RoCE stack on this host: give each tool its own address with --bind ADDR (on one host, e.g. --bind 127.0.0.1 and --bind 127.0.0.2))")
+	assert.NotContains(t, err.Error(), "\n")
+}
+
+func TestExplainInUse(t *testing.T) {
+	other := errors.New("permission denied")
+	assert.Same(t, other, ExplainInUse(other, 0, "fix"), "other errors pass unchanged")
+	err := ExplainInUse(fmt.Errorf("listen: %w", syscall.EADDRINUSE), 0, "use -a and -b")
+	require.ErrorIs(t, err, syscall.EADDRINUSE)
+	assert.Equal(t, "listen: address already in use (UDP port 4791 of that address is taken, by another gorxe tool or another RoCE stack on this host: use -a and -b)", err.Error())
 }

@@ -21,6 +21,11 @@ func clientExchange(ctx context.Context, host string, port int, timeout time.Dur
 	if err := c.Write(encodeMsgs(mine, count), "Couldn't send local address"); err != nil {
 		return nil, err
 	}
+	if mine[0].GID.IsZero() {
+		// A server closes without answering when it cannot connect to the address it read; with
+		// no -g that address has no GID, which RoCE cannot do without.
+		c.ExplainClose(noGIDRefused)
+	}
 	remote, err := readMsgs(c, count)
 	if err != nil {
 		return nil, err
@@ -30,6 +35,9 @@ func clientExchange(ctx context.Context, host string, port int, timeout time.Dur
 	}
 	return remote, nil
 }
+
+// noGIDRefused is what the server hanging up on an address without a GID means.
+const noGIDRefused = "the server refused this side's address: without -g it has no GID, and RoCE needs one; give both sides -g, e.g. -g 1"
 
 // serverExchange accepts one client, reads its count messages, lets connect bring the local QPs
 // to RTS against them, answers with mine and waits for the client's "done".

@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -239,4 +243,32 @@ func TestClientErrors(t *testing.T) {
 			t.Errorf("error %q", err)
 		}
 	})
+}
+
+// TestClientWithoutGIDRefused: a client run without -g sends the zero GID; the server cannot
+// connect to it and hangs up. The client's error must say why instead of blaming another tool.
+func TestClientWithoutGIDRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gid  gorxe.GID
+		want string
+	}{
+		{"no -g", gorxe.GID{}, "(the server refused this side's address: without -g it has no GID, and RoCE needs one; give both sides -g, e.g. -g 1)"},
+		{"with -g", clientGID, "(a different tool or version on the other side?)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := listener(t)
+			srv := make(chan error, 1)
+			go func() {
+				_, err := serverExchange(context.Background(), ln, time.Second, []Dest{{QPN: 0x12, PSN: 2, GID: serverGID}}, 1,
+					func([]Dest) error { return errors.New("Failed to modify QP to RTR") })
+				srv <- err
+			}()
+			_, err := clientExchange(context.Background(), "127.0.0.1", ln.Port(), time.Second, []Dest{{QPN: 0x11, PSN: 1, GID: tc.gid}}, 1)
+			require.ErrorIs(t, err, oob.ErrPeerClosed)
+			assert.Contains(t, err.Error(), "Couldn't read remote address (127.0.0.1:")
+			assert.True(t, strings.HasSuffix(err.Error(), "peer closed the connection after 0 of 52 bytes "+tc.want), err.Error())
+			require.EqualError(t, <-srv, "Failed to modify QP to RTR")
+		})
+	}
 }
