@@ -9,7 +9,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/gorxe/gorxe/internal/demo"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -22,11 +23,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	pcap := fs.String("pcap", "", "also write every packet to this pcap file (gorxe dump and Wireshark read it)")
 	a := fs.String("a", "127.0.0.1", "address of device A")
 	b := fs.String("b", "127.0.0.2", "address of device B")
-	port := fs.Uint("port", 0, "UDP port of both devices (default 4791)")
+	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-a ADDR] [-b ADDR] [-port N]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
-			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS works too.\n\n")
+			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS and GORXE_PORT work too.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -60,6 +61,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	o.Port = uint16(*port)
+	if !flagSet(fs, "port") {
+		if o.Port, err = devselect.PortFromEnv(os.Getenv); err != nil {
+			fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
+			return exitUsage
+		}
+	}
 	if *pcap != "" {
 		f, err := os.Create(*pcap)
 		if err != nil {
@@ -72,8 +79,16 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := demo.Run(ctx, o, stdout); err != nil {
+		err = devselect.ExplainInUse(err, o.Port, "give the demo other addresses with -a and -b, or another port with -port")
 		fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gorxe/gorxe/internal/devinfo"
-	"github.com/gorxe/gorxe/internal/toolkit"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devinfo"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 )
 
 // runDevinfo is the peer of ibv_devinfo.
@@ -16,7 +16,7 @@ func runDevinfo(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, devinfo.ErrHelp):
 		devinfo.Usage(stdout)
 		return exitOK
-	case errors.Is(err, toolkit.ErrUsage):
+	case errors.Is(err, getopt.ErrUsage):
 		fmt.Fprintf(stderr, "gorxe devinfo: %v\n", err)
 		devinfo.Usage(stderr)
 		return exitUsage

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/gorxe/gorxe/internal/perftest"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 )
 
 // Exit statuses.

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/gorxe/gorxe/internal/perftest"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 )
 
 // perftestCommand returns the subcommand that runs perftest's test of verb and kind.

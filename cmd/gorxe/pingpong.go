@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/gorxe/gorxe/internal/pingpong"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/pingpong"
 )
 
 func runRCPingpong(args []string, stdout, stderr io.Writer) int {

@@ -180,7 +180,17 @@ func TestPingpongErrors(t *testing.T) {
 		s.WaitLine("local address:", 10*time.Second)
 		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, srv)
 		oneLine(t, s, "RoCE needs a GRH: give both sides -g")
-		oneLine(t, c, "peer closed the connection after 0 of 52 bytes")
+		oneLine(t, c, "peer closed the connection after 0 of 52 bytes (the server refused this side's address: without -g it has no GID, and RoCE needs one; give both sides -g, e.g. -g 1)")
+	})
+	t.Run("address taken", func(t *testing.T) {
+		t.Parallel()
+		// Two tools on one address, as two tools without --bind on one host are.
+		srv, _ := LoopbackPair(t)
+		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-g", "1", "-p", FreeTCPPort(t))
+		s.WaitLine("local address:", 10*time.Second)
+		second := Start(t, nil, "rc_pingpong", "--bind", srv, "-g", "1", "-p", FreeTCPPort(t))
+		oneLine(t, second, "bind: address already in use (UDP port 4791 of that address is taken, by another gorxe tool or another RoCE stack on this host: give each tool its own address with --bind ADDR")
+		s.Kill()
 	})
 	t.Run("peer vanishes mid-run", func(t *testing.T) {
 		t.Parallel()

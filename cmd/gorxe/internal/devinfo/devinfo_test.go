@@ -1,0 +1,149 @@
+package devinfo
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/netio"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// testDevice opens a device on an in-memory network at a documentation address no interface has:
+// its MAC, and so its GUIDs and link-local GID, derive from the address alone.
+func testDevice(t *testing.T) *gorxe.Device {
+	t.Helper()
+	fab := netio.NewFabric(netio.FabricConfig{})
+	dev, err := gorxe.Open(gorxe.Config{
+		Addr: netip.MustParseAddr("198.51.100.7"), Name: "gorxe_test0", MTU: gorxe.MTU1024, Workers: 1,
+		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	return dev
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := "testdata/" + name
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+func TestPrintGolden(t *testing.T) {
+	dev := testDevice(t)
+	for _, tc := range []struct {
+		file    string
+		port    int
+		verbose bool
+	}{{"devinfo.golden", 0, false}, {"devinfo-v.golden", 0, true}, {"devinfo-i1.golden", 1, false}} {
+		var b bytes.Buffer
+		if err := Print(&b, dev, tc.port, tc.verbose); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.file, b.Bytes())
+	}
+}
+
+// TestPrintLines pins the lines users grep for, independently of the golden files.
+func TestPrintLines(t *testing.T) {
+	var b bytes.Buffer
+	if err := Print(&b, testDevice(t), 0, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"hca_id:\tgorxe_test0\n",
+		"\ttransport:\t\t\tInfiniBand (0)\n",
+		"\tphys_port_cnt:\t\t\t1\n",
+		"\t\tport:\t1\n",
+		"\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n",
+		"\t\t\tmax_mtu:\t\t4096 (5)\n",
+		"\t\t\tactive_mtu:\t\t1024 (3)\n",
+		"\t\t\tlink_layer:\t\tEthernet\n",
+		"\t\t\tGID[  1]:\t\t::ffff:198.51.100.7, RoCE v2\n",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("output lacks %q", line)
+		}
+	}
+	if !strings.HasSuffix(b.String(), "RoCE v2\n\n") {
+		t.Errorf("a port's block does not end with a blank line")
+	}
+}
+
+func TestPrintBadPort(t *testing.T) {
+	err := Print(&bytes.Buffer{}, testDevice(t), 2, false)
+	if err == nil || err.Error() != "Invalid port requested for device" {
+		t.Errorf("port 2: %v", err)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want Options
+	}{
+		{nil, Options{}},
+		{[]string{"-v"}, Options{Verbose: true}},
+		{[]string{"-l"}, Options{List: true}},
+		{[]string{"-d", "eth0", "-i", "1"}, Options{IBDev: "eth0", IBPort: 1}},
+		{[]string{"--ib-dev=gorxe_lo", "--ib-port=1", "--verbose"}, Options{IBDev: "gorxe_lo", IBPort: 1, Verbose: true}},
+		{[]string{"-vd", "lo"}, Options{IBDev: "lo", Verbose: true}},
+		{[]string{"--bind", "127.0.0.1"}, Options{Bind: "127.0.0.1"}},
+	}
+	for _, tc := range tests {
+		got, err := ParseArgs(tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+		}
+	}
+	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}} {
+		if _, err := ParseArgs(bad); !errors.Is(err, getopt.ErrUsage) {
+			t.Errorf("ParseArgs(%q) = %v, want a usage error", bad, err)
+		}
+	}
+	if _, err := ParseArgs([]string{"-h"}); !errors.Is(err, ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+}
+
+func TestRun(t *testing.T) {
+	var b bytes.Buffer
+	if err := Run(Options{List: true}, &b); err != nil {
+		t.Fatal(err)
+	}
+	names := DeviceNames()
+	if !strings.Contains(b.String(), " found:\n") || strings.Count(b.String(), "\tgorxe_") != len(names) {
+		t.Errorf("-l output:\n%s", b.String())
+	}
+	b.Reset()
+	if err := Run(Options{Bind: "127.0.0.1"}, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "hca_id:\tgorxe_127.0.0.1\n") {
+		t.Errorf("--bind 127.0.0.1:\n%s", b.String())
+	}
+	err := Run(Options{IBDev: "rxe9x"}, &b)
+	if err == nil || err.Error() != "IB device 'rxe9x' wasn't found" {
+		t.Errorf("-d rxe9x: %v", err)
+	}
+}

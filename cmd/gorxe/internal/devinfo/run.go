@@ -1,0 +1,151 @@
+package devinfo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/netio"
+)
+
+// Options are ibv_devinfo's settings, plus gorxe's --bind.
+type Options struct {
+	IBDev   string // -d: interface, address or gorxe device name
+	Bind    string // --bind: one local address
+	IBPort  int    // -i: only this port (0: all)
+	List    bool   // -l: print the device names only
+	Verbose bool   // -v: every attribute and the GID table
+}
+
+// ErrHelp: -h or --help was given.
+var ErrHelp = errors.New("help requested")
+
+// ParseArgs parses ibv_devinfo's command line.
+func ParseArgs(args []string) (Options, error) {
+	var o Options
+	help := false
+	operands, err := getopt.Parse(args, []getopt.Option{
+		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&o.IBDev)},
+		{Short: 'i', Long: "ib-port", Arg: true, Set: getopt.IntOption(&o.IBPort, 1, 255)},
+		{Short: 'l', Long: "list", Set: getopt.FlagOption(&o.List)},
+		{Short: 'v', Long: "verbose", Set: getopt.FlagOption(&o.Verbose)},
+		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
+		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
+	})
+	switch {
+	case err != nil:
+		return o, err
+	case help:
+		return o, ErrHelp
+	case len(operands) > 0:
+		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected argument %q", operands[0])}
+	}
+	return o, nil
+}
+
+// Usage writes the help.
+func Usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: gorxe devinfo             print the ca attributes
+
+Options:
+  -d, --ib-dev=<dev>     only this device: interface name, local address or gorxe_<name>
+  -i, --ib-port=<port>   only this port (default all ports)
+  -l, --list             print the device names only
+  -v, --verbose          print every attribute and the GID table
+      --bind=<addr>      only the device bound to this one local address
+
+gorxe has a device per network interface that is up and has an address (gorxe_<interface>),
+and one per local address named with -d or --bind. Without -d, --bind or $`+devselect.EnvAddr+`, every
+interface's device is shown. Showing a device opens no socket.
+`)
+}
+
+// Run prints what the options ask for.
+func Run(o Options, stdout io.Writer) error {
+	if o.List {
+		names := DeviceNames()
+		s := "s"
+		if len(names) == 1 {
+			s = ""
+		}
+		fmt.Fprintf(stdout, "%d HCA%s found:\n", len(names), s)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "\t%s\n", n)
+		}
+		fmt.Fprintln(stdout)
+		return nil
+	}
+	var cfgs []gorxe.Config
+	if o.Bind != "" || o.IBDev != "" || os.Getenv(devselect.EnvAddr) != "" {
+		cfg, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev}.Config(os.Getenv)
+		if errors.Is(err, devselect.ErrDeviceNotFound) && o.IBDev != "" {
+			return fmt.Errorf("IB device '%s' wasn't found", o.IBDev)
+		}
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, cfg)
+	} else {
+		for _, n := range interfaceNames() {
+			cfgs = append(cfgs, gorxe.Config{Interface: n})
+		}
+		if len(cfgs) == 0 {
+			return errors.New("No IB devices found")
+		}
+	}
+	var errs []error
+	for _, cfg := range cfgs {
+		if err := show(stdout, cfg, o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// show opens the device of cfg on a private in-memory network, so that it binds no UDP port
+// (a pingpong or perftest run may hold the port already), and prints it.
+func show(w io.Writer, cfg gorxe.Config, o Options) error {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+		return fab.NewEndpoint(port, addrs...)
+	}
+	cfg.Workers = 1
+	dev, err := gorxe.Open(cfg)
+	if err != nil {
+		return fmt.Errorf("Failed to open device: %w", err)
+	}
+	defer dev.Close()
+	return Print(w, dev, o.IBPort, o.Verbose)
+}
+
+// DeviceNames lists gorxe's devices: one per interface that is up and has an address.
+func DeviceNames() []string {
+	var out []string
+	for _, n := range interfaceNames() {
+		out = append(out, devselect.DeviceNamePrefix+n)
+	}
+	return out
+}
+
+func interfaceNames() []string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagUp == 0 {
+			continue
+		}
+		if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
+			out = append(out, ifi.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package devselect
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/netio"
+)
+
+// Environment variables the tools read.
+const (
+	// EnvAddr names the interface or address a tool binds to when neither --bind nor -d is given.
+	EnvAddr = "GORXE_ADDR"
+	// EnvPort overrides the RoCEv2 UDP port (4791). It is a testing knob: both peers must set the
+	// same value, and a C tool on kernel rxe always uses 4791.
+	EnvPort = "GORXE_PORT"
+)
+
+// DeviceNamePrefix starts the name of every gorxe device ("gorxe_eth0"); -d accepts names with or
+// without it.
+const DeviceNamePrefix = "gorxe_"
+
+// ErrDeviceNotFound: the -d argument names no local interface and is no address.
+var ErrDeviceNotFound = errors.New("IB device not found")
+
+// Selection says which local addresses a tool's device binds to. The first non-empty source wins:
+//
+//  1. Bind (--bind ADDR): exactly that address;
+//  2. Device (-d / --ib-dev): an interface name (every address of it, with rxe's GID table layout),
+//     an IP address, or a gorxe device name such as gorxe_eth0;
+//  3. the GORXE_ADDR environment variable, read like Device;
+//  4. the first interface that is up, is not loopback and has an IPv4 address;
+//  5. 127.0.0.1.
+type Selection struct {
+	Bind   string
+	Device string
+}
+
+// Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
+// outside tests); GORXE_PORT sets Config.Port.
+func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
+	var cfg gorxe.Config
+	port, err := PortFromEnv(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Port = port
+	switch {
+	case s.Bind != "":
+		a, err := parseAddr(s.Bind)
+		if err != nil {
+			return cfg, fmt.Errorf("--bind %s: not an IP address", s.Bind)
+		}
+		cfg.Addr = a
+	case s.Device != "":
+		if err := bindName(&cfg, s.Device); err != nil {
+			return cfg, err
+		}
+	case getenv(EnvAddr) != "":
+		if err := bindName(&cfg, getenv(EnvAddr)); err != nil {
+			return cfg, fmt.Errorf("%s: %w", EnvAddr, err)
+		}
+	default:
+		if name := defaultInterface(); name != "" {
+			cfg.Interface = name
+		} else {
+			cfg.Addr = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		}
+	}
+	return cfg, nil
+}
+
+// Open opens the device the selection names, with the environment of the process.
+func (s Selection) Open() (*gorxe.Device, error) {
+	return s.open(os.Getenv)
+}
+
+func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
+	cfg, err := s.Config(getenv)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := gorxe.Open(cfg)
+	if err != nil {
+		return nil, ExplainInUse(err, cfg.Port, "give each tool its own address with --bind ADDR (on one host, e.g. --bind 127.0.0.1 and --bind 127.0.0.2)")
+	}
+	return dev, nil
+}
+
+// ExplainInUse adds to an error of opening a device on port (0: the standard port) what to do
+// when the port is taken on that address: without --bind two tools on one host both choose the
+// first interface, and the second cannot have its RoCE port. fix says how to choose another
+// address in the command at hand.
+func ExplainInUse(err error, port uint16, fix string) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	if port == 0 {
+		port = netio.DefaultPort
+	}
+	return fmt.Errorf("%w (UDP port %d of that address is taken, by another gorxe tool or another RoCE stack on this host: %s)", err, port, fix)
+}
+
+// bindName fills cfg from an interface name, a gorxe device name or an address.
+func bindName(cfg *gorxe.Config, name string) error {
+	if a, err := parseAddr(name); err == nil {
+		cfg.Addr = a
+		return nil
+	}
+	for _, n := range []string{name, strings.TrimPrefix(name, DeviceNamePrefix)} {
+		if _, err := net.InterfaceByName(n); err == nil {
+			cfg.Interface = n
+			return nil
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, DeviceNamePrefix); ok {
+		if a, err := parseAddr(rest); err == nil {
+			cfg.Addr = a
+			return nil
+		}
+	}
+	return fmt.Errorf("IB device %s not found: %w", name, ErrDeviceNotFound)
+}
+
+// parseAddr accepts an IP address, an IPv6 address with a zone, and a bracketed IPv6 address.
+func parseAddr(s string) (netip.Addr, error) {
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return a.Unmap(), nil
+}
+
+// defaultInterface returns the first interface that is up, not loopback, and has an IPv4 address.
+func defaultInterface() string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifi.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if p, ok := a.(*net.IPNet); ok && p.IP.To4() != nil {
+				return ifi.Name
+			}
+		}
+	}
+	return ""
+}
+
+// PortFromEnv reads GORXE_PORT, the one way every command learns it; empty means the standard
+// port (0 in a Config).
+func PortFromEnv(getenv func(string) string) (uint16, error) {
+	v := getenv(EnvPort)
+	if v == "" {
+		return 0, nil
+	}
+	p, err := strconv.ParseUint(v, 10, 16)
+	if err != nil || p == 0 {
+		return 0, fmt.Errorf("%s=%q: not a UDP port number (1-65535)", EnvPort, v)
+	}
+	return uint16(p), nil
+}

@@ -1,0 +1,129 @@
+package devselect
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestSelectionConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		sel  Selection
+		env  func(string) string
+		want gorxe.Config
+	}{
+		{"bind", Selection{Bind: "127.0.0.9"}, env(), gorxe.Config{Addr: netip.MustParseAddr("127.0.0.9")}},
+		{"bind wins over -d", Selection{Bind: "127.0.0.9", Device: "lo"}, env(), gorxe.Config{Addr: netip.MustParseAddr("127.0.0.9")}},
+		{"bind bracketed v6", Selection{Bind: "[::1]"}, env(), gorxe.Config{Addr: netip.MustParseAddr("::1")}},
+		{"-d interface", Selection{Device: "lo"}, env(), gorxe.Config{Interface: "lo"}},
+		{"-d device name", Selection{Device: "gorxe_lo"}, env(), gorxe.Config{Interface: "lo"}},
+		{"-d address", Selection{Device: "127.10.0.1"}, env(), gorxe.Config{Addr: netip.MustParseAddr("127.10.0.1")}},
+		{"-d device name of address", Selection{Device: "gorxe_127.10.0.1"}, env(), gorxe.Config{Addr: netip.MustParseAddr("127.10.0.1")}},
+		{"-d mapped address", Selection{Device: "::ffff:127.0.0.1"}, env(), gorxe.Config{Addr: netip.MustParseAddr("127.0.0.1")}},
+		{"-d wins over env", Selection{Device: "lo"}, env(EnvAddr, "127.0.0.3"), gorxe.Config{Interface: "lo"}},
+		{"env address", Selection{}, env(EnvAddr, "127.0.0.3"), gorxe.Config{Addr: netip.MustParseAddr("127.0.0.3")}},
+		{"env interface", Selection{}, env(EnvAddr, "lo"), gorxe.Config{Interface: "lo"}},
+		{"port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "14791"), gorxe.Config{Addr: netip.MustParseAddr("127.0.0.1"), Port: 14791}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.sel.Config(tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Addr != tc.want.Addr || got.Interface != tc.want.Interface || got.Port != tc.want.Port {
+				t.Fatalf("Config = {Addr %v Interface %q Port %d}, want {Addr %v Interface %q Port %d}",
+					got.Addr, got.Interface, got.Port, tc.want.Addr, tc.want.Interface, tc.want.Port)
+			}
+		})
+	}
+}
+
+func TestSelectionConfigErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		sel     Selection
+		env     func(string) string
+		is      error
+		message string
+	}{
+		{"unknown device", Selection{Device: "rxe0x"}, env(), ErrDeviceNotFound, "IB device rxe0x not found"},
+		{"unknown env device", Selection{}, env(EnvAddr, "nosuch9"), ErrDeviceNotFound, "GORXE_ADDR: IB device nosuch9 not found"},
+		{"bind not an address", Selection{Bind: "lo"}, env(), nil, "--bind lo: not an IP address"},
+		{"bad port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "70000"), nil, `GORXE_PORT="70000": not a UDP port number`},
+		{"zero port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "0"), nil, `GORXE_PORT="0"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.sel.Config(tc.env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v does not match %v", err, tc.is)
+			}
+			if !strings.HasPrefix(err.Error(), tc.message) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q, want one line starting %q", err, tc.message)
+			}
+		})
+	}
+}
+
+func TestSelectionDefault(t *testing.T) {
+	cfg, err := Selection{}.Config(env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case cfg.Interface != "":
+		if cfg.Interface == "lo" {
+			t.Fatalf("default picked the loopback interface")
+		}
+	case cfg.Addr != netip.MustParseAddr("127.0.0.1"):
+		t.Fatalf("default = %+v, want an interface or 127.0.0.1", cfg)
+	}
+}
+
+// TestOpenAddressInUse holds the UDP port a tool's device wants and checks that opening it says
+// how to get another address: a second tool on one host without --bind lands here.
+func TestOpenAddressInUse(t *testing.T) {
+	held, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	port := strconv.Itoa(held.LocalAddr().(*net.UDPAddr).Port)
+
+	dev, err := Selection{Bind: "127.0.0.1"}.open(env(EnvPort, port))
+	if dev != nil {
+		dev.Close()
+	}
+	require.ErrorIs(t, err, syscall.EADDRINUSE)
+	assert.Contains(t, err.Error(), "bind: address already in use (UDP port "+port+" of that address is taken, by another gorxe tool or another RoCE stack on this host: give each tool its own address with --bind ADDR (on one host, e.g. --bind 127.0.0.1 and --bind 127.0.0.2))")
+	assert.NotContains(t, err.Error(), "\n")
+}
+
+func TestExplainInUse(t *testing.T) {
+	other := errors.New("permission denied")
+	assert.Same(t, other, ExplainInUse(other, 0, "fix"), "other errors pass unchanged")
+	err := ExplainInUse(fmt.Errorf("listen: %w", syscall.EADDRINUSE), 0, "use -a and -b")
+	require.ErrorIs(t, err, syscall.EADDRINUSE)
+	assert.Equal(t, "listen: address already in use (UDP port 4791 of that address is taken, by another gorxe tool or another RoCE stack on this host: use -a and -b)", err.Error())
+}

@@ -1,0 +1,84 @@
+package getopt
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type parsed struct {
+	port, iters int
+	dev         string
+	events, chk bool
+}
+
+func options(p *parsed) []Option {
+	return []Option{
+		{Short: 'p', Long: "port", Arg: true, Set: IntOption(&p.port, 0, 65535)},
+		{Short: 'n', Long: "iters", Arg: true, Set: IntOption(&p.iters, 0, 1<<31-1)},
+		{Short: 'd', Long: "ib-dev", Arg: true, Set: StringOption(&p.dev)},
+		{Short: 'e', Long: "events", Set: FlagOption(&p.events)},
+		{Short: 'c', Long: "chk", Set: FlagOption(&p.chk)},
+		{Long: "ib-port", Arg: true, Set: StringOption(new(string))},
+	}
+}
+
+func TestGetopt(t *testing.T) {
+	tests := []struct {
+		args     []string
+		want     parsed
+		operands []string
+	}{
+		{nil, parsed{}, nil},
+		{[]string{"-p", "1234"}, parsed{port: 1234}, nil},
+		{[]string{"-p1234"}, parsed{port: 1234}, nil},
+		{[]string{"-p", "0x10"}, parsed{port: 16}, nil},
+		{[]string{"-p", "010"}, parsed{port: 8}, nil},
+		{[]string{"--port=99", "--iters", "7"}, parsed{port: 99, iters: 7}, nil},
+		{[]string{"--it=3"}, parsed{iters: 3}, nil},
+		{[]string{"-ec"}, parsed{events: true, chk: true}, nil},
+		{[]string{"-ecn5"}, parsed{events: true, chk: true, iters: 5}, nil},
+		{[]string{"-en", "5", "host"}, parsed{events: true, iters: 5}, []string{"host"}},
+		{[]string{"host", "-n", "5"}, parsed{iters: 5}, []string{"host"}},
+		{[]string{"-d", "-x"}, parsed{dev: "-x"}, nil},
+		{[]string{"--", "-n"}, parsed{}, []string{"-n"}},
+		{[]string{"-"}, parsed{}, []string{"-"}},
+		{[]string{"--events", "--chk"}, parsed{events: true, chk: true}, nil},
+	}
+	for _, tc := range tests {
+		var got parsed
+		ops, err := Parse(tc.args, options(&got))
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.args, err)
+			continue
+		}
+		if got != tc.want || !reflect.DeepEqual(ops, tc.operands) {
+			t.Errorf("Parse(%q) = %+v %q, want %+v %q", tc.args, got, ops, tc.want, tc.operands)
+		}
+	}
+}
+
+func TestGetoptErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-z"}, "invalid option -- 'z'"},
+		{[]string{"-p"}, "option requires an argument -- 'p'"},
+		{[]string{"--port"}, "option '--port' requires an argument"},
+		{[]string{"--events=1"}, "option '--events' doesn't allow an argument"},
+		{[]string{"--nope"}, "unrecognized option '--nope'"},
+		{[]string{"--ib"}, "option '--ib' is ambiguous"},
+		{[]string{"-p", "70000"}, "-p 70000: out of range (0..65535)"},
+		{[]string{"--port=abc"}, "--port abc: not a number"},
+		{[]string{"-n", "1_0"}, "-n 1_0: not a number"},
+	}
+	for _, tc := range tests {
+		var p parsed
+		_, err := Parse(tc.args, options(&p))
+		if !errors.Is(err, ErrUsage) || !strings.HasSuffix(err.Error(), tc.msg) {
+			t.Errorf("Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package oob
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// listen starts a listener on a free port of the loopback.
+func listen(t *testing.T) *Listener {
+	t.Helper()
+	l, err := Listen(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// silentPeer accepts one connection and keeps it open, saying nothing, until the test ends.
+func silentPeer(t *testing.T, l *Listener) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	go func() {
+		c, err := l.Accept(context.Background(), time.Second, time.Second)
+		if err == nil {
+			<-hold
+			c.Close()
+		}
+	}()
+}
+
+func checkOneLine(t *testing.T, err error, is error, contains string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !errors.Is(err, is) {
+		t.Errorf("error %q does not match %v", err, is)
+	}
+	if !strings.Contains(err.Error(), contains) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q, want one line containing %q", err, contains)
+	}
+}
+
+func TestExchange(t *testing.T) {
+	l := listen(t)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		c, err := l.Accept(ctx, time.Second, time.Second)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4)
+		if err := c.ReadFull(buf, "read"); err != nil {
+			done <- err
+			return
+		}
+		done <- c.Write(append(buf, '!'), "write")
+	}()
+	c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Write([]byte("ping"), "write"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if err := c.ReadFull(buf, "read"); err != nil || string(buf) != "ping!" {
+		t.Fatalf("got %q, %v", buf, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDialRefused(t *testing.T) {
+	// A port that was just free: nobody listens there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	_, err = Dial(context.Background(), "127.0.0.1", port, time.Second)
+	checkOneLine(t, err, ErrRefused, "Couldn't connect to 127.0.0.1:")
+}
+
+func TestDialUnknownHost(t *testing.T) {
+	_, err := Dial(context.Background(), "no-such-host.invalid", 18515, time.Second)
+	var oe *Error
+	if !errors.As(err, &oe) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v, want a one-line *Error", err)
+	}
+}
+
+func TestReadTimeout(t *testing.T) {
+	l := listen(t)
+	ctx := context.Background()
+	silentPeer(t, l)
+	c, err := Dial(ctx, "127.0.0.1", l.Port(), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
+	checkOneLine(t, err, ErrTimeout, "couldn't read remote address (127.0.0.1:")
+	if !strings.Contains(err.Error(), "timed out after 50ms") {
+		t.Errorf("error %q does not say how long it waited", err)
+	}
+}
+
+func TestReadPeerClosed(t *testing.T) {
+	l := listen(t)
+	ctx := context.Background()
+	go func() {
+		c, err := l.Accept(ctx, time.Second, time.Second)
+		if err == nil {
+			_ = c.Write([]byte("short"), "write")
+			c.Close()
+		}
+	}()
+	c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
+	checkOneLine(t, err, ErrPeerClosed, "after 5 of 52 bytes")
+}
+
+func TestAcceptTimeoutAndCancel(t *testing.T) {
+	l := listen(t)
+	_, err := l.Accept(context.Background(), 20*time.Millisecond, 0)
+	checkOneLine(t, err, ErrTimeout, "accept() failed")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err = l.Accept(ctx, 0, 0)
+	checkOneLine(t, err, ErrCanceled, "interrupted")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v does not match context.Canceled", err)
+	}
+}
+
+func TestReadCanceled(t *testing.T) {
+	l := listen(t)
+	silentPeer(t, l)
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := Dial(ctx, "127.0.0.1", l.Port(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err = c.Read(make([]byte, 5), "couldn't read done")
+	checkOneLine(t, err, ErrCanceled, "couldn't read done")
+}
+
+func TestExplainClose(t *testing.T) {
+	tests := []struct {
+		name, explain, want string
+	}{
+		{"unknown peer", "", "couldn't read remote address (127.0.0.1:PORT): peer closed the connection after 0 of 52 bytes (a different tool or version on the other side?)"},
+		{"known peer", "the peer stopped early; its output says why", "couldn't read remote address (127.0.0.1:PORT): peer closed the connection after 0 of 52 bytes (the peer stopped early; its output says why)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := listen(t)
+			ctx := context.Background()
+			accepted := make(chan struct{})
+			go func() {
+				defer close(accepted)
+				if c, err := l.Accept(ctx, time.Second, time.Second); err == nil {
+					c.Close()
+				}
+			}()
+			c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
+			require.NoError(t, err)
+			defer c.Close()
+			if tt.explain != "" {
+				c.ExplainClose(tt.explain)
+			}
+			err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
+			<-accepted
+			require.ErrorIs(t, err, ErrPeerClosed)
+			port := c.Peer()[strings.LastIndexByte(c.Peer(), ':')+1:]
+			assert.Equal(t, strings.ReplaceAll(tt.want, "PORT", port), err.Error())
+		})
+	}
+}

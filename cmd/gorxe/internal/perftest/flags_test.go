@@ -1,0 +1,187 @@
+package perftest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+)
+
+var (
+	wbw  = Test{VerbWrite, BW}
+	rbw  = Test{VerbRead, BW}
+	sbw  = Test{VerbSend, BW}
+	abw  = Test{VerbAtomic, BW}
+	wlat = Test{VerbWrite, Lat}
+	rlat = Test{VerbRead, Lat}
+	slat = Test{VerbSend, Lat}
+	alat = Test{VerbAtomic, Lat}
+)
+
+// settings is the part of Params a table row checks.
+type settings struct {
+	size, iters, tx, rx, cqMod, inline, qps, postList int
+	conn                                              ConnType
+	noPeak                                            bool
+}
+
+func settingsOf(p *Params) settings {
+	return settings{p.Size, p.Iters, p.TxDepth, p.RxDepth, p.CQMod, p.Inline, p.NumQPs, p.PostList, p.Conn, p.NoPeak}
+}
+
+func TestDefaults(t *testing.T) {
+	tests := []struct {
+		test Test
+		args string
+		want settings
+	}{
+		// Bandwidth tests send 64 KiB messages, which makes perftest signal every one (-Q 1).
+		{wbw, "host", settings{65536, 5000, 128, 1, 1, 0, 1, 1, RC, false}},
+		{rbw, "host", settings{65536, 1000, 128, 1, 1, 0, 1, 1, RC, false}},
+		{sbw, "host", settings{65536, 1000, 128, 512, 1, 0, 1, 1, RC, false}},
+		{abw, "host", settings{8, 1000, 128, 1, 100, 0, 1, 1, RC, false}},
+		{wlat, "host", settings{2, 1000, 1, 1, 1, 220, 1, 1, RC, false}},
+		{rlat, "host", settings{2, 1000, 1, 1, 1, 0, 1, 1, RC, false}},
+		{slat, "host", settings{2, 1000, 1, 512, 1, 236, 1, 1, RC, false}},
+		{alat, "host", settings{8, 1000, 1, 1, 1, 0, 1, 1, RC, false}},
+		{slat, "-c UD host", settings{2, 1000, 1, 1000, 1, 188, 1, 1, UD, false}},
+		// The send_bw server never computes a peak; nor does anyone above 20000 iterations.
+		{sbw, "", settings{65536, 1000, 128, 512, 1, 0, 1, 1, RC, true}},
+		{wbw, "-n 30000 host", settings{65536, 30000, 128, 1, 1, 0, 1, 1, RC, true}},
+		// Small messages keep the default moderation; depths shrink to the iteration count.
+		{wbw, "-s 4096 -n 50 host", settings{4096, 50, 50, 1, 50, 0, 1, 1, RC, false}},
+		{sbw, "-s 64 -n 99 -r 99 host", settings{64, 99, 99, 100, 99, 0, 1, 1, RC, false}},
+		{sbw, "-c UC -n 20000 host", settings{65536, 20000, 128, 16000, 1, 0, 1, 1, UC, false}},
+		{wbw, "-s 64 -Q 10 -q 4 -t 64 host", settings{64, 5000, 64, 1, 10, 0, 4, 1, RC, false}},
+		{wbw, "-s 64 -l 8 host", settings{64, 5000, 128, 1, 8, 0, 1, 8, RC, false}},
+		{wbw, "-s 65536 -Q 4 host", settings{65536, 5000, 128, 1, 4, 0, 1, 1, RC, false}},
+		{wlat, "-I 64 host", settings{2, 1000, 1, 1, 1, 64, 1, 1, RC, false}},
+		{wbw, "--size=1K --iters=10 host", settings{1024, 10, 10, 1, 10, 0, 1, 1, RC, false}},
+		{wbw, "-s2M -n0x10 host", settings{2 << 20, 16, 16, 1, 1, 0, 1, 1, RC, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
+			p, err := ParseArgs(tt.test, strings.Fields(tt.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := settingsOf(p); got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOptions(t *testing.T) {
+	p, err := ParseArgs(abw, strings.Fields("-d eth0 --bind 10.0.0.1 -p 9999 -x 3 -m 1024 -A CMP_AND_SWAP -o 16 -u 18 -S 2 --tclass 32 -e --report_gbits --ipv6 --timeout 3s --output bandwidth -F server.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Params{Device: "eth0", Bind: "10.0.0.1", Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
+		QPTimeout: 18, SL: 2, TClass: 32, Events: true, ReportGbits: true, IPv6: true, Timeout: 3 * time.Second, Output: "bandwidth", Server: "server.example"}
+	got := Params{Device: p.Device, Bind: p.Bind, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
+		QPTimeout: p.QPTimeout, SL: p.SL, TClass: p.TClass, Events: p.Events, ReportGbits: p.ReportGbits, IPv6: p.IPv6, Timeout: p.Timeout, Output: p.Output, Server: p.Server}
+	if got.Device != want.Device || got.Bind != want.Bind || got.Port != want.Port || got.GIDIndex != want.GIDIndex ||
+		got.MTU != want.MTU || got.AtomicType != want.AtomicType || got.OutReads != want.OutReads || got.QPTimeout != want.QPTimeout ||
+		got.SL != want.SL || got.TClass != want.TClass || !got.Events || !got.ReportGbits || !got.IPv6 || got.Timeout != want.Timeout || got.Output != want.Output {
+		t.Errorf("got %+v", got)
+	}
+
+	p, err = ParseArgs(wbw, strings.Fields("-D 8 host"))
+	if err != nil || p.Duration != 8 || p.Margin != 2 || !p.NoPeak {
+		t.Errorf("-D 8: %+v, %v", p, err)
+	}
+	p, err = ParseArgs(slat, strings.Fields("-a -c UD host"))
+	if err != nil || !p.All || p.bufSize() != p.Size {
+		t.Errorf("-a -c UD: %+v, %v", p, err)
+	}
+	p, err = ParseArgs(wbw, strings.Fields("-a host"))
+	if err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize {
+		t.Errorf("-a: %v, %v", p.sizes(), err)
+	}
+	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+	if _, err := ParseArgs(rlat, []string{"--version"}); !errors.Is(err, ErrVersion) {
+		t.Errorf("--version: %v", err)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	tests := []struct {
+		test Test
+		args string
+		want string
+		is   error
+	}{
+		{wbw, "-k", "invalid option -- 'k'", getopt.ErrUsage},
+		{wbw, "--frobnicate", "unrecognized option '--frobnicate'", getopt.ErrUsage},
+		{wbw, "-s", "requires an argument", getopt.ErrUsage},
+		{wbw, "-n 3", "out of range", getopt.ErrUsage},
+		{wbw, "-s 0", "out of range", getopt.ErrUsage},
+		{wbw, "-s 10X", "not a number", getopt.ErrUsage},
+		{wbw, "-c UD", "UD connection only possible in SEND verb", getopt.ErrUsage},
+		{rbw, "-c UC", "UC connection not possible in READ/ATOMIC verbs", getopt.ErrUsage},
+		{sbw, "-c XRC", "not supported", getopt.ErrUsage},
+		{sbw, "-c FOO", "Invalid Connection type", getopt.ErrUsage},
+		{wbw, "-A FETCH_AND_ADD", "only available in ATOMIC tests", getopt.ErrUsage},
+		{abw, "-A ADD", "Invalid Atomic type", getopt.ErrUsage},
+		{abw, "-s 16", "Message size cannot be changed for Atomic tests", getopt.ErrUsage},
+		{alat, "-a", "-a is not available in Atomic tests", getopt.ErrUsage},
+		{wlat, "-q 2", "only available in BW tests", getopt.ErrUsage},
+		{wbw, "-r 10", "only available in SEND tests", getopt.ErrUsage},
+		{rbw, "-I 10", "only available in SEND and WRITE tests", getopt.ErrUsage},
+		{wbw, "-o 4", "only available in READ and ATOMIC tests", getopt.ErrUsage},
+		{wbw, "-R", "rdma_cm", getopt.ErrUsage},
+		{sbw, "-b", "bidirectional", getopt.ErrUsage},
+		{wbw, "--run_infinitely", "not supported", getopt.ErrUsage},
+		{wlat, "-C", "CPU cycles", getopt.ErrUsage},
+		{wbw, "-i 2", "only port 1", getopt.ErrUsage},
+		{wbw, "-D 4 -f 2", "DURATION > 2*MARGIN", getopt.ErrUsage},
+		{wbw, "-D 4 -a", "Duration mode currently doesn't support running on all sizes", getopt.ErrUsage},
+		{wbw, "-s 64 -l 8 -Q 3", "Post list size must be a multiple of CQ moderation", getopt.ErrUsage},
+		{wbw, "--output latency", "Output verbosity level for BW", getopt.ErrUsage},
+		{wlat, "--output bandwidth", "Output verbosity level for LAT", getopt.ErrUsage},
+		{wbw, "--latency_gap 5", "only for latency tests", getopt.ErrUsage},
+		{wbw, "--force-link IB", "link layer is Ethernet", getopt.ErrUsage},
+		{wbw, "--timeout soon", "not a duration", getopt.ErrUsage},
+		{wbw, "a b", "too many arguments", getopt.ErrUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
+			_, err := ParseArgs(tt.test, strings.Fields(tt.args))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q, want one line with %q matching %v", err, tt.want, tt.is)
+			}
+		})
+	}
+}
+
+func TestTestNames(t *testing.T) {
+	var names []string
+	for _, tt := range Tests {
+		names = append(names, tt.Name())
+	}
+	if got := strings.Join(names, " "); got != "write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat" {
+		t.Errorf("names %s", got)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, tt := range Tests {
+		var b strings.Builder
+		Usage(&b, tt)
+		out := b.String()
+		if !strings.Contains(out, "gorxe "+tt.Name()+" <host>") || !strings.Contains(out, "--iters") {
+			t.Errorf("%s usage:\n%s", tt.Name(), out)
+		}
+		if strings.Contains(out, "--atomic_type") != (tt.Verb == VerbAtomic) || strings.Contains(out, "--qp=") != (tt.Kind == BW) {
+			t.Errorf("%s usage lists options of other tests:\n%s", tt.Name(), out)
+		}
+	}
+}

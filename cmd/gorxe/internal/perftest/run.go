@@ -1,0 +1,152 @@
+package perftest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+)
+
+// Run runs one side of a test with the parameters of ParseArgs. It prints perftest's output on
+// stdout and its notices on stderr, and returns why it failed, if it did, in one line.
+func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
+	warn := func(s string) { fmt.Fprintln(stderr, s) }
+	full := p.Output == ""
+	for _, n := range p.notices {
+		if full {
+			io.WriteString(stdout, resultLine)
+		}
+		fmt.Fprintln(stdout, n)
+	}
+	dev, err := devselect.Selection{Bind: p.Bind, Device: p.Device}.Open()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, dev.Close()) }()
+	mtu, err := portMTU(p, dev, warn)
+	if err != nil {
+		return err
+	}
+
+	var conn *oob.Conn
+	if p.IsServer() {
+		l, err := oob.Listen(ctx, p.Port)
+		if err != nil {
+			return err
+		}
+		// The banner comes once the port is open, so whoever waits for it can start the client.
+		if full {
+			io.WriteString(stdout, waitingBanner)
+		}
+		conn, err = l.Accept(ctx, 0, p.Timeout)
+		l.Close()
+		if err != nil {
+			return err
+		}
+	} else if conn, err = oob.Dial(ctx, p.Server, p.Port, p.Timeout); err != nil {
+		return err
+	}
+
+	pl := newRDMA(p, dev, warn)
+	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full,
+		cycleBuffer: os.Getpagesize()}
+	err = converse(ctx, f, conn, mtu)
+	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
+		time.Sleep(lingerAfter)
+	}
+	if cerr := pl.close(); err == nil {
+		err = cerr
+	}
+	if err == nil && f.belowLimit != "" {
+		err = errors.New("Error: " + f.belowLimit)
+	}
+	return err
+}
+
+// converse runs the flow and hangs up the out-of-band connection as soon as it ends, before
+// anything else is torn down: a peer waiting for this side's next message (with no time limit
+// while a measurement runs) learns at once that none will come, whether this side finished,
+// failed or was interrupted.
+func converse(ctx context.Context, f *flow, conn io.Closer, mtu gorxe.MTU) error {
+	err := f.run(ctx, mtu)
+	_ = conn.Close() // the conversation is over; a peer that hung up first is no failure
+	return err
+}
+
+// Usage prints the options of test t.
+func Usage(w io.Writer, t Test) {
+	bw, lat := t.Kind == BW, t.Kind == Lat
+	send, rdAt := t.Verb == VerbSend, t.Verb == VerbRead || t.Verb == VerbAtomic
+	var lines []string
+	add := func(ok bool, s string) {
+		if ok {
+			lines = append(lines, s)
+		}
+	}
+	size := defSizeBW
+	if lat {
+		size = defSizeLat
+	}
+	iters := defIters
+	if bw && t.Verb == VerbWrite {
+		iters = defItersWriteBW
+	}
+	add(true, "Usage:")
+	add(true, fmt.Sprintf("  gorxe %s            start a server and wait for connection", t.Name()))
+	add(true, fmt.Sprintf("  gorxe %s <host>     connect to server at <host>", t.Name()))
+	add(true, "")
+	add(true, "Options:")
+	add(t.Verb != VerbAtomic, "  -a, --all  Run sizes from 2 till 2^23")
+	add(t.Verb == VerbAtomic, "  -A, --atomic_type=<type>  type of atomic operation from {CMP_AND_SWAP,FETCH_AND_ADD} (default FETCH_AND_ADD)")
+	add(send, "  -c, --connection=<RC/UC/UD>  Connection type RC/UC/UD (default RC)")
+	add(t.Verb == VerbWrite, "  -c, --connection=<RC/UC>  Connection type RC/UC (default RC)")
+	add(rdAt, "  -c, --connection=<RC>  Connection type RC (default RC)")
+	add(true, "  -d, --ib-dev=<dev>  Use the interface, address or gorxe device <dev> (default $GORXE_ADDR, else the first interface)")
+	add(true, "      --bind=<addr>  Bind the device to exactly this local address")
+	add(true, "  -D, --duration  Run test for a customized period of seconds.")
+	add(true, "  -e, --events  Sleep on CQ events (default poll)")
+	add(true, "  -f, --margin  measure results within margins. (default=duration/4)")
+	add(true, "  -F, --CPU-freq  Do not show a warning even if cpufreq_ondemand module is loaded (accepted, no effect)")
+	add(true, "  -h, --help  Show this help screen.")
+	add(lat, "  -H, --report-histogrm  Print out all results (default print summary only)")
+	add(true, "  -i, --ib-port=<port>  Use port <port> of IB device (default 1)")
+	add(!rdAt, "  -I, --inline_size=<size>  Max size of message to be sent in inline")
+	add(bw, "  -l, --post_list=<list size> Post list of WQEs of <list size> size (instead of single post)")
+	add(true, "  -m, --mtu=<mtu>  MTU size : 256 - 4096 (default port mtu)")
+	add(true, fmt.Sprintf("  -n, --iters=<iters>  Number of exchanges (at least %d, default %d)", minIters, iters))
+	add(bw, "  -N, --noPeak Cancel peak-bw calculation (default with peak up to iters=20000)")
+	add(rdAt, "  -o, --outs=<num>  num of outstanding read/atom(default max of device)")
+	add(true, fmt.Sprintf("  -p, --port=<port>  Listen on/connect to port <port> (default %d)", DefaultPort))
+	add(bw, "  -q, --qp=<num of qp's>  Num of qp's(default 1)")
+	add(bw, "  -Q, --cq-mod  Generate Cqe only after <--cq-mod> completion")
+	add(send, fmt.Sprintf("  -r, --rx-depth=<dep>  Rx queue size (default %d).", defRxSend))
+	add(t.Verb != VerbAtomic, fmt.Sprintf("  -s, --size=<size>  Size of message to exchange (default %d)", size))
+	add(true, "  -S, --sl=<sl>  SL (default 0)")
+	add(bw, fmt.Sprintf("  -t, --tx-depth=<dep>  Size of tx queue (default %d)", defTxBW))
+	add(true, fmt.Sprintf("  -u, --qp-timeout=<timeout>  QP timeout, timeout value is 4 usec * 2 ^(timeout), default %d", defQPTimeout))
+	add(lat, "  -U, --report-unsorted  (implies -H) print out unsorted results (default sorted)")
+	add(true, "  -V, --version  Display version number")
+	add(bw, "  -w, --limit_bw=<value>  Set verifier limit for bandwidth")
+	add(true, "  -x, --gid-index=<index>  Test uses GID with GID index (default: the first IPv4 GID)")
+	add(bw, "  -y, --limit_msgrate=<value>  Set verifier limit for Msg Rate")
+	add(true, "")
+	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
+	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
+	add(lat, "      --latency_gap=<delay_time>  delay time between each post send")
+	add(true, "      --output=<units> Set verbosity output level: bandwidth , message_rate, latency ")
+	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
+	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
+	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
+	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
+	add(true, "")
+	add(true, "Not supported: -R/--rdma_cm, -z, -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}

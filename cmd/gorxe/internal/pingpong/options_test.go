@@ -1,0 +1,132 @@
+package pingpong
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+)
+
+func TestParseArgsDefaults(t *testing.T) {
+	for _, k := range []Kind{RC, UC, UD, SRQ} {
+		o, err := ParseArgs(k, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name(), err)
+		}
+		want := Options{Kind: k, Port: 18515, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500, Iters: 1000,
+			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout}
+		if k == UD {
+			want.Size = 1024
+		}
+		if o != want {
+			t.Errorf("%s defaults = %+v, want %+v", k.Name(), o, want)
+		}
+	}
+}
+
+func TestKindName(t *testing.T) {
+	for k, want := range map[Kind]string{RC: "rc_pingpong", UC: "uc_pingpong", UD: "ud_pingpong", SRQ: "srq_pingpong", 9: "Kind(9)", -1: "Kind(-1)"} {
+		if got := k.Name(); got != want {
+			t.Errorf("Kind(%d).Name() = %q, want %q", int(k), got, want)
+		}
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		args []string
+		want func(*Options)
+	}{
+		{RC, []string{"-g", "1", "-n", "20", "-s", "4096", "10.99.0.2"}, func(o *Options) { o.GIDIndex, o.Iters, o.Server = 1, 20, "10.99.0.2" }},
+		{RC, []string{"10.99.0.2", "-g1", "-n20"}, func(o *Options) { o.GIDIndex, o.Iters, o.Server = 1, 20, "10.99.0.2" }},
+		{RC, []string{"--port=1234", "--ib-dev", "eth0", "--ib-port=1", "--size=64", "--mtu=4096", "--rx-depth=10",
+			"--iters=5", "--sl=3", "--events", "--gid-idx=0", "--chk"}, func(o *Options) {
+			o.Port, o.IBDev, o.Size, o.MTU, o.RxDepth, o.Iters, o.SL, o.Events, o.GIDIndex, o.Check =
+				1234, "eth0", 64, 4096, 10, 5, 3, true, 0, true
+		}},
+		{UC, []string{"-p", "0x4853", "-d", "gorxe_lo", "-m", "256", "-r", "0100", "-ec"}, func(o *Options) {
+			o.Port, o.IBDev, o.MTU, o.RxDepth, o.Events, o.Check = 0x4853, "gorxe_lo", 256, 64, true, true
+		}},
+		{UD, []string{"-s", "512", "-l", "1"}, func(o *Options) { o.Size, o.SL = 512, 1 }},
+		{SRQ, []string{"-q", "4", "-r", "8", "host"}, func(o *Options) { o.NumQP, o.RxDepth, o.Server = 4, 8, "host" }},
+		{SRQ, []string{"--num-qp=255", "-r", "300"}, func(o *Options) { o.NumQP, o.RxDepth = 255, 300 }},
+		{RC, []string{"-N"}, func(*Options) {}},
+		{RC, []string{"--bind", "127.0.0.5", "--timeout=250ms"}, func(o *Options) { o.Bind, o.Timeout = "127.0.0.5", 250*time.Millisecond }},
+		{RC, []string{"--timeout", "0"}, func(o *Options) { o.Timeout = 0 }},
+		{RC, []string{"--timeout", "3"}, func(o *Options) { o.Timeout = 3 * time.Second }},
+		{RC, []string{"-o", "-P"}, func(o *Options) { o.odp, o.prefetch = true, true }},
+	}
+	for _, tc := range tests {
+		want, _ := ParseArgs(tc.kind, nil)
+		tc.want(&want)
+		got, err := ParseArgs(tc.kind, tc.args)
+		if err != nil {
+			t.Errorf("%s %q: %v", tc.kind.Name(), tc.args, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("%s %q = %+v, want %+v", tc.kind.Name(), tc.args, got, want)
+		}
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	tests := []struct {
+		kind  Kind
+		args  []string
+		usage bool
+		msg   string
+	}{
+		{RC, []string{"-p", "65536"}, true, "-p 65536: out of range"},
+		{RC, []string{"-i", "0"}, true, "-i 0: out of range"},
+		{RC, []string{"-m", "1000"}, true, "-m 1000: not an IB MTU"},
+		{UD, []string{"-m", "1024"}, true, "invalid option -- 'm'"},
+		{UC, []string{"-q", "2"}, true, "invalid option -- 'q'"},
+		{UC, []string{"-o"}, true, "invalid option -- 'o'"},
+		{RC, []string{"a", "b"}, true, `more than one server name: ["a" "b"]`},
+		{RC, []string{"-n", "ten"}, true, "-n ten: not a number"},
+		{RC, []string{"--timeout=soon"}, true, "--timeout soon: not a duration"},
+		{RC, []string{"--gid"}, true, "option '--gid-idx' requires an argument"},
+		{SRQ, []string{"-s", "0"}, true, "-s must be at least 1"},
+		{SRQ, []string{"-q", "20", "-r", "10"}, false, "rx_depth 10 is too small for 20 QPs -- must have at least one receive per QP."},
+		{SRQ, []string{"-q", "256", "-r", "500"}, false, "num_qp 256 must be less than 255"},
+		{RC, []string{"-P"}, false, "prefetch is valid only with on-demand memory region"},
+		{RC, []string{"-o", "-j"}, false, "DM memory region can't be on demand"},
+	}
+	for _, tc := range tests {
+		_, err := ParseArgs(tc.kind, tc.args)
+		if err == nil {
+			t.Errorf("%s %q: no error", tc.kind.Name(), tc.args)
+			continue
+		}
+		if IsUsage(err) != tc.usage || !strings.HasPrefix(err.Error(), tc.msg) {
+			t.Errorf("%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
+		}
+	}
+	if _, err := ParseArgs(RC, []string{"--help"}); !errors.Is(err, ErrHelp) {
+		t.Errorf("--help: %v", err)
+	}
+}
+
+func TestUsageMentionsEveryOption(t *testing.T) {
+	for _, k := range []Kind{RC, UC, UD, SRQ} {
+		var b bytes.Buffer
+		Usage(&b, k)
+		for _, f := range []string{"--port", "--ib-dev", "--ib-port", "--size", "--rx-depth", "--iters", "--sl",
+			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "GORXE_ADDR", "GORXE_PORT"} {
+			if !strings.Contains(b.String(), f) {
+				t.Errorf("%s usage lacks %s", k.Name(), f)
+			}
+		}
+		if has := strings.Contains(b.String(), "--mtu"); has == (k == UD) {
+			t.Errorf("%s usage: --mtu shown = %v", k.Name(), has)
+		}
+		if has := strings.Contains(b.String(), "--num-qp"); has != (k == SRQ) {
+			t.Errorf("%s usage: --num-qp shown = %v", k.Name(), has)
+		}
+	}
+}
