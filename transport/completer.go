@@ -138,7 +138,7 @@ func (c *completer) receive(now time.Time, p *packet.Parsed, from *Path, _ *Outp
 	case !r.canSend():
 		ctr.DroppedState.Add(1)
 		return
-	case from.Src.Addr().Unmap() != r.a.path.Dst.Addr():
+	case !sameHost(from.Src.Addr(), r.a.path.Dst.Addr()):
 		ctr.DroppedPath.Add(1)
 		return
 	}

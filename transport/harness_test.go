@@ -84,12 +84,26 @@ type hDevice struct {
 	service   time.Duration
 	busyUntil time.Time
 	inbox     []hPacket
+	// zone, when set, is the interface an IPv6 link-local device sits on: its source address
+	// carries the zone, and packets it receives name both ends with it, as a socket bound to a
+	// link-local address reports them. The wire (and so every GID) has no zones.
+	zone string
+}
+
+// hZoned gives a the zone a socket on interface zone reports it with: IPv6 link-local addresses
+// carry it, every other address has none.
+func hZoned(a netip.Addr, zone string) netip.Addr {
+	a = a.WithZone("")
+	if zone != "" && a.Is6() && a.IsLinkLocalUnicast() {
+		return a.WithZone(zone)
+	}
+	return a
 }
 
 // deviceAt returns the device with address a, or nil.
 func (h *harness) deviceAt(a netip.Addr) *hDevice {
 	for _, d := range h.devs {
-		if d.addr == a {
+		if d.addr == a.WithZone("") {
 			return d
 		}
 	}
@@ -123,7 +137,7 @@ func (h *harness) device(addr string) *hDevice {
 		Mem:      d.mem,
 		Counters: d.ctr,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
-			return d.addr, i <= 1
+			return hZoned(d.addr, d.zone), i <= 1
 		},
 	}
 	d.out.Alloc = func() []byte { return make([]byte, 0, MaxPacketSize) }
@@ -405,7 +419,7 @@ func (h *harness) collect(d *hDevice) {
 		if p.path.Dst.Port() != packet.UDPPort || p.path.Src.Port() < 0xC000 {
 			h.t.Fatalf("engine emitted %v from port %d to port %d", parsed.Opcode(), p.path.Src.Port(), p.path.Dst.Port())
 		}
-		if p.path.Src.Addr() != d.addr {
+		if p.path.Src.Addr() != hZoned(d.addr, d.zone) {
 			h.t.Fatalf("engine emitted %v from %v, device is %v", parsed.Opcode(), p.path.Src.Addr(), d.addr)
 		}
 		h.stats.Sent++
@@ -466,7 +480,7 @@ func (h *harness) deliver(p *hPacket) {
 		return
 	}
 	for _, d := range h.devs {
-		if d.addr != p.path.Dst.Addr() {
+		if d.addr != p.path.Dst.Addr().WithZone("") {
 			continue
 		}
 		q := d.qps.Lookup(parsed.BTH().DestQP())
@@ -478,7 +492,10 @@ func (h *harness) deliver(p *hPacket) {
 			break
 		}
 		h.stats.Delivered++
-		e.Receive(h.now, &parsed, Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}, &d.out)
+		from := Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}
+		from.Src = netip.AddrPortFrom(hZoned(from.Src.Addr(), d.zone), from.Src.Port())
+		from.Dst = netip.AddrPortFrom(hZoned(from.Dst.Addr(), d.zone), from.Dst.Port())
+		e.Receive(h.now, &parsed, from, &d.out)
 		h.collect(d)
 		return
 	}

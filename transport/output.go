@@ -18,6 +18,14 @@ type Path struct {
 	HopLimit     uint8
 }
 
+// sameHost reports whether a and b are the same IP address, ignoring IPv4 mapping and IPv6 zones.
+// A GID has no zone, but the device layer reports link-local addresses (GID index 0) with the
+// zone of the interface they arrived on, and the path's own end may carry it too: comparing
+// zones would reject every packet between two link-local GIDs.
+func sameHost(a, b netip.Addr) bool {
+	return a.Unmap().WithZone("") == b.Unmap().WithZone("")
+}
+
 // Packet is one datagram the engine produced: Buf holds the RoCEv2 packet from the BTH to the ICRC.
 type Packet struct {
 	Buf  []byte

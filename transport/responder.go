@@ -418,5 +418,5 @@ func (r *responder) build(h *packet.Headers, payloadLen int, out *Output) (pkt, 
 // fromPeer reports whether a packet that arrived on from was sent by the other end of path p and
 // addressed to its local end. Ports are not compared: a peer may send from any UDP source port.
 func (p *Path) fromPeer(from *Path) bool {
-	return from.Src.Addr().Unmap() == p.Dst.Addr().Unmap() && from.Dst.Addr().Unmap() == p.Src.Addr().Unmap()
+	return sameHost(from.Src.Addr(), p.Dst.Addr()) && sameHost(from.Dst.Addr(), p.Src.Addr())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -63,8 +64,12 @@ func (v *vm) rxeCounters() (counters, error) {
 	return c, nil
 }
 
-// addr is the VM's address of family (4 or 6).
+// addr is the VM's address of family (ipv4, ipv6 or linkLocal).
 func (v *vm) addr(family int) netip.Addr {
+	if family == linkLocal {
+		mac, _ := net.ParseMAC(fmt.Sprintf(guestMAC, v.n))
+		return eui64LinkLocal(mac)
+	}
 	if family == 6 {
 		return v.ip6.Addr()
 	}

@@ -2,7 +2,7 @@
 // standard tools. It boots kernel rxe in qemu (the host kernel has no RDMA support), on a bridge
 // in a network namespace of its own, and runs rdma-core's pingpongs and perftest in both roles:
 // gorxe on the host as client against the C tool in the VM as server, and the reverse, with IPv4
-// and IPv6 GIDs, path MTU 1024 and 4096, message sizes from 1 byte to 4 MiB, and the RC tools
+// and IPv6 GIDs (a few tools also on the link-local GIDs at index 0), path MTU 1024 and 4096, message sizes from 1 byte to 4 MiB, and the RC tools
 // under about 2 % packet loss. Every run is captured on the VM's bridge port; `gorxe dump`
 // verifies the ICRC of every packet, and the capture is checked against rxe's own packet
 // counters. A kernel rxe <-> kernel rxe run between two VMs comes first as the control.

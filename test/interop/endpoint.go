@@ -18,7 +18,7 @@ type endpoint interface {
 	// last, for a client).
 	argv(t tool, opts []string) ([]string, error)
 	addr(family int) netip.Addr
-	// gidIndex is the local GID index of the address of family (4 or 6).
+	// gidIndex is the local GID index of the address of family (ipv4, ipv6 or linkLocal).
 	gidIndex(family int) (int, error)
 	start(argv []string, timeout time.Duration) (job, error)
 	// listening waits until the server j listens on TCP port; it gives up early if j ends.
@@ -140,6 +140,10 @@ func (e *gorxeEndpoint) argv(t tool, opts []string) ([]string, error) {
 }
 
 func (e *gorxeEndpoint) addr(family int) netip.Addr {
+	if family == linkLocal {
+		a, _ := bridgeLinkLocal()
+		return a
+	}
 	if family == 6 {
 		return hostIP6.Addr()
 	}
@@ -149,6 +153,9 @@ func (e *gorxeEndpoint) addr(family int) netip.Addr {
 // gidIndex follows rxe's layout, which gorxe reproduces for an interface: the link-local GID at
 // 0, the IPv4-mapped address at 1, the other IPv6 address at 2.
 func (e *gorxeEndpoint) gidIndex(family int) (int, error) {
+	if family == linkLocal {
+		return 0, nil
+	}
 	if family == 6 {
 		return 2, nil
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -26,6 +28,23 @@ func TestGuestAddrs(t *testing.T) {
 	ip4, ip6 := guestAddrs(2)
 	if ip4.String() != "198.18.0.12/24" || ip6.String() != "fd67:6f72:7865::12/64" {
 		t.Errorf("guestAddrs(2) = %v %v", ip4, ip6)
+	}
+}
+
+func TestLinkLocal(t *testing.T) {
+	mac, _ := net.ParseMAC(fmt.Sprintf(guestMAC, 1))
+	if got := eui64LinkLocal(mac).String(); got != "fe80::5054:ff:fe67:7801" {
+		t.Errorf("link-local of %v = %s", mac, got)
+	}
+	v := &vm{n: 2}
+	if got := gidString(v.addr(linkLocal)); got != "fe80:0000:0000:0000:5054:00ff:fe67:7802" {
+		t.Errorf("VM 2's link-local GID %s", got)
+	}
+	if got := describe(phase{}, c(rcPingpong, linkLocal, 1024, 0, "-n", "5")); got != "ipv6ll mtu1024 -n 5" {
+		t.Errorf("describe: %q", got)
+	}
+	if got := strings.Join(commonOpts(c(rcPingpong, linkLocal, 1024, 0), 0, 18600), " "); got != "-g 0 -p 18600 -m 1024" {
+		t.Errorf("options: %q", got)
 	}
 }
 
@@ -61,7 +80,7 @@ func TestMatrixCoversEveryToolBothFamiliesAndMTUs(t *testing.T) {
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
 			seen[rc.tool.c] = true
-			seen[p.label+" "+string(rune('0'+rc.family))] = true
+			seen[p.label+" "+familyName(rc.family)] = true
 			if p.loss && !rc.tool.rc {
 				t.Errorf("%s runs under loss but is not RC", rc.tool.c)
 			}
@@ -74,7 +93,7 @@ func TestMatrixCoversEveryToolBothFamiliesAndMTUs(t *testing.T) {
 			t.Errorf("%s is not in the matrix", tl.c)
 		}
 	}
-	for _, k := range []string{"mtu1500 4", "mtu1500 6", "mtu9000 4", "mtu9000 6"} {
+	for _, k := range []string{"mtu1500 ipv4", "mtu1500 ipv6", "mtu1500 ipv6ll", "mtu9000 ipv4", "mtu9000 ipv6"} {
 		if !seen[k] {
 			t.Errorf("no case for %s", k)
 		}

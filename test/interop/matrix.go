@@ -5,6 +5,21 @@ import (
 	"time"
 )
 
+// The GIDs a case runs with, on both sides.
+const (
+	ipv4      = 4  // the IPv4-mapped GID of the test address
+	ipv6      = 6  // the global IPv6 GID of the test address
+	linkLocal = 66 // the IPv6 link-local GID at index 0, which rxe derives from the MAC
+)
+
+// familyName is how the options column names a GID family.
+func familyName(family int) string {
+	if family == linkLocal {
+		return "ipv6ll"
+	}
+	return fmt.Sprintf("ipv%d", family)
+}
+
 // tool is one standard RDMA test program and gorxe's subcommand that mirrors it.
 type tool struct {
 	c        string // the rdma-core or perftest binary
@@ -31,7 +46,7 @@ var (
 // runCase is one tool invocation; it runs once per role.
 type runCase struct {
 	tool    tool
-	family  int      // 4: IPv4-mapped GIDs; 6: IPv6 GIDs
+	family  int      // ipv4, ipv6 or linkLocal
 	pathMTU int      // -m
 	opts    []string // size, iterations and other tool options, the same on both sides
 	// gorxeOpts are added on the gorxe side only, for options local to one side.
@@ -88,6 +103,18 @@ func sizeSweep(family, mtu int) []runCase {
 	}
 }
 
+// linkLocalCases run on GID index 0 on both sides, the link-local GIDs, between which every packet
+// travels from one link-local address to another (a socket reports both with the interface's zone).
+func linkLocalCases() []runCase {
+	const t = 90 * time.Second
+	return []runCase{
+		c(rcPingpong, linkLocal, 1024, t, "-s", "4096", "-n", "100"),
+		c(udPingpong, linkLocal, 1024, t, "-s", "1024", "-n", "100"),
+		c(writeBW, linkLocal, 1024, t, "-s", "65536", "-n", "100"),
+		c(readBW, linkLocal, 1024, t, "-s", "65536", "-n", "100"),
+	}
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -100,7 +127,7 @@ func rcOnly(cases []runCase) []runCase {
 }
 
 // gorxeMatrix is the gorxe <-> kernel rxe matrix: every tool with IPv4 and IPv6 GIDs at path MTU
-// 1024 and 4096, a size sweep, and the RC tools under loss.
+// 1024 and 4096, a size sweep, a few tools on the link-local GIDs, and the RC tools under loss.
 func gorxeMatrix() []phase {
 	return []phase{
 		{label: "mtu1500", netMTU: 1500, cases: concat(
@@ -109,7 +136,8 @@ func gorxeMatrix() []phase {
 			[]runCase{
 				c(rcPingpong, 6, 1024, 90*time.Second, "-s", "4096", "-n", "100"),
 				c(writeBW, 6, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
-			})},
+			},
+			linkLocalCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -34,6 +35,26 @@ func guestAddrs(n int) (ip4, ip6 netip.Prefix) {
 
 func tapName(n int) string { return fmt.Sprintf("gxtap%d", n) }
 
+// eui64LinkLocal is the link-local address a kernel in EUI-64 mode gives an interface with MAC mac,
+// which is also the GID rxe (and gorxe) put at index 0.
+func eui64LinkLocal(mac net.HardwareAddr) netip.Addr {
+	b := [16]byte{0: 0xfe, 1: 0x80}
+	if len(mac) == 6 {
+		b[8], b[9], b[10], b[11], b[12] = mac[0]^0x02, mac[1], mac[2], 0xff, 0xfe
+		b[13], b[14], b[15] = mac[3], mac[4], mac[5]
+	}
+	return netip.AddrFrom16(b)
+}
+
+// bridgeLinkLocal is the EUI-64 link-local address of the bridge, the host's GID index 0.
+func bridgeLinkLocal() (netip.Addr, error) {
+	ifi, err := net.InterfaceByName(bridgeName)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return eui64LinkLocal(ifi.HardwareAddr), nil
+}
+
 // createNetns makes a fresh namespace, first removing a stale one a killed run left, together with
 // the processes that run left in it.
 func createNetns(log *logger) error {
@@ -65,7 +86,9 @@ func ip(args ...string) error {
 }
 
 // setupBridge creates, inside the namespace, the bridge with the host's test addresses and one tap
-// per VM. Duplicate address detection is off so IPv6 addresses (and so GIDs) exist at once.
+// per VM. Duplicate address detection is off so IPv6 addresses (and so GIDs) exist at once. The
+// bridge's link-local address is the EUI-64 one whatever the host's default address generation
+// mode, so that it is the GID at index 0, as the guests' are.
 func setupBridge(vms int) error {
 	for _, s := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
 		if _, err := output("sysctl", "-q", "-w", s); err != nil {
@@ -75,6 +98,7 @@ func setupBridge(vms int) error {
 	steps := [][]string{
 		{"link", "set", "lo", "up"},
 		{"link", "add", bridgeName, "type", "bridge", "stp_state", "0", "forward_delay", "0"},
+		{"link", "set", bridgeName, "addrgenmode", "eui64"},
 	}
 	for n := 1; n <= vms; n++ {
 		steps = append(steps,

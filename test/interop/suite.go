@@ -216,7 +216,7 @@ func (s *suite) skip(name string) bool {
 
 // describe is the options column: GID family, path MTU, loss and the tool options.
 func describe(p phase, rc runCase) string {
-	d := fmt.Sprintf("ipv%d mtu%d", rc.family, rc.pathMTU)
+	d := fmt.Sprintf("%s mtu%d", familyName(rc.family), rc.pathMTU)
 	if p.loss {
 		d += " " + lossFor(rc.tool).String()
 	}

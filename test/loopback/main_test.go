@@ -59,9 +59,20 @@ type Proc struct {
 // when the test ends if it is still running.
 func Start(t testing.TB, env []string, args ...string) *Proc {
 	t.Helper()
+	return start(t, env, gorxeBin, args...)
+}
+
+// StartIn is Start inside the network namespace netns (which needs root).
+func StartIn(t testing.TB, netns string, env []string, args ...string) *Proc {
+	t.Helper()
+	return start(t, env, "ip", append([]string{"netns", "exec", netns, gorxeBin}, args...)...)
+}
+
+func start(t testing.TB, env []string, bin string, args ...string) *Proc {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
 	p := &Proc{t: t, name: strings.Join(args, " "), newOut: make(chan struct{}), done: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, gorxeBin, args...)
+	p.cmd = exec.CommandContext(ctx, bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
