@@ -58,9 +58,11 @@ type Config struct {
 	// Faults impairs outgoing datagrams. When it is the zero value, the GORXE_FAULTS environment
 	// variable is read instead.
 	Faults FaultConfig
-	// Tap, when set, is shown every datagram the device puts on the network or takes from it, and
-	// with direction netio.Lost every datagram fault injection dropped: the hook for packet
-	// summaries and capture files. It runs on the device's goroutines and must not keep the message.
+	// Tap, when set, is shown every datagram the device puts on the network or takes from it, in
+	// the order the network gets them; under fault injection a dropped datagram is shown as
+	// netio.Lost in its place and the marks of the direction say what else the faults did. It is
+	// the hook for packet summaries and capture files (capture.Writer.Tap). It runs on the
+	// device's goroutines and must not keep the message.
 	Tap netio.TapFunc
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.

@@ -119,8 +119,7 @@ func (d *Device) openConn() (netio.Conn, error) {
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if d.cfg.Tap != nil {
-		// Inside the fault injector, so the tap sees what really crosses the network.
+	if d.cfg.Tap != nil && !d.cfg.faults.Enabled() {
 		c = netio.Tap(c, d.cfg.Tap)
 	}
 	if d.cfg.faults.Enabled() {
@@ -130,6 +129,8 @@ func (d *Device) openConn() (netio.Conn, error) {
 			return nil, configErr("Faults: " + err.Error())
 		}
 		if d.cfg.Tap != nil {
+			// The injector shows the tap every datagram in wire order with its fate, losses in
+			// their place among the survivors of a batch.
 			fc.Observe(d.cfg.Tap)
 		}
 		d.log.Info("gorxe fault injection on", "faults", d.cfg.faults.String())

@@ -12,10 +12,11 @@ import (
 // the earliest datagram, so with a fake clock deliveries happen inside Advance.
 type delayLine struct {
 	clk     clock.Clock
-	deliver func(batch []Message) // buffers are valid only during the call
+	deliver func(batch []Message, dirs []Direction) // buffers are valid only during the call
 
-	delivering sync.Mutex // serialises deliveries so they stay in due order; taken before mu
-	batch      []Message  // delivery scratch, guarded by delivering
+	delivering sync.Mutex  // serialises deliveries so they stay in due order; taken before mu
+	batch      []Message   // delivery scratch, guarded by delivering
+	batchDirs  []Direction // the fault marks of each datagram of batch
 	batchHeld  []*heldDatagram
 
 	mu     sync.Mutex // guards the fields below
@@ -28,19 +29,22 @@ type delayLine struct {
 type heldDatagram struct {
 	msg Message // msg.Buf aliases buf
 	buf []byte
+	dir Direction
 }
 
-func newDelayLine(clk clock.Clock, deliver func([]Message)) *delayLine {
+func newDelayLine(clk clock.Clock, deliver func([]Message, []Direction)) *delayLine {
 	return &delayLine{
 		clk:       clk,
 		deliver:   deliver,
 		batch:     make([]Message, 0, IdealBatchSize),
+		batchDirs: make([]Direction, 0, IdealBatchSize),
 		batchHeld: make([]*heldDatagram, 0, IdealBatchSize),
 	}
 }
 
-// add copies m, flips corruptBit in the copy (unless it is -1), and schedules it after delay.
-func (l *delayLine) add(m *Message, corruptBit int, delay time.Duration) {
+// add copies m, flips corruptBit in the copy (unless it is -1), and schedules it after delay; dir
+// is how an observer is shown the copy when it is sent.
+func (l *delayLine) add(m *Message, corruptBit int, delay time.Duration, dir Direction) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -56,6 +60,7 @@ func (l *delayLine) add(m *Message, corruptBit int, delay time.Duration) {
 	flipBit(h.buf, corruptBit)
 	h.msg = *m
 	h.msg.Buf = h.buf
+	h.dir = dir
 	l.held.Push(l.clk.Now().Add(delay), h)
 	if _, first, _ := l.held.Peek(); first == h {
 		l.armLocked()
@@ -93,7 +98,7 @@ func (l *delayLine) release(max int, onlyDue bool) int {
 
 	l.mu.Lock()
 	now := l.clk.Now()
-	l.batch, l.batchHeld = l.batch[:0], l.batchHeld[:0]
+	l.batch, l.batchDirs, l.batchHeld = l.batch[:0], l.batchDirs[:0], l.batchHeld[:0]
 	for len(l.batch) < cap(l.batch) && (max < 0 || len(l.batch) < max) {
 		due, h, ok := l.held.Peek()
 		if !ok || onlyDue && due.After(now) {
@@ -101,6 +106,7 @@ func (l *delayLine) release(max int, onlyDue bool) int {
 		}
 		l.held.Pop()
 		l.batch = append(l.batch, h.msg)
+		l.batchDirs = append(l.batchDirs, h.dir)
 		l.batchHeld = append(l.batchHeld, h)
 	}
 	l.mu.Unlock()
@@ -109,7 +115,7 @@ func (l *delayLine) release(max int, onlyDue bool) int {
 	if n == 0 {
 		return 0
 	}
-	l.deliver(l.batch)
+	l.deliver(l.batch, l.batchDirs)
 
 	l.mu.Lock()
 	for i, h := range l.batchHeld {

@@ -183,7 +183,7 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 	}
 	if fl == nil {
 		if f.hold {
-			f.line.add(m, -1, 0)
+			f.line.add(m, -1, 0, Sent)
 		} else {
 			to.enqueue(m, -1)
 		}
@@ -197,7 +197,7 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 	}
 	for i := 0; i < p.copies; i++ {
 		if p.delay[i] > 0 || f.hold {
-			f.line.add(m, p.corruptBit, p.delay[i])
+			f.line.add(m, p.corruptBit, p.delay[i], p.direction(i))
 		} else {
 			to.enqueue(m, p.corruptBit)
 		}
@@ -205,7 +205,7 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 }
 
 // deliverBatch hands datagrams leaving the delay line to their endpoints.
-func (f *Fabric) deliverBatch(batch []Message) {
+func (f *Fabric) deliverBatch(batch []Message, _ []Direction) {
 	for i := range batch {
 		m := &batch[i]
 		f.mu.RLock()

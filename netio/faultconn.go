@@ -22,7 +22,7 @@ type FaultConn struct {
 	out     []Message // datagrams to send now
 	origin  []int     // index in the caller's msgs of each entry of out
 	scratch [][]byte  // corrupted copies, reused
-	observe TapFunc   // told of every datagram the faults drop; nil when nobody asked
+	observe TapFunc   // shown every datagram in wire order with its fate; nil when nobody asked
 }
 
 var _ Conn = (*FaultConn)(nil)
@@ -40,8 +40,12 @@ func WithFaults(c Conn, cfg FaultConfig, clk clock.Clock) (*FaultConn, error) {
 	return fc, nil
 }
 
-// Observe makes fn see every datagram the faults drop, with direction Lost, so a trace can show
-// losses next to what crossed the network. Call it before the first Send.
+// Observe makes fn see every datagram in the order the network gets it, with what the faults did:
+// a dropped datagram as Lost at the place it would have taken, each copy sent now as Sent with its
+// marks (Duplicate, Corrupt; the corrupted bytes as sent), a delayed or reordered copy as
+// Sent|Delayed when it is finally sent, and received datagrams as Received. It replaces a [Tap]
+// around the inner Conn, which could not show a loss in its place among the datagrams of a batch.
+// Call it before the first Send.
 func (c *FaultConn) Observe(fn TapFunc) { c.observe = fn }
 
 // Send implements [Conn]. A datagram the faults drop counts as sent. If the inner Conn refuses a
@@ -62,7 +66,7 @@ func (c *FaultConn) Send(msgs []Message) (int, error) {
 		}
 		for k := 0; k < p.copies; k++ {
 			if p.delay[k] > 0 {
-				c.line.add(m, p.corruptBit, p.delay[k])
+				c.line.add(m, p.corruptBit, p.delay[k], p.direction(k))
 				continue
 			}
 			out := *m
@@ -74,6 +78,9 @@ func (c *FaultConn) Send(msgs []Message) (int, error) {
 				flipBit(c.scratch[corrupted], p.corruptBit)
 				out.Buf = c.scratch[corrupted]
 				corrupted++
+			}
+			if c.observe != nil {
+				c.observe(p.direction(k), &out)
 			}
 			c.out = append(c.out, out)
 			c.origin = append(c.origin, i)
@@ -101,7 +108,12 @@ func (c *FaultConn) clearOut() {
 }
 
 // sendLate sends datagrams whose delay expired, skipping any the inner Conn refuses.
-func (c *FaultConn) sendLate(batch []Message) {
+func (c *FaultConn) sendLate(batch []Message, dirs []Direction) {
+	if c.observe != nil {
+		for i := range batch {
+			c.observe(dirs[i], &batch[i])
+		}
+	}
 	for len(batch) > 0 {
 		n, err := c.inner.Send(batch)
 		if err != nil {
@@ -118,7 +130,15 @@ func (c *FaultConn) FaultCounters() FaultCounters { return c.engine.counters.sna
 func (c *FaultConn) InFlight() int { return c.line.len() }
 
 // Receive implements [Conn] by passing through to the inner Conn.
-func (c *FaultConn) Receive(msgs []Message) (int, error) { return c.inner.Receive(msgs) }
+func (c *FaultConn) Receive(msgs []Message) (int, error) {
+	n, err := c.inner.Receive(msgs)
+	if c.observe != nil {
+		for i := range msgs[:n] {
+			c.observe(Received, &msgs[i])
+		}
+	}
+	return n, err
+}
 
 // BatchSize implements [Conn].
 func (c *FaultConn) BatchSize() int { return c.inner.BatchSize() }

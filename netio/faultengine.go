@@ -39,6 +39,21 @@ type faultPlan struct {
 	delay      [2]time.Duration // per copy
 }
 
+// direction returns how an observer is shown copy k (0 or 1) of a datagram that was not dropped.
+func (p *faultPlan) direction(k int) Direction {
+	d := Sent
+	if k > 0 {
+		d |= Duplicate
+	}
+	if p.corruptBit >= 0 {
+		d |= Corrupt
+	}
+	if p.delay[k] > 0 {
+		d |= Delayed
+	}
+	return d
+}
+
 // faultEngine decides the fate of each datagram on one path. It is not safe for concurrent use.
 type faultEngine struct {
 	cfg      FaultConfig

@@ -1,23 +1,64 @@
 package netio
 
-// Direction says what happened to a tapped datagram.
+import "strings"
+
+// Direction says what happened to a tapped datagram: where it went (Sent, Received, Lost) and,
+// under fault injection, what the faults did to it (the marks Duplicate, Corrupt and Delayed,
+// OR'ed into a Sent direction).
 type Direction uint8
 
-// Directions of tapped datagrams.
+// Where a tapped datagram went.
 const (
 	Sent     Direction = iota
 	Received           // taken from the network
-	Lost               // dropped by fault injection before it reached the network (FaultConn.Observe)
+	Lost               // dropped by fault injection instead of reaching the network
 )
 
-func (d Direction) String() string {
-	switch d {
-	case Sent:
-		return "sent"
-	case Received:
-		return "received"
+// Marks fault injection adds to a Sent direction.
+const (
+	Duplicate Direction = 1 << (iota + 4) // an extra copy the faults added
+	Corrupt                               // a copy with one bit flipped
+	Delayed                               // held back by a delay or reordering, sent late
+
+	markMask = Duplicate | Corrupt | Delayed
+)
+
+// Base returns the direction without its fault marks.
+func (d Direction) Base() Direction { return d &^ markMask }
+
+// Has reports whether d carries every mark in m.
+func (d Direction) Has(m Direction) bool { return d&m == m }
+
+// Marks returns the fault marks' names, e.g. ["duplicate", "corrupted"]; nil when there are none.
+func (d Direction) Marks() []string {
+	var s []string
+	for _, m := range [...]struct {
+		bit  Direction
+		name string
+	}{{Duplicate, "duplicate"}, {Corrupt, "corrupted"}, {Delayed, "delayed"}} {
+		if d.Has(m.bit) {
+			s = append(s, m.name)
+		}
 	}
-	return "lost"
+	return s
+}
+
+func (d Direction) String() string {
+	var base string
+	switch d.Base() {
+	case Sent:
+		base = "sent"
+	case Received:
+		base = "received"
+	case Lost:
+		base = "lost"
+	default:
+		base = "unknown"
+	}
+	if marks := d.Marks(); marks != nil {
+		return base + " (" + strings.Join(marks, ", ") + ")"
+	}
+	return base
 }
 
 // TapFunc observes one datagram. It must not keep m or m.Buf after it returns, and it runs on the
@@ -27,7 +68,8 @@ type TapFunc func(dir Direction, m *Message)
 // Tap returns a Conn that behaves like c and shows fn every datagram handed to it for sending and
 // every datagram it received: the hook for packet summaries and capture files, which need to see
 // traffic without owning the connection. Outgoing datagrams are shown before they are sent, so an
-// observer sees a request before the answer it provokes.
+// observer sees a request before the answer it provokes. Over a [FaultConn], use
+// [FaultConn.Observe] instead, which also shows what the faults did, in wire order.
 func Tap(c Conn, fn TapFunc) Conn { return &tapConn{Conn: c, fn: fn} }
 
 type tapConn struct {

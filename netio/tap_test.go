@@ -3,6 +3,12 @@ package netio
 import (
 	"net/netip"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/clock"
 )
 
 func TestTapSeesEveryDatagramOnce(t *testing.T) {
@@ -47,35 +53,116 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	}
 }
 
-func TestFaultConnObserverSeesLosses(t *testing.T) {
-	f := NewFabric(FabricConfig{})
+// TestFaultConnObserverSeesWireOrder checks that the observer is shown every datagram of a batch in
+// the order the network gets it, a loss in its own place, with the marks of what the faults did,
+// and that it agrees with the fault counters and with what the receiver gets.
+func TestFaultConnObserverSeesWireOrder(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	f := NewFabric(FabricConfig{Clock: clk})
 	defer f.Close()
 	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
 	ea, err := f.NewEndpoint(DefaultPort, a)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	eb, err := f.NewEndpoint(DefaultPort, b)
+	require.NoError(t, err)
+	fc, err := WithFaults(ea, FaultConfig{Loss: 0.3, Dup: 0.2, Corrupt: 0.2, Reorder: 0.2, Seed: 7}, clk)
+	require.NoError(t, err)
+
+	type seen struct {
+		dir Direction
+		seq byte // first byte of the datagram as the caller sent it (corruption may flip it later)
 	}
-	if _, err := f.NewEndpoint(DefaultPort, b); err != nil {
-		t.Fatal(err)
-	}
-	onWire, lost := 0, 0
-	fc, err := WithFaults(Tap(ea, func(Direction, *Message) { onWire++ }), FaultConfig{Loss: 0.5, Seed: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var order []seen
+	seqOf := map[string]byte{}
 	fc.Observe(func(dir Direction, m *Message) {
-		if dir != Lost {
-			t.Errorf("observer got %v, want lost", dir)
-		}
-		lost++
+		order = append(order, seen{dir, seqOf[string(m.Buf[1:])]})
 	})
+
+	const n = 200
 	dst := netip.AddrPortFrom(b, DefaultPort)
-	for range 100 {
-		if _, err := fc.Send([]Message{{Buf: []byte("x"), Dst: dst}}); err != nil {
-			t.Fatal(err)
+	batch := make([]Message, n)
+	for i := range batch {
+		// byte 0 is the sequence; the rest names the datagram even when a bit of it was flipped
+		// in byte 0 (corruption picks any bit, so the tail is matched only when intact).
+		body := []byte{byte(i), 'p', byte(i), byte(i >> 8)}
+		seqOf[string(body[1:])] = byte(i)
+		batch[i] = Message{Buf: body, Dst: dst}
+	}
+	sent, err := fc.Send(batch)
+	require.NoError(t, err)
+	require.Equal(t, n, sent)
+
+	// Undelayed datagrams are shown in batch order, losses included, before any late one.
+	var last = -1
+	lost, dup, corrupt := 0, 0, 0
+	for _, s := range order {
+		require.NotEqual(t, Received, s.dir.Base())
+		if s.dir.Has(Delayed) {
+			t.Fatalf("a delayed datagram was shown before its delay expired: %v", s.dir)
+		}
+		if !s.dir.Has(Corrupt) {
+			require.GreaterOrEqual(t, int(s.seq), last, "datagram %d shown after %d", s.seq, last)
+			last = int(s.seq)
+		}
+		switch {
+		case s.dir == Lost:
+			lost++
+		case s.dir.Has(Duplicate):
+			dup++
+		}
+		if s.dir.Has(Corrupt) {
+			corrupt++
 		}
 	}
-	if got := fc.FaultCounters().Dropped; uint64(lost) != got || onWire+lost != 100 || lost == 0 {
-		t.Errorf("observer saw %d losses, counters %d, %d reached the wire; want them to add up to 100", lost, got, onWire)
+	before := len(order)
+	clk.Advance(time.Second) // every delay and reordering falls due
+	late := order[before:]
+	for _, s := range late {
+		require.True(t, s.dir.Has(Delayed), "late datagram shown as %v", s.dir)
+		if s.dir.Has(Duplicate) {
+			dup++
+		}
+		if s.dir.Has(Corrupt) {
+			corrupt++
+		}
+	}
+	fcs := fc.FaultCounters()
+	assert.Equal(t, fcs.Dropped, uint64(lost))
+	assert.Equal(t, fcs.Duplicated, uint64(dup))
+	assert.NotZero(t, lost)
+	assert.NotZero(t, dup)
+	assert.NotZero(t, corrupt)
+	assert.NotEmpty(t, late)
+
+	// Everything shown as sent reached the receiver.
+	wire := len(order) - lost
+	got := 0
+	in := make([]Message, 64)
+	for i := range in {
+		in[i].Buf = make([]byte, 16)
+	}
+	for {
+		k, err := eb.Receive(in)
+		require.NoError(t, err)
+		got += k
+		if k == 0 || got >= wire {
+			break
+		}
+	}
+	assert.Equal(t, wire, got)
+}
+
+func TestDirectionString(t *testing.T) {
+	for _, tc := range []struct {
+		d    Direction
+		want string
+	}{
+		{Sent, "sent"},
+		{Received, "received"},
+		{Lost, "lost"},
+		{Sent | Duplicate | Corrupt, "sent (duplicate, corrupted)"},
+		{Sent | Delayed, "sent (delayed)"},
+	} {
+		assert.Equal(t, tc.want, tc.d.String())
 	}
 }
