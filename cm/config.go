@@ -31,8 +31,9 @@ type Config struct {
 	// CAGUID is the port's CA GUID, sent as "Local CA GUID" (rxe derives it
 	// from the netdev's MAC address).
 	CAGUID uint64
-	// TIDHigh is the upper half of the transaction IDs this manager forms;
-	// the lower half is the originating connection's local ID.
+	// TIDHigh is the upper half of the transaction IDs this manager forms
+	// (the MAD agent's hi_tid in Linux); the lower half comes from the
+	// originating connection's local ID.
 	TIDHigh uint32
 	// CMResponseTimeout is the 5-bit exponent sent as both CM response
 	// timeouts of a REQ: how long each side may take to answer.

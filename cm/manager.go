@@ -1,6 +1,7 @@
 package cm
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 
@@ -191,7 +192,11 @@ func (m *Manager) newConn() (*conn, error) {
 		if _, used := m.conns[id]; id == 0 || used {
 			continue
 		}
-		c := &conn{id: id, tid: uint64(m.cfg.TIDHigh)<<32 | uint64(id)}
+		// The low half of the TID is the local ID with its bytes swapped:
+		// Linux stores the ID big-endian and reads it as a number on a
+		// little-endian host, and doing the same makes gorxe's MADs
+		// byte-identical to an x86 kernel's. Peers treat TIDs as opaque.
+		c := &conn{id: id, tid: uint64(m.cfg.TIDHigh)<<32 | uint64(bits.ReverseBytes32(id))}
 		m.conns[id] = c
 		return c, nil
 	}
