@@ -12,8 +12,9 @@ import (
 // Each expected buffer is written by hand at the offsets of IBTA volume 1
 // chapter 12 as include/rdma/ibta_vol1_c12.h lays them out (byte offsets
 // after the 24-byte MAD header; a 24-bit field in the upper three bytes of
-// its 32-bit word; narrow fields in the upper bits of their byte), which
-// Wireshark's packet-infiniband.c dissector reads at the same places.
+// its 32-bit word; narrow fields in the upper bits of their byte). The
+// REQ-to-DREP layouts are additionally pinned by the kernel capture in
+// capture_test.go.
 func TestVectors(t *testing.T) {
 	gidA := [16]byte{0xfe, 0x80, 15: 0x01}
 	gidB := [16]byte{0xfe, 0x80, 15: 0x02}
