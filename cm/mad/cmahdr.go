@@ -169,3 +169,14 @@ func SplitServiceID(id uint64) (ps PortSpace, port uint16, ok bool) {
 	}
 	return PortSpace(id >> 16), uint16(id), true
 }
+
+// SplitCMAPrivateData splits the private data of an RDMA-CM REQ or
+// SIDR_REQ into its header and the user's bytes (the rest of the area,
+// zero-padded: the wire does not carry the user's length). ok is false when
+// the data is too short or the header is not one RDMA-CM sends.
+func SplitCMAPrivateData(pd []byte) (h CMAHeaderFields, user []byte, ok bool) {
+	if len(pd) < CMAHeaderSize || !CMAHeader(pd).Valid() {
+		return CMAHeaderFields{}, nil, false
+	}
+	return CMAHeader(pd).Fields(), pd[CMAHeaderSize:], true
+}

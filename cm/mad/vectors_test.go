@@ -219,6 +219,13 @@ func TestCMAHeaderIPv6AndErrors(t *testing.T) {
 	require.Equal(t, []byte{10, 0, 0, 1}, b[16:20])
 	require.Equal(t, "hi", string(b[CMAHeaderSize:]))
 
+	hf, user, ok := SplitCMAPrivateData(b)
+	require.True(t, ok)
+	require.Equal(t, "10.0.0.1", hf.Src.String())
+	require.Equal(t, "hi", string(user))
+	_, _, ok = SplitCMAPrivateData(b[:CMAHeaderSize-1])
+	require.False(t, ok)
+
 	bad := CMAHeader(make([]byte, CMAHeaderSize))
 	bad[1] = 0x50
 	require.False(t, bad.Valid())
