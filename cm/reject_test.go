@@ -190,3 +190,52 @@ func TestDestroy(t *testing.T) {
 		require.ErrorIs(t, New(Config{}).Destroy(t0, 1, &Output{}), ErrUnknownConn)
 	})
 }
+
+// TestDestroyTable: what Destroy sends, and what it leaves, in each state.
+func TestDestroyTable(t *testing.T) {
+	for _, tc := range []struct {
+		state  State
+		sends  mad.AttrID // 0: nothing
+		reason mad.RejectReason
+		after  State
+	}{
+		{StateREQSent, mad.AttrREJ, mad.RejTimeout, StateIdle},
+		{StateREQRcvd, mad.AttrREJ, mad.RejConsumerDefined, StateIdle},
+		{StateREPSent, mad.AttrREJ, mad.RejConsumerDefined, StateIdle},
+		{StateREPRcvd, mad.AttrREJ, mad.RejConsumerDefined, StateTimewait},
+		{StateEstablished, mad.AttrDREQ, 0, StateTimewait},
+		{StateDREQSent, 0, 0, StateTimewait},
+		{StateDREQRcvd, mad.AttrDREP, 0, StateTimewait},
+		{StateTimewait, 0, 0, StateTimewait},
+	} {
+		t.Run(tc.state.String(), func(t *testing.T) {
+			w, side, id, _ := inState(t, tc.state)
+			var out Output
+			require.NoError(t, w.m[side].Destroy(w.now, id, &out))
+			require.Equal(t, tc.after, w.state(side, id))
+			require.Empty(t, out.Events)
+			if tc.sends == 0 {
+				require.Empty(t, out.Datagrams)
+			} else {
+				require.Len(t, out.Datagrams, 1)
+				msg := mad.MAD(out.Datagrams[0].MAD)
+				require.Equal(t, tc.sends, msg.Header().AttrID())
+				if tc.sends == mad.AttrREJ {
+					require.Equal(t, tc.reason, mad.REJ(msg.Data()).Reason())
+				}
+			}
+			if tc.after == StateTimewait {
+				require.True(t, w.m[side].Deadline().After(w.now))
+				require.Nil(t, w.m[side].conns[uint32(id)].pending, "nothing is retransmitted after Destroy")
+			}
+		})
+	}
+	t.Run("SIDR request", func(t *testing.T) {
+		m := New(Config{})
+		var out Output
+		id, err := m.ResolveSIDR(t0, SIDRParams{ServiceID: 1, RemoteGID: gidB}, &out)
+		require.NoError(t, err)
+		require.NoError(t, m.Destroy(t0, id, &out))
+		require.Zero(t, m.Len())
+	})
+}

@@ -231,3 +231,19 @@ func TestCMAHeaderIPv6AndErrors(t *testing.T) {
 	require.False(t, bad.Valid())
 	require.False(t, bad.Src().IsValid())
 }
+
+func TestNames(t *testing.T) {
+	require.Equal(t, "REP", MsgTypeREP.String())
+	require.Equal(t, "Other", MsgTypeOther.String())
+	require.Equal(t, "MsgType(3)", MsgType(3).String())
+	require.Equal(t, "UC", TransportUC.String())
+	require.Equal(t, "TransportType(3)", TransportType(3).String())
+	require.Equal(t, "service ID not supported", SIDRUnsupported.String())
+	require.Equal(t, "SIDRStatus(9)", SIDRStatus(9).String())
+	require.Equal(t, "TCP", PortSpaceTCP.String())
+	require.Equal(t, "PortSpace(0x1)", PortSpace(1).String())
+	for m, bytes := range map[MTU]int{0: 0, MTU256: 256, MTU1024: 1024, MTU4096: 4096, 6: 0} {
+		require.Equal(t, bytes, m.Bytes(), "MTU %d", m)
+		require.Equal(t, bytes != 0, m.Valid())
+	}
+}
