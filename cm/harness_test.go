@@ -2,6 +2,7 @@ package cm
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -33,14 +34,13 @@ var (
 )
 
 const (
-	guidA     = 0x505400fffe000003
-	guidB     = 0x505400fffe000002
-	rpingSID  = 0x0000000001061c06 // mad.ServiceID(mad.PortSpaceTCP, 7174)
-	qpnA      = 0x29
-	qpnB      = 0x2a
-	sideA     = 0
-	sideB     = 1
-	otherSide = 1
+	guidA    = 0x505400fffe000003
+	guidB    = 0x505400fffe000002
+	rpingSID = 0x0000000001061c06 // mad.ServiceID(mad.PortSpaceTCP, 7174)
+	qpnA     = 0x29
+	qpnB     = 0x2a
+	sideA    = 0
+	sideB    = 1
 )
 
 // wire runs two managers against each other through a lossy, in-order
@@ -231,3 +231,5 @@ func captureMAD(t *testing.T, frame int) []byte {
 	t.Fatalf("frame %d not in the capture", frame)
 	return nil
 }
+
+func addrOf(gid [16]byte) netip.Addr { return netip.AddrFrom16(gid).Unmap() }

@@ -1,5 +1,0 @@
-package cm
-
-import "net/netip"
-
-func addrOf(gid [16]byte) netip.Addr { return netip.AddrFrom16(gid).Unmap() }
