@@ -1,0 +1,169 @@
+package trace
+
+import (
+	"slices"
+
+	"github.com/gorxe/gorxe/packet"
+)
+
+// Mark tells what a packet's PSN says about its sender's sequence.
+type Mark uint8
+
+// Marks.
+const (
+	MarkNone       Mark = iota
+	MarkRetransmit      // the sender sent this PSN before
+	MarkDuplicate       // an exact repeat of the sender's previous packet, or an ACK repeated
+	MarkFill            // first sight of a PSN below the sender's highest: it fills a gap
+)
+
+// String returns the tag the diagram shows for m ("" for MarkNone).
+func (m Mark) String() string {
+	switch m {
+	case MarkRetransmit:
+		return "retransmission"
+	case MarkDuplicate:
+		return "duplicate"
+	case MarkFill:
+		return "fills gap"
+	}
+	return ""
+}
+
+// Loss is a run of request PSNs missing from a sender's sequence that a later packet filled,
+// so the capture point saw the sender skip them: they were lost before it.
+type Loss struct {
+	Src, Dst    Endpoint
+	First, Last packet.PSN
+	Before      int // index of the packet whose PSN jumped over them
+}
+
+// farJump is how far a PSN may move from a sender's highest before it is taken as a new
+// connection reusing the QPs (a fresh random initial PSN) rather than loss or retransmission.
+// It is far beyond any send window (rxe's is 128 PSNs) or READ reservation.
+const farJump = 1 << 15
+
+// streamKey separates a sender's requests from its responses (ACKs, READ responses), which
+// number the peer's requests, not its own.
+type streamKey struct {
+	src, dst Endpoint
+	response bool
+}
+
+// stream is what classify remembers of one sender's sequence.
+type stream struct {
+	high   packet.PSN // highest PSN sent
+	highOp packet.Opcode
+	seen   map[uint64]bool // see seenKey
+	last   Packet          // the previous packet of the stream
+	gaps   []gap           // request PSN gaps of the current connection
+	losses []gap           // gaps filled later, of this and earlier connections
+}
+
+type gap struct {
+	first, last packet.PSN
+	before      int
+	filled      bool
+}
+
+// seenKey identifies a packet of a stream for "sent before": the PSN of a request; the
+// opcode, PSN and syndrome of a response, since an ACK and a NAK may name the same PSN.
+func seenKey(p *Packet, response bool) uint64 {
+	k := uint64(p.PSN)
+	if response {
+		k |= uint64(p.Opcode)<<24 | uint64(p.Syndrome)<<32
+	}
+	return k
+}
+
+// classify sets the Mark of every packet and returns the losses, in packet order of the packet
+// that revealed each.
+func classify(pkts []Packet) []Loss {
+	streams := map[streamKey]*stream{}
+	var order []streamKey
+	for i := range pkts {
+		p := &pkts[i]
+		key := streamKey{p.Src, p.Dst, p.Opcode.IsResponse()}
+		s := streams[key]
+		if s == nil || abs(p.PSN.Diff(s.high)) > farJump {
+			if s == nil {
+				order = append(order, key)
+			}
+			s = restart(s, p)
+			streams[key] = s
+			s.note(p, key.response)
+			continue
+		}
+		s.step(p, i, key.response)
+	}
+	var out []Loss
+	for _, k := range order {
+		for _, g := range streams[k].losses {
+			out = append(out, Loss{Src: k.src, Dst: k.dst, First: g.first, Last: g.last, Before: g.before})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Loss) int { return a.Before - b.Before })
+	return out
+}
+
+// restart begins (or begins again, for a new connection) the stream at p, keeping the losses
+// already found.
+func restart(old *stream, p *Packet) *stream {
+	s := &stream{high: p.PSN, highOp: p.Opcode, seen: map[uint64]bool{}}
+	if old != nil {
+		s.losses = old.losses
+	}
+	return s
+}
+
+func (s *stream) note(p *Packet, response bool) {
+	s.seen[seenKey(p, response)] = true
+	s.last = *p
+}
+
+// step classifies p, the next packet of the stream, at index i.
+func (s *stream) step(p *Packet, i int, response bool) {
+	defer s.note(p, response)
+	if s.seen[seenKey(p, response)] {
+		repeat := s.last.PSN == p.PSN && s.last.Opcode == p.Opcode && s.last.ICRC == p.ICRC
+		if repeat || p.Opcode.Kind() == packet.KindAcknowledge {
+			p.Mark = MarkDuplicate
+		} else {
+			p.Mark = MarkRetransmit
+		}
+		return
+	}
+	if d := p.PSN.Diff(s.high); d > 0 {
+		// An RDMA READ request reserves one PSN per response packet, so the next request
+		// jumps over them: not a gap.
+		if d > 1 && !response && s.highOp.Kind() != packet.KindRDMAReadRequest {
+			s.gaps = append(s.gaps, gap{first: s.high.Add(1), last: p.PSN.Sub(1), before: i})
+		}
+		s.high, s.highOp = p.PSN, p.Opcode
+		return
+	}
+	if response {
+		return
+	}
+	for j := range s.gaps {
+		g := &s.gaps[j]
+		if p.PSN.InWindow(g.first, uint32(g.last.Diff(g.first))+1) {
+			p.Mark = MarkFill
+			if !g.filled {
+				g.filled = true
+				s.losses = append(s.losses, *g)
+			}
+			return
+		}
+	}
+	// Below the highest, never seen, in no gap: a READ re-requested from the middle of its
+	// reservation, or a request the capture saw out of order. Either way, sent again.
+	p.Mark = MarkRetransmit
+}
+
+func abs(d int32) int32 {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

@@ -1,0 +1,22 @@
+// Package trace draws a RoCEv2 capture as a ladder diagram, one vertical line per queue pair
+// and one arrow per packet, as SVG or as a self-contained HTML page; it is the library behind
+// `gorxe trace`.
+//
+// # Reading the diagram
+//
+// Each endpoint is an IP address and a queue pair number. A packet names only its destination
+// QP, so the sender's QPN is taken from the DETH (UD) or from the reverse direction of the same
+// connection: both ends of an RC or UC connection send from the same UDP source port (the
+// kernel derives it from the product of the two QPNs), so the packets coming back on that port
+// name the sender's QPN. Where no such packet exists the sender's QPN is shown as "?".
+//
+// Time runs down the page, one row per packet; a silence longer than Options.Gap is drawn as
+// a break labelled with its length. Runs of MIDDLE packets of one message collapse into one
+// band labelled with their count, PSN range and bytes (the HTML page expands a band when it is
+// clicked and shows the `gorxe dump -v` explanation of a packet when its arrow is clicked).
+//
+// Per sender and direction (requests, responses), a PSN seen again is a retransmission, or a
+// duplicate when it repeats the sender's previous packet byte for byte; a gap in a sender's
+// request PSNs that a later packet fills marks a loss. Gaps never filled are not losses: the
+// capture may simply have left packets out.
+package trace
