@@ -13,7 +13,7 @@ type Mark uint8
 const (
 	MarkNone       Mark = iota
 	MarkRetransmit      // the sender sent this PSN before
-	MarkDuplicate       // an exact repeat of the sender's previous packet, or an ACK repeated
+	MarkDuplicate       // an exact repeat of the sender's previous packet with nothing from the peer between, or an ACK repeated
 	MarkFill            // first sight of a PSN below the sender's highest: it fills a gap
 )
 
@@ -56,6 +56,7 @@ type stream struct {
 	highOp packet.Opcode
 	seen   map[uint64]bool // see seenKey
 	last   Packet          // the previous packet of the stream
+	lastAt int             // and its index
 	gaps   []gap           // request PSN gaps of the current connection
 	losses []gap           // gaps filled later, of this and earlier connections
 }
@@ -81,9 +82,14 @@ func seenKey(p *Packet, response bool) uint64 {
 func classify(pkts []Packet) []Loss {
 	streams := map[streamKey]*stream{}
 	var order []streamKey
+	// lastFrom holds the index of the latest packet of each direction: a packet repeated
+	// after its peer said something (a NAK, an ACK) was sent again on purpose.
+	lastFrom := map[[2]Endpoint]int{}
 	for i := range pkts {
 		p := &pkts[i]
 		key := streamKey{p.Src, p.Dst, p.Opcode.IsResponse()}
+		peerAt, heard := lastFrom[[2]Endpoint{p.Dst, p.Src}]
+		lastFrom[[2]Endpoint{p.Src, p.Dst}] = i
 		s := streams[key]
 		if s == nil || abs(p.PSN.Diff(s.high)) > farJump {
 			if s == nil {
@@ -91,10 +97,10 @@ func classify(pkts []Packet) []Loss {
 			}
 			s = restart(s, p)
 			streams[key] = s
-			s.note(p, key.response)
+			s.note(p, i, key.response)
 			continue
 		}
-		s.step(p, i, key.response)
+		s.step(p, i, key.response, heard && peerAt > s.lastAt)
 	}
 	var out []Loss
 	for _, k := range order {
@@ -116,16 +122,17 @@ func restart(old *stream, p *Packet) *stream {
 	return s
 }
 
-func (s *stream) note(p *Packet, response bool) {
+func (s *stream) note(p *Packet, i int, response bool) {
 	s.seen[seenKey(p, response)] = true
-	s.last = *p
+	s.last, s.lastAt = *p, i
 }
 
-// step classifies p, the next packet of the stream, at index i.
-func (s *stream) step(p *Packet, i int, response bool) {
-	defer s.note(p, response)
+// step classifies p, the next packet of the stream, at index i; prompted tells whether the
+// peer sent anything since the stream's previous packet.
+func (s *stream) step(p *Packet, i int, response, prompted bool) {
+	defer s.note(p, i, response)
 	if s.seen[seenKey(p, response)] {
-		repeat := s.last.PSN == p.PSN && s.last.Opcode == p.Opcode && s.last.ICRC == p.ICRC
+		repeat := !prompted && s.last.PSN == p.PSN && s.last.Opcode == p.Opcode && s.last.ICRC == p.ICRC
 		if repeat || p.Opcode.Kind() == packet.KindAcknowledge {
 			p.Mark = MarkDuplicate
 		} else {

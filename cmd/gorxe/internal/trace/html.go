@@ -62,7 +62,11 @@ func writeHTML(w io.Writer, d *Diagram) error {
 <body>
 <header><b>gorxe trace</b>: %d packets, %d endpoints. <span class="hint">Click an arrow for the packet's decoding; click a band to show its packets.</span></header>
 <main id="diagram">
-`, pageCSS, len(d.Packets), len(d.Lanes))
+<div id="sticky-names">`, pageCSS, len(d.Packets), len(d.Lanes))
+	if err := writeNames(bw, d); err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "</div>\n")
 	if err := writeSVG(bw, d, true); err != nil {
 		return err
 	}

@@ -44,7 +44,8 @@ type Diagram struct {
 const (
 	timeColumn  = 130.0 // time labels left of the first lane
 	laneSpacing = 300.0
-	headerH     = 64.0 // lane names above the rows
+	rightMargin = 160.0 // room for the labels of arrows to the last lane, which overhang it
+	headerH     = 64.0  // lane names above the rows
 	packetH     = 24.0
 	bandH       = 34.0
 	lossH       = 24.0
@@ -59,7 +60,7 @@ func layout(pkts []Packet, losses []Loss, o Options) *Diagram {
 	for i, e := range d.Lanes {
 		d.laneX[e] = timeColumn + laneSpacing*(float64(i)+0.5)
 	}
-	d.Width = timeColumn + laneSpacing*float64(len(d.Lanes))
+	d.Width = timeColumn + laneSpacing*float64(len(d.Lanes)) + rightMargin
 	if len(pkts) > 0 {
 		d.Start = pkts[0].Time
 	}
@@ -108,7 +109,8 @@ func pause(dt time.Duration) float64 {
 	if dt <= 100*time.Microsecond {
 		return 0
 	}
-	return math.Min(maxPause, 6*math.Log10(float64(dt)/float64(100*time.Microsecond)))
+	// Whole pixels keep the coordinates short and exact.
+	return math.Round(math.Min(maxPause, 6*math.Log10(float64(dt)/float64(100*time.Microsecond))))
 }
 
 // middleRun returns how many packets from i on are MIDDLE packets of one message from one

@@ -68,20 +68,20 @@ type svg struct {
 
 func (s *svg) printf(format string, args ...any) { fmt.Fprintf(s.w, format, args...) }
 
-// defs declares one arrowhead per style, coloured by the style sheet.
+// defs declares one arrowhead per style, coloured by the style sheet, sized in pixels so a
+// highlighted (thicker) arrow keeps its head.
 func (s *svg) defs() {
 	s.printf("<defs>\n")
 	for st := StyleRequest; st <= StyleCNP; st++ {
-		s.printf(`<marker id="head-%s" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">`+
+		s.printf(`<marker id="head-%s" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">`+
 			`<path class="head-%s" d="M0,0 L10,5 L0,10 z"/></marker>`+"\n", st.class(), st.class())
 	}
 	s.printf("</defs>\n")
 }
 
-// lanes draws each endpoint's name and vertical line, and the time column's heading.
-func (s *svg) lanes() {
+// names writes the time column's heading and each endpoint's address and QPN.
+func (s *svg) names() {
 	d := s.d
-	s.printf(`<g id="lanes">` + "\n")
 	s.printf(`<text class="lane-name" x="%g" y="38" text-anchor="end">time (s)</text>`+"\n", timeColumn-12)
 	for _, e := range d.Lanes {
 		x := d.x(e)
@@ -90,7 +90,17 @@ func (s *svg) lanes() {
 			qp = fmt.Sprintf("QP 0x%06x", e.QPN)
 		}
 		s.printf(`<text class="lane-name" x="%g" y="22" text-anchor="middle">%s</text>`, x, esc(e.Addr.String()))
-		s.printf(`<text class="lane-name" x="%g" y="38" text-anchor="middle">%s</text>`, x, qp)
+		s.printf(`<text class="lane-name" x="%g" y="38" text-anchor="middle">%s</text>`+"\n", x, qp)
+	}
+}
+
+// lanes draws the endpoints' names and vertical lines.
+func (s *svg) lanes() {
+	d := s.d
+	s.printf(`<g id="lanes">` + "\n")
+	s.names()
+	for _, e := range d.Lanes {
+		x := d.x(e)
 		y2 := d.Height - footerH/2
 		s.printf(`<line class="lane" x1="%g" y1="%g" x2="%g" y2="%g" data-y2="%g"/>`+"\n", x, headerH-12, x, y2, y2)
 	}
@@ -217,3 +227,15 @@ func (s *svg) gap(silence time.Duration) {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// writeNames draws just the heading of d, the lane names, as an SVG of its own: the HTML page
+// keeps it at the top of the view while the ladder scrolls under it.
+func writeNames(w io.Writer, d *Diagram) error {
+	bw := bufio.NewWriter(w)
+	s := &svg{w: bw, d: d}
+	s.printf(`<svg xmlns="http://www.w3.org/2000/svg" id="names" width="%g" height="%g">`, d.Width, headerH-16)
+	s.printf("<style>%s</style>\n", styleSheet)
+	s.names()
+	s.printf("</svg>\n")
+	return bw.Flush()
+}
