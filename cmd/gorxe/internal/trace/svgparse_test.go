@@ -129,3 +129,13 @@ func svgOf(t *testing.T, d *Diagram) *parsedSVG {
 	require.NoError(t, Write(&b, d, FormatSVG))
 	return parseSVG(t, b.Bytes())
 }
+
+// openGolden opens the kernel capture, closed when the test ends.
+func openGolden(t *testing.T) (*os.File, error) {
+	t.Helper()
+	f, err := os.Open(goldenCapture)
+	if err == nil {
+		t.Cleanup(func() { f.Close() })
+	}
+	return f, err
+}
