@@ -44,8 +44,11 @@ type Diagram struct {
 const (
 	timeColumn  = 130.0 // time labels left of the first lane
 	laneSpacing = 300.0
-	rightMargin = 160.0 // room for the labels of arrows to the last lane, which overhang it
-	headerH     = 64.0  // lane names above the rows
+	rightMargin = 160.0  // room for the labels of arrows to the last lane, which overhang it
+	minWidth    = 1200.0 // room for the key
+	headerH     = 88.0   // the key and the lane names above the rows
+	keyY        = 16.0   // baseline of the key
+	namesY      = 44.0   // baseline of the lanes' addresses; their QPNs are one line below
 	packetH     = 24.0
 	bandH       = 34.0
 	lossH       = 24.0
@@ -60,7 +63,7 @@ func layout(pkts []Packet, losses []Loss, o Options) *Diagram {
 	for i, e := range d.Lanes {
 		d.laneX[e] = timeColumn + laneSpacing*(float64(i)+0.5)
 	}
-	d.Width = timeColumn + laneSpacing*float64(len(d.Lanes)) + rightMargin
+	d.Width = max(minWidth, timeColumn+laneSpacing*float64(len(d.Lanes))+rightMargin)
 	if len(pkts) > 0 {
 		d.Start = pkts[0].Time
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -18,9 +19,9 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 11px; f
 .hit { stroke: transparent; stroke-width: 12; fill: none; }
 .pkt { cursor: pointer; }
 .pkt:hover .arrow { stroke-width: 3; }
-.pkt.retx .arrow { stroke-dasharray: 7 3; }
-.pkt.dup .arrow { stroke-dasharray: 2 3; }
-.pkt.fill .arrow { stroke-dasharray: 10 2 2 2; }
+.retx .arrow { stroke-dasharray: 7 3; }
+.dup .arrow { stroke-dasharray: 2 3; }
+.fill .arrow { stroke-dasharray: 10 2 2 2; }
 .pkt.retx .label, .pkt.dup .label, .pkt.fill .label, .pkt.badicrc .label { font-weight: bold; }
 .req .arrow, .head-req { stroke: #1f4e9c; fill: #1f4e9c; }
 .resp .arrow, .head-resp { stroke: #0b7a75; fill: #0b7a75; }
@@ -36,10 +37,10 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 11px; f
 .band .label { font-weight: bold; }
 .band { cursor: pointer; }
 .loss line { stroke: #d62728; stroke-width: 1.4; stroke-dasharray: 3 3; }
-.loss .label, .loss .x { fill: #d62728; font-weight: bold; }
-.loss .x { font-size: 16px; }
+.loss .label, .loss .x, .lost .x { fill: #d62728; font-weight: bold; }
+.loss .x, .lost .x { font-size: 16px; }
 .gap rect { fill: #f2f2f2; stroke: #bbb; stroke-dasharray: 4 3; }
-.gap .label { fill: #555; font-style: italic; }
+.gap .label, .gap .again { fill: #555; font-style: italic; }
 `
 
 // writeSVG draws d. With members set, each band also carries its packets' arrows, hidden,
@@ -82,16 +83,44 @@ func (s *svg) defs() {
 // names writes the time column's heading and each endpoint's address and QPN.
 func (s *svg) names() {
 	d := s.d
-	s.printf(`<text class="lane-name" x="%g" y="38" text-anchor="end">time (s)</text>`+"\n", timeColumn-12)
+	s.key()
+	s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="end">time (s)</text>`+"\n", timeColumn-12, namesY+16)
 	for _, e := range d.Lanes {
 		x := d.x(e)
 		qp := "QP ?"
 		if e.Known {
 			qp = fmt.Sprintf("QP 0x%06x", e.QPN)
 		}
-		s.printf(`<text class="lane-name" x="%g" y="22" text-anchor="middle">%s</text>`, x, esc(e.Addr.String()))
-		s.printf(`<text class="lane-name" x="%g" y="38" text-anchor="middle">%s</text>`+"\n", x, qp)
+		s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="middle">%s</text>`, x, namesY, esc(e.Addr.String()))
+		s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", x, namesY+16, qp)
 	}
+}
+
+// keyEntries are the key's samples: a colour class, a line style class and what they mean.
+var keyEntries = []struct{ class, text string }{
+	{"req", "request"},
+	{"resp", "READ response"},
+	{"ack", "ACK"},
+	{"nakseq", "NAK: PSN sequence error"},
+	{"rnr", "RNR NAK"},
+	{"nak", "other NAK"},
+	{"req retx", "retransmission"},
+	{"req dup", "duplicate"},
+	{"req fill", "fills a gap"},
+}
+
+// key draws the key along the top: one short arrow per colour and line style.
+func (s *svg) key() {
+	x := 12.0
+	s.printf(`<g id="key">`)
+	for _, k := range keyEntries {
+		head := strings.Fields(k.class)[0]
+		s.printf(`<g class="%s"><line class="arrow" x1="%g" y1="%g" x2="%g" y2="%g" marker-end="url(#head-%s)"/>`, k.class, x, keyY-4, x+28, keyY-4, head)
+		s.printf(`<text class="key-label" x="%g" y="%g">%s</text></g>`, x+34, keyY, k.text)
+		x += 48 + 7*float64(len(k.text))
+	}
+	s.printf(`<g class="lost"><text class="x" x="%g" y="%g">✕</text><text class="key-label" x="%g" y="%g">lost</text></g>`, x, keyY+2, x+16, keyY)
+	s.printf("</g>\n")
 }
 
 // lanes draws the endpoints' names and vertical lines.
@@ -102,7 +131,7 @@ func (s *svg) lanes() {
 	for _, e := range d.Lanes {
 		x := d.x(e)
 		y2 := d.Height - footerH/2
-		s.printf(`<line class="lane" x1="%g" y1="%g" x2="%g" y2="%g" data-y2="%g"/>`+"\n", x, headerH-12, x, y2, y2)
+		s.printf(`<line class="lane" x1="%g" y1="%g" x2="%g" y2="%g" data-y2="%g"/>`+"\n", x, headerH-16, x, y2, y2)
 	}
 	s.printf("</g>\n")
 }
@@ -221,9 +250,17 @@ func GapLabel(silence time.Duration) string {
 	return fmt.Sprintf("%s without packets", silence.Round(time.Millisecond))
 }
 
+// gapLabelEvery is how far apart a break's label repeats across a wide diagram, so that one
+// is in view wherever the reader has scrolled to.
+const gapLabelEvery = 4 * laneSpacing
+
 func (s *svg) gap(silence time.Duration) {
 	s.printf(`<g class="gap"><rect x="0" y="6" width="%g" height="%g"/>`, s.d.Width, gapH-12)
-	s.printf(`<text class="label" x="12" y="%g">%s</text></g>`, gapH/2+4, esc(GapLabel(silence)))
+	s.printf(`<text class="label" x="12" y="%g">%s</text>`, gapH/2+4, esc(GapLabel(silence)))
+	for x := 12 + gapLabelEvery; x < s.d.Width-gapLabelEvery/2; x += gapLabelEvery {
+		s.printf(`<text class="again" x="%g" y="%g">%s</text>`, x, gapH/2+4, esc(GapLabel(silence)))
+	}
+	s.printf("</g>")
 }
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -233,7 +270,7 @@ func esc(s string) string { return html.EscapeString(s) }
 func writeNames(w io.Writer, d *Diagram) error {
 	bw := bufio.NewWriter(w)
 	s := &svg{w: bw, d: d}
-	s.printf(`<svg xmlns="http://www.w3.org/2000/svg" id="names" width="%g" height="%g">`, d.Width, headerH-16)
+	s.printf(`<svg xmlns="http://www.w3.org/2000/svg" id="names" width="%g" height="%g">`, d.Width, headerH-20)
 	s.printf("<style>%s</style>\n", styleSheet)
 	s.names()
 	s.printf("</svg>\n")
