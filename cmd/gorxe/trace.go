@@ -21,7 +21,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		trace.Usage(stderr)
 		return exitUsage
 	}
-	if err := trace.Run(o, stdout); err != nil {
+	if err := trace.Run(o, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "gorxe trace: %s: %v\n", o.Input, err)
 		return exitFailure
 	}

@@ -52,17 +52,21 @@ func newExplanations(pkts []Packet) *explanations {
 // script and style sheet inline.
 func writeHTML(w io.Writer, d *Diagram) error {
 	bw := bufio.NewWriter(w)
+	title := d.Title
+	if title == "" {
+		title = "capture"
+	}
 	fmt.Fprintf(bw, `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>gorxe trace</title>
+<title>%s: gorxe trace</title>
 <style>%s</style>
 </head>
 <body>
-<header><b>gorxe trace</b>: %d packets, %d endpoints. <span class="hint">Click an arrow for the packet's decoding; click a band to show its packets.</span></header>
+<header><b>%s</b>: %d packets, %d endpoints. <span class="hint">Click an arrow for the packet's decoding; click a band to show its packets.</span></header>
 <main id="diagram">
-<div id="sticky-names">`, pageCSS, len(d.Packets), len(d.Lanes))
+<div id="sticky-names">`, esc(title), pageCSS, esc(title), len(d.Packets), len(d.Lanes))
 	if err := writeNames(bw, d); err != nil {
 		return err
 	}

@@ -33,9 +33,12 @@ type Diagram struct {
 	Packets []Packet
 	Lanes   []Endpoint
 	Rows    []Row
-	Start   time.Time // the first packet's timestamp; rows show time since
+	Start   time.Time // the capture's first RoCE packet; rows show time since
 	Width   float64
 	Height  float64
+
+	Title       string // names the diagram on the HTML page
+	Undecodable int    // frames left out because they could not be decoded
 
 	laneX map[Endpoint]float64
 }
@@ -64,9 +67,6 @@ func layout(pkts []Packet, losses []Loss, o Options) *Diagram {
 		d.laneX[e] = timeColumn + laneSpacing*(float64(i)+0.5)
 	}
 	d.Width = max(minWidth, timeColumn+laneSpacing*float64(len(d.Lanes))+rightMargin)
-	if len(pkts) > 0 {
-		d.Start = pkts[0].Time
-	}
 	lossesBefore := map[int][]Loss{}
 	for _, l := range losses {
 		lossesBefore[l.Before] = append(lossesBefore[l.Before], l)

@@ -30,6 +30,10 @@ type Options struct {
 	HasPort  bool
 	Gap      time.Duration // silences longer than this become a labelled break
 	Collapse int           // runs of at least this many MIDDLE packets become one band; 0: never
+
+	// FirstFrame and LastFrame, when not 0, draw only the frames between them (inclusive):
+	// a page of a long capture.
+	FirstFrame, LastFrame int
 }
 
 // Defaults: a pause between tool runs (seconds) is a break, one inside an exchange (tens of
@@ -39,14 +43,15 @@ const (
 	DefaultCollapse = 4
 )
 
-const usageText = `Usage: gorxe trace FILE [-o OUT.svg|OUT.html] [-qp N] [-port N] [-gap D] [-collapse N]
+const usageText = `Usage: gorxe trace FILE [-o OUT.svg|OUT.html] [-qp N] [-port N] [-frames A-B] [-gap D] [-collapse N]
 
 Draws the RoCEv2 packets of FILE, a pcap or pcapng capture, as a ladder diagram: one vertical
 line per queue pair (IP address and QPN), one arrow per packet labelled with its opcode, PSN,
 length and ACK syndrome. ACKs, NAKs and RNR NAKs have their own colours; retransmissions,
 duplicates and lost PSNs are marked; long silences are cut short and labelled; runs of MIDDLE
-packets collapse into one band. The HTML page shows a packet's full decoding when its arrow is
-clicked and expands a band when it is clicked. Without -o the SVG goes to standard output.
+packets collapse into one band, and -frames draws one page of a long capture. The HTML page
+shows a packet's full decoding when its arrow is clicked and expands a band when it is clicked.
+Without -o the SVG goes to standard output.
 
 `
 
@@ -70,6 +75,34 @@ func (f flagQPN) Set(s string) error {
 	return nil
 }
 
+// flagFrames parses a frame range, "100-400", "100-" or "-400".
+type flagFrames struct{ o *Options }
+
+func (f flagFrames) String() string { return "" }
+func (f flagFrames) Set(s string) error {
+	from, to, ok := strings.Cut(s, "-")
+	if !ok {
+		return errors.New("want FIRST-LAST, FIRST- or -LAST")
+	}
+	var err error
+	parse := func(v string, into *int) {
+		if v == "" || err != nil {
+			return
+		}
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 {
+			err = errors.New("frame numbers start at 1")
+		}
+		*into = n
+	}
+	parse(from, &f.o.FirstFrame)
+	parse(to, &f.o.LastFrame)
+	if err == nil && f.o.LastFrame != 0 && f.o.LastFrame < f.o.FirstFrame {
+		err = errors.New("the range ends before it starts")
+	}
+	return err
+}
+
 // flagPort parses a UDP port.
 type flagPort struct{ o *Options }
 
@@ -89,6 +122,7 @@ func newFlagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.Output, "o", "", "write to `FILE`, SVG or HTML by its extension (default: SVG to standard output)")
 	fs.Var(flagQPN{o}, "qp", "draw only packets from or to QP number `N` (decimal or 0x hex)")
 	fs.Var(flagPort{o}, "port", "draw only packets from or to UDP port `N`")
+	fs.Var(flagFrames{o}, "frames", "draw only frames `A-B` of the capture (A-: to the end, -B: from the start)")
 	fs.DurationVar(&o.Gap, "gap", DefaultGap, "cut silences longer than `D` short, with a label")
 	fs.IntVar(&o.Collapse, "collapse", DefaultCollapse, "collapse runs of at least `N` MIDDLE packets into a band (0: never)")
 	return fs

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -30,6 +33,12 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-gap", "0s", "c.pcap"}, Options{}, ErrUsage},
 		{[]string{"-collapse", "-1", "c.pcap"}, Options{}, ErrUsage},
 		{[]string{"-bogus", "c.pcap"}, Options{}, ErrUsage},
+		{[]string{"-frames", "100-400", "c.pcap"}, Options{Input: "c.pcap", FirstFrame: 100, LastFrame: 400, Gap: DefaultGap, Collapse: DefaultCollapse}, nil},
+		{[]string{"-frames", "100-", "c.pcap"}, Options{Input: "c.pcap", FirstFrame: 100, Gap: DefaultGap, Collapse: DefaultCollapse}, nil},
+		{[]string{"-frames", "-9", "c.pcap"}, Options{Input: "c.pcap", LastFrame: 9, Gap: DefaultGap, Collapse: DefaultCollapse}, nil},
+		{[]string{"-frames", "9-1", "c.pcap"}, Options{}, ErrUsage},
+		{[]string{"-frames", "0-5", "c.pcap"}, Options{}, ErrUsage},
+		{[]string{"-frames", "12", "c.pcap"}, Options{}, ErrUsage},
 		{[]string{"-h"}, Options{}, ErrHelp},
 	} {
 		got, err := ParseArgs(tc.args, &bytes.Buffer{})
@@ -70,6 +79,40 @@ func TestFilters(t *testing.T) {
 		assert.Len(t, d.Packets, tc.n, tc.name)
 		assert.Len(t, d.Lanes, tc.lanes, tc.name)
 	}
+}
+
+// TestFramesPage draws frames 126-136 of the kernel capture, the RC pingpong's retransmission:
+// the marks come from the whole capture and the times from its first packet.
+func TestFramesPage(t *testing.T) {
+	o := defaults()
+	o.FirstFrame, o.LastFrame = 126, 136
+	f, err := openGolden(t)
+	require.NoError(t, err)
+	d, err := Build(f, o, false)
+	require.NoError(t, err)
+	s := svgOf(t, d)
+	require.Len(t, s.rows, 11)
+	assert.Equal(t, "pkt: RC_SEND_FIRST psn=6146219 len=1024 [retransmission]", s.rows[3])
+	times := s.root.find(func(n *node) bool { return n.XMLName.Local == "text" && n.hasClass("t") })
+	require.Len(t, times, 11)
+	assert.Equal(t, "0.085649", times[0].Text)
+}
+
+// TestUndecodableFrames checks that a frame cut short by the snap length is left out and
+// counted, and the rest drawn.
+func TestUndecodableFrames(t *testing.T) {
+	a, b := rcPair(1, 2)
+	s := newSynth(t)
+	s.req(a, b, packet.RCSendOnly, 1, 64)
+	whole := bytes.Clone(s.bytes())
+	s.req(a, b, packet.RCSendOnly, 2, 64)
+	last := s.bytes()[len(whole)+16:] // the second record's frame, after its record header
+	ci := gopacket.CaptureInfo{Timestamp: time.Unix(1_700_000_001, 0), CaptureLength: 40, Length: len(last)}
+	require.NoError(t, s.w.WritePacket(ci, last[:40]))
+	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
+	require.NoError(t, err)
+	assert.Len(t, d.Packets, 2)
+	assert.Equal(t, 1, d.Undecodable)
 }
 
 func TestCaptureErrors(t *testing.T) {
