@@ -2,46 +2,17 @@ package trace
 
 import (
 	"bufio"
+	_ "embed" // the style sheet
 	"fmt"
 	"html"
 	"io"
-	"strings"
 	"time"
 )
 
 // styleSheet colours the diagram. It is inside the SVG so the image stands alone.
-const styleSheet = `
-text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 11px; fill: #222; }
-.lane { stroke: #999; stroke-width: 1; }
-.lane-name { font-weight: bold; font-size: 12px; }
-.t { fill: #777; }
-.arrow { stroke-width: 1.4; fill: none; }
-.hit { stroke: transparent; stroke-width: 12; fill: none; }
-.pkt { cursor: pointer; }
-.pkt:hover .arrow { stroke-width: 3; }
-.retx .arrow { stroke-dasharray: 7 3; }
-.dup .arrow { stroke-dasharray: 2 3; }
-.fill .arrow { stroke-dasharray: 10 2 2 2; }
-.pkt.retx .label, .pkt.dup .label, .pkt.fill .label, .pkt.badicrc .label { font-weight: bold; }
-.req .arrow, .head-req { stroke: #1f4e9c; fill: #1f4e9c; }
-.resp .arrow, .head-resp { stroke: #0b7a75; fill: #0b7a75; }
-.ack .arrow, .head-ack { stroke: #2e8b2e; fill: #2e8b2e; }
-.nakseq .arrow, .head-nakseq { stroke: #d62728; fill: #d62728; }
-.rnr .arrow, .head-rnr { stroke: #e67e00; fill: #e67e00; }
-.nak .arrow, .head-nak { stroke: #8b008b; fill: #8b008b; }
-.cnp .arrow, .head-cnp { stroke: #666; fill: #666; }
-.req .label { fill: #1f4e9c; } .resp .label { fill: #0b7a75; } .ack .label { fill: #2e7d2e; }
-.nakseq .label { fill: #c01010; } .rnr .label { fill: #b35f00; } .nak .label { fill: #8b008b; }
-.band rect { fill: #e8eef8; stroke: #1f4e9c; stroke-width: 1; rx: 4; }
-.band.resp rect { fill: #e4f3f2; stroke: #0b7a75; }
-.band .label { font-weight: bold; }
-.band { cursor: pointer; }
-.loss line { stroke: #d62728; stroke-width: 1.4; stroke-dasharray: 3 3; }
-.loss .label, .loss .x, .lost .x { fill: #d62728; font-weight: bold; }
-.loss .x, .lost .x { font-size: 16px; }
-.gap rect { fill: #f2f2f2; stroke: #bbb; stroke-dasharray: 4 3; }
-.gap .label, .gap .again { fill: #555; font-style: italic; }
-`
+//
+//go:embed ladder.css
+var styleSheet string
 
 // writeSVG draws d. With members set, each band also carries its packets' arrows, hidden,
 // for the HTML page to show when the band is clicked.
@@ -78,49 +49,6 @@ func (s *svg) defs() {
 			`<path class="head-%s" d="M0,0 L10,5 L0,10 z"/></marker>`+"\n", st.class(), st.class())
 	}
 	s.printf("</defs>\n")
-}
-
-// names writes the time column's heading and each endpoint's address and QPN.
-func (s *svg) names() {
-	d := s.d
-	s.key()
-	s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="end">time (s)</text>`+"\n", timeColumn-12, namesY+16)
-	for _, e := range d.Lanes {
-		x := d.x(e)
-		qp := "QP ?"
-		if e.Known {
-			qp = fmt.Sprintf("QP 0x%06x", e.QPN)
-		}
-		s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="middle">%s</text>`, x, namesY, esc(e.Addr.String()))
-		s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", x, namesY+16, qp)
-	}
-}
-
-// keyEntries are the key's samples: a colour class, a line style class and what they mean.
-var keyEntries = []struct{ class, text string }{
-	{"req", "request"},
-	{"resp", "READ response"},
-	{"ack", "ACK"},
-	{"nakseq", "NAK: PSN sequence error"},
-	{"rnr", "RNR NAK"},
-	{"nak", "other NAK"},
-	{"req retx", "retransmission"},
-	{"req dup", "duplicate"},
-	{"req fill", "fills a gap"},
-}
-
-// key draws the key along the top: one short arrow per colour and line style.
-func (s *svg) key() {
-	x := 12.0
-	s.printf(`<g id="key">`)
-	for _, k := range keyEntries {
-		head := strings.Fields(k.class)[0]
-		s.printf(`<g class="%s"><line class="arrow" x1="%g" y1="%g" x2="%g" y2="%g" marker-end="url(#head-%s)"/>`, k.class, x, keyY-4, x+28, keyY-4, head)
-		s.printf(`<text class="key-label" x="%g" y="%g">%s</text></g>`, x+34, keyY, k.text)
-		x += 48 + 7*float64(len(k.text))
-	}
-	s.printf(`<g class="lost"><text class="x" x="%g" y="%g">✕</text><text class="key-label" x="%g" y="%g">lost</text></g>`, x, keyY+2, x+16, keyY)
-	s.printf("</g>\n")
 }
 
 // lanes draws the endpoints' names and vertical lines.
@@ -264,15 +192,3 @@ func (s *svg) gap(silence time.Duration) {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
-
-// writeNames draws just the heading of d, the lane names, as an SVG of its own: the HTML page
-// keeps it at the top of the view while the ladder scrolls under it.
-func writeNames(w io.Writer, d *Diagram) error {
-	bw := bufio.NewWriter(w)
-	s := &svg{w: bw, d: d}
-	s.printf(`<svg xmlns="http://www.w3.org/2000/svg" id="names" width="%g" height="%g">`, d.Width, headerH-20)
-	s.printf("<style>%s</style>\n", styleSheet)
-	s.names()
-	s.printf("</svg>\n")
-	return bw.Flush()
-}
