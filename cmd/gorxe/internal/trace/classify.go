@@ -2,6 +2,7 @@ package trace
 
 import (
 	"slices"
+	"time"
 
 	"github.com/gorxe/gorxe/packet"
 )
@@ -13,7 +14,7 @@ type Mark uint8
 const (
 	MarkNone       Mark = iota
 	MarkRetransmit      // the sender sent this PSN before
-	MarkDuplicate       // an exact repeat of the sender's previous packet with nothing from the peer between, or an ACK repeated
+	MarkDuplicate       // a copy of the sender's previous packet, right after it and unprompted; or an ACK repeated
 	MarkFill            // first sight of a PSN below the sender's highest: it fills a gap
 )
 
@@ -30,8 +31,9 @@ func (m Mark) String() string {
 	return ""
 }
 
-// Loss is a run of request PSNs missing from a sender's sequence that a later packet filled,
-// so the capture point saw the sender skip them: they were lost before it.
+// Loss is a run of PSNs missing from a sender's sequence (its requests, or the packets of one
+// READ response) that a later packet filled, so the capture point saw the sender skip them:
+// they were lost before it.
 type Loss struct {
 	Src, Dst    Endpoint
 	First, Last packet.PSN
@@ -42,6 +44,11 @@ type Loss struct {
 // connection reusing the QPs (a fresh random initial PSN) rather than loss or retransmission.
 // It is far beyond any send window (rxe's is 128 PSNs) or READ reservation.
 const farJump = 1 << 15
+
+// copyWindow is how soon after a packet an identical one must follow to be a copy the
+// network made rather than a resend: a requester resends on a NAK, which the capture shows
+// between the two, or when its ACK timer expires, which takes milliseconds at the least.
+const copyWindow = 500 * time.Microsecond
 
 // streamKey separates a sender's requests from its responses (ACKs, READ responses), which
 // number the peer's requests, not its own.
@@ -67,11 +74,16 @@ type gap struct {
 	filled      bool
 }
 
-// seenKey identifies a packet of a stream for "sent before": the PSN of a request; the
-// opcode, PSN and syndrome of a response, since an ACK and a NAK may name the same PSN.
+// seenKey identifies a packet of a stream for "sent before": the PSN of a request or of a
+// READ response (resent from a re-request, it may change from MIDDLE to FIRST); the opcode,
+// PSN and syndrome of an acknowledgement, since an ACK and a NAK may name the same PSN.
 func seenKey(p *Packet, response bool) uint64 {
 	k := uint64(p.PSN)
-	if response {
+	switch {
+	case !response:
+	case p.Opcode.Kind() == packet.KindRDMAReadResponse:
+		k |= 1 << 24
+	default:
 		k |= uint64(p.Opcode)<<24 | uint64(p.Syndrome)<<32
 	}
 	return k
@@ -85,11 +97,23 @@ func classify(pkts []Packet) []Loss {
 	// lastFrom holds the index of the latest packet of each direction: a packet repeated
 	// after its peer said something (a NAK, an ACK) was sent again on purpose.
 	lastFrom := map[[2]Endpoint]int{}
+	// readHigh holds the highest READ response PSN of each direction: a READ request for a
+	// PSN the responder has already answered re-requests the rest of an earlier READ.
+	readHigh := map[[2]Endpoint]packet.PSN{}
 	for i := range pkts {
 		p := &pkts[i]
 		key := streamKey{p.Src, p.Dst, p.Opcode.IsResponse()}
-		peerAt, heard := lastFrom[[2]Endpoint{p.Dst, p.Src}]
+		back := [2]Endpoint{p.Dst, p.Src}
+		peerAt, heard := lastFrom[back]
 		lastFrom[[2]Endpoint{p.Src, p.Dst}] = i
+		answered, reads := readHigh[back]
+		reread := reads && p.Opcode.Kind() == packet.KindRDMAReadRequest &&
+			p.PSN.LessThanEq(answered) && abs(answered.Diff(p.PSN)) <= farJump
+		if p.Opcode.Kind() == packet.KindRDMAReadResponse {
+			if h, ok := readHigh[[2]Endpoint{p.Src, p.Dst}]; !ok || h.LessThan(p.PSN) || abs(p.PSN.Diff(h)) > farJump {
+				readHigh[[2]Endpoint{p.Src, p.Dst}] = p.PSN
+			}
+		}
 		s := streams[key]
 		if s == nil || abs(p.PSN.Diff(s.high)) > farJump {
 			if s == nil {
@@ -100,7 +124,7 @@ func classify(pkts []Packet) []Loss {
 			s.note(p, i, key.response)
 			continue
 		}
-		s.step(p, i, key.response, heard && peerAt > s.lastAt)
+		s.step(p, i, key.response, heard && peerAt > s.lastAt, reread)
 	}
 	var out []Loss
 	for _, k := range order {
@@ -127,12 +151,14 @@ func (s *stream) note(p *Packet, i int, response bool) {
 	s.last, s.lastAt = *p, i
 }
 
-// step classifies p, the next packet of the stream, at index i; prompted tells whether the
-// peer sent anything since the stream's previous packet.
-func (s *stream) step(p *Packet, i int, response, prompted bool) {
+// step classifies p, the next packet of the stream, at index i. prompted tells whether the
+// peer sent anything since the stream's previous packet; reread, whether p is a READ request
+// for PSNs the responder already answered.
+func (s *stream) step(p *Packet, i int, response, prompted, reread bool) {
 	defer s.note(p, i, response)
 	if s.seen[seenKey(p, response)] {
-		repeat := !prompted && s.last.PSN == p.PSN && s.last.Opcode == p.Opcode && s.last.ICRC == p.ICRC
+		repeat := !prompted && p.Time.Sub(s.last.Time) < copyWindow &&
+			s.last.PSN == p.PSN && s.last.Opcode == p.Opcode && s.last.ICRC == p.ICRC
 		if repeat || p.Opcode.Kind() == packet.KindAcknowledge {
 			p.Mark = MarkDuplicate
 		} else {
@@ -140,16 +166,14 @@ func (s *stream) step(p *Packet, i int, response, prompted bool) {
 		}
 		return
 	}
+	if reread {
+		p.Mark = MarkRetransmit
+	}
 	if d := p.PSN.Diff(s.high); d > 0 {
-		// An RDMA READ request reserves one PSN per response packet, so the next request
-		// jumps over them: not a gap.
-		if d > 1 && !response && s.highOp.Kind() != packet.KindRDMAReadRequest {
+		if d > 1 && s.skips(p, response) {
 			s.gaps = append(s.gaps, gap{first: s.high.Add(1), last: p.PSN.Sub(1), before: i})
 		}
 		s.high, s.highOp = p.PSN, p.Opcode
-		return
-	}
-	if response {
 		return
 	}
 	for j := range s.gaps {
@@ -163,9 +187,26 @@ func (s *stream) step(p *Packet, i int, response, prompted bool) {
 			return
 		}
 	}
-	// Below the highest, never seen, in no gap: a READ re-requested from the middle of its
-	// reservation, or a request the capture saw out of order. Either way, sent again.
-	p.Mark = MarkRetransmit
+	if !response {
+		// Below the highest, never seen, in no gap: a request the capture saw out of order,
+		// so sent again.
+		p.Mark = MarkRetransmit
+	}
+}
+
+// skips reports whether p, beyond the stream's highest PSN by more than one, leaves PSNs
+// out that the sender must have sent. A requester's PSNs run on by one per packet, except
+// after an RDMA READ request, which reserves one per response packet. A responder's run on
+// only within one READ response; its ACKs name whichever request they acknowledge.
+func (s *stream) skips(p *Packet, response bool) bool {
+	if !response {
+		return s.highOp.Kind() != packet.KindRDMAReadRequest
+	}
+	continues := func(op packet.Opcode, positions ...packet.Position) bool {
+		return op.Kind() == packet.KindRDMAReadResponse && slices.Contains(positions, op.Position())
+	}
+	return continues(p.Opcode, packet.PositionMiddle, packet.PositionLast) &&
+		continues(s.last.Opcode, packet.PositionFirst, packet.PositionMiddle)
 }
 
 func abs(d int32) int32 {

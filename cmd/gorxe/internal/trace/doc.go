@@ -16,7 +16,9 @@
 // clicked and shows the `gorxe dump -v` explanation of a packet when its arrow is clicked).
 //
 // Per sender and direction (requests, responses), a PSN seen again is a retransmission, or a
-// duplicate when it repeats the sender's previous packet byte for byte; a gap in a sender's
-// request PSNs that a later packet fills marks a loss. Gaps never filled are not losses: the
-// capture may simply have left packets out.
+// duplicate when it copies the sender's previous packet byte for byte, at once and with nothing
+// from the peer in between (a resend waits for a NAK or a timer); a repeated ACK is a duplicate.
+// A READ request for PSNs the responder already answered asks again for the rest of a READ. A
+// gap in a sender's request PSNs, or inside one READ response, that a later packet fills marks
+// a loss. Gaps never filled are not losses: the capture may simply have left packets out.
 package trace

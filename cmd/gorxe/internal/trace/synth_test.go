@@ -89,3 +89,19 @@ func (s *synth) ack(from, to qp, psn packet.PSN, syn packet.Syndrome, msn uint32
 }
 
 func (s *synth) bytes() []byte { return s.buf.Bytes() }
+
+// read sends an RDMA READ request for dmaLen bytes.
+func (s *synth) read(from, to qp, psn packet.PSN, dmaLen uint32) {
+	s.t.Helper()
+	h := packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAReadRequest, PSN: psn}}
+	h.RETH.DMALength = dmaLen
+	s.send(from, to, h, 0)
+}
+
+// resp sends a READ response packet; those that carry an AETH carry a plain ACK.
+func (s *synth) resp(from, to qp, op packet.Opcode, psn packet.PSN, payloadLen int) {
+	s.t.Helper()
+	h := packet.Headers{BTH: packet.BTHFields{Opcode: op, PSN: psn}}
+	h.AETH.Syndrome = packet.SyndromeACKUnlimited
+	s.send(from, to, h, payloadLen)
+}

@@ -14,7 +14,8 @@ import (
 // TestNAKAndRetransmission draws a go-back-N recovery as a capture point between the two QPs
 // sees it: WRITE_MIDDLE 102 never passes, the responder NAKs, the requester resends from 102.
 // Then an RNR NAK and its resend after a two-second pause, a READ whose reserved PSNs are not
-// a gap, a remote access NAK, and a packet the network duplicated.
+// a gap, a remote access NAK, a packet the network duplicated and the same packet resent when
+// the requester's ACK timer expired.
 func TestNAKAndRetransmission(t *testing.T) {
 	a, b := rcPair(0x11, 0x12)
 	s := newSynth(t)
@@ -36,7 +37,9 @@ func TestNAKAndRetransmission(t *testing.T) {
 	s.req(a, b, packet.RCRDMAReadRequest, 106, 0)
 	s.ack(b, a, 106, packet.SyndromeNAKRemoteAccessError, 2)
 	s.req(a, b, packet.RCSendOnly, 110, 8)
-	s.req(a, b, packet.RCSendOnly, 110, 8) // copied by the network: nothing prompted it
+	s.req(a, b, packet.RCSendOnly, 110, 8) // copied by the network: at once, nothing prompted it
+	s.after(70 * time.Millisecond)
+	s.req(a, b, packet.RCSendOnly, 110, 8) // the ACK timer expired: the same bytes, sent again
 
 	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
 	require.NoError(t, err)
@@ -63,6 +66,8 @@ func TestNAKAndRetransmission(t *testing.T) {
 		"pkt: RC_ACKNOWLEDGE psn=106 len=0 NAK_REMOTE_ACCESS_ERROR",
 		"pkt: RC_SEND_ONLY psn=110 len=8",
 		"pkt: RC_SEND_ONLY psn=110 len=8 [duplicate]",
+		"gap: 70ms without packets",
+		"pkt: RC_SEND_ONLY psn=110 len=8 [retransmission]",
 	}, svg.rows)
 	for frame, class := range map[int]string{
 		3:  "pkt req",
@@ -138,4 +143,34 @@ func TestUnknownSender(t *testing.T) {
 	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.0.0.1 QP ?", "10.0.0.2 QP 0x000031", "10.0.0.1 QP 0x000030"}, svgOf(t, d).lanes)
+}
+
+// TestReadRecovery draws a READ whose third response packet is lost: the requester asks again
+// for the rest from that PSN, so the re-request and the responses sent again are marked, and
+// the hole in the first response becomes a loss once the second response fills it.
+func TestReadRecovery(t *testing.T) {
+	a, b := rcPair(0x40, 0x41)
+	s := newSynth(t)
+	s.read(a, b, 300, 4096)
+	s.resp(b, a, packet.RCRDMAReadResponseFirst, 300, 1024)
+	s.resp(b, a, packet.RCRDMAReadResponseMiddle, 301, 1024)
+	s.resp(b, a, packet.RCRDMAReadResponseLast, 303, 1024)
+	s.read(a, b, 302, 2048)
+	s.resp(b, a, packet.RCRDMAReadResponseFirst, 302, 1024)
+	s.resp(b, a, packet.RCRDMAReadResponseLast, 303, 1024)
+	s.req(a, b, packet.RCSendOnly, 304, 8)
+
+	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"pkt: RC_RDMA_READ_REQUEST psn=300 dmalen=4096",
+		"pkt: RC_RDMA_READ_RESPONSE_FIRST psn=300 len=1024 ACK",
+		"pkt: RC_RDMA_READ_RESPONSE_MIDDLE psn=301 len=1024",
+		"loss: lost psn=302",
+		"pkt: RC_RDMA_READ_RESPONSE_LAST psn=303 len=1024 ACK",
+		"pkt: RC_RDMA_READ_REQUEST psn=302 dmalen=2048 [retransmission]",
+		"pkt: RC_RDMA_READ_RESPONSE_FIRST psn=302 len=1024 ACK [fills gap]",
+		"pkt: RC_RDMA_READ_RESPONSE_LAST psn=303 len=1024 ACK [retransmission]",
+		"pkt: RC_SEND_ONLY psn=304 len=8",
+	}, svgOf(t, d).rows)
 }
