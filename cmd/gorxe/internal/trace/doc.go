@@ -7,8 +7,10 @@
 // Each endpoint is an IP address and a queue pair number. A packet names only its destination
 // QP, so the sender's QPN is taken from the DETH (UD) or from the reverse direction of the same
 // connection: both ends of an RC or UC connection send from the same UDP source port (the
-// kernel derives it from the product of the two QPNs), so the packets coming back on that port
-// name the sender's QPN. Where no such packet exists the sender's QPN is shown as "?".
+// kernel derives it from the product of the two QPNs, or from the connection manager's flow
+// label), so the packets coming back on that port name the sender's QPN. Failing that, a QP
+// known at the sender's address whose product with the destination QPN gives the port is the
+// sender; otherwise its QPN is shown as "?".
 //
 // Time runs down the page, one row per packet; a silence longer than Options.Gap is drawn as
 // a break labelled with its length. Runs of MIDDLE packets of one message collapse into one

@@ -47,38 +47,53 @@ func (s *qpnSet) add(q uint32) {
 }
 
 // resolveEndpoints fills in the sender QPN of every packet that does not carry it (all but
-// UD's, whose DETH names it). The sender of A→B addressed to QP x is the QP that B's packets
-// back to A on the same UDP source port address; failing that, the only QP B's packets to A
-// address at all. Otherwise the sender stays unknown.
+// UD's, whose DETH names it). The sender of A→B addressed to QP x is, in order:
+//
+//   - the QP that B's packets back to A on the same UDP source port address, when there is
+//     exactly one (both ends of a connection send from one port);
+//   - the one QP known at A (addressed by some packet, or naming itself in a DETH) whose
+//     product with x hashes to the packet's source port, as the kernel chooses it.
+//
+// Otherwise the sender stays unknown: a guess would draw the packet on the wrong line.
 func resolveEndpoints(pkts []Packet) {
-	byPort := map[flowKey]*qpnSet{}
-	byAddr := map[flowKey]*qpnSet{} // port 0: any port
-	note := func(m map[flowKey]*qpnSet, k flowKey, q uint32) {
-		s := m[k]
-		if s == nil {
-			s = &qpnSet{}
-			m[k] = s
-		}
-		s.add(q)
-	}
+	back := map[flowKey]*qpnSet{}
+	known := map[netip.Addr]map[uint32]bool{}
 	for i := range pkts {
 		p := &pkts[i]
+		for _, e := range []Endpoint{p.Src, p.Dst} {
+			if e.Known {
+				if known[e.Addr] == nil {
+					known[e.Addr] = map[uint32]bool{}
+				}
+				known[e.Addr][e.QPN] = true
+			}
+		}
 		if !connected(p.Opcode) {
 			continue
 		}
-		note(byPort, flowKey{p.Src.Addr, p.Dst.Addr, p.SrcPort}, p.Dst.QPN)
-		note(byAddr, flowKey{p.Src.Addr, p.Dst.Addr, 0}, p.Dst.QPN)
+		k := flowKey{p.Src.Addr, p.Dst.Addr, p.SrcPort}
+		if back[k] == nil {
+			back[k] = &qpnSet{}
+		}
+		back[k].add(p.Dst.QPN)
 	}
 	for i := range pkts {
 		p := &pkts[i]
 		if p.Src.Known {
 			continue
 		}
-		for _, s := range []*qpnSet{byPort[flowKey{p.Dst.Addr, p.Src.Addr, p.SrcPort}], byAddr[flowKey{p.Dst.Addr, p.Src.Addr, 0}]} {
-			if s != nil && s.n == 1 {
-				p.Src.QPN, p.Src.Known = s.qpn, true
-				break
+		if s := back[flowKey{p.Dst.Addr, p.Src.Addr, p.SrcPort}]; s != nil && s.n == 1 {
+			p.Src.QPN, p.Src.Known = s.qpn, true
+			continue
+		}
+		var match qpnSet
+		for q := range known[p.Src.Addr] {
+			if packet.UDPSourcePort(0, q, p.Dst.QPN) == p.SrcPort {
+				match.add(q)
 			}
+		}
+		if match.n == 1 {
+			p.Src.QPN, p.Src.Known = match.qpn, true
 		}
 	}
 }

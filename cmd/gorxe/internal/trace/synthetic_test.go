@@ -131,18 +131,21 @@ func TestMiddleRunsCollapse(t *testing.T) {
 	assert.Len(t, svgOf(t, d).rows, 9, "collapse 0")
 }
 
-// TestUnknownSender checks that a sender whose peer never answers on its port keeps an
-// unknown QPN rather than a guessed one, while UD senders are named by their DETH.
-func TestUnknownSender(t *testing.T) {
+// TestSenderQPN checks how a packet's sender is named: a UD sender by its DETH; an RC sender
+// with no reply on its port by the one QP known at its address whose product with the
+// destination QPN gives the port; a sender with neither stays unknown rather than guessed.
+func TestSenderQPN(t *testing.T) {
 	a, b := rcPair(0x30, 0x31)
+	c, d := rcPair(0x50, 0x51)
 	s := newSynth(t)
 	s.req(a, b, packet.RCSendOnly, 1, 8)
 	h := packet.Headers{BTH: packet.BTHFields{Opcode: packet.UDSendOnly, PSN: 7}}
 	h.DETH = packet.DETHFields{QKey: 0x11111111, SrcQP: 0x31}
 	s.send(b, a, h, 16)
-	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
+	s.req(c, d, packet.RCSendOnly, 1, 8)
+	dg, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"10.0.0.1 QP ?", "10.0.0.2 QP 0x000031", "10.0.0.1 QP 0x000030"}, svgOf(t, d).lanes)
+	assert.Equal(t, []string{"10.0.0.1 QP 0x000030", "10.0.0.2 QP 0x000031", "10.0.0.1 QP ?", "10.0.0.2 QP 0x000051"}, svgOf(t, dg).lanes)
 }
 
 // TestReadRecovery draws a READ whose third response packet is lost: the requester asks again
