@@ -46,7 +46,7 @@ func verboseDump(t *testing.T, name string, frame int) string {
 
 // TestHTMLInChromium loads the page of the kernel capture in headless Chromium and uses it
 // as a reader would: a click on the retransmitted SEND_FIRST (frame 129) shows its decoding,
-// a click on the first band opens it and moves the rows below, and a click on a packet of the
+// j and k step to the packets around it, a click on the first band opens it and moves the rows below, and a click on a packet of the
 // opened band shows that packet. Screenshots of both states are kept.
 func TestHTMLInChromium(t *testing.T) {
 	chromiumPath(t)
@@ -82,6 +82,12 @@ func TestHTMLInChromium(t *testing.T) {
 	b.eval(`Array.from(document.querySelectorAll("g.pkt.selected")).map(g => g.getAttribute("data-frame"))`, &selected)
 	assert.Equal(t, []string{"129"}, selected)
 	b.screenshot(filepath.Join(dir, "trace-packet.png"))
+
+	b.press("j")
+	assert.Equal(t, "Frame 130", read().Title)
+	b.press("k")
+	b.press("k")
+	assert.Equal(t, "Frame 128", read().Title)
 
 	// The first band: its packets hidden, then shown, and the next row moved down by them.
 	type bandState struct {

@@ -68,6 +68,11 @@ type (
 		Button     string  `json:"button"`
 		ClickCount int     `json:"clickCount"`
 	}
+	keyParams struct {
+		Type string `json:"type"`
+		Key  string `json:"key"`
+		Text string `json:"text,omitempty"`
+	}
 	screenshotParams struct {
 		Format string `json:"format"`
 	}
@@ -263,6 +268,13 @@ func (b *browser) click(x, y float64) {
 	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
 		b.call("Input.dispatchMouseEvent", mouseParams{Type: typ, X: x, Y: y, Button: "left", ClickCount: 1}, nil)
 	}
+}
+
+// press types one character key, as a user does.
+func (b *browser) press(key string) {
+	b.t.Helper()
+	b.call("Input.dispatchKeyEvent", keyParams{Type: "keyDown", Key: key, Text: key}, nil)
+	b.call("Input.dispatchKeyEvent", keyParams{Type: "keyUp", Key: key}, nil)
 }
 
 // center scrolls the element selected by css into view and returns its centre.

@@ -1,5 +1,5 @@
-// Clicking an arrow shows that packet's decoding; clicking a band shows or hides its packets,
-// moving the rows below it. Rows keep their collapsed position in data-y, so the layout is
+// Clicking an arrow shows that packet's decoding (j and k step through the packets); clicking
+// a band shows or hides its packets, moving the rows below it. Rows keep their collapsed position in data-y, so the layout is
 // recomputed from scratch on every toggle.
 (function () {
   "use strict";
@@ -43,6 +43,25 @@
     row.querySelector("g.members").setAttribute("display", open ? "inline" : "none");
     relayout();
   }
+
+  // The packets a reader can see: those of closed bands are hidden.
+  function visiblePackets() {
+    return Array.prototype.filter.call(svg.querySelectorAll("g.pkt"), function (g) {
+      var members = g.closest("g.members");
+      return !members || members.getAttribute("display") !== "none";
+    });
+  }
+
+  // j and k step to the next and the previous packet, as in a mail reader.
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key !== "j" && ev.key !== "k") return;
+    var all = visiblePackets();
+    var i = all.indexOf(selected);
+    var next = all[ev.key === "j" ? i + 1 : i - 1];
+    if (!next) return;
+    show(next);
+    next.scrollIntoView({block: "nearest"});
+  });
 
   svg.addEventListener("click", function (ev) {
     var pkt = ev.target.closest("g.pkt");
