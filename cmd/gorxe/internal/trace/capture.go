@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 type Packet struct {
 	Frame            int       // 1-based index of the frame in the capture
 	Time             time.Time // capture timestamp
-	Src, Dst         Endpoint  // Src.QPN is inferred; see ResolveEndpoints
+	Src, Dst         Endpoint  // Src.QPN is inferred; see resolveEndpoints
 	SrcPort, DstPort uint16    // UDP ports
 	Opcode           packet.Opcode
 	PSN              packet.PSN
@@ -31,20 +32,24 @@ type Packet struct {
 	Syndrome         packet.Syndrome // valid when HasAETH
 	ICRC             uint32          // the packet's ICRC field: tells an exact repeat from a resend
 	ICRCOK           bool
-	Mark             Mark   // set by Classify
+	Mark             Mark   // set by classify
 	Summary          string // the `gorxe dump` line
 	Explain          string // the `gorxe dump -v` text, when asked for
 }
 
-// capture is what Read found in a capture file.
+// capture is what read found in a capture file.
 type capture struct {
 	packets []Packet
 	frames  int // frames read
 	bad     int // frames that looked like RoCE but could not be decoded
 }
 
-// pcapngMagic starts every pcapng file (its section header block type).
-var pcapngMagic = []byte{0x0A, 0x0D, 0x0D, 0x0A}
+// Magic numbers: pcapng's section header block type, and gzip's (captures are often kept
+// compressed, and gorxe dump reads them so).
+var (
+	pcapngMagic = []byte{0x0A, 0x0D, 0x0D, 0x0A}
+	gzipMagic   = []byte{0x1F, 0x8B}
+)
 
 // frameSource yields the frames of a pcap or pcapng file with their timestamps, which the
 // dump package's reader does not keep.
@@ -55,6 +60,13 @@ type frameSource struct {
 
 func openFrames(r io.Reader) (*frameSource, error) {
 	br := bufio.NewReader(r)
+	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &CaptureError{Err: fmt.Errorf("%w: %v", dump.ErrNotCapture, err)}
+		}
+		br = bufio.NewReader(zr)
+	}
 	head, _ := br.Peek(len(pcapngMagic))
 	if bytes.Equal(head, pcapngMagic) {
 		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -119,6 +121,7 @@ func TestCaptureErrors(t *testing.T) {
 	_, err := Build(bytes.NewReader([]byte("not a capture at all")), defaults(), false)
 	var ce *CaptureError
 	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.ErrorIs(t, err, dump.ErrNotCapture)
 
 	a, b := rcPair(1, 2)
 	s := newSynth(t)
@@ -126,8 +129,18 @@ func TestCaptureErrors(t *testing.T) {
 	whole := s.bytes()
 	_, err = Build(bytes.NewReader(whole[:len(whole)-5]), defaults(), false)
 	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.ErrorIs(t, err, dump.ErrTruncatedCapture)
 	assert.Equal(t, 0, ce.Frame)
 
 	_, err = Build(bytes.NewReader(whole[:24]), defaults(), false) // the file header alone
 	assert.ErrorIs(t, err, ErrNoPackets)
+
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(whole)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	d, err := Build(&gz, defaults(), false)
+	require.NoError(t, err, "a gzip-compressed capture")
+	assert.Len(t, d.Packets, 1)
 }
