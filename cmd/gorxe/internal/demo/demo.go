@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
 // Options configure a demo run.
@@ -15,13 +16,21 @@ type Options struct {
 	A, B    netip.Addr        // the two devices' addresses; default 127.0.0.1 and 127.0.0.2
 	Port    uint16            // UDP port of both devices; 0 means 4791
 	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
-	Pcap    io.Writer         // when set, every packet is also written here as a pcap capture
 	Timeout time.Duration     // per step; default 10 s
+
+	// Pcap, when set, receives a pcapng capture of every datagram either device handed to the
+	// network, in order, numbered as the narration numbers them; what fault injection did to
+	// one (lost, duplicate, corrupted, delayed) is its packet comment.
+	Pcap io.Writer
+	// Trace, when set, receives the ladder diagram of the run in TraceFormat, drawn as gorxe
+	// trace draws a capture of the packets that reached the network.
+	Trace       io.Writer
+	TraceFormat trace.Format
 }
 
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
 // or its data did not verify.
-func Run(ctx context.Context, o Options, out io.Writer) error {
+func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	if !o.A.IsValid() {
 		o.A = netip.MustParseAddr("127.0.0.1")
 	}
@@ -31,24 +40,27 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
-	tr, err := newTrace(o.Pcap)
+	rec, err := o.recorder()
 	if err != nil {
 		return err
 	}
-	tr.names[o.A.String()], tr.names[o.B.String()] = "A", "B"
+	tr := newNarrator(pathMTU.Bytes(), rec.recording)
+	tr.names[o.A.Unmap()], tr.names[o.B.Unmap()] = "A", "B"
+	var open []*side
+	defer func() { err = rec.finish(err, open) }()
 
 	a, err := openSide("A", o.A, &o, tr.tap)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	open = append(open, a)
 	b, err := openSide("B", o.B, &o, tr.tap)
 	if err != nil {
 		return err
 	}
-	defer b.close()
+	open = append(open, b)
 
-	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port 4791.\n\n")
+	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port %d.\n\n", o.port())
 	for _, s := range []*side{a, b} {
 		fmt.Fprintf(out, "  device %s  %-22s GID[%d] %s (%v)\n", s.name, s.dev.Name(), s.gidIndex, s.gid, s.gid.Addr())
 	}

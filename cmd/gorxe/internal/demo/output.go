@@ -1,0 +1,61 @@
+package demo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gorxe/gorxe"
+)
+
+// ErrTracePort: the ladder is drawn by gorxe trace's reader, which finds RoCE on UDP 4791 only.
+var ErrTracePort = errors.New("the ladder diagram can be drawn only for a run on UDP port 4791")
+
+// port returns the UDP port both devices use.
+func (o *Options) port() uint16 {
+	if o.Port == 0 {
+		return gorxe.DefaultPort
+	}
+	return o.Port
+}
+
+// runOutput is what a run writes besides its narration: the captures and the ladder diagram.
+type runOutput struct {
+	*recording
+	o    *Options
+	wire *bytes.Buffer // the capture the ladder is drawn from; nil without -trace
+}
+
+// recorder checks the output options and opens the run's captures.
+func (o *Options) recorder() (*runOutput, error) {
+	r := &runOutput{o: o}
+	if o.Trace != nil {
+		if o.port() != gorxe.DefaultPort {
+			return nil, fmt.Errorf("%w (this run: %d)", ErrTracePort, o.port())
+		}
+		r.wire = &bytes.Buffer{}
+	}
+	var wire io.Writer // a nil *bytes.Buffer would be a non-nil io.Writer
+	if r.wire != nil {
+		wire = r.wire
+	}
+	var err error
+	r.recording, err = newRecording(o.port(), o.Pcap, wire)
+	return r, err
+}
+
+// finish closes the devices, so no tap runs any more, then completes the captures and draws the
+// ladder (of as much as ran, when the run failed). It returns runErr joined with its own errors.
+func (r *runOutput) finish(runErr error, open []*side) error {
+	for i := len(open) - 1; i >= 0; i-- {
+		open[i].close()
+	}
+	errs := []error{runErr, r.close()}
+	if r.wire != nil {
+		if err := drawLadder(r.wire.Bytes(), r.o.TraceFormat, "gorxe demo", r.o.Trace); err != nil {
+			errs = append(errs, fmt.Errorf("ladder diagram: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
