@@ -65,10 +65,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		fmt.Fprintf(out, "  device %s  %-22s GID[%d] %s (%v)\n", s.name, s.dev.Name(), s.gidIndex, s.gid, s.gid.Addr())
 	}
 	if o.Faults.Enabled() {
-		fmt.Fprintf(out, "\n  Both devices impair what they send: %s\n"+
-			"  Packets marked LOST never reached the network. RC recovers on its own: the responder\n"+
-			"  NAKs a gap in PSNs, the requester resends from the missing PSN (go-back-N) or when its\n"+
-			"  ACK timer expires. UC and UD leave recovery to the application.\n", o.Faults)
+		fmt.Fprintf(out, "\n  Both devices impair what they send: %s\n%s", o.Faults, faultKey)
 	}
 
 	w := &world{a: a, b: b}

@@ -25,14 +25,14 @@ type streamKey struct {
 
 func newResends(mtu int) *resends { return &resends{mtu: mtu, high: map[streamKey]packet.PSN{}} }
 
-// Notes on the narration, after the packet.
+// Notes on the narration, after the packet; the run's introduction explains the fault marks.
 const (
 	noteRetransmission = "(retransmission)"
 	noteAckAgain       = "(acknowledges again)"
-	noteLost           = "✗ LOST (fault injection: dropped before the network)"
-	noteDuplicate      = "DUPLICATE (fault injection: a second copy)"
-	noteCorrupted      = "✗ CORRUPTED (fault injection: one bit flipped; the receiver drops it on its ICRC)"
-	noteDelayed        = "DELAYED (fault injection: held back and sent late)"
+	noteLost           = "✗ LOST (fault injection)"
+	noteDuplicate      = "DUPLICATE (fault injection)"
+	noteCorrupted      = "✗ CORRUPTED (fault injection)"
+	noteDelayed        = "DELAYED (fault injection)"
 )
 
 // note returns what the narration says about s, sent from src with fate dir, and records it. The
@@ -84,3 +84,13 @@ func (r *resends) readPackets(s *summary) int {
 	}
 	return (int(s.dmaLen) + r.mtu - 1) / r.mtu
 }
+
+// faultKey explains the fault marks, once, before a run under fault injection.
+const faultKey = `  Packets are shown in the order each device put them on the wire, marked with what the
+  faults did: LOST never reached the network; DUPLICATE is a second copy; CORRUPTED had
+  one bit flipped, so its ICRC fails and the receiver drops it; DELAYED was held back and
+  sent after packets that came later. RC recovers on its own: the responder NAKs a gap in
+  PSNs, the requester resends from the missing PSN (go-back-N) or when its ACK timer
+  expires; "(retransmission)" marks a packet sent before. UC and UD leave recovery to the
+  application.
+`
