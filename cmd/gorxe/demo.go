@@ -28,9 +28,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	ladder := fs.String("trace", "", "also draw the run as a ladder diagram in `FILE`, SVG or HTML by its extension (as gorxe trace draws a capture)")
 	a := fs.String("a", "127.0.0.1", "address of device A")
 	b := fs.String("b", "127.0.0.2", "address of device B")
+	walk := fs.String("walkthrough", "", "instead of the demo, run the exchanges docs/wire-walkthrough.md explains and write each one's capture and ladder diagram into `DIR`")
 	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N]\n\n"+
+		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N]\n"+
+			"       gorxe demo -walkthrough DIR [-a ADDR] [-b ADDR]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
 			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS and GORXE_PORT work too.\n\n")
 		fs.PrintDefaults()
@@ -41,7 +43,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 0 {
+	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "") {
 		fs.Usage()
 		return exitUsage
 	}
@@ -113,6 +115,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *walk != "" {
+		if err := demo.Walkthrough(ctx, o, *walk, stdout); err != nil {
+			fmt.Fprintf(stderr, "gorxe demo: -walkthrough: %v\n", devselect.ExplainInUse(err, o.Port, "give it other addresses with -a and -b"))
+			return exitFailure
+		}
+		return exitOK
+	}
 	if err := demo.Run(ctx, o, stdout); err != nil {
 		err = devselect.ExplainInUse(err, o.Port, "give the demo other addresses with -a and -b, or another port with -port")
 		fmt.Fprintf(stderr, "gorxe demo: %v\n", err)

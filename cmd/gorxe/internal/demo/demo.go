@@ -31,15 +31,7 @@ type Options struct {
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
 // or its data did not verify.
 func Run(ctx context.Context, o Options, out io.Writer) (err error) {
-	if !o.A.IsValid() {
-		o.A = netip.MustParseAddr("127.0.0.1")
-	}
-	if !o.B.IsValid() {
-		o.B = netip.MustParseAddr("127.0.0.2")
-	}
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o.defaults()
 	rec, err := o.recorder()
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ type narrator struct {
 	names   map[netip.Addr]string // address -> "A" or "B"
 	resends *resends
 	rec     *recording
+	watch   func(*summary) // when set, shown every decoded packet (under the lock)
 }
 
 func newNarrator(mtu int, rec *recording) *narrator {
@@ -44,6 +45,9 @@ func (n *narrator) tap(dir netio.Direction, m *netio.Message) {
 		}
 		n.lines = append(n.lines, line)
 		return
+	}
+	if n.watch != nil {
+		n.watch(&s)
 	}
 	line := who + s.line
 	for _, note := range n.resends.note(m.Src, &s, dir) {

@@ -97,7 +97,7 @@ func TestDemoOnOtherPort(t *testing.T) {
 			p, ok := parsePacketLine(l)
 			require.True(t, ok, "not a decoded packet: %q", l)
 			assert.Equal(t, uint16(port), p.dst.Port(), l)
-			assert.True(t, strings.HasSuffix(p.rest, " icrc=ok"), l)
+			assert.Contains(t, p.rest, " icrc=ok", l) // a slow machine may add "(retransmission)"
 			packets++
 		}
 	}

@@ -5,12 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"time"
 
 	"github.com/gorxe/gorxe"
 )
 
 // ErrTracePort: the ladder is drawn by gorxe trace's reader, which finds RoCE on UDP 4791 only.
 var ErrTracePort = errors.New("the ladder diagram can be drawn only for a run on UDP port 4791")
+
+// The devices' addresses and the per-step timeout when Options leaves them out.
+var (
+	defaultA       = netip.MustParseAddr("127.0.0.1")
+	defaultB       = netip.MustParseAddr("127.0.0.2")
+	defaultTimeout = 10 * time.Second
+)
 
 // port returns the UDP port both devices use.
 func (o *Options) port() uint16 {
