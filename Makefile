@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 BENCHTIME   ?= 1s
 
-.PHONY: all build test fuzz bench soak demo lint interop clean
+.PHONY: all build test fuzz bench soak demo walkthrough lint interop clean
 
 all: build
 
@@ -38,6 +38,11 @@ soak:
 # The main job: two stacks on loopback doing real RDMA, narrated.
 demo:
 	$(GO) run ./cmd/gorxe demo
+
+# The captures and ladder diagrams of docs/wire-walkthrough.md, made by gorxe itself: each
+# exchange between two fresh devices on loopback, losses from a fixed fault seed.
+walkthrough:
+	$(GO) run ./cmd/gorxe demo -walkthrough docs/walkthrough
 
 # gorxe against the Linux kernel's rxe (in qemu) with the rdma-core and perftest tools, both
 # roles; needs root, installs its own packages, prints a pass/fail table.

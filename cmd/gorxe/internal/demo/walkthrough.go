@@ -25,6 +25,9 @@ func Walkthrough(ctx context.Context, o Options, dir string, out io.Writer) erro
 	if o.port() != gorxe.DefaultPort {
 		return fmt.Errorf("%w (this run: %d)", ErrTracePort, o.port())
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for _, sc := range scenes {
 		if err := runScene(ctx, &o, sc, dir, out); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
