@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"sync"
 
 	"github.com/gorxe/gorxe/netio"
@@ -14,12 +15,16 @@ import (
 // every sender's wire order; the lock interleaves the two senders as their taps ran.
 type narrator struct {
 	mu      sync.Mutex
-	frames  int // datagrams narrated: the frame numbers of the run's capture
+	frames  int // datagrams numbered: the frame numbers of the run's capture
 	lines   []string
 	names   map[netip.Addr]string // address -> "A" or "B"
 	resends *resends
 	rec     *recording
 	watch   func(*summary) // when set, shown every decoded packet (under the lock)
+
+	// lostUncaptured numbers only the datagrams that reached the network, for a run whose
+	// capture leaves the lost ones out; a lost one is shown as frame "-".
+	lostUncaptured bool
 }
 
 func newNarrator(mtu int, rec *recording) *narrator {
@@ -34,10 +39,14 @@ func (n *narrator) tap(dir netio.Direction, m *netio.Message) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.frames++
 	n.rec.record(dir, m)
+	frame := "-"
+	if !n.lostUncaptured || dir.Base() != netio.Lost {
+		n.frames++
+		frame = strconv.Itoa(n.frames)
+	}
 	who := fmt.Sprintf("%s→%s  ", n.names[m.Src.Addr().Unmap()], n.names[m.Dst.Addr().Unmap()])
-	s, err := summarize(n.frames, m)
+	s, err := summarize(frame, m)
 	if err != nil {
 		line := who + err.Error()
 		if dir.Has(netio.Corrupt) {

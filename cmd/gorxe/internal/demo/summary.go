@@ -22,15 +22,15 @@ type summary struct {
 	hasAETH  bool
 }
 
-// summarize decodes the UDP payload of m, a datagram a device handed to the network, straight
+// summarize decodes the UDP payload of m, frame number frame ("-" when it is in no capture), a datagram a device handed to the network, straight
 // with the packet package. Going through gopacket would find RoCE only on the port its layers are
 // registered on, and the demo may run on any port. The ICRC is checked with the IPv4 ID 0 and DF
 // bit gorxe's sockets send with, so a corrupted copy shows as icrc=BAD exactly as a receiver
 // would find it.
-func summarize(frame int, m *netio.Message) (summary, error) {
+func summarize(frame string, m *netio.Message) (summary, error) {
 	var p packet.Parsed
 	if err := packet.Parse(m.Buf, &p); err != nil {
-		return summary{}, fmt.Errorf("#%d %v > %v undecodable: %w", frame, m.Src, m.Dst, err)
+		return summary{}, fmt.Errorf("#%s %v > %v undecodable: %w", frame, m.Src, m.Dst, err)
 	}
 	env := packet.Envelope{Src: m.Src, Dst: m.Dst}
 	if m.Src.Addr().Unmap().Is4() {
@@ -39,7 +39,7 @@ func summarize(frame int, m *netio.Message) (summary, error) {
 	bth := p.BTH()
 	s := summary{opcode: bth.Opcode(), dqpn: bth.DestQP(), psn: bth.PSN()}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#%d %v > %v %v dqpn=0x%06x psn=%d", frame, m.Src, m.Dst, s.opcode, s.dqpn, s.psn)
+	fmt.Fprintf(&b, "#%s %v > %v %v dqpn=0x%06x psn=%d", frame, m.Src, m.Dst, s.opcode, s.dqpn, s.psn)
 	for _, f := range []struct {
 		set  bool
 		name string

@@ -34,13 +34,13 @@ func TestSummarizeOnAnyPort(t *testing.T) {
 		RETH: packet.RETHFields{VirtualAddress: 0x1000, RKey: 0x22, DMALength: 2048},
 	}
 	m := datagram(t, "10.0.0.1:49408", "10.0.0.2:47910", &write, 1024)
-	s, err := summarize(3, m)
+	s, err := summarize("3", m)
 	require.NoError(t, err)
 	assert.Equal(t, "#3 10.0.0.1:49408 > 10.0.0.2:47910 RC_RDMA_WRITE_FIRST dqpn=0x000011 psn=7 va=0x0000000000001000 rkey=0x00000022 dmalen=2048 len=1024 icrc=ok", s.line)
 	assert.True(t, s.icrcOK)
 
 	m.Buf[len(m.Buf)-10] ^= 1 // a payload bit: still decodes, the ICRC no longer matches
-	s, err = summarize(4, m)
+	s, err = summarize("4", m)
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(s.line, " len=1024 icrc=BAD"), s.line)
 
@@ -48,11 +48,11 @@ func TestSummarizeOnAnyPort(t *testing.T) {
 		BTH:  packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: 0xFFFF, DestQP: 0x11, PSN: 9},
 		AETH: packet.AETHFields{Syndrome: packet.SyndromeRNRNAK(18), MSN: 4},
 	}
-	s, err = summarize(5, datagram(t, "10.0.0.2:49408", "10.0.0.1:4791", &rnr, 0))
+	s, err = summarize("5", datagram(t, "10.0.0.2:49408", "10.0.0.1:4791", &rnr, 0))
 	require.NoError(t, err)
 	assert.Equal(t, "#5 10.0.0.2:49408 > 10.0.0.1:4791 RC_ACKNOWLEDGE dqpn=0x000011 psn=9 syndrome=RNR_NAK(5.12ms) msn=4 len=0 icrc=ok", s.line)
 
-	_, err = summarize(6, &netio.Message{Src: m.Src, Dst: m.Dst, Buf: m.Buf[:8]})
+	_, err = summarize("6", &netio.Message{Src: m.Src, Dst: m.Dst, Buf: m.Buf[:8]})
 	require.Error(t, err)
 	assert.Equal(t, "#6 10.0.0.1:49408 > 10.0.0.2:47910 undecodable: "+packet.ErrTruncated.Error(), err.Error())
 }

@@ -62,6 +62,7 @@ func runScene(ctx context.Context, o *Options, sc scene, dir string, out io.Writ
 		return err
 	}
 	n := newNarrator(pathMTU.Bytes(), rec)
+	n.lostUncaptured = true
 	n.names[o.A.Unmap()], n.names[o.B.Unmap()] = "A", "B"
 	rnr := make(chan struct{})
 	var once sync.Once
