@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
@@ -88,8 +90,11 @@ func TestWalkthrough(t *testing.T) {
 		"ud": {"A→B UD_SEND_ONLY psn=1000"},
 	}
 	require.Len(t, scenes, len(want))
+	committed := map[netip.Addr]string{netip.MustParseAddr("127.0.0.1"): "A", netip.MustParseAddr("127.0.0.2"): "B"}
 	for _, sc := range scenes {
 		assert.Equal(t, want[sc.name], captured(t, filepath.Join(dir, sc.name+".pcapng"), names), sc.name)
+		// The captures the document shows are this code's: make walkthrough has been run.
+		assert.Equal(t, want[sc.name], captured(t, filepath.Join(docDir, "walkthrough", sc.name+".pcapng"), committed), "committed %s", sc.name)
 		svg, err := os.ReadFile(filepath.Join(dir, sc.name+".svg"))
 		require.NoError(t, err)
 		assert.True(t, bytes.HasPrefix(svg, []byte("<svg ")), sc.name)
@@ -99,6 +104,36 @@ func TestWalkthrough(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(gbn), "lost psn=1001")
 	assert.Contains(t, out.String(), "psn=1001 len=1024 icrc=ok  ✗ LOST (fault injection)")
+
+	// Every packet line the document quotes is one this run narrated, but for the addresses,
+	// memory addresses and keys, which differ from run to run.
+	doc, err := os.ReadFile(filepath.Join(docDir, "wire-walkthrough.md"))
+	require.NoError(t, err)
+	narrated := map[string]bool{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		narrated[runNeutral(strings.TrimSpace(l), a, b)] = true
+	}
+	quoted := 0
+	for _, l := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(l, "A→B  #") || strings.HasPrefix(l, "B→A  #") {
+			quoted++
+			assert.True(t, narrated[runNeutral(l, netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"))], "the document quotes a packet the walkthrough does not send: %s", l)
+		}
+	}
+	assert.Equal(t, 34, quoted, "packet lines quoted by the document")
+}
+
+// docDir is the repository's docs directory, seen from this package.
+const docDir = "../../../../docs"
+
+var memoryKeys = regexp.MustCompile(`va=0x[0-9a-f]+ rkey=0x[0-9a-f]+`)
+
+// runNeutral replaces what changes between walkthrough runs in a narrated line: the devices'
+// addresses, and B's memory address and key.
+func runNeutral(l string, a, b netip.Addr) string {
+	l = strings.ReplaceAll(l, a.String()+":", "A:")
+	l = strings.ReplaceAll(l, b.String()+":", "B:")
+	return memoryKeys.ReplaceAllString(l, "va=… rkey=…")
 }
 
 // TestLossSeed: the seed found for a pattern drops exactly those datagrams.
