@@ -103,7 +103,7 @@ func sceneRNR(ctx context.Context, w *world, c *cues) (string, error) {
 	select {
 	case <-c.rnrNAK:
 	case <-ctx.Done():
-		return "", fmt.Errorf("B sent no RNR NAK: %w", ctx.Err())
+		return "", fmt.Errorf("no RNR NAK from B: %w", ctx.Err())
 	}
 	if err := postRecv(w.rc.b, w.b, 1, offSend, n); err != nil {
 		return "", err
