@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 BENCHTIME   ?= 1s
 
-.PHONY: all build test fuzz bench soak demo walkthrough lint interop clean
+.PHONY: all build test fuzz bench soak demo lint interop clean
 
 all: build
 
@@ -41,6 +41,7 @@ demo:
 
 # The captures and ladder diagrams of docs/wire-walkthrough.md, made by gorxe itself: each
 # exchange between two fresh devices on loopback, losses from a fixed fault seed.
+.PHONY: walkthrough
 walkthrough:
 	$(GO) run ./cmd/gorxe demo -walkthrough docs/walkthrough
 
