@@ -71,27 +71,7 @@ func AppendPacketRoom(dst []byte, h *Headers, payloadLen int) (pkt, payload []by
 	bth.PadCount = uint8(padLen(payloadLen))
 	BTH(b).Encode(&bth)
 	for hd := range e.headers.All() {
-		v := b[e.off[hd] : int(e.off[hd])+hd.Size()]
-		switch hd {
-		case HeaderRDETH:
-			RDETH(v).Encode(&h.RDETH)
-		case HeaderDETH:
-			DETH(v).Encode(&h.DETH)
-		case HeaderFETH:
-			FETH(v).Encode(&h.FETH)
-		case HeaderRETH:
-			RETH(v).Encode(&h.RETH)
-		case HeaderAtomicETH:
-			AtomicETH(v).Encode(&h.AtomicETH)
-		case HeaderAETH:
-			AETH(v).Encode(&h.AETH)
-		case HeaderAtomicAckETH:
-			AtomicAckETH(v).Encode(&h.AtomicAckETH)
-		case HeaderImmDt:
-			ImmDt(v).Encode(&h.ImmDt)
-		case HeaderIETH:
-			IETH(v).Encode(&h.IETH)
-		}
+		headerTable[hd].encode(b[e.off[hd]:int(e.off[hd])+hd.Size()], h)
 	}
 	payload = b[e.hdrLen : int(e.hdrLen)+payloadLen]
 	clear(b[int(e.hdrLen)+payloadLen:]) // pad and ICRC

@@ -1,0 +1,156 @@
+package packet
+
+// HeaderDesc describes one extension header: everything code needs to build,
+// parse, decode and show it without naming it. [Header.Desc] returns it.
+//
+// Adding an extension header means writing its view type (the IBTA diagram,
+// accessors, a Fields struct with Encode and Fields), a field for it in
+// [Headers], a [Header] constant, its row in headerTable and its place in the
+// opcode table; Parse, AppendPacket, the gopacket layers and the dump follow.
+type HeaderDesc struct {
+	// Name is the IBTA abbreviation ("RETH"). Lower-cased, it is the
+	// header's key in JSON records.
+	Name string
+	// Title is the header's full name and where the specification
+	// defines it.
+	Title string
+	// Size is the header's length in bytes.
+	Size int
+	// Fields lists the fields in the order they are shown, which need not
+	// be wire order.
+	Fields []Field
+	// Scalar marks a header of one field that JSON records write as its
+	// bare value rather than as an object.
+	Scalar bool
+	// RecordOrder places the header among the others in a JSON record:
+	// ascending. It keeps the order gorxe's records first had, which
+	// follows Wireshark's InfiniBand dissector rather than wire order.
+	RecordOrder uint8
+
+	encode func(v []byte, h *Headers) // writes h's values of this header into v
+	decode func(v []byte, h *Headers) // reads v into h's values of this header
+}
+
+// Desc returns the description of h, or nil for an unknown Header.
+func (h Header) Desc() *HeaderDesc {
+	if h >= NumHeaders {
+		return nil
+	}
+	return &headerTable[h]
+}
+
+// headerTable is the one description of every extension header.
+var headerTable = [NumHeaders]HeaderDesc{
+	HeaderRDETH: {
+		Name: "RDETH", Title: "Reliable Datagram Extended Transport Header (IBTA 9.3.1)", Size: RDETHSize,
+		Fields: []Field{
+			{Name: "EE-Context", Key: "eecontext", Abbrev: "eecnxt", Bit: 8, Width: 24, Base: BaseHex,
+				Doc: "end-to-end context of the RD channel"},
+		},
+		RecordOrder: 8,
+		encode:      func(v []byte, h *Headers) { RDETH(v).Encode(&h.RDETH) },
+		decode:      func(v []byte, h *Headers) { h.RDETH = RDETH(v).Fields() },
+	},
+	HeaderDETH: {
+		Name: "DETH", Title: "Datagram Extended Transport Header (IBTA 9.3.2)", Size: DETHSize,
+		Fields: []Field{
+			{Name: "Q_Key", Key: "qkey", Abbrev: "qkey", Bit: 0, Width: 32, Base: BaseHex,
+				Doc: "queue key: must match the receiving UD QP's Q_Key",
+				Special: []FieldValue{{GSIQKey,
+					"queue key: 0x80010000 is the well-known Q_Key of QP1, the connection manager's MADs"}}},
+			{Name: "Source QP", Key: "srcqp", Abbrev: "srcqp", Bit: 40, Width: 24, Base: BaseHex,
+				Doc: "the sender's QP number, reported in the receive completion"},
+		},
+		RecordOrder: 2,
+		encode:      func(v []byte, h *Headers) { DETH(v).Encode(&h.DETH) },
+		decode:      func(v []byte, h *Headers) { h.DETH = DETH(v).Fields() },
+	},
+	HeaderFETH: {
+		Name: "FETH", Title: "Flush Extended Transport Header (IBTA 1.5 memory placement extensions)", Size: FETHSize,
+		Fields: []Field{
+			{Name: "Placement Type", Key: "placement", Abbrev: "placement", Bit: 28, Width: 4, Base: BaseDec,
+				Doc: "bit 0: global visibility, bit 1: persistence"},
+			{Name: "Selectivity Level", Key: "selectivity", Abbrev: "selectivity", Bit: 26, Width: 2, Base: BaseDec,
+				Doc: "0: flush the RETH's range, 1: the whole memory region"},
+		},
+		RecordOrder: 7,
+		encode:      func(v []byte, h *Headers) { FETH(v).Encode(&h.FETH) },
+		decode:      func(v []byte, h *Headers) { h.FETH = FETH(v).Fields() },
+	},
+	HeaderRETH: {
+		Name: "RETH", Title: "RDMA Extended Transport Header (IBTA 9.3.3)", Size: RETHSize,
+		Fields: []Field{
+			{Name: "Virtual Address", Key: "va", Abbrev: "va", Bit: 0, Width: 64, Base: BaseHex,
+				Doc: "where in the responder's memory region the operation starts"},
+			{Name: "R_Key", Key: "rkey", Abbrev: "rkey", Bit: 64, Width: 32, Base: BaseHex,
+				Doc: "remote key the responder checks against its memory registration and access rights"},
+			{Name: "DMA Length", Key: "dmalen", Abbrev: "dmalen", Bit: 96, Width: 32, Base: BaseDec,
+				Doc: "length of the whole operation in bytes, across all its packets"},
+		},
+		RecordOrder: 0,
+		encode:      func(v []byte, h *Headers) { RETH(v).Encode(&h.RETH) },
+		decode:      func(v []byte, h *Headers) { h.RETH = RETH(v).Fields() },
+	},
+	HeaderAtomicETH: {
+		Name: "AtomicETH", Title: "Atomic Extended Transport Header (IBTA 9.3.4)", Size: AtomicETHSize,
+		Fields: []Field{
+			{Name: "Virtual Address", Key: "va", Abbrev: "va", Bit: 0, Width: 64, Base: BaseHex,
+				Doc: "the 8-byte-aligned target in the responder's memory"},
+			{Name: "R_Key", Key: "rkey", Abbrev: "rkey", Bit: 64, Width: 32, Base: BaseHex,
+				Doc: "remote key authorising the atomic access"},
+			{Name: "Swap Data", Key: "swap", Abbrev: "swap", Bit: 96, Width: 64, Base: BaseDec,
+				Doc:      "stored if the target equals Compare Data",
+				Variants: []FieldVariant{{KindFetchAdd, "Swap (Add) Data", "add", "the value FETCH_ADD adds to the target"}}},
+			{Name: "Compare Data", Key: "compare", Abbrev: "compare", Bit: 160, Width: 64, Base: BaseDec,
+				Doc:      "the value the target is compared with",
+				Variants: []FieldVariant{{KindFetchAdd, "Compare Data", "", "unused by FETCH_ADD"}}},
+		},
+		RecordOrder: 5,
+		encode:      func(v []byte, h *Headers) { AtomicETH(v).Encode(&h.AtomicETH) },
+		decode:      func(v []byte, h *Headers) { h.AtomicETH = AtomicETH(v).Fields() },
+	},
+	HeaderAETH: {
+		Name: "AETH", Title: "ACK Extended Transport Header (IBTA 9.3.5)", Size: AETHSize,
+		Fields: []Field{
+			{Name: "Syndrome", Key: "syndrome", Abbrev: "syndrome", Bit: 0, Width: 8, Base: BaseSyndrome,
+				Doc: "kind of acknowledgement (top three bits) and its value (low five)"},
+			{Name: "MSN", Key: "msn", Abbrev: "msn", Bit: 8, Width: 24, Base: BaseDec,
+				Doc: "message sequence number: how many requests (messages) the responder has completed, mod 2^24"},
+		},
+		RecordOrder: 1,
+		encode:      func(v []byte, h *Headers) { AETH(v).Encode(&h.AETH) },
+		decode:      func(v []byte, h *Headers) { h.AETH = AETH(v).Fields() },
+	},
+	HeaderAtomicAckETH: {
+		Name: "AtomicAckETH", Title: "Atomic Acknowledge Extended Transport Header (IBTA 9.3.6)", Size: AtomicAckETHSize,
+		Fields: []Field{
+			{Name: "Original Remote Data", Key: "orig", Abbrev: "orig", Bit: 0, Width: 64, Base: BaseDec,
+				Doc: "the target's value before the atomic operation, returned to the requester"},
+		},
+		RecordOrder: 6,
+		encode:      func(v []byte, h *Headers) { AtomicAckETH(v).Encode(&h.AtomicAckETH) },
+		decode:      func(v []byte, h *Headers) { h.AtomicAckETH = AtomicAckETH(v).Fields() },
+	},
+	HeaderImmDt: {
+		Name: "ImmDt", Title: "Immediate Data Extended Transport Header (IBTA 9.3.7)", Size: ImmDtSize,
+		Fields: []Field{
+			{Name: "Immediate Data", Key: "immdt", Abbrev: "imm", Bit: 0, Width: 32, Base: BaseHex,
+				Doc: "4 opaque bytes delivered in the receiver's completion (imm_data)"},
+		},
+		Scalar:      true,
+		RecordOrder: 3,
+		encode:      func(v []byte, h *Headers) { ImmDt(v).Encode(&h.ImmDt) },
+		decode:      func(v []byte, h *Headers) { h.ImmDt = ImmDt(v).Fields() },
+	},
+	HeaderIETH: {
+		Name: "IETH", Title: "Invalidate Extended Transport Header (IBTA 9.3.8)", Size: IETHSize,
+		Fields: []Field{
+			{Name: "R_Key", Key: "ieth", Abbrev: "invrkey", Bit: 0, Width: 32, Base: BaseHex,
+				Doc: "the remote key the receiver invalidates when the SEND completes"},
+		},
+		Scalar:      true,
+		RecordOrder: 4,
+		encode:      func(v []byte, h *Headers) { IETH(v).Encode(&h.IETH) },
+		decode:      func(v []byte, h *Headers) { h.IETH = IETH(v).Fields() },
+	},
+}
