@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
@@ -19,6 +20,7 @@ type Frame struct {
 	LinkType gplayers.LinkType // how Data starts
 	Data     []byte            // the captured bytes
 	Length   int               // the frame's length on the wire; more than len(Data) if cut
+	Time     time.Time         // when it was captured
 }
 
 // Reader reads the frames of a pcap or pcapng capture.
@@ -111,5 +113,5 @@ func (r *Reader) Next() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w after frame %d: %v", ErrTruncatedCapture, r.n, err)
 	}
 	r.n++
-	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length}, nil
+	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length, Time: ci.Timestamp}, nil
 }
