@@ -16,9 +16,12 @@ import (
 // WriteVerbose writes p's summary line and then every field of every header,
 // IP and UDP included, with its specification name, its value and what it
 // means, for a reader learning the protocol from real packets.
-func (p *Packet) WriteVerbose(w io.Writer) error {
+func (p *Packet) WriteVerbose(w io.Writer) error { return p.writeVerbose(w, p.Line()) }
+
+// writeVerbose is WriteVerbose with head as the summary line.
+func (p *Packet) writeVerbose(w io.Writer, head string) error {
 	v := &verbose{}
-	v.printf("%s\n", p.Line())
+	v.printf("%s\n", head)
 	if p.IPv4 != nil {
 		v.ipv4(p.IPv4)
 	} else {
