@@ -2,22 +2,6 @@ package packet
 
 import "slices"
 
-// Headers holds the values of every header a packet may carry. Only the
-// extension headers that BTH.Opcode prescribes are used; the others are
-// ignored when encoding and zeroed when decoding.
-type Headers struct {
-	BTH          BTHFields
-	RDETH        RDETHFields
-	DETH         DETHFields
-	FETH         FETHFields
-	RETH         RETHFields
-	AtomicETH    AtomicETHFields
-	AETH         AETHFields
-	AtomicAckETH AtomicAckETHFields
-	ImmDt        ImmDtFields
-	IETH         IETHFields
-}
-
 // PacketLen returns the length of a packet with opcode op and payloadLen bytes
 // of payload: headers, payload, pad and ICRC.
 func PacketLen(op Opcode, payloadLen int) int {

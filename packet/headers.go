@@ -2,28 +2,6 @@ package packet
 
 import "iter"
 
-// Header names one kind of extension transport header. The constants are in
-// IBTA wire order: when an opcode carries several extension headers they
-// follow the BTH in increasing Header order.
-type Header uint8
-
-// Extension headers, in wire order.
-const (
-	HeaderRDETH Header = iota
-	HeaderDETH
-	HeaderFETH
-	HeaderRETH
-	HeaderAtomicETH
-	HeaderAETH
-	HeaderAtomicAckETH
-	HeaderImmDt
-	HeaderIETH
-
-	// NumHeaders is the number of extension headers: Header values run
-	// from 0 to NumHeaders-1.
-	NumHeaders = iota
-)
-
 // Size returns the length of the header in bytes, or 0 for an unknown Header.
 func (h Header) Size() int {
 	if h >= NumHeaders {

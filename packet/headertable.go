@@ -1,12 +1,55 @@
 package packet
 
+// The extension headers: their names, the values a packet built from
+// scratch gives them, and the table that describes them.
+
+// Header names one kind of extension transport header. The constants are in
+// IBTA wire order: when an opcode carries several extension headers they
+// follow the BTH in increasing Header order.
+type Header uint8
+
+// Extension headers, in wire order.
+const (
+	HeaderRDETH Header = iota
+	HeaderDETH
+	HeaderFETH
+	HeaderRETH
+	HeaderAtomicETH
+	HeaderAETH
+	HeaderAtomicAckETH
+	HeaderImmDt
+	HeaderIETH
+
+	// NumHeaders is the number of extension headers: Header values run
+	// from 0 to NumHeaders-1.
+	NumHeaders = iota
+)
+
+// Headers holds the values of every header a packet may carry. Only the
+// extension headers that BTH.Opcode prescribes are used; the others are
+// ignored when encoding and zeroed when decoding.
+type Headers struct {
+	BTH          BTHFields
+	RDETH        RDETHFields
+	DETH         DETHFields
+	FETH         FETHFields
+	RETH         RETHFields
+	AtomicETH    AtomicETHFields
+	AETH         AETHFields
+	AtomicAckETH AtomicAckETHFields
+	ImmDt        ImmDtFields
+	IETH         IETHFields
+}
+
 // HeaderDesc describes one extension header: everything code needs to build,
 // parse, decode and show it without naming it. [Header.Desc] returns it.
 //
-// Adding an extension header means writing its view type (the IBTA diagram,
-// accessors, a Fields struct with Encode and Fields), a field for it in
-// [Headers], a [Header] constant, its row in headerTable and its place in the
-// opcode table; Parse, AppendPacket, the gopacket layers and the dump follow.
+// Adding an extension header touches two files and the opcode table: its
+// view file (the IBTA diagram, the view type and its accessors, a Fields
+// struct with Encode and Fields, the Parsed accessor), and this one (a
+// [Header] constant in wire order, a field in [Headers], its row in
+// headerTable); the opcode table says which opcodes carry it. Parse,
+// AppendPacket, Parsed.Headers, the gopacket layers and the dump follow.
 type HeaderDesc struct {
 	// Name is the IBTA abbreviation ("RETH"). Lower-cased, it is the
 	// header's key in JSON records.

@@ -93,33 +93,6 @@ func (p *Parsed) Ext(h Header) []byte {
 	return p.b[off:end:end]
 }
 
-// RDETH returns the RDETH, or nil if the opcode carries none.
-func (p *Parsed) RDETH() RDETH { return p.Ext(HeaderRDETH) }
-
-// DETH returns the DETH, or nil if the opcode carries none.
-func (p *Parsed) DETH() DETH { return p.Ext(HeaderDETH) }
-
-// FETH returns the FETH, or nil if the opcode carries none.
-func (p *Parsed) FETH() FETH { return p.Ext(HeaderFETH) }
-
-// RETH returns the RETH, or nil if the opcode carries none.
-func (p *Parsed) RETH() RETH { return p.Ext(HeaderRETH) }
-
-// AtomicETH returns the AtomicETH, or nil if the opcode carries none.
-func (p *Parsed) AtomicETH() AtomicETH { return p.Ext(HeaderAtomicETH) }
-
-// AETH returns the AETH, or nil if the opcode carries none.
-func (p *Parsed) AETH() AETH { return p.Ext(HeaderAETH) }
-
-// AtomicAckETH returns the AtomicAckETH, or nil if the opcode carries none.
-func (p *Parsed) AtomicAckETH() AtomicAckETH { return p.Ext(HeaderAtomicAckETH) }
-
-// ImmDt returns the ImmDt, or nil if the opcode carries none.
-func (p *Parsed) ImmDt() ImmDt { return p.Ext(HeaderImmDt) }
-
-// IETH returns the IETH, or nil if the opcode carries none.
-func (p *Parsed) IETH() IETH { return p.Ext(HeaderIETH) }
-
 // HeaderLen returns the length of the BTH and extension headers, which is
 // the offset of the payload.
 func (p *Parsed) HeaderLen() int {
