@@ -23,7 +23,7 @@ const demoPort = 5000
 // frames with the headers gorxe's sockets send (IPv4 Identification 0, DF),
 // here on UDP port demoPort, and the lines `gorxe dump` prints for them.
 // Port 9 (discard) carries one datagram of something else.
-func demoFrames(t *testing.T) ([][]byte, []string) {
+func demoFrames(t testing.TB) ([][]byte, []string) {
 	t.Helper()
 	a := netip.MustParseAddrPort("10.0.0.1:49152")
 	b := netip.MustParseAddrPort("10.0.0.2:5000")
