@@ -59,6 +59,11 @@ type Decoder struct {
 	roceParser *gopacket.DecodingLayerParser
 	roceTail   []gopacket.LayerType
 
+	// detect makes d learn ports from datagrams that prove to be RoCEv2;
+	// detected lists the ports it learnt so, in order.
+	detect   bool
+	detected []uint16
+
 	// sawUDP tells whether the last frame decoded was UDP, so Run can say
 	// what a capture without RoCE held instead.
 	sawUDP bool
@@ -84,10 +89,46 @@ func (d *Decoder) AddPort(port uint16) {
 	}
 }
 
+// learn adds port as a detected RoCEv2 port; it returns true.
+func (d *Decoder) learn(port uint16) bool {
+	d.AddPort(port)
+	if !slices.Contains(d.detected, port) {
+		d.detected = append(d.detected, port)
+	}
+	return true
+}
+
 // Ports returns the UDP ports d decodes RoCEv2 on: 4791 first, then those
 // added, in the order they were.
 func (d *Decoder) Ports() []uint16 {
 	return append([]uint16{packet.UDPPort}, d.ports...)
+}
+
+// DetectPorts makes d learn RoCEv2 ports from the traffic: a UDP datagram to
+// a port d does not know, whose payload is a well-formed RoCEv2 packet with
+// an ICRC that matches its IP and UDP headers exactly, adds its destination
+// port, where every RoCEv2 packet is sent. A 32-bit CRC over the headers and
+// the payload does not match by chance, so other protocols are not taken for
+// RoCE; the one limit is IPv4 traffic that was captured with its
+// Identification rewritten, which no capture does. It is how a classic pcap
+// file, which has no place to announce its port, decodes without being told.
+func (d *Decoder) DetectPorts() { d.detect = true }
+
+// Detected returns the ports DetectPorts learnt, in the order it did.
+func (d *Decoder) Detected() []uint16 { return d.detected }
+
+// provesRoCE reports whether the payload of d.udp is a RoCEv2 packet whose
+// ICRC verifies against the decoded IP and UDP headers.
+func (d *Decoder) provesRoCE() bool {
+	var p packet.Parsed
+	if packet.Parse(d.udp.Payload, &p) != nil {
+		return false
+	}
+	var ip gopacket.NetworkLayer = &d.ip4
+	if d.has(gplayers.LayerTypeIPv6) {
+		ip = &d.ip6
+	}
+	return layers.VerifyICRC(ip, &d.udp) == nil
 }
 
 // extraPort reports whether u is to or from a port added with AddPort.
@@ -163,7 +204,7 @@ func (d *Decoder) Decode(f Frame) (*Packet, error) {
 		}
 		return nil, ErrNotRoCE
 	case d.udp.NextLayerType() == layers.LayerTypeBTH:
-	case d.extraPort(&d.udp):
+	case d.extraPort(&d.udp) || d.detect && d.provesRoCE() && d.learn(uint16(d.udp.DstPort)):
 		// gopacket's port table sends this port elsewhere: decode the
 		// UDP payload as RoCE here, after the layers up to UDP.
 		d.decoded = d.decoded[:slices.Index(d.decoded, gplayers.LayerTypeUDP)+1]

@@ -16,6 +16,9 @@ type Options struct {
 	// Ports are UDP ports that carry RoCEv2 besides 4791. A pcapng capture
 	// can announce its own (see PortNote).
 	Ports []uint16
+	// DetectPorts learns the ports of RoCEv2 packets whose ICRC verifies
+	// (see Decoder.DetectPorts), and reports each port learnt on errOut.
+	DetectPorts bool
 	// Time puts each packet's capture time after its frame number in line
 	// and verbose output. JSON records carry frame numbers only.
 	Time TimeFormat

@@ -108,5 +108,7 @@ func TestEmptySummaries(t *testing.T) {
 		ports[1000+p] = 3
 	}
 	assert.Equal(t, "no RoCEv2 packets in 30 frames: 30 UDP, to ports 1000 (3), 1001 (3), 1002 (3), 1003 (3), 1004 (3), 1005 (3), 1006 (3), 1007 (3) and 2 more; RoCEv2 was looked for on UDP port 4791",
-		emptySummary(st, ports, []uint16{4791}))
+		emptySummary(st, ports, []uint16{4791}, false))
+	assert.Equal(t, "no RoCEv2 packets in 30 frames, none of them UDP; RoCEv2 was looked for on UDP port 4791 and on any port a packet with a verified ICRC was sent to",
+		emptySummary(Stats{Frames: 30}, nil, []uint16{4791}, true))
 }

@@ -116,6 +116,7 @@ func TestDemoCaptureOnOtherPort(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(out, "verified: OK"))
 	assert.Contains(t, out, "    Immediate Data         0x01020304")
 	assert.Contains(t, out, "    DMA Length             3  ")
+	assert.Contains(t, out, "    Destination Port       5000                 RoCEv2 moved off its IANA port, 4791, as test setups do\n")
 }
 
 // TestPcapNeedsThePort: a classic pcap file cannot announce its port; without
@@ -172,4 +173,34 @@ func TestCommentPorts(t *testing.T) {
 		assert.Equal(t, tc.want, CommentPorts(tc.comment), "%q", tc.comment)
 	}
 	assert.Equal(t, "gorxe udp-port=5000", PortComment(5000))
+}
+
+// TestDetectPorts: a classic pcap file on another port decodes without being
+// told the port, learnt from the first packet whose ICRC verifies; nothing
+// else is taken for RoCE.
+func TestDetectPorts(t *testing.T) {
+	frames, lines := demoFrames(t)
+	out, errOut, st := runWith(t, demoPcap(t, frames), Options{Time: TimeRelative, DetectPorts: true})
+	assert.Equal(t, strings.Join(lines, "\n")+"\n", out)
+	assert.Equal(t, "frame 1: RoCEv2 on UDP port 5000 (its ICRC verifies); decoding that port as RoCEv2 from here on\n", errOut)
+	assert.Equal(t, Stats{Frames: 5, RoCE: 4, OtherUDP: 1}, st)
+
+	// A first packet with a bad ICRC proves nothing: the port is learnt
+	// from the next one, and the bad one is not shown.
+	frames[0][len(frames[0])-1] ^= 0xFF
+	out, errOut, st = runWith(t, demoPcap(t, frames), Options{Time: TimeRelative, DetectPorts: true})
+	assert.Equal(t, strings.Join(lines[1:], "\n")+"\n", out)
+	assert.Equal(t, "frame 2: RoCEv2 on UDP port 5000 (its ICRC verifies); decoding that port as RoCEv2 from here on\n", errOut)
+	assert.Equal(t, Stats{Frames: 5, RoCE: 3, OtherUDP: 2}, st)
+
+	// Once the port is known, a corrupted packet on it is shown, as BAD.
+	frames[0], frames[1] = frames[1], frames[0]
+	out, _, st = runWith(t, demoPcap(t, frames), Options{DetectPorts: true})
+	assert.Contains(t, out, "#2 10.0.0.1:49152 > 10.0.0.2:5000 RC_SEND_ONLY_WITH_IMMEDIATE")
+	assert.Contains(t, out, "icrc=BAD")
+	assert.Equal(t, 1, st.BadICRC)
+
+	d := NewDecoder()
+	d.DetectPorts()
+	assert.Empty(t, d.Detected())
 }

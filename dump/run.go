@@ -59,6 +59,9 @@ func RunOptions(out, errOut io.Writer, in io.Reader, o Options) (Stats, error) {
 	for _, p := range o.Ports {
 		d.AddPort(p)
 	}
+	if o.DetectPorts {
+		d.DetectPorts()
+	}
 	var (
 		reported = map[string]bool{} // unsupported link types, reported once
 		udpPorts = map[uint16]int{}  // destination ports of UDP that is not RoCE
@@ -84,7 +87,15 @@ func RunOptions(out, errOut io.Writer, in io.Reader, o Options) (Stats, error) {
 			base = fr.Time
 		}
 		st.Frames++
+		learnt := len(d.Detected())
 		p, err := d.Decode(fr)
+		if len(d.Detected()) > learnt {
+			if err := w.Flush(); err != nil {
+				return st, err
+			}
+			fmt.Fprintf(errOut, "frame %d: RoCEv2 on UDP port %d (its ICRC verifies); decoding that port as RoCEv2 from here on\n",
+				fr.Index, d.Detected()[learnt])
+		}
 		if errors.Is(err, ErrNotRoCE) {
 			if d.sawUDP {
 				st.OtherUDP++
@@ -141,14 +152,14 @@ func RunOptions(out, errOut io.Writer, in io.Reader, o Options) (Stats, error) {
 		return st, err
 	}
 	if st.RoCE == 0 {
-		fmt.Fprintln(errOut, emptySummary(st, udpPorts, d.Ports()))
+		fmt.Fprintln(errOut, emptySummary(st, udpPorts, d.Ports(), o.DetectPorts))
 	}
 	return st, nil
 }
 
 // emptySummary says why a dump printed nothing: what the capture held, and
 // which ports RoCEv2 was looked for on.
-func emptySummary(st Stats, udpPorts map[uint16]int, roce []uint16) string {
+func emptySummary(st Stats, udpPorts map[uint16]int, roce []uint16, detect bool) string {
 	if st.Filtered > 0 {
 		return fmt.Sprintf("no packet matches the filter: the capture holds %s, none of them selected", count(st.Filtered, "RoCEv2 packet"))
 	}
@@ -188,6 +199,9 @@ func emptySummary(st Stats, udpPorts map[uint16]int, roce []uint16) string {
 			b.WriteString(",")
 		}
 		b.WriteString(" " + strconv.Itoa(int(p)))
+	}
+	if detect {
+		b.WriteString(" and on any port a packet with a verified ICRC was sent to")
 	}
 	return b.String()
 }

@@ -108,7 +108,11 @@ func ipv4Flags(f gplayers.IPv4Flag) string {
 func (v *verbose) udp(u *gplayers.UDP, roceLen int) {
 	v.header("UDP", "User Datagram Protocol header", packet.UDPHeaderSize)
 	v.field("Source Port", uint16(u.SrcPort), "picked per QP (rxe: a hash into 0xC000-0xFFFF) so ECMP spreads QPs over paths")
-	v.field("Destination Port", uint16(u.DstPort), "4791 is the IANA port of RoCEv2")
+	if u.DstPort == packet.UDPPort {
+		v.field("Destination Port", uint16(u.DstPort), "4791 is the IANA port of RoCEv2")
+	} else {
+		v.field("Destination Port", uint16(u.DstPort), "RoCEv2 moved off its IANA port, 4791, as test setups do")
+	}
 	v.field("Length", u.Length, "UDP header (8) + RoCE packet (%d)", roceLen)
 	if u.Checksum == 0 {
 		v.field("Checksum", "0x0000", "0 means not computed: RoCE relies on its own ICRC; masked out of the ICRC")

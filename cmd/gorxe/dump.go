@@ -57,8 +57,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 Prints the RoCEv2 packets in FILE, a pcap or pcapng capture (Ethernet, Linux
 cooked or raw IP; "-" reads standard input), one line each with the seconds
 since the capture's first frame, and checks each packet's ICRC. RoCEv2 is
-decoded on UDP port 4791, on the ports given with -port, and on those a
-pcapng capture announces in a comment line such as %q.
+decoded on UDP port 4791, on the ports given with -port, on those a pcapng
+capture announces in a comment line such as %q, and on
+any port a packet whose ICRC verifies was sent to (reported on stderr).
 Frames that are not RoCEv2 are skipped; frames that cannot be decoded are reported on stderr, and so is a
 capture without any RoCEv2 packet, with the UDP ports it holds instead.
 Exit status: 0 if FILE was read, 1 if it could not be (missing, not a
@@ -88,6 +89,7 @@ capture, truncated), 2 for a bad command line.
 		opts.Format = dump.FormatVerbose
 	}
 	opts.Time = dump.TimeRelative
+	opts.DetectPorts = true
 	if *abs {
 		opts.Time = dump.TimeAbsolute
 	}
