@@ -55,7 +55,7 @@ func AppendPacketRoom(dst []byte, h *Headers, payloadLen int) (pkt, payload []by
 	bth.PadCount = uint8(padLen(payloadLen))
 	BTH(b).Encode(&bth)
 	for hd := range e.headers.All() {
-		headerTable[hd].encode(b[e.off[hd]:int(e.off[hd])+hd.Size()], h)
+		h.encodeExt(hd, b[e.off[hd]:int(e.off[hd])+hd.Size()])
 	}
 	payload = b[e.hdrLen : int(e.hdrLen)+payloadLen]
 	clear(b[int(e.hdrLen)+payloadLen:]) // pad and ICRC

@@ -48,7 +48,8 @@ type Headers struct {
 // view file (the IBTA diagram, the view type and its accessors, a Fields
 // struct with Encode and Fields, the Parsed accessor), and this one (a
 // [Header] constant in wire order, a field in [Headers], its row in
-// headerTable); the opcode table says which opcodes carry it. Parse,
+// headerTable, a case in encodeExt and decodeExt); the opcode table says
+// which opcodes carry it. Parse,
 // AppendPacket, Parsed.Headers, the gopacket layers and the dump follow.
 type HeaderDesc struct {
 	// Name is the IBTA abbreviation ("RETH"). Lower-cased, it is the
@@ -69,17 +70,65 @@ type HeaderDesc struct {
 	// ascending. It keeps the order gorxe's records first had, which
 	// follows Wireshark's InfiniBand dissector rather than wire order.
 	RecordOrder uint8
-
-	encode func(v []byte, h *Headers) // writes h's values of this header into v
-	decode func(v []byte, h *Headers) // reads v into h's values of this header
 }
 
-// Desc returns the description of h, or nil for an unknown Header.
+// Desc returns the description of h, or nil for an unknown Header. The
+// description is the package's own: read it, never modify it.
 func (h Header) Desc() *HeaderDesc {
 	if h >= NumHeaders {
 		return nil
 	}
 	return &headerTable[h]
+}
+
+// encodeExt writes h's values of extension header hd into v, and decodeExt
+// reads them back. They switch rather than call a function of each row:
+// a call through a function value makes Go assume h escapes, which would
+// cost the send and receive paths an allocation per packet.
+func (h *Headers) encodeExt(hd Header, v []byte) {
+	switch hd {
+	case HeaderRDETH:
+		RDETH(v).Encode(&h.RDETH)
+	case HeaderDETH:
+		DETH(v).Encode(&h.DETH)
+	case HeaderFETH:
+		FETH(v).Encode(&h.FETH)
+	case HeaderRETH:
+		RETH(v).Encode(&h.RETH)
+	case HeaderAtomicETH:
+		AtomicETH(v).Encode(&h.AtomicETH)
+	case HeaderAETH:
+		AETH(v).Encode(&h.AETH)
+	case HeaderAtomicAckETH:
+		AtomicAckETH(v).Encode(&h.AtomicAckETH)
+	case HeaderImmDt:
+		ImmDt(v).Encode(&h.ImmDt)
+	case HeaderIETH:
+		IETH(v).Encode(&h.IETH)
+	}
+}
+
+func (h *Headers) decodeExt(hd Header, v []byte) {
+	switch hd {
+	case HeaderRDETH:
+		h.RDETH = RDETH(v).Fields()
+	case HeaderDETH:
+		h.DETH = DETH(v).Fields()
+	case HeaderFETH:
+		h.FETH = FETH(v).Fields()
+	case HeaderRETH:
+		h.RETH = RETH(v).Fields()
+	case HeaderAtomicETH:
+		h.AtomicETH = AtomicETH(v).Fields()
+	case HeaderAETH:
+		h.AETH = AETH(v).Fields()
+	case HeaderAtomicAckETH:
+		h.AtomicAckETH = AtomicAckETH(v).Fields()
+	case HeaderImmDt:
+		h.ImmDt = ImmDt(v).Fields()
+	case HeaderIETH:
+		h.IETH = IETH(v).Fields()
+	}
 }
 
 // headerTable is the one description of every extension header.
@@ -91,8 +140,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "end-to-end context of the RD channel"},
 		},
 		RecordOrder: 8,
-		encode:      func(v []byte, h *Headers) { RDETH(v).Encode(&h.RDETH) },
-		decode:      func(v []byte, h *Headers) { h.RDETH = RDETH(v).Fields() },
 	},
 	HeaderDETH: {
 		Name: "DETH", Title: "Datagram Extended Transport Header (IBTA 9.3.2)", Size: DETHSize,
@@ -105,8 +152,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "the sender's QP number, reported in the receive completion"},
 		},
 		RecordOrder: 2,
-		encode:      func(v []byte, h *Headers) { DETH(v).Encode(&h.DETH) },
-		decode:      func(v []byte, h *Headers) { h.DETH = DETH(v).Fields() },
 	},
 	HeaderFETH: {
 		Name: "FETH", Title: "Flush Extended Transport Header (IBTA 1.5 memory placement extensions)", Size: FETHSize,
@@ -117,8 +162,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "0: flush the RETH's range, 1: the whole memory region"},
 		},
 		RecordOrder: 7,
-		encode:      func(v []byte, h *Headers) { FETH(v).Encode(&h.FETH) },
-		decode:      func(v []byte, h *Headers) { h.FETH = FETH(v).Fields() },
 	},
 	HeaderRETH: {
 		Name: "RETH", Title: "RDMA Extended Transport Header (IBTA 9.3.3)", Size: RETHSize,
@@ -131,8 +174,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "length of the whole operation in bytes, across all its packets"},
 		},
 		RecordOrder: 0,
-		encode:      func(v []byte, h *Headers) { RETH(v).Encode(&h.RETH) },
-		decode:      func(v []byte, h *Headers) { h.RETH = RETH(v).Fields() },
 	},
 	HeaderAtomicETH: {
 		Name: "AtomicETH", Title: "Atomic Extended Transport Header (IBTA 9.3.4)", Size: AtomicETHSize,
@@ -149,8 +190,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Variants: []FieldVariant{{KindFetchAdd, "Compare Data", "", "unused by FETCH_ADD"}}},
 		},
 		RecordOrder: 5,
-		encode:      func(v []byte, h *Headers) { AtomicETH(v).Encode(&h.AtomicETH) },
-		decode:      func(v []byte, h *Headers) { h.AtomicETH = AtomicETH(v).Fields() },
 	},
 	HeaderAETH: {
 		Name: "AETH", Title: "ACK Extended Transport Header (IBTA 9.3.5)", Size: AETHSize,
@@ -161,8 +200,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "message sequence number: how many requests (messages) the responder has completed, mod 2^24"},
 		},
 		RecordOrder: 1,
-		encode:      func(v []byte, h *Headers) { AETH(v).Encode(&h.AETH) },
-		decode:      func(v []byte, h *Headers) { h.AETH = AETH(v).Fields() },
 	},
 	HeaderAtomicAckETH: {
 		Name: "AtomicAckETH", Title: "Atomic Acknowledge Extended Transport Header (IBTA 9.3.6)", Size: AtomicAckETHSize,
@@ -171,8 +208,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 				Doc: "the target's value before the atomic operation, returned to the requester"},
 		},
 		RecordOrder: 6,
-		encode:      func(v []byte, h *Headers) { AtomicAckETH(v).Encode(&h.AtomicAckETH) },
-		decode:      func(v []byte, h *Headers) { h.AtomicAckETH = AtomicAckETH(v).Fields() },
 	},
 	HeaderImmDt: {
 		Name: "ImmDt", Title: "Immediate Data Extended Transport Header (IBTA 9.3.7)", Size: ImmDtSize,
@@ -182,8 +217,6 @@ var headerTable = [NumHeaders]HeaderDesc{
 		},
 		Scalar:      true,
 		RecordOrder: 3,
-		encode:      func(v []byte, h *Headers) { ImmDt(v).Encode(&h.ImmDt) },
-		decode:      func(v []byte, h *Headers) { h.ImmDt = ImmDt(v).Fields() },
 	},
 	HeaderIETH: {
 		Name: "IETH", Title: "Invalidate Extended Transport Header (IBTA 9.3.8)", Size: IETHSize,
@@ -193,7 +226,5 @@ var headerTable = [NumHeaders]HeaderDesc{
 		},
 		Scalar:      true,
 		RecordOrder: 4,
-		encode:      func(v []byte, h *Headers) { IETH(v).Encode(&h.IETH) },
-		decode:      func(v []byte, h *Headers) { h.IETH = IETH(v).Fields() },
 	},
 }

@@ -138,6 +138,6 @@ func (p *Parsed) Headers(h *Headers) {
 	}
 	h.BTH = p.BTH().Fields()
 	for hd := range p.info.headers.All() {
-		headerTable[hd].decode(p.Ext(hd), h)
+		h.decodeExt(hd, p.Ext(hd))
 	}
 }
