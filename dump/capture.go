@@ -12,6 +12,8 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/gorxe/gorxe/capture"
 )
 
 // Frame is one captured frame.
@@ -66,7 +68,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return &Reader{
 			ng:    ng,
 			noted: map[int]bool{},
-			ports: CommentPorts(ng.SectionInfo().Comment),
+			ports: capture.CommentPorts(ng.SectionInfo().Comment),
 			read:  ng.ReadPacketData,
 			linkType: func(ci gopacket.CaptureInfo) gplayers.LinkType {
 				ifc, err := ng.Interface(ci.InterfaceIndex)
@@ -123,13 +125,13 @@ func (r *Reader) Next() (Frame, error) {
 	if r.ng != nil && !r.noted[ci.InterfaceIndex] {
 		r.noted[ci.InterfaceIndex] = true
 		if ifc, err := r.ng.Interface(ci.InterfaceIndex); err == nil {
-			r.ports = append(r.ports, CommentPorts(ifc.Comment)...)
+			r.ports = append(r.ports, capture.CommentPorts(ifc.Comment)...)
 		}
 	}
 	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length, Time: ci.Timestamp}, nil
 }
 
 // Ports returns the UDP ports the capture has announced, so far, to carry
-// RoCEv2 (see PortNote). A pcapng interface's note is known once a frame of
+// RoCEv2 (see capture.PortNote). A pcapng interface's note is known once a frame of
 // the interface has been read; a classic pcap file announces none.
 func (r *Reader) Ports() []uint16 { return r.ports }

@@ -14,7 +14,7 @@ import (
 type Options struct {
 	Format Format
 	// Ports are UDP ports that carry RoCEv2 besides 4791. A pcapng capture
-	// can announce its own (see PortNote).
+	// can announce its own (see capture.PortNote).
 	Ports []uint16
 	// DetectPorts learns the ports of RoCEv2 packets whose ICRC verifies
 	// (see Decoder.DetectPorts), and reports each port learnt on errOut.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -70,11 +71,15 @@ func captureInfo(i, n int) gopacket.CaptureInfo {
 	return gopacket.CaptureInfo{Timestamp: demoStart.Add(time.Duration(i) * 250 * time.Microsecond), CaptureLength: n, Length: n}
 }
 
-// demoPcapng writes frames with the port note of NewNgWriter.
+// demoPcapng writes frames to a pcapng file whose interface announces demoPort, as gorxe's
+// captures do.
 func demoPcapng(t *testing.T, frames [][]byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	w, err := NewNgWriter(&b, gplayers.LinkTypeRaw, demoPort)
+	intf := pcapgo.DefaultNgInterface
+	intf.LinkType = gplayers.LinkTypeRaw
+	intf.Comment = capture.PortComment(demoPort)
+	w, err := pcapgo.NewNgWriterInterface(&b, intf, pcapgo.DefaultNgWriterOptions)
 	require.NoError(t, err)
 	for i, f := range frames {
 		require.NoError(t, w.WritePacket(captureInfo(i, len(f)), f))
@@ -95,10 +100,10 @@ func demoPcap(t *testing.T, frames [][]byte) []byte {
 	return b.Bytes()
 }
 
-func runWith(t *testing.T, capture []byte, o Options) (string, string, Stats) {
+func runWith(t *testing.T, file []byte, o Options) (string, string, Stats) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	st, err := RunOptions(&out, &errOut, bytes.NewReader(capture), o)
+	st, err := RunOptions(&out, &errOut, bytes.NewReader(file), o)
 	require.NoError(t, err)
 	return out.String(), errOut.String(), st
 }
@@ -158,21 +163,6 @@ func TestDecoderPortsAreItsOwn(t *testing.T) {
 	cut := Frame{Index: 2, LinkType: gplayers.LinkTypeRaw, Data: frames[0][:40], Length: len(frames[0])}
 	_, err = d.Decode(cut)
 	assert.ErrorIs(t, err, ErrFrameTruncated)
-}
-
-func TestCommentPorts(t *testing.T) {
-	for _, tc := range []struct {
-		comment string
-		want    []uint16
-	}{
-		{"", nil},
-		{PortComment(5000), []uint16{5000}},
-		{"captured in the lab\ngorxe udp-port=4792\n  gorxe udp-port=18515  \n", []uint16{4792, 18515}},
-		{"gorxe udp-port=0\ngorxe udp-port=70000\ngorxe udp-port=x\nudp-port=5\n", nil},
-	} {
-		assert.Equal(t, tc.want, CommentPorts(tc.comment), "%q", tc.comment)
-	}
-	assert.Equal(t, "gorxe udp-port=5000", PortComment(5000))
 }
 
 // TestDetectPorts: a classic pcap file on another port decodes without being

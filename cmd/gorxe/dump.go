@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/dump"
 )
 
@@ -65,7 +66,7 @@ capture without any RoCEv2 packet, with the UDP ports it holds instead.
 Exit status: 0 if FILE was read, 1 if it could not be (missing, not a
 capture, truncated), 2 for a bad command line.
 
-`, dump.PortComment(5000))
+`, capture.PortComment(5000))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
