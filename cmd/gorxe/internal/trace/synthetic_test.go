@@ -69,6 +69,7 @@ func TestNAKAndRetransmission(t *testing.T) {
 		"gap: 70ms without packets",
 		"pkt: RC_SEND_ONLY psn=110 len=8 [retransmission]",
 	}, svg.rows)
+	assert.Equal(t, "19 packets, 2 endpoints: 5 retransmissions, 2 duplicates, 1 loss, 2 NAKs, 1 RNR NAK", d.Summary())
 	for frame, class := range map[int]string{
 		3:  "pkt req",
 		5:  "pkt nakseq",
