@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // toolRun is one server and one client of a perftest tool, run to completion.
@@ -279,6 +281,21 @@ func TestPerftestErrors(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		c.Kill()
 		oneLine(t, s, "for 500ms: is the peer still there?")
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		// Ctrl-C on the client in the middle of the measurement: it says how far it got and exits
+		// 130; its server, told by the hang-up, ends at once and points at the client's output.
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "write_bw", "--bind", srv, "-p", port, "-n", "100000000", "-s", "64")
+		s.WaitLine("Waiting for client to connect", 10*time.Second)
+		c := Start(t, nil, "write_bw", "--bind", cli, "-p", port, "-n", "100000000", "-s", "64", srv)
+		c.WaitLine("#bytes", 10*time.Second)
+		c.Interrupt()
+		assert.Equal(t, 130, c.Wait(15*time.Second))
+		assert.Regexp(t, `^gorxe write_bw: interrupted after \d+ of 100000000 messages\n$`, c.Stderr())
+		oneLine(t, s, "peer closed the connection after 0 of 108 bytes (the peer stopped the test early; its output says why)")
 	})
 	t.Run("rdma_cm", func(t *testing.T) {
 		t.Parallel()

@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -175,7 +176,7 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 	var rep Report
 	for _, size := range f.p.sizes() {
 		var err error
-		if rep, err = f.pl.bw(ctx, size); err != nil {
+		if rep, err = f.measureBW(ctx, size); err != nil {
 			return err
 		}
 		writeBW(f.out, f.p, &rep)
@@ -227,7 +228,7 @@ func (f *flow) sendBW(ctx context.Context) error {
 		if err := f.sync(); err != nil {
 			return err
 		}
-		rep, err := f.pl.bw(ctx, size)
+		rep, err := f.measureBW(ctx, size)
 		if err != nil {
 			return err
 		}
@@ -271,11 +272,9 @@ func (f *flow) writeLat(ctx context.Context) error {
 	}
 	f.resultHeader()
 	for _, size := range f.p.sizes() {
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 2); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 2)
 	}
 	f.line()
 	return nil
@@ -297,11 +296,9 @@ func (f *flow) readLat(ctx context.Context) error {
 	}
 	f.resultHeader()
 	for _, size := range f.p.sizes() {
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 1); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 1)
 	}
 	if err := f.x.closeConnection(&f.local[0]); err != nil {
 		return err
@@ -322,14 +319,37 @@ func (f *flow) sendLat(ctx context.Context) error {
 		if err := f.sync(); err != nil {
 			return err
 		}
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 2); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 2)
 	}
 	f.line()
 	return f.x.closeConnection(&f.local[0])
+}
+
+// measureBW runs one bandwidth measurement. An interrupted one prints the result of what it
+// completed before it fails, as a line of its own table.
+func (f *flow) measureBW(ctx context.Context, size int) (Report, error) {
+	rep, err := f.pl.bw(ctx, size)
+	if errors.Is(err, ErrInterrupted) && rep.Iters > 0 {
+		writeBW(f.out, f.p, &rep)
+		f.line()
+	}
+	return rep, err
+}
+
+// measureLat runs and prints one latency measurement; an interrupted one prints the iterations it
+// completed. rtt is as for printLat.
+func (f *flow) measureLat(ctx context.Context, size, rtt int) error {
+	res, err := f.pl.lat(ctx, size)
+	switch {
+	case err == nil:
+		f.printLat(size, &res, rtt)
+	case errors.Is(err, ErrInterrupted) && res.iters > 0:
+		f.printLat(size, &res, rtt)
+		f.line()
+	}
+	return err
 }
 
 // printLat prints one latency result; rtt is 2 for ping-pong tests, which time round trips.

@@ -99,6 +99,10 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		}
 	}
 	if err != nil {
+		// Interrupted, the run still reports the round trips it completed.
+		if done := min(t.scnt, t.rcnt); ctx.Err() != nil && done > 0 {
+			printSummary(stdout, o.Size, done, elapsed)
+		}
 		return err
 	}
 	printSummary(stdout, o.Size, o.Iters, elapsed)
