@@ -22,6 +22,8 @@ type flow struct {
 	warn  func(string)
 	full  bool // the complete output, not a single --output number
 	local []Dest
+	// in describes this side's device and path for the header and the --out_json file.
+	in info
 	// remote holds the peer's addresses from the latest round of key exchanges.
 	remote []Dest
 	// cycleBuffer is this side's page size, which perftest sizes its buffers by.
@@ -60,14 +62,13 @@ func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 		p.Size = neg.mtu.Bytes()
 	}
 
-	var in info
 	var err error
-	if f.local, in, err = f.pl.setup(&neg); err != nil {
+	if f.local, f.in, err = f.pl.setup(&neg); err != nil {
 		return err
 	}
 	f.remote = make([]Dest, len(f.local))
 	if f.full {
-		writeHeader(f.out, p, in)
+		writeHeader(f.out, p, f.in)
 	}
 	switch {
 	case p.Test.Kind == BW && p.Test.Verb == VerbSend:
@@ -166,7 +167,7 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rem)
+		f.printBW(&rem)
 		if err := f.x.closeConnection(&f.local[0]); err != nil {
 			return err
 		}
@@ -179,7 +180,7 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 		if rep, err = f.measureBW(ctx, size); err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rep)
+		f.printBW(&rep)
 		f.checkLimits(&rep)
 	}
 	f.line()
@@ -232,7 +233,7 @@ func (f *flow) sendBW(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rep)
+		f.printBW(&rep)
 		if !f.p.IsServer() {
 			f.checkLimits(&rep)
 		}
@@ -332,7 +333,7 @@ func (f *flow) sendLat(ctx context.Context) error {
 func (f *flow) measureBW(ctx context.Context, size int) (Report, error) {
 	rep, err := f.pl.bw(ctx, size)
 	if errors.Is(err, ErrInterrupted) && rep.Iters > 0 {
-		writeBW(f.out, f.p, &rep)
+		f.printBW(&rep)
 		f.line()
 	}
 	return rep, err
@@ -352,10 +353,18 @@ func (f *flow) measureLat(ctx context.Context, size, rtt int) error {
 	return err
 }
 
-// printLat prints one latency result; rtt is 2 for ping-pong tests, which time round trips.
+// printBW prints one bandwidth result and saves it for --out_json.
+func (f *flow) printBW(r *Report) {
+	writeBW(f.out, f.p, r)
+	f.saveJSON(bwJSON(f.p, r))
+}
+
+// printLat prints one latency result, and saves it for --out_json; rtt is 2 for ping-pong tests,
+// which time round trips.
 func (f *flow) printLat(size int, res *latResult, rtt int) {
 	if res.starts == nil {
 		writeLatDuration(f.out, f.p, size, res.iters, res.elapsed, rtt)
+		f.saveJSON(latDurationJSON(f.p, size, res.iters, res.elapsed, rtt))
 		return
 	}
 	st, unsorted, sorted := latReport(res.starts, rtt)
@@ -369,6 +378,7 @@ func (f *flow) printLat(size int, res *latResult, rtt int) {
 		writeResultHeader(f.out, f.p)
 	}
 	writeLat(f.out, f.p, size, res.iters, &st)
+	f.saveJSON(latJSON(f.p, size, res.iters, &st))
 }
 
 // checkLimits compares a client's result with -w and -y.

@@ -139,6 +139,8 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
 	add(lat, "      --latency_gap=<delay_time>  delay time between each post send")
+	add(true, "      --out_json  Save the report in a json file")
+	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))
 	add(true, "      --output=<units> Set verbosity output level: bandwidth , message_rate, latency ")
 	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
