@@ -42,7 +42,7 @@ func runPingpong(k pingpong.Kind, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	if err := pingpong.Run(ctx, o, stdout); err != nil {
+	if err := pingpong.Run(ctx, o, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return failure(ctx)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // toolRun is one server and one client of a perftest tool, run to completion.
@@ -361,5 +362,23 @@ func TestPerftestIPv6(t *testing.T) {
 		if len(cli.results) != 1 || cli.results[0][1] != "20" {
 			t.Errorf("%s: client results %v", tool, cli.results)
 		}
+	}
+}
+
+// TestPerftestFaultNote: with GORXE_FAULTS set, each side says so before the run and what the
+// faults did after it, on stderr, leaving perftest's output on stdout as it is.
+func TestPerftestFaultNote(t *testing.T) {
+	t.Parallel()
+	env := []string{"GORXE_FAULTS=dup=0.05,seed=9"}
+	srv, cli := LoopbackPair(t)
+	port := FreeTCPPort(t)
+	s := Start(t, env, "send_bw", "--bind", srv, "-p", port, "-n", "100")
+	s.WaitLine("Waiting for client to connect", 10*time.Second)
+	c := Start(t, env, "send_bw", "--bind", cli, "-p", port, "-n", "100", srv)
+	for _, p := range []*Proc{c, s} {
+		require.Equal(t, 0, p.Wait(20*time.Second), "%s:\n%s", p.name, p.Stderr())
+		assert.Regexp(t, `^GORXE_FAULTS=dup=0.05,seed=9: this side impairs its outgoing datagrams on purpose\n`+
+			`GORXE_FAULTS: 0 of \d+ datagrams dropped by the faults; \d+ retransmissions, \d+ duplicate and \d+ out-of-sequence requests received, \d+ received packets dropped\n$`, p.Stderr())
+		assert.NotContains(t, p.Stdout(), "GORXE_FAULTS")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -24,11 +25,25 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	dev, err := devselect.Selection{Bind: p.Bind, Device: p.Device}.Open()
+	sel := devselect.Selection{Bind: p.Bind, Device: p.Device}
+	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, dev.Close()) }()
+	if note != nil {
+		sel.Tap = note.Tap
+		warn(note.Banner())
+	}
+	dev, err := sel.Open()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, dev.Close())
+		if note != nil {
+			warn(note.Summary(dev.Counters()))
+		}
+	}()
 	mtu, err := portMTU(p, dev, warn)
 	if err != nil {
 		return err
