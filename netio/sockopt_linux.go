@@ -72,6 +72,22 @@ func setSocketOptionsFD(fd int, is6, listener bool, cfg *UDPConfig) error {
 	return nil
 }
 
+// enableGRO asks the kernel to hand a socket the datagrams of one flow coalesced, with a UDP_GRO
+// control message giving their size.
+func enableGRO(rc syscall.RawConn) error {
+	var err error
+	ctrlErr := rc.Control(func(fd uintptr) {
+		err = unix.SetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1)
+		if err != nil {
+			err = &syscallOptError{name: "UDP_GRO", err: err}
+		}
+	})
+	if ctrlErr != nil {
+		return ctrlErr
+	}
+	return err
+}
+
 // setBuffer asks for size bytes, past the sysctl limit if the process is allowed to, and settles for
 // what the kernel grants otherwise.
 func setBuffer(fd, forceOpt, opt, size int) {
