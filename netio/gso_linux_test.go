@@ -256,27 +256,38 @@ func sub(s []int, d int) []int {
 	return s
 }
 
-func TestGSOGROAllocs(t *testing.T) {
-	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
-	a, b := conns[0], conns[1]
-	out := makeMsgs(IdealBatchSize, 1040)
-	for i := range out {
-		out[i].Dst = b.LocalAddrs()[0]
-		out[i].Src = netip.AddrPortFrom(lo1, 0xC000+uint16(i/32))
+// Both paths move batches without a heap allocation per datagram (or per batch).
+func TestUDPBatchAllocs(t *testing.T) {
+	for _, mode := range udpModes {
+		t.Run(mode.name, func(t *testing.T) {
+			conns := listenPair(t, mode.cfg, []netip.Addr{lo1}, []netip.Addr{lo2})
+			a, b := conns[0], conns[1]
+			out := makeMsgs(IdealBatchSize, 1040)
+			for i := range out {
+				out[i].Dst = b.LocalAddrs()[0]
+				out[i].Src = netip.AddrPortFrom(lo1, 0xC000+uint16(i/32))
+			}
+			in := makeMsgs(16, 2048)
+			round := func() {
+				_, err := a.Send(out)
+				require.NoError(t, err)
+				for got := 0; got < len(out); {
+					resetBufs(in)
+					n, err := b.Receive(in)
+					require.NoError(t, err)
+					got += n
+				}
+			}
+			round()
+			assert.Zero(t, testing.AllocsPerRun(50, round), "allocations per round of 64 datagrams")
+			// round ran once, then once more as AllocsPerRun's warm-up and 50 times: two runs each.
+			if mode.cfg.DisableGSO {
+				assert.Zero(t, a.Counters().GSOSends)
+				assert.Zero(t, b.Counters().GROReads)
+			} else {
+				assert.Equal(t, uint64(2*52), a.Counters().GSOSends)
+				assert.Equal(t, uint64(2*52), b.Counters().GROReads)
+			}
+		})
 	}
-	in := makeMsgs(16, 2048)
-	round := func() {
-		_, err := a.Send(out)
-		require.NoError(t, err)
-		for got := 0; got < len(out); {
-			resetBufs(in)
-			n, err := b.Receive(in)
-			require.NoError(t, err)
-			got += n
-		}
-	}
-	round()
-	assert.Zero(t, testing.AllocsPerRun(50, round), "allocations per round of 64 datagrams")
-	// round ran once, then once more as AllocsPerRun's warm-up and 50 times: two runs each.
-	assert.Equal(t, uint64(2*52), a.Counters().GSOSends)
 }

@@ -133,22 +133,31 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 	b := getBatch()
 	defer putBatch(b)
 	done := 0
-	var run *udpSocket
+	var run *udpSocket // the socket of the prepared entries
+	var last *Message  // the last message socketFor accepted, which left from run
 	for i := 0; ; i++ {
 		if i == len(msgs) {
 			err := c.flush(b, run, msgs, &done)
 			if err == errGSORefused {
-				i, run = done-1, nil
+				i, run, last = done-1, nil, nil
 				continue
 			}
 			return done, err
 		}
 		m := &msgs[i]
-		s, err := c.socketFor(m)
+		var s *udpSocket
+		var err error
+		if last != nil && m.Src == last.Src && m.Dst == last.Dst && m.SegmentSize == 0 && len(m.Buf) <= len(last.Buf) {
+			s = run // a run of one flow: validated with the message before
+		} else {
+			s, err = c.socketFor(m)
+			last = m
+		}
 		if err != nil {
+			last = nil
 			if ferr := c.flush(b, run, msgs, &done); ferr != nil {
 				if ferr == errGSORefused {
-					i, run = done-1, nil
+					i, run, last = done-1, nil, nil
 					continue
 				}
 				return done, ferr
@@ -165,7 +174,7 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 		if s != run || b.count == IdealBatchSize || b.niov == len(b.iovs) {
 			if err := c.flush(b, run, msgs, &done); err != nil {
 				if err == errGSORefused {
-					i, run = done-1, nil
+					i, run, last = done-1, nil, nil
 					continue
 				}
 				return done, err

@@ -471,46 +471,6 @@ func TestFaultConnOverUDP(t *testing.T) {
 	}
 }
 
-func BenchmarkUDP(b *testing.B) {
-	for _, size := range []int{80, 1040, 4112} {
-		b.Run(byteSize(size), func(b *testing.B) {
-			conns := listenPair(b, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
-			tx, rx := conns[0], conns[1]
-			out := makeMsgs(IdealBatchSize, size)
-			for i := range out {
-				out[i].Dst = rx.LocalAddrs()[0]
-				out[i].Src = netip.AddrPortFrom(lo1, 0xC001)
-			}
-			done := make(chan int)
-			go func() {
-				in := makeMsgs(IdealBatchSize, 4200)
-				total := 0
-				for {
-					resetBufs(in)
-					n, err := rx.Receive(in)
-					if err != nil {
-						done <- total
-						return
-					}
-					total += n
-				}
-			}()
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i += IdealBatchSize {
-				if _, err := tx.Send(out); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			rx.Close()
-			got := <-done
-			b.ReportMetric(float64(got)/float64(b.N)*100, "%delivered")
-		})
-	}
-}
-
 // Two processes (here: two conns) on one address pick the same per-QP source ports; both must be
 // able to send from them.
 func TestUDPSourcePortSharedBetweenConns(t *testing.T) {
