@@ -78,6 +78,46 @@ func (b *mmsgBatch) joinSend(m *Message) {
 	}
 }
 
+// unsegment strips entry e back to its first datagram, without UDP_SEGMENT.
+func (b *mmsgBatch) unsegment(e int) {
+	h := &b.hdrs[e].Hdr
+	h.SetIovlen(1)
+	h.SetControllen(int(h.Controllen) - unix.CmsgSpace(2))
+	if h.Controllen == 0 {
+		h.Control = nil
+	}
+	b.hdrs[e].Len = 0
+}
+
+// gsoFallback handles a segmented send, entry b.first holding msgs[*done:], refused with err, an
+// errno that may mean the kernel cannot segment at all but may as well be the datagrams' own (a
+// route refusing the source, say). The run's first datagram is sent on its own to tell which: if
+// it goes, segmentation was the trouble, so the socket stops using it and Send prepares the rest
+// again (errGSORefused); if it fails too, the error is returned as for any datagram.
+func (c *UDPConn) gsoFallback(b *mmsgBatch, s *udpSocket, msgs []Message, done *int, err error) error {
+	e, first := b.first, *done
+	b.unsegment(e)
+	count := b.count
+	b.count = e + 1
+	n, perr := b.run(s.rc, unix.SYS_SENDMMSG, true)
+	b.count = count
+	if n == 1 {
+		c.counters.sent(1, len(msgs[first].Buf))
+		*done++
+		if s.gso.Swap(false) {
+			c.counters.gsoFallbacks.Add(1)
+		}
+		c.renumber(b, s, msgs, first) // entry e's datagrams after the first, then later entries
+		return errGSORefused
+	}
+	c.counters.drop(DropSendError)
+	c.renumber(b, s, msgs, first)
+	if perr != nil {
+		return perr
+	}
+	return err
+}
+
 // errGSORefused tells Send that the kernel refused a segmented send, GSO is now off on the
 // socket, and the messages from the count sent so far on must be prepared again.
 var errGSORefused = errors.New("netio: segmentation offload refused")

@@ -291,3 +291,24 @@ func TestUDPBatchAllocs(t *testing.T) {
 		})
 	}
 }
+
+// A run the kernel refuses with EINVAL for a reason of its own (a loopback source may not reach
+// an outside address) comes back unsent, with its datagrams renumbered to the ID 0 they would
+// leave with alone, and the socket keeps segmenting.
+func TestGSORefusedRunRenumbered(t *testing.T) {
+	ids := newIDLog()
+	a := listenPair(t, UDPConfig{SetIPv4ID: ids.set}, []netip.Addr{lo1})[0]
+	outside := netip.MustParseAddrPort("192.0.2.77:4791")
+	msgs := []Message{
+		{Buf: datagram(0, 100), Dst: outside},
+		{Buf: datagram(1, 100), Dst: outside},
+		{Buf: datagram(2, 100), Dst: outside},
+	}
+	n, err := a.Send(msgs)
+	require.ErrorIs(t, err, unix.EINVAL)
+	assert.Zero(t, n)
+	assert.Equal(t, []uint16{1, 0}, ids.ids[1])
+	assert.Equal(t, []uint16{2, 0}, ids.ids[2])
+	assert.True(t, a.listeners[0].gso.Load(), "an error of the datagrams' own is no reason to stop segmenting")
+	assert.Equal(t, uint64(1), a.Counters().Drops[DropSendError])
+}

@@ -46,7 +46,8 @@ type UDPConfig struct {
 	// is unconnected with DF set), and a caller whose payload carries a checksum over the IP
 	// header (the RoCEv2 ICRC) must know. Send calls SetIPv4ID(m, id) for every IPv4 datagram
 	// that will leave with an ID other than 0, before handing it to the kernel, and again with 0
-	// if the segmented send is refused and the datagram goes out on its own. It runs on the
+	// if the segmented send is refused and the datagram goes out on its own, or if Send returns
+	// without sending it; a datagram never announced leaves with ID 0. It runs on the
 	// sending goroutine and may rewrite m.Buf in place but not change its length. When nil, IPv4
 	// datagrams are never coalesced; IPv6 has no Identification and is coalesced regardless.
 	SetIPv4ID func(m *Message, id uint16)

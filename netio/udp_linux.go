@@ -203,13 +203,11 @@ func (c *UDPConn) flush(b *mmsgBatch, s *udpSocket, msgs []Message, done *int) e
 		if err != nil {
 			// sendmmsg stops at the first entry it cannot send and fails on it when retried.
 			if b.segs[b.first] > 1 && gsoRefused(err) {
-				if s.gso.Swap(false) {
-					c.counters.gsoFallbacks.Add(1)
-				}
-				c.renumber(b, s, msgs, *done)
-				return errGSORefused
+				return c.gsoFallback(b, s, msgs, done, err)
 			}
 			c.counters.drop(DropSendError)
+			// The caller gets the unsent messages back as they were given: renumbered to ID 0.
+			c.renumber(b, s, msgs, *done)
 			return err
 		}
 	}
