@@ -16,6 +16,9 @@ var udpModes = []struct {
 }{
 	{"mmsg", UDPConfig{DisableGSO: true, DisableGRO: true}},
 	{"gso", UDPConfig{SetIPv4ID: func(*Message, uint16) {}}},
+	// GRO on at the receiver, but a sender that does not segment (kernel rxe, or gorxe sending
+	// zero checksums): every datagram arrives alone and is copied out.
+	{"gro-only", UDPConfig{DisableGSO: true}},
 }
 
 var benchSizes = []int{80, 1040, 4112}

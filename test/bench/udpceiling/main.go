@@ -1,8 +1,8 @@
 // Command udpceiling measures what plain UDP carries between two processes on this machine, the
 // ceiling gorxe's own figures are compared against: datagram and byte rates with one
 // sendmmsg/recvmmsg entry per datagram and with segmentation and receive offload (GSO+GRO), at
-// the datagram sizes of a 64-byte RoCE SEND and of full 1024- and 4096-byte-MTU packets, and the
-// half round trip of a one-datagram ping-pong.
+// the datagram sizes of a 64-byte RoCE SEND and of full 1024- and 4096-byte-MTU packets, the
+// receiver's CPU time per datagram, and the half round trip of a one-datagram ping-pong.
 //
 // It moves datagrams through netio's UDP backend, the same code a gorxe device uses, so that
 // gorxe's goodput divided by this ceiling isolates what the RDMA stack costs. The peer is this
@@ -10,7 +10,8 @@
 //
 // Usage:
 //
-//	udpceiling [-duration 2s] [-json] [-sizes 80,1040,4112] [-src 127.0.0.1] [-dst 127.0.0.2]
+//	udpceiling [-duration 2s] [-json] [-sizes 80,1040,4112] [-paths sendmmsg,gso+gro]
+//	           [-src 127.0.0.1] [-dst 127.0.0.2]
 package main
 
 import (
@@ -28,6 +29,7 @@ func main() {
 		duration = flag.Duration("duration", 2*time.Second, "length of each measurement")
 		asJSON   = flag.Bool("json", false, "print JSON instead of a Markdown table")
 		sizes    = flag.String("sizes", "80,1040,4112", "comma-separated UDP payload sizes in bytes")
+		pathList = flag.String("paths", "sendmmsg,gso+gro", "comma-separated I/O paths: sendmmsg, gso+gro, gro")
 		src      = flag.String("src", "127.0.0.1", "address the measuring process sends from")
 		dst      = flag.String("dst", "127.0.0.2", "address of the peer process")
 		peer     = flag.String("peer", "", "internal: run as the peer (sink or echo)")
@@ -41,7 +43,7 @@ func main() {
 		}
 		return
 	}
-	cfg, err := parseConfig(*duration, *sizes, *src, *dst)
+	cfg, err := parseConfig(*duration, *sizes, *pathList, *src, *dst)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "udpceiling:", err)
 		os.Exit(2)
@@ -66,10 +68,11 @@ func main() {
 type config struct {
 	duration time.Duration
 	sizes    []int
+	paths    []path
 	src, dst netip.Addr
 }
 
-func parseConfig(duration time.Duration, sizes, src, dst string) (config, error) {
+func parseConfig(duration time.Duration, sizes, paths, src, dst string) (config, error) {
 	c := config{duration: duration}
 	if duration <= 0 {
 		return c, fmt.Errorf("-duration must be positive")
@@ -80,6 +83,13 @@ func parseConfig(duration time.Duration, sizes, src, dst string) (config, error)
 			return c, fmt.Errorf("-sizes: %q is not a size from %d to %d", f, minDatagram, maxDatagram)
 		}
 		c.sizes = append(c.sizes, n)
+	}
+	for _, f := range strings.Split(paths, ",") {
+		p := path(strings.TrimSpace(f))
+		if _, err := p.udpConfig(); err != nil {
+			return c, fmt.Errorf("-paths: %w", err)
+		}
+		c.paths = append(c.paths, p)
 	}
 	var err error
 	if c.src, err = netip.ParseAddr(src); err != nil {

@@ -20,7 +20,7 @@ const pingSize = 80
 // measure runs every row of the report.
 func measure(cfg config) (*report, error) {
 	rep := &report{DurationS: cfg.duration.Seconds(), Src: cfg.src.String(), Dst: cfg.dst.String()}
-	for _, p := range paths {
+	for _, p := range cfg.paths {
 		for _, size := range cfg.sizes {
 			row, err := throughput(cfg, p, size)
 			if err != nil {
@@ -29,7 +29,7 @@ func measure(cfg config) (*report, error) {
 			rep.Throughput = append(rep.Throughput, row)
 		}
 	}
-	for _, p := range paths {
+	for _, p := range cfg.paths {
 		row, err := pingPong(cfg, p)
 		if err != nil {
 			return nil, err
@@ -59,6 +59,7 @@ func throughput(cfg config, p path, size int) (throughputRow, error) {
 		msgs[i] = netio.Message{Buf: make([]byte, size), Dst: peer.addr}
 	}
 	sent := 0
+	cpu0 := cpuTime()
 	start := time.Now()
 	var elapsed time.Duration
 	for elapsed < cfg.duration {
@@ -69,6 +70,9 @@ func throughput(cfg config, p path, size int) (throughputRow, error) {
 			return row, err
 		}
 		elapsed = time.Since(start)
+	}
+	if sent > 0 {
+		row.SenderCPUNSPerDatagram = float64(cpuTime()-cpu0) / float64(sent)
 	}
 	time.Sleep(drainWait)
 	t, err := peer.finish()
@@ -86,6 +90,9 @@ func throughput(cfg config, p path, size int) (throughputRow, error) {
 	}
 	if sc := c.Counters(); sc.GSOSends > 0 {
 		row.SegmentsPerSend = float64(sc.GSOSegments) / float64(sc.GSOSends)
+	}
+	if t.Datagrams > 0 {
+		row.ReceiverCPUNSPerDatagram = float64(t.CPUNS) / float64(t.Datagrams)
 	}
 	if t.Counters.GROReads > 0 {
 		row.SegmentsPerRead = float64(t.Counters.GROSegments) / float64(t.Counters.GROReads)

@@ -14,14 +14,18 @@ type path string
 const (
 	pathMmsg path = "sendmmsg"
 	pathGSO  path = "gso+gro"
+	// pathGRO is GRO at the receiver of a sender that does not segment, as with a kernel rxe
+	// peer: every datagram arrives alone.
+	pathGRO path = "gro"
 )
-
-var paths = []path{pathMmsg, pathGSO}
 
 // label is the path's name in the Markdown table.
 func (p path) label() string {
-	if p == pathGSO {
+	switch p {
+	case pathGSO:
 		return "UDP_SEGMENT + UDP_GRO"
+	case pathGRO:
+		return "sendmmsg + UDP_GRO"
 	}
 	return "sendmmsg/recvmmsg"
 }
@@ -34,6 +38,8 @@ func (p path) udpConfig() (netio.UDPConfig, error) {
 	case pathGSO:
 		// Raw datagrams carry no checksum over the IP header, so any IPv4 ID will do.
 		return netio.UDPConfig{SetIPv4ID: func(*netio.Message, uint16) {}}, nil
+	case pathGRO:
+		return netio.UDPConfig{DisableGSO: true}, nil
 	}
 	return netio.UDPConfig{}, fmt.Errorf("unknown path %q", p)
 }

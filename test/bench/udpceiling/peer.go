@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gorxe/gorxe/netio"
@@ -22,10 +23,12 @@ type tally struct {
 	// The window runs from the return of the first read to the return of the last; the rates
 	// count only what the reads after the first returned, so that neither the sender's start-up
 	// nor the drain wait after it dilutes them.
-	WindowNS        int64          `json:"window_ns"`
-	WindowDatagrams uint64         `json:"window_datagrams"`
-	WindowBytes     uint64         `json:"window_bytes"`
-	Counters        netio.Counters `json:"counters"`
+	WindowNS        int64  `json:"window_ns"`
+	WindowDatagrams uint64 `json:"window_datagrams"`
+	WindowBytes     uint64 `json:"window_bytes"`
+	// CPUNS is the user and system time the peer process used from listening to the end.
+	CPUNS    int64          `json:"cpu_ns"`
+	Counters netio.Counters `json:"counters"`
 }
 
 // runPeer is the re-executed process: it listens on dst, prints "ready <port>", serves as a sink
@@ -39,6 +42,7 @@ func runPeer(role, mode, dst string) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := cpuTime()
 	fmt.Printf("ready %d\n", c.LocalAddrs()[0].Port())
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -54,6 +58,7 @@ func runPeer(role, mode, dst string) error {
 		return fmt.Errorf("unknown peer role %q", role)
 	}
 	t.Counters = c.Counters()
+	t.CPUNS = cpuTime() - cpu0
 	return json.NewEncoder(os.Stdout).Encode(t)
 }
 
@@ -107,6 +112,15 @@ func echo(c *netio.UDPConn) {
 			return
 		}
 	}
+}
+
+// cpuTime returns the user and system time this process has used, in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func receiveBuffers() []netio.Message {

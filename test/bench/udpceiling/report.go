@@ -26,6 +26,10 @@ type throughputRow struct {
 	Loss              float64 `json:"loss"`                        // fraction of sent datagrams never read
 	SegmentsPerSend   float64 `json:"segments_per_send,omitempty"` // average datagrams per GSO send
 	SegmentsPerRead   float64 `json:"segments_per_read,omitempty"` // average datagrams per GRO read
+	// CPU time of each process over the datagrams it sent or read. On loopback the kernel's
+	// delivery work runs in the sender's system calls, so most of a datagram's cost shows there.
+	SenderCPUNSPerDatagram   float64 `json:"sender_cpu_ns_per_datagram"`
+	ReceiverCPUNSPerDatagram float64 `json:"receiver_cpu_ns_per_datagram"`
 }
 
 type pingPongRow struct {
@@ -46,12 +50,14 @@ func (r *report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "UDP ceiling, %s -> %s, two processes, %s per row\n\n", r.Src, r.Dst,
 		time.Duration(r.DurationS*float64(time.Second)))
-	b.WriteString("| path | datagram | sent | received | received | loss | per GSO send | per GRO read |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| path | datagram | sent | received | received | loss | CPU per datagram: sender | receiver | per GSO send | per GRO read |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %s | %.1f%% | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %s | %.1f%% | %s | %s | %s | %s |\n",
 			path(t.Path).label(), t.DatagramBytes, mpps(t.SentPPS), mpps(t.ReceivedPPS),
-			rate(t.ReceivedBytesPerS), 100*t.Loss, perBatch(t.SegmentsPerSend), perBatch(t.SegmentsPerRead))
+			rate(t.ReceivedBytesPerS), 100*t.Loss, micros(int64(t.SenderCPUNSPerDatagram)),
+			micros(int64(t.ReceiverCPUNSPerDatagram)),
+			perBatch(t.SegmentsPerSend), perBatch(t.SegmentsPerRead))
 	}
 	b.WriteString("\n| ping-pong | datagram | half RTT p50 | half RTT p99 | samples |\n")
 	b.WriteString("|---|---:|---:|---:|---:|\n")
@@ -67,7 +73,7 @@ func mpps(pps float64) string { return fmt.Sprintf("%.3f Mpps", pps/1e6) }
 
 func rate(bytesPerS float64) string { return fmt.Sprintf("%.0f MB/s", bytesPerS/1e6) }
 
-func micros(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
+func micros(ns int64) string { return fmt.Sprintf("%.2f µs", float64(ns)/1e3) }
 
 func perBatch(v float64) string {
 	if v == 0 {
