@@ -264,6 +264,12 @@ func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
 
 // Receive implements [Conn]. It may exchange Buf slices among msgs: every filled message's Buf is
 // one of the buffers offered. TOS and TTL are reported as zero.
+//
+// With GRO on (the default), a listening socket reads up to [UDPConfig.GROSlots] coalesced
+// buffers per system call into 64 KiB buffers of its own, allocated on its first read, and copies
+// each datagram out into the next message, setting SegmentSize when it arrived coalesced.
+// Datagrams beyond len(msgs) wait for the next Receive, which returns them without a system call.
+// Concurrent Receives on one socket then take turns rather than reading side by side.
 func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	if err := validateReceive(msgs); err != nil {
 		return 0, err
