@@ -7,7 +7,8 @@ type DropReason uint8
 
 // Drop reasons.
 const (
-	// DropQueueFull: a fabric endpoint's receive queue was full.
+	// DropQueueFull: a fabric endpoint's receive queue, or a UDP listening socket's receive
+	// buffer, was full.
 	DropQueueFull DropReason = iota
 	// DropNoRoute: no fabric endpoint owns the destination address and port.
 	DropNoRoute

@@ -21,8 +21,9 @@ type UDPConn struct {
 	listeners []*udpSocket
 	poll      *poller // waits on all listeners when there is more than one
 
-	mu      sync.RWMutex // guards senders
-	senders map[netip.AddrPort]*udpSocket
+	mu        sync.RWMutex // guards senders and dropsKept
+	senders   map[netip.AddrPort]*udpSocket
+	dropsKept bool // Close moved the listeners' kernel drop counts into counters
 
 	closed   atomic.Bool
 	next     atomic.Uint32 // where a multi-socket Receive starts looking, for fairness
@@ -364,8 +365,28 @@ func (c *UDPConn) BatchSize() int { return IdealBatchSize }
 // LocalAddrs implements [Conn].
 func (c *UDPConn) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort(nil), c.locals...) }
 
-// Counters implements [Conn].
-func (c *UDPConn) Counters() Counters { return c.counters.snapshot() }
+// Counters implements [Conn]. Drops[DropQueueFull] counts the datagrams the kernel dropped for
+// a listening socket, nearly always because its receive buffer was full.
+func (c *UDPConn) Counters() Counters {
+	s := c.counters.snapshot()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.dropsKept {
+		s.Drops[DropQueueFull] += c.listenerDrops()
+	}
+	return s
+}
+
+// listenerDrops sums the kernel's drop counts of the listening sockets.
+func (c *UDPConn) listenerDrops() uint64 {
+	var sum uint64
+	for _, l := range c.listeners {
+		if d, ok := kernelDrops(l.rc); ok {
+			sum += d
+		}
+	}
+	return sum
+}
 
 // SendSockets returns the number of source-port sockets opened so far.
 func (c *UDPConn) SendSockets() int {
@@ -382,10 +403,13 @@ func (c *UDPConn) Close() error {
 	if c.poll != nil {
 		c.poll.wake()
 	}
+	c.mu.Lock()
+	// The kernel's drop counts go with the sockets; keep them.
+	c.counters.drops[DropQueueFull].Add(c.listenerDrops())
+	c.dropsKept = true
 	for _, s := range c.listeners {
 		s.conn.Close()
 	}
-	c.mu.Lock()
 	for k, s := range c.senders {
 		s.conn.Close()
 		delete(c.senders, k)
