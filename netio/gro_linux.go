@@ -47,6 +47,9 @@ func newGROReader(slots int) *groReader {
 func (c *UDPConn) receiveGRO(s *udpSocket, msgs []Message, wait bool) (int, error) {
 	s.rxMu.Lock()
 	defer s.rxMu.Unlock()
+	if c.closed.Load() {
+		return 0, net.ErrClosed // datagrams still waiting here go with the socket
+	}
 	if s.gror == nil {
 		s.gror = newGROReader(c.cfg.GROSlots)
 	}
