@@ -48,8 +48,11 @@ type UDPConfig struct {
 	// that will leave with an ID other than 0, before handing it to the kernel, and again with 0
 	// if the segmented send is refused and the datagram goes out on its own, or if Send returns
 	// without sending it; a datagram never announced leaves with ID 0. It runs on the
-	// sending goroutine and may rewrite m.Buf in place but not change its length. When nil, IPv4
-	// datagrams are never coalesced; IPv6 has no Identification and is coalesced regardless.
+	// sending goroutine and may rewrite m.Buf in place but not change its length. It should
+	// adjust the checksum by the change of ID (a CRC is affine, so the adjustment depends only
+	// on the ID and the datagram's length) rather than compute it afresh, so that a datagram
+	// corrupted on purpose by [WithFaults] stays corrupt. When nil, IPv4 datagrams are never
+	// coalesced; IPv6 has no Identification and is coalesced regardless.
 	SetIPv4ID func(m *Message, id uint16)
 }
 
