@@ -14,6 +14,7 @@ import (
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
 )
@@ -254,7 +255,7 @@ func (d *Device) QueryPKey(index int) (uint16, error) {
 }
 
 // DefaultPKey is the full-membership default partition key, the only entry of the P_Key table.
-const DefaultPKey = 0xFFFF
+const DefaultPKey = packet.DefaultPKey
 
 // gidTableLen is ibv_port_attr.gid_tbl_len, rxe's RXE_PORT_GID_TBL_LEN.
 const gidTableLen = 1024

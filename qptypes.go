@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 )
 
@@ -196,7 +197,7 @@ const (
 )
 
 // GSIQKey is the Q_Key of the GSI QP (QP1), which carries connection manager MADs.
-const GSIQKey = 0x80010000
+const GSIQKey = packet.GSIQKey
 
 // Errors of QPs, SRQs and AHs, re-exported so users need import only gorxe.
 var (

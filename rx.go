@@ -36,7 +36,7 @@ func putBuf(b []byte) {
 type rxPacket struct {
 	buf    []byte
 	parsed packet.Parsed
-	from   transport.Path
+	from   packet.Envelope
 	core   *qpCore
 	more   bool // another packet for core follows in the batch
 }
@@ -137,13 +137,13 @@ func (d *Device) classify(m *netio.Message, batches []*rxBatch) int {
 	}
 	bth := p.BTH()
 	// The P_Key table holds only the default key: accept it and its limited-member form.
-	if bth.PKey()&0x7FFF != DefaultPKey&0x7FFF {
+	if bth.PKey()&packet.PKeyMembershipMask != packet.DefaultPKey&packet.PKeyMembershipMask {
 		d.rx.badPKey.Add(1)
 		return -1
 	}
-	from := transport.Path{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
+	from := packet.Envelope{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
 	qpn := bth.DestQP()
-	if qpn == multicastQPN {
+	if qpn == packet.MulticastQPN {
 		return d.fanOut(m, from, batches)
 	}
 	c := d.lookupCore(qpn)
@@ -157,7 +157,7 @@ func (d *Device) classify(m *netio.Message, batches []*rxBatch) int {
 }
 
 // add appends a packet for core c to its worker's batch.
-func add(batches []*rxBatch, c *qpCore, buf []byte, p *packet.Parsed, from transport.Path) {
+func add(batches []*rxBatch, c *qpCore, buf []byte, p *packet.Parsed, from packet.Envelope) {
 	b := batches[c.w.idx]
 	if b == nil {
 		b = getBatch()
@@ -168,7 +168,7 @@ func add(batches []*rxBatch, c *qpCore, buf []byte, p *packet.Parsed, from trans
 
 // fanOut delivers a multicast packet to every QP attached to its destination group, each with its
 // own copy, as rxe does.
-func (d *Device) fanOut(m *netio.Message, from transport.Path, batches []*rxBatch) int {
+func (d *Device) fanOut(m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
 	group := GIDFromAddr(m.Dst.Addr())
 	cores := d.mcast.members(group)
 	if len(cores) == 0 {
@@ -189,9 +189,6 @@ func (d *Device) fanOut(m *netio.Message, from transport.Path, batches []*rxBatc
 	}
 	return last
 }
-
-// multicastQPN is the destination QPN of multicast packets (IBTA: QP 0xFFFFFF).
-const multicastQPN = 0xFFFFFF
 
 // verifyICRC checks the ICRC of a received datagram. IPv6 packets are checked exactly (the ICRC
 // masks what a socket cannot see). IPv4 packets from a supplied network are checked exactly with

@@ -16,8 +16,8 @@ import (
 
 // engine is what a worker drives for each QP: the transport's per-QP state machine.
 type engine interface {
-	Receive(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
-	ReceiveMore(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
+	Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output)
+	ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output)
 	Run(now time.Time, out *transport.Output)
 	Deadline() time.Time
 }
@@ -365,8 +365,8 @@ func (w *worker) flush() {
 	for i := range pkts {
 		p := &pkts[i]
 		msgs = append(msgs, netio.Message{
-			Buf: p.Buf, Src: p.Path.Src, Dst: p.Path.Dst,
-			TOS: p.Path.TrafficClass, TTL: p.Path.HopLimit,
+			Buf: p.Buf, Src: p.Env.Src, Dst: p.Env.Dst,
+			TOS: p.Env.TrafficClass, TTL: p.Env.HopLimit,
 		})
 	}
 	for sent := 0; sent < len(msgs); {

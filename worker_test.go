@@ -19,7 +19,7 @@ type fakeEngine struct {
 	mu       sync.Mutex
 	q        *qp.QP
 	received []packet.BTHFields
-	from     []transport.Path
+	from     []packet.Envelope
 	more     []bool // whether each packet came through ReceiveMore
 	runs     int
 	deadline time.Time
@@ -28,15 +28,15 @@ type fakeEngine struct {
 	ran   chan struct{}
 }
 
-func (e *fakeEngine) Receive(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output) {
+func (e *fakeEngine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output) {
 	e.record(p, from, false)
 }
 
-func (e *fakeEngine) ReceiveMore(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output) {
+func (e *fakeEngine) ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output) {
 	e.record(p, from, true)
 }
 
-func (e *fakeEngine) record(p *packet.Parsed, from transport.Path, more bool) {
+func (e *fakeEngine) record(p *packet.Parsed, from packet.Envelope, more bool) {
 	e.mu.Lock()
 	e.received = append(e.received, p.BTH().Fields())
 	e.from = append(e.from, from)
@@ -154,7 +154,7 @@ func TestReceivePathChecksAndDelivery(t *testing.T) {
 	peer.send(t, dst, sendOnly(q.QPN(), 0x8001), nil, false)
 	peer.send(t, dst, sendOnly(999, 0xFFFF), nil, false)
 	peer.send(t, dst, sendOnly(0, 0xFFFF), nil, false)
-	peer.send(t, dst, sendOnly(multicastQPN, 0xFFFF), nil, false)
+	peer.send(t, dst, sendOnly(packet.MulticastQPN, 0xFFFF), nil, false)
 	peer.ep.Send([]netio.Message{{Buf: []byte{1, 2, 3}, Src: peer.addr, Dst: netip.AddrPortFrom(dst, DefaultPort)}})
 	// The limited-membership form of the default P_Key is accepted; it marks the end of the drops.
 	peer.send(t, dst, sendOnly(q.QPN(), 0x7FFF), nil, false)
@@ -202,7 +202,7 @@ func TestMulticastFanOut(t *testing.T) {
 		}
 	}
 	peer := newRawPeer(t, f, "10.0.0.2")
-	h := &packet.Headers{BTH: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: 0xFFFF, DestQP: multicastQPN},
+	h := &packet.Headers{BTH: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: 0xFFFF, DestQP: packet.MulticastQPN},
 		DETH: packet.DETHFields{QKey: 1, SrcQP: 20}}
 	peer.send(t, group, h, []byte("to the group"), false)
 	waitRan(t, engines[0])
@@ -234,7 +234,7 @@ func TestWorkerSendsOutputAndRunsTimers(t *testing.T) {
 		h := &packet.Headers{BTH: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: 0xFFFF, DestQP: 77},
 			DETH: packet.DETHFields{QKey: 1, SrcQP: q.QPN()}}
 		pkt, _ := packet.AppendPacket(buf, h, []byte{byte(now.Sub(start) / time.Millisecond)})
-		out.Packets = append(out.Packets, transport.Packet{Buf: pkt, Path: transport.Path{
+		out.Packets = append(out.Packets, transport.Packet{Buf: pkt, Env: packet.Envelope{
 			Src: netip.AddrPortFrom(mustAddr("10.0.0.1"), 0xC001), Dst: netip.AddrPortFrom(mustAddr("10.0.0.2"), DefaultPort)}})
 		e.mu.Lock()
 		e.deadline = now.Add(10 * time.Millisecond)

@@ -127,7 +127,7 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 }
 
 // receive handles an acknowledgement, READ response or atomic acknowledgement.
-func (c *completer) receive(now time.Time, p *packet.Parsed, from *Path, _ *Output) {
+func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, _ *Output) {
 	r := &c.e.req
 	r.sync()
 	ctr := c.e.dev.Counters

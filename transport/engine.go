@@ -68,7 +68,7 @@ func (e *Engine) QP() *qp.QP { return e.q }
 // Receive handles one packet addressed to this QP. from describes how it arrived: Src is the
 // sender, Dst the local address. Requests go to the responder; acknowledgements and read or
 // atomic responses go to the completer.
-func (e *Engine) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
 	e.receive(now, p, &from, out)
 	e.endBurst(now, out)
 }
@@ -80,14 +80,14 @@ func (e *Engine) Receive(now time.Time, p *packet.Parsed, from Path, out *Output
 // it, and requesters, rxe's included, retire them so), and the requester sends what the burst's
 // acknowledgements allow once, in one go. Until that Receive (or a Run), Deadline reports the
 // work as due.
-func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
 	e.receive(now, p, &from, out)
 	if e.burst.IsZero() {
 		e.burst = now
 	}
 }
 
-func (e *Engine) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
+func (e *Engine) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
 	e.dev.Counters.RcvdPkts.Add(1)
 	if p.Opcode().IsResponse() {
 		e.comp.receive(now, p, from, out)

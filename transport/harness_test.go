@@ -36,7 +36,7 @@ type hStats struct {
 // hPacket is a packet in flight.
 type hPacket struct {
 	buf   []byte
-	path  Path
+	path  packet.Envelope
 	at    time.Time // when it was emitted
 	ready time.Time // when a slow receiver gets to it (see hDevice.service)
 }
@@ -393,7 +393,7 @@ func later(a, b time.Time) time.Time {
 func (h *harness) collect(d *hDevice) {
 	h.t.Helper()
 	for _, o := range d.out.Packets {
-		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Path, at: h.now}
+		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Env, at: h.now}
 		var parsed packet.Parsed
 		if err := packet.Parse(p.buf, &parsed); err != nil {
 			h.t.Fatalf("engine emitted an unparsable packet: %v", err)
@@ -444,7 +444,7 @@ func (h *harness) collect(d *hDevice) {
 
 // hEnvelope is the framing a gorxe socket gives a packet on path p: IPv4 from an unconnected
 // socket with DF set carries IP ID 0.
-func hEnvelope(p *Path) packet.Envelope {
+func hEnvelope(p *packet.Envelope) packet.Envelope {
 	env := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
 	if p.Src.Addr().Is4() {
 		env.IPFlags = packet.IPv4DontFragment
@@ -478,7 +478,7 @@ func (h *harness) deliver(p *hPacket) {
 			break
 		}
 		h.stats.Delivered++
-		e.Receive(h.now, &parsed, Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}, &d.out)
+		e.Receive(h.now, &parsed, packet.Envelope{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}, &d.out)
 		h.collect(d)
 		return
 	}

@@ -24,13 +24,13 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	last := true
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
-	h.BTH = packet.BTHFields{PKey: defaultPKey, DestQP: r.a.destQPN, PSN: psn}
+	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
 	path := &r.a.path
 	pathOK := r.a.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
-		var udPath Path
+		var udPath packet.Envelope
 		udPath, pathOK = r.datagramHeaders(wr, &h)
 		path = &udPath
 		n = w.Length
@@ -100,7 +100,7 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 
 // emit encodes the packet, copies its payload from the WQE's data straight into the output
 // buffer and queues it.
-func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, path *Path) (cq.Status, bool) {
+func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, path *packet.Envelope) (cq.Status, bool) {
 	wr := &w.WR
 	off := w.Progress.Sent
 	if wr.Opcode == qp.WRAtomicWrite {
@@ -195,7 +195,7 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
 // work request's address handle.
-func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (Path, bool) {
+func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (packet.Envelope, bool) {
 	av := wr.UD.AH.Attr()
 	path, ok := r.pathTo(&av, packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
@@ -209,7 +209,7 @@ func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (Path, boo
 	}
 	h.BTH.DestQP = wr.UD.RemoteQPN & packet.QPNMask
 	if path.Dst.Addr().IsMulticast() {
-		h.BTH.DestQP = multicastQPN
+		h.BTH.DestQP = packet.MulticastQPN
 	}
 	// GSI: the P_Key comes from the work request's pkey_index; gorxe's table holds only the
 	// default key, so every index sends 0xFFFF.

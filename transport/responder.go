@@ -20,9 +20,9 @@ type responder struct {
 	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
 	version   uint64
 	refreshed bool
-	path      Path // where RC responses go (connected QPs), derived from attr
-	pathOK    bool // path resolved: its source GID index names a local address
-	mtu       int  // path MTU in bytes (connected QPs)
+	path      packet.Envelope // where RC responses go (connected QPs), derived from attr
+	pathOK    bool            // path resolved: its source GID index names a local address
+	mtu       int             // path MTU in bytes (connected QPs)
 
 	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
 	// rq_psn they were initialised from, so a new connection is noticed even when the state
@@ -150,7 +150,7 @@ func (r *responder) stop(flush bool) {
 }
 
 // receive handles one request packet addressed to the QP.
-func (r *responder) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
+func (r *responder) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
 	c := r.e.dev.Counters
 	r.refresh()
 	if !r.started {
@@ -177,7 +177,7 @@ func (r *responder) receive(now time.Time, p *packet.Parsed, from *Path, out *Ou
 		r.receiveUD(p, from)
 		return
 	}
-	if !r.pathOK || !r.path.fromPeer(from) {
+	if !r.pathOK || !fromPeer(&r.path, from) {
 		c.DroppedPath.Add(1)
 		return
 	}
@@ -403,7 +403,7 @@ func (r *responder) sendAck(syn packet.Syndrome, psn packet.PSN, out *Output) {
 
 func (r *responder) sendAckMSN(syn packet.Syndrome, psn packet.PSN, msn uint32, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: syn, MSN: msn}
 	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)
@@ -417,6 +417,6 @@ func (r *responder) build(h *packet.Headers, payloadLen int, out *Output) (pkt, 
 
 // fromPeer reports whether a packet that arrived on from was sent by the other end of path p and
 // addressed to its local end. Ports are not compared: a peer may send from any UDP source port.
-func (p *Path) fromPeer(from *Path) bool {
+func fromPeer(p, from *packet.Envelope) bool {
 	return from.Src.Addr().Unmap() == p.Dst.Addr().Unmap() && from.Dst.Addr().Unmap() == p.Src.Addr().Unmap()
 }

@@ -15,7 +15,7 @@ const grhSize = 40
 // with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped, and the
 // WQE, if one was taken, is kept for the next datagram. Multicast datagrams (destination QPN
 // 0xFFFFFF) arrive here once per attached QP, handed out by the device.
-func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
+func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	c := r.e.dev.Counters
 	deth := p.DETH()
 	qkey := r.attr.QKey
@@ -64,8 +64,8 @@ func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
 // arrived on from into dst, as rxe lays it out: for IPv4, 20 zero bytes and the IPv4 header; for
 // IPv6, the IPv6 header. A UDP socket does not reveal the IPv4 Identification, so it reads 0, the
 // value gorxe's own senders use.
-func putNetworkHeader(dst *[grhSize]byte, from *Path, pktLen int) {
-	env := from.envelope()
+func putNetworkHeader(dst *[grhSize]byte, from *packet.Envelope, pktLen int) {
+	env := asSent(*from)
 	var buf [packet.IPv6HeaderSize + packet.UDPHeaderSize]byte
 	b, err := env.AppendHeaders(buf[:0], pktLen)
 	if err != nil {
