@@ -2,16 +2,15 @@ package gorxe
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 
-	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/internal/runtime"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -27,32 +26,23 @@ import (
 // itself when their worker is free; everything stops in Close. All methods are safe for
 // concurrent use.
 type Device struct {
-	cfg    *resolved
-	name   string
-	bind   *binding
-	mtu    MTU
-	guid   uint64
-	conn   netio.Conn
-	keys   *mr.Table
-	clk    clock.Clock
-	log    *slog.Logger
-	strict bool // IPv4 ICRCs are verified with IP ID 0 and DF (a supplied network)
+	cfg  *resolved
+	name string
+	bind *binding
+	mtu  MTU
+	guid uint64
+	keys *mr.Table
+	log  *slog.Logger
+	rt   *runtime.Runtime
 
-	// life serialises Close against verbs that hand work to the workers, so nothing is queued
+	// life serialises Close against verbs that hand work to the runtime, so nothing is queued
 	// after the workers flushed their QPs and stopped.
 	life   sync.RWMutex
 	closed atomic.Bool
-	done   chan struct{} // closed when Close starts
 
-	tc      transport.Counters
-	rx      rxCounters
-	tdev    transport.Env
-	events  eventQueue
-	qpt     *qp.Table
-	mcast   mcastTable
-	workers []*worker
-	rxWG    sync.WaitGroup
-	wWG     sync.WaitGroup
+	events eventQueue
+	qpt    *qp.Table
+	objs   objects
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
@@ -68,16 +58,13 @@ func Open(cfg Config) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{
-		cfg:    rc,
-		name:   b.name,
-		bind:   b,
-		mtu:    activeMTU(b.mtu),
-		guid:   binary.BigEndian.Uint64(nodeGUIDBytes(b.mac)),
-		keys:   mr.NewTable(),
-		clk:    rc.clk,
-		log:    rc.log,
-		strict: rc.Network != nil,
-		done:   make(chan struct{}),
+		cfg:  rc,
+		name: b.name,
+		bind: b,
+		mtu:  activeMTU(b.mtu),
+		guid: binary.BigEndian.Uint64(nodeGUIDBytes(b.mac)),
+		keys: mr.NewTable(),
+		log:  rc.log,
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
@@ -89,51 +76,52 @@ func Open(cfg Config) (*Device, error) {
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	if d.conn, err = d.openConn(); err != nil {
+	conn, err := openConn(rc, b.addrs)
+	if err != nil {
 		return nil, err
 	}
-	d.tdev = transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: d.cfg.port, PortMTU: d.mtu, Counters: &d.tc}
+	d.rt = runtime.New(runtime.Config{
+		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: rc.log, Strict: rc.Network != nil,
+		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
+	})
 	d.events.init()
+	d.objs.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(b.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, Wake: wakeQP})
-	d.mcast.init()
-	d.startWorkers()
-	d.rxWG.Add(1)
-	go d.receiveLoop()
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
-	d.log.Info("gorxe device open", "name", d.name, "addrs", d.conn.LocalAddrs(), "mtu", d.mtu, "workers", len(d.workers))
+	d.log.Info("gorxe device open", "name", d.name, "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
 }
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
 // supplied network, shown to the tap and wrapped in the fault injector when those are configured.
-func (d *Device) openConn() (netio.Conn, error) {
+func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
 	var c netio.Conn
 	var err error
-	if d.cfg.Network != nil {
-		c, err = d.cfg.Network(d.bind.addrs, d.cfg.port)
+	if rc.Network != nil {
+		c, err = rc.Network(addrs, rc.port)
 	} else {
-		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: d.bind.addrs, Port: d.cfg.port, ZeroChecksum: true})
+		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, ZeroChecksum: true})
 	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if d.cfg.Tap != nil {
+	if rc.Tap != nil {
 		// Inside the fault injector, so the tap sees what really crosses the network.
-		c = netio.Tap(c, d.cfg.Tap)
+		c = netio.Tap(c, rc.Tap)
 	}
-	if d.cfg.faults.Enabled() {
-		fc, err := netio.WithFaults(c, d.cfg.faults, d.clk)
+	if rc.faults.Enabled() {
+		fc, err := netio.WithFaults(c, rc.faults, rc.clk)
 		if err != nil {
 			c.Close()
 			return nil, configErr("Faults: " + err.Error())
 		}
-		if d.cfg.Tap != nil {
-			fc.Observe(d.cfg.Tap)
+		if rc.Tap != nil {
+			fc.Observe(rc.Tap)
 		}
-		d.log.Info("gorxe fault injection on", "faults", d.cfg.faults.String())
+		rc.log.Info("gorxe fault injection on", "faults", rc.faults.String())
 		c = fc
 	}
 	return c, nil
@@ -157,18 +145,12 @@ func (d *Device) Close() error {
 		d.life.Unlock()
 		return &Error{Op: "close_device", Err: ErrDeviceClosed}
 	}
-	close(d.done)
 	d.life.Unlock()
 
-	err := d.conn.Close()
-	d.rxWG.Wait()
-	for _, w := range d.workers {
-		close(w.quit)
-	}
-	d.wWG.Wait()
+	err := d.rt.Close()
 	close(d.events.closed)
 	d.log.Info("gorxe device closed", "name", d.name)
-	if err != nil && !errors.Is(err, net.ErrClosed) {
+	if err != nil {
 		return &Error{Op: "close_device", Err: err}
 	}
 	return nil
@@ -183,7 +165,7 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) NetDev() string { return d.bind.netdev }
 
 // LocalAddrs returns the addresses and UDP port the device listens on.
-func (d *Device) LocalAddrs() []netip.AddrPort { return d.conn.LocalAddrs() }
+func (d *Device) LocalAddrs() []netip.AddrPort { return d.rt.LocalAddrs() }
 
 // Query returns the device attributes (ibv_query_device), rxe's defaults with this device's
 // GUIDs.
@@ -205,7 +187,7 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 	if port != 1 {
 		return PortAttr{}, argErr("query_port", ErrInvalidPort, fmt.Sprintf("port %d (the device has port 1 only)", port))
 	}
-	c := &d.tc
+	c := d.rt.Counters()
 	return PortAttr{
 		State:         PortActive,
 		MaxMTU:        MTU4096,
@@ -213,8 +195,8 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 		GIDTblLen:     gidTableLen,
 		PortCapFlags:  PortCMSup,
 		MaxMsgSz:      maxMsgSize,
-		BadPKeyCntr:   uint32(d.rx.badPKey.Load()),
-		QKeyViolCntr:  uint32(c.DroppedQKey.Load()),
+		BadPKeyCntr:   uint32(c.Get(counter.RcvdBadPKey)),
+		QKeyViolCntr:  uint32(c.Get(counter.QKeyViolation)),
 		PKeyTblLen:    1,
 		MaxVLNum:      1,
 		ActiveWidth:   1, // 1X
@@ -300,10 +282,10 @@ type eventSink struct{ d *Device }
 func (s eventSink) HandleEvent(e qp.Event) {
 	ev := AsyncEvent{Type: e.Type, Port: e.PortNum}
 	if e.QP != nil {
-		ev.QP, _ = e.QP.Context().(*QP)
+		ev.QP = s.d.objs.qp(e.QP)
 	}
 	if e.SRQ != nil {
-		ev.SRQ, _ = e.SRQ.Context().(*SRQ)
+		ev.SRQ = s.d.objs.srq(e.SRQ)
 	}
 	if e.CQ != nil {
 		ev.CQ, _ = e.CQ.Context().(*CQ)

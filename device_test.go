@@ -3,9 +3,11 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"github.com/gorxe/gorxe/counter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net"
 	"net/netip"
-	"reflect"
 	"testing"
 	"time"
 )
@@ -54,14 +56,14 @@ func TestOpenFaultsFromEnv(t *testing.T) {
 		t.Fatalf("Open with a bad GORXE_FAULTS: %v, want ErrInvalidConfig", err)
 	}
 	t.Setenv("GORXE_FAULTS", "loss=0.5,seed=3")
-	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if _, ok := d.conn.(interface{ InFlight() int }); !ok {
-		t.Fatalf("conn is %T, want the fault-injecting wrapper", d.conn)
-	}
+	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)}
+	rc, err := cfg.resolve()
+	require.NoError(t, err)
+	c, err := openConn(rc, []netip.Addr{cfg.Addr})
+	require.NoError(t, err)
+	defer c.Close()
+	_, ok := c.(interface{ InFlight() int })
+	assert.True(t, ok, "conn is %T, want the fault-injecting wrapper", c)
 }
 
 func TestBuildGIDTable(t *testing.T) {
@@ -319,25 +321,22 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 
 func TestCountersNames(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
+	x := newTestQPs(t, d)
+	q := x.create(t, QPTypeRC)
 	var names []string
 	for n, v := range d.Counters().All() {
-		if v != 0 {
-			t.Errorf("fresh device counter %s = %d", n, v)
-		}
+		assert.Zero(t, v, "fresh device counter %s", n)
 		names = append(names, n)
 	}
 	for _, want := range []string{"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
 		"send_rnr_err", "rcvd_seq_err", "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err",
-		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey"} {
-		found := false
-		for _, n := range names {
-			found = found || n == want
-		}
-		if !found {
-			t.Errorf("counter %s missing from %v", want, names)
-		}
+		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey", "net_drop_no_route"} {
+		assert.Contains(t, names, want)
 	}
-	if n := reflect.TypeFor[Counters]().NumField(); len(names) != n {
-		t.Errorf("All yields %d counters, the struct has %d fields", len(names), n)
+	assert.Len(t, names, int(counter.NumIDs))
+	n := 0
+	for range q.Counters().All() {
+		n++
 	}
+	assert.Equal(t, int(counter.NumIDs), n, "a QP enumerates the same counters")
 }

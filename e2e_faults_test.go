@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"bytes"
+	"github.com/gorxe/gorxe/counter"
 	"net/netip"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func TestE2ELossyFabric(t *testing.T) {
 		t.Error("data differs after a lossy transfer")
 	}
 	ca, cb := a.d.Counters(), b.d.Counters()
-	if ca.CompleterRetryErr == 0 && cb.DuplicateRequest == 0 && cb.OutOfSeqRequest == 0 {
+	if ca.Get(counter.CompleterRetryErr) == 0 && cb.Get(counter.DuplicateRequest) == 0 && cb.Get(counter.OutOfSeqRequest) == 0 {
 		t.Errorf("no retransmission, duplicate or out-of-sequence packet counted: %+v / %+v", ca, cb)
 	}
 }
@@ -102,8 +103,8 @@ func TestE2ERetryExceeded(t *testing.T) {
 	if q.State() != QPStateErr {
 		t.Errorf("state %v", q.State())
 	}
-	if c := a.d.Counters(); c.RetryExceededErr != 1 || c.CompleterRetryErr != 7 {
-		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.RetryExceededErr, c.CompleterRetryErr)
+	if c := a.d.Counters(); c.Get(counter.RetryExceededErr) != 1 || c.Get(counter.CompleterRetryErr) != 7 {
+		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.Get(counter.RetryExceededErr), c.Get(counter.CompleterRetryErr))
 	}
 }
 
@@ -172,7 +173,7 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	if err := qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}); err != nil {
 		t.Fatal(err)
 	}
-	waitCounter(t, func() bool { return b.d.Counters().SendRNRErr > 0 })
+	waitCounter(t, func() bool { return b.d.Counters().Get(counter.SendRNRErr) > 0 })
 	if err := qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 2 {
 		t.Errorf("receive after RNR: %+v", wc)
 	}
-	if c := a.d.Counters(); c.RcvdRNRErr == 0 {
+	if c := a.d.Counters(); c.Get(counter.RcvdRNRErr) == 0 {
 		t.Errorf("rcvd_rnr_err is 0")
 	}
 

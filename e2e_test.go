@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"github.com/gorxe/gorxe/counter"
 	"net"
 	"net/netip"
 	"testing"
@@ -341,7 +342,7 @@ func TestE2EUDPIPv6SelfLoop(t *testing.T) {
 	}
 	qa, qb := rcPair(t, n, n, MTU4096)
 	testSendRecvSelf(t, n, qa, qb)
-	if c := n.d.Counters(); c.RcvdICRCErr != 0 || c.RcvdPkts == 0 {
+	if c := n.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 || c.Get(counter.RcvdPkts) == 0 {
 		t.Errorf("counters %+v", c)
 	}
 }
@@ -383,8 +384,8 @@ func TestE2EUDPLoopbackOtherPort(t *testing.T) {
 	qa, qb := rcPair(t, a, b, MTU1024)
 	testSendRecv(t, a, b, qa, qb)
 	testRead(t, a, b, qa)
-	if c := b.d.Counters(); c.RcvdICRCErr != 0 {
-		t.Errorf("ICRC errors on port %d: %d", port, c.RcvdICRCErr)
+	if c := b.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 {
+		t.Errorf("ICRC errors on port %d: %d", port, c.Get(counter.RcvdICRCErr))
 	}
 }
 

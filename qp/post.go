@@ -15,7 +15,6 @@ const maxMessage = 1 << 31
 func (q *QP) PostSend(wrs []SendWR) error {
 	s := &q.sq
 	s.mu.Lock()
-	posted := false
 	var err error
 	for i := range wrs {
 		wr := &wrs[i]
@@ -37,12 +36,8 @@ func (q *QP) PostSend(wrs []SendWR) error {
 			break
 		}
 		s.storeLocked(wr)
-		posted = true
 	}
 	s.mu.Unlock()
-	if posted {
-		q.wake()
-	}
 	return err
 }
 

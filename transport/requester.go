@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"time"
 
 	"github.com/gorxe/gorxe/cq"
@@ -407,7 +408,7 @@ func (r *requester) packets(w *qp.SendWQE) int {
 
 // fail finishes w in error; the completer completes it in order and moves the QP out of RTS.
 func (r *requester) fail(w *qp.SendWQE, st cq.Status) {
-	r.e.dev.Counters.SendErr.Add(1)
+	r.e.ctr.Inc(counter.SendErr)
 	w.Progress.State = wqeFailed | uint8(st)
 }
 

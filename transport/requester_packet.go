@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"math"
 	"net/netip"
 
@@ -77,7 +78,7 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	} else {
 		// No local address for the path's source GID: the packet is lost as if the route had
 		// failed; RC retransmits it, UC and UD lose the message.
-		r.e.dev.Counters.SendErr.Add(1)
+		r.e.ctr.Inc(counter.SendErr)
 	}
 
 	p.Sent = off + n
@@ -125,7 +126,7 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 		}
 	}
 	out.finish(pkt, path)
-	r.e.dev.Counters.SentBytes.Add(uint64(n))
+	r.e.ctr.Add(counter.SentBytes, uint64(n))
 	return 0, true
 }
 

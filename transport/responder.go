@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"github.com/gorxe/gorxe/counter"
 	"time"
 
 	"github.com/gorxe/gorxe/cq"
@@ -151,34 +152,34 @@ func (r *responder) stop(flush bool) {
 
 // receive handles one request packet addressed to the QP.
 func (r *responder) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
-	c := r.e.dev.Counters
+	c := &r.e.ctr
 	r.refresh()
 	if !r.started {
-		c.DroppedState.Add(1)
+		c.Inc(counter.RcvdWrongState)
 		return
 	}
 	op := p.Opcode()
 	switch r.e.q.Type() {
 	case qp.TypeRC:
 		if op.Transport() != packet.TransportRC {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 	case qp.TypeUC:
 		if op.Transport() != packet.TransportUC {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 	default:
 		if op.Transport() != packet.TransportUD {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 		r.receiveUD(p, from)
 		return
 	}
 	if !r.pathOK || !fromPeer(&r.path, from) {
-		c.DroppedPath.Add(1)
+		c.Inc(counter.RcvdWrongPath)
 		return
 	}
 	if r.attr.State == qp.StateRTR && !r.commEst {
@@ -225,7 +226,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		// PSNs, as rxe and gorxe do, sends nothing new before the last burst of a long READ.)
 		r.sendRead(out, readBurst)
 		if r.read.active {
-			r.e.dev.Counters.DroppedBusy.Add(1)
+			r.e.ctr.Inc(counter.RcvdBusy)
 			return
 		}
 	}
@@ -235,12 +236,12 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		// A lost packet: ask for it once with a PSN sequence error NAK, then drop until it comes.
 		if !r.nakSent {
 			r.nakSent = true
-			r.e.dev.Counters.OutOfSeqRequest.Add(1)
+			r.e.ctr.Inc(counter.OutOfSeqRequest)
 			r.sendAck(packet.SyndromeNAKPSNSequenceError, r.psn, out)
 		}
 		return
 	case d < 0:
-		r.e.dev.Counters.DuplicateRequest.Add(1)
+		r.e.ctr.Inc(counter.DuplicateRequest)
 		r.duplicate(now, p, out)
 		return
 	}
@@ -276,7 +277,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 			}
 		}
 	case rnr:
-		r.e.dev.Counters.SendRNRErr.Add(1)
+		r.e.ctr.Inc(counter.SendRNRErr)
 		r.sendAck(packet.SyndromeRNRNAK(r.attr.MinRNRTimer), psn, out)
 	case cqOverflow:
 		// Not acknowledged: the message was never reported.
@@ -361,7 +362,7 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 	}
 	if err == nil && wc.Status == cq.WCSuccess {
 		// rxe's rdma_recvs counts successful receive completions.
-		r.e.dev.Counters.RDMARecvs.Add(1)
+		r.e.ctr.Inc(counter.RDMARecvs)
 	}
 	return true
 }

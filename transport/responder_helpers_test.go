@@ -111,8 +111,7 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 		local, peer = rspLocal6, rspPeer6
 	}
 	env.dev = &Env{
-		Mem:      env.mem,
-		Counters: &Counters{},
+		Mem: env.mem,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
 			return local, i == 0
 		},

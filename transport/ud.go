@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -16,23 +17,23 @@ const grhSize = 40
 // WQE, if one was taken, is kept for the next datagram. Multicast datagrams (destination QPN
 // 0xFFFFFF) arrive here once per attached QP, handed out by the device.
 func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
-	c := r.e.dev.Counters
+	c := &r.e.ctr
 	deth := p.DETH()
 	qkey := r.attr.QKey
 	if r.e.q.Type() == qp.TypeGSI {
 		qkey = packet.GSIQKey
 	}
 	if deth.QKey() != qkey {
-		c.DroppedQKey.Add(1)
+		c.Inc(counter.QKeyViolation)
 		return
 	}
 	if !r.takeWQE() {
-		c.DroppedNoRecv.Add(1)
+		c.Inc(counter.RcvdNoRecvWQE)
 		return
 	}
 	payload := p.Payload()
 	if uint64(len(payload))+grhSize > r.wqe.Length {
-		c.DroppedLength.Add(1)
+		c.Inc(counter.RcvdTooLong)
 		return
 	}
 	var grh [grhSize]byte
@@ -47,7 +48,7 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 		r.fail(localErr, p.BTH().PSN(), nil)
 		return
 	}
-	c.RcvdBytes.Add(uint64(len(payload)))
+	c.Add(counter.RcvdBytes, uint64(len(payload)))
 	wc := cq.WC{
 		Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: uint32(r.cur.Pos()),
 		SrcQP: deth.SrcQP(), WCFlags: cq.WCFlagGRH,
