@@ -6,7 +6,22 @@ import (
 	"github.com/gorxe/gorxe/cq"
 )
 
-// WC is a work completion, field for field libibverbs' struct ibv_wc.
+// WC is a work completion, field for field libibverbs' struct ibv_wc. WRID, Status, Opcode (for
+// successes) and QPNum hold for every completion; the others depend on the opcode.
+//
+//   - WRID: the wr_id of the work request.
+//   - Status: WCSuccess or why it failed.
+//   - Opcode: which operation completed.
+//   - VendorErr: gorxe's detail for error statuses.
+//   - ByteLen: bytes received, or the message length on the send side.
+//   - ImmData: the immediate data, as the sender's SendWR.ImmData (valid with WCFlagWithImm).
+//   - InvalidatedRKey: the R_Key a SEND_WITH_INV invalidated (valid with WCFlagWithInv).
+//   - QPNum: the local QP.
+//   - SrcQP: UD: the sender's QP.
+//   - WCFlags: which optional fields are valid; WCFlagGRH: a 40-byte GRH precedes UD data.
+//   - PKeyIndex: GSI: the index of the P_Key the packet carried.
+//   - SL: service level.
+//   - SLID, DLIDPathBits: always 0 on RoCE.
 type WC = cq.WC
 
 // WCStatus is the outcome of a work request (enum ibv_wc_status); WCStatus.String gives

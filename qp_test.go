@@ -3,6 +3,8 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 )
@@ -367,27 +369,21 @@ func TestAddressHandles(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	dgid := GIDFromAddr(mustAddr("10.0.0.2"))
 	ah, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 1, HopLimit: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if GID(ah.Attr().GRH.DGID) != dgid {
-		t.Errorf("AH attr %+v", ah.Attr())
-	}
-	if _, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}}); !errors.Is(err, ErrInvalidGIDIndex) {
-		t.Errorf("AH from the link-local GID: %v", err)
-	}
-	if _, err := x.pd.CreateAH(&AHAttr{PortNum: 1}); !errors.Is(err, ErrInvalidAH) && !errors.Is(err, ErrInvalidAttr) {
-		t.Errorf("AH without a GRH: %v", err)
-	}
-	if _, err := x.pd.CreateAH(nil); !errors.Is(err, ErrNilObject) {
-		t.Errorf("CreateAH(nil): %v", err)
-	}
-	if err := ah.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ah.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second AH Destroy: %v", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, dgid, GID(ah.Attr().GRH.DGID))
+	assert.Same(t, x.pd, ah.PD())
+	_, err = x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}})
+	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "AH from the link-local GID")
+	_, err = x.pd.CreateAH(&AHAttr{PortNum: 1})
+	assert.True(t, errors.Is(err, ErrInvalidAH) || errors.Is(err, ErrInvalidAttr), "AH without a GRH: %v", err)
+	_, err = x.pd.CreateAH(nil)
+	assert.ErrorIs(t, err, ErrNilObject)
+	require.NoError(t, ah.Destroy())
+	err = ah.Destroy()
+	assert.ErrorIs(t, err, ErrDestroyed)
+	var verr *Error
+	require.ErrorAs(t, err, &verr, "AH errors are *Error like every verb's")
+	assert.Equal(t, "gorxe: destroy_ah: object destroyed", err.Error())
 }
 
 func TestMulticastAttachMisuse(t *testing.T) {

@@ -84,25 +84,3 @@ func (s *SRQ) Destroy() error {
 	}
 	return opErr("destroy_srq", err)
 }
-
-// CreateAH creates an address handle for UD and GSI sends (ibv_create_ah). RoCE needs a GRH:
-// attr.IsGlobal set and attr.GRH.DGID the peer's GID; attr.GRH.SGIDIndex must name one of this
-// device's addresses.
-func (pd *PD) CreateAH(attr *AHAttr) (*AH, error) {
-	const op = "create_ah"
-	d := pd.dev
-	if err := d.check(op); err != nil {
-		return nil, err
-	}
-	if attr == nil {
-		return nil, argErr(op, ErrNilObject, "address vector is nil")
-	}
-	if attr.IsGlobal && !d.gidIndexUsable(int(attr.GRH.SGIDIndex)) {
-		return nil, argErr(op, ErrInvalidGIDIndex, "ah_attr.grh.sgid_index names no address of "+d.name)
-	}
-	ah, err := d.qpt.CreateAH(pd.pd, attr)
-	if err != nil {
-		return nil, opErr(op, err)
-	}
-	return ah, nil
-}

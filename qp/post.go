@@ -111,7 +111,10 @@ func (q *QP) checkSendWR(state State, wr *SendWR) error {
 		}
 	}
 	if q.typ.datagram() {
-		ah := wr.UD.AH
+		var ah *AH
+		if wr.UD.AH != nil {
+			ah = wr.UD.AH.Handle()
+		}
 		if ah == nil || ah.destroyed.Load() {
 			return ErrInvalidAH
 		}
