@@ -3,13 +3,14 @@ package gorxe
 import (
 	"context"
 	"errors"
-	"github.com/gorxe/gorxe/counter"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/gorxe/gorxe/counter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestOpenConfigErrors(t *testing.T) {

@@ -2,13 +2,13 @@ package gorxe
 
 import (
 	"bytes"
-	"github.com/gorxe/gorxe/counter"
 	"net/netip"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 )
 

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"github.com/gorxe/gorxe/counter"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/gorxe/gorxe/counter"
 )
 
 // node is one side of an end-to-end test: a device with a PD, a CQ on a completion channel and a

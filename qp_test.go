@@ -3,10 +3,11 @@ package gorxe
 import (
 	"context"
 	"errors"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // testQPs holds what most QP tests need: a device, a PD, a CQ pair.

@@ -2,10 +2,10 @@ package transport
 
 import (
 	"bytes"
-	"github.com/gorxe/gorxe/counter"
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"

@@ -1,10 +1,10 @@
 package transport
 
 import (
-	"github.com/gorxe/gorxe/counter"
 	"net/netip"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"

@@ -2,13 +2,13 @@ package transport
 
 import (
 	"cmp"
-	"github.com/gorxe/gorxe/counter"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"

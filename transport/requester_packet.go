@@ -1,10 +1,10 @@
 package transport
 
 import (
-	"github.com/gorxe/gorxe/counter"
 	"math"
 	"net/netip"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"

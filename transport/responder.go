@@ -2,9 +2,9 @@ package transport
 
 import (
 	"errors"
-	"github.com/gorxe/gorxe/counter"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
