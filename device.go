@@ -1,7 +1,7 @@
 package gorxe
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/internal/netdev"
 	"github.com/gorxe/gorxe/internal/runtime"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
@@ -28,7 +29,8 @@ import (
 type Device struct {
 	cfg  *resolved
 	name string
-	bind *binding
+	bind *netdev.Binding
+	gids []GIDEntry // port 1's GID table
 	mtu  MTU
 	guid uint64
 	keys *mr.Table
@@ -53,30 +55,31 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := resolveBinding(rc)
+	b, err := bindTo(rc)
 	if err != nil {
 		return nil, err
 	}
 	d := &Device{
 		cfg:  rc,
-		name: b.name,
+		name: b.Name,
 		bind: b,
-		mtu:  activeMTU(b.mtu),
-		guid: binary.BigEndian.Uint64(nodeGUIDBytes(b.mac)),
+		gids: gidEntries(b),
+		mtu:  activeMTU(b.MTU),
+		guid: b.NodeGUID(),
 		keys: mr.NewTable(),
 		log:  rc.log,
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
 	}
-	if rc.Network == nil && b.netdev == "" {
+	if rc.Network == nil && b.NetDev == "" {
 		// The socket layer would refuse the address too, less clearly.
 		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, fmt.Sprintf("%v is not an address of any local interface", rc.Addr)}}
 	}
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	conn, err := openConn(rc, b.addrs)
+	conn, err := openConn(rc, b.Addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +90,7 @@ func Open(cfg Config) (*Device, error) {
 	d.events.init()
 	d.objs.init()
 	lim := qp.DefaultLimits()
-	lim.GIDTableLen = len(b.gids)
+	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
 	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
@@ -162,7 +165,7 @@ func (d *Device) Name() string { return d.name }
 
 // NetDev returns the name of the network interface the device is bound to, or "" when its
 // address belongs to no local interface (a supplied network).
-func (d *Device) NetDev() string { return d.bind.netdev }
+func (d *Device) NetDev() string { return d.bind.NetDev }
 
 // LocalAddrs returns the addresses and UDP port the device listens on.
 func (d *Device) LocalAddrs() []netip.AddrPort { return d.rt.LocalAddrs() }
@@ -212,16 +215,16 @@ func (d *Device) QueryGID(index int) (GID, error) {
 	if err := d.check("query_gid"); err != nil {
 		return GID{}, err
 	}
-	if index < 0 || index >= len(d.bind.gids) {
-		return GID{}, argErr("query_gid", ErrInvalidGIDIndex, fmt.Sprintf("index %d (table has %d entries)", index, len(d.bind.gids)))
+	if index < 0 || index >= len(d.gids) {
+		return GID{}, argErr("query_gid", ErrInvalidGIDIndex, fmt.Sprintf("index %d (table has %d entries)", index, len(d.gids)))
 	}
-	return d.bind.gids[index].GID, nil
+	return d.gids[index].GID, nil
 }
 
 // GIDTable returns port 1's GID table (ibv_query_gid_table): index 0 the link-local GID derived
 // from the interface's MAC, then the IPv4-mapped addresses, then the other IPv6 addresses.
 func (d *Device) GIDTable() []GIDEntry {
-	return append([]GIDEntry(nil), d.bind.gids...)
+	return append([]GIDEntry(nil), d.gids...)
 }
 
 // QueryPKey returns the P_Key at index of port 1's P_Key table (ibv_query_pkey); the table holds
@@ -249,11 +252,11 @@ const physStateLinkUp = 5
 // has no socket on (the link-local GID of loopback) do not resolve.
 func (d *Device) sourceAddr(sgidIndex uint8) (netip.Addr, bool) {
 	i := int(sgidIndex)
-	if i >= len(d.bind.gids) || !d.bind.gids[i].Usable {
+	if i >= len(d.gids) || !d.gids[i].Usable {
 		return netip.Addr{}, false
 	}
-	a := d.bind.gids[i].GID.Addr()
-	for _, b := range d.bind.addrs {
+	a := d.gids[i].GID.Addr()
+	for _, b := range d.bind.Addrs {
 		if b.WithZone("") == a {
 			return b, true
 		}
@@ -263,7 +266,7 @@ func (d *Device) sourceAddr(sgidIndex uint8) (netip.Addr, bool) {
 
 // gidIndexUsable reports whether i names a GID the device can send from.
 func (d *Device) gidIndexUsable(i int) bool {
-	return i >= 0 && i < len(d.bind.gids) && d.bind.gids[i].Usable
+	return i >= 0 && i < len(d.gids) && d.gids[i].Usable
 }
 
 // cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
@@ -291,4 +294,38 @@ func (s eventSink) HandleEvent(e qp.Event) {
 		ev.CQ, _ = e.CQ.Context().(*CQ)
 	}
 	s.d.events.push(ev)
+}
+
+// bindTo finds the interface behind cfg.Addr or cfg.Interface and lays out the GID table.
+func bindTo(cfg *resolved) (*netdev.Binding, error) {
+	if cfg.Interface == "" {
+		return netdev.ByAddr(cfg.Addr), nil
+	}
+	b, err := netdev.ByInterface(cfg.Interface)
+	switch {
+	case errors.Is(err, netdev.ErrNoAddresses):
+		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, "interface " + cfg.Interface}}
+	case err != nil:
+		return nil, configErr(fmt.Sprintf("Interface %q: %v", cfg.Interface, err))
+	}
+	return b, nil
+}
+
+// gidEntries turns a binding's GID table into port 1's GIDEntry rows.
+func gidEntries(b *netdev.Binding) []GIDEntry {
+	out := make([]GIDEntry, len(b.GIDs))
+	for i, g := range b.GIDs {
+		out[i] = GIDEntry{Index: i, GID: GIDFromAddr(g.Addr), Type: GIDTypeRoCEv2, NetDev: b.NetDev, Usable: g.Usable, PortNum: 1}
+	}
+	return out
+}
+
+// activeMTU derives the port's active MTU as rxe does: the interface MTU less 80 bytes for the
+// IP, UDP, BTH and ICRC overhead, rounded down to an IB MTU, at least 256 and at most 4096. An
+// unknown interface MTU (a network supplied by the caller) gives 4096.
+func activeMTU(ifMTU int) MTU {
+	if ifMTU <= 0 {
+		return MTU4096
+	}
+	return MTUFromBytes(ifMTU - 80)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/internal/netdev"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,33 +66,6 @@ func TestOpenFaultsFromEnv(t *testing.T) {
 	defer c.Close()
 	_, ok := c.(interface{ InFlight() int })
 	assert.True(t, ok, "conn is %T, want the fault-injecting wrapper", c)
-}
-
-func TestBuildGIDTable(t *testing.T) {
-	mac := net.HardwareAddr{0x02, 0xfc, 0x00, 0x00, 0x00, 0x01}
-	ll := netip.MustParseAddr("fe80::fc:ff:fe00:1")
-	v6 := netip.MustParseAddr("fd00::2")
-	v4 := netip.MustParseAddr("192.0.2.2")
-	v4b := netip.MustParseAddr("198.51.100.7")
-	got := buildGIDTable("eth0", mac, []netip.Addr{v6, v4, ll, v4b}, map[netip.Addr]bool{v6: true, v4: true, ll: true})
-	want := []struct {
-		gid    string
-		usable bool
-	}{
-		{"fe80:0000:0000:0000:00fc:00ff:fe00:0001", true},
-		{"0000:0000:0000:0000:0000:ffff:c000:0202", true},
-		{"0000:0000:0000:0000:0000:ffff:c633:6407", false},
-		{"fd00:0000:0000:0000:0000:0000:0000:0002", true},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("table has %d entries, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		e := got[i]
-		if e.Index != i || e.GID.String() != w.gid || e.Usable != w.usable || e.Type != GIDTypeRoCEv2 || e.NetDev != "eth0" || e.PortNum != 1 {
-			t.Errorf("entry %d = %+v (%v), want GID %s usable %v", i, e, e.GID, w.gid, w.usable)
-		}
-	}
 }
 
 func TestActiveMTU(t *testing.T) {
@@ -155,7 +129,7 @@ func TestInterfaceDevice(t *testing.T) {
 		t.Errorf("Name %q", d.Name())
 	}
 	tbl := d.GIDTable()
-	want0 := eui64LinkLocal(ifi.HardwareAddr)
+	want0 := netdev.LinkLocal(ifi.HardwareAddr)
 	if tbl[0].GID.Addr() != want0 {
 		t.Errorf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr)
 	}
@@ -186,7 +160,7 @@ func pickInterface(t *testing.T) *net.Interface {
 		if ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagLoopback != 0 || len(ifi.HardwareAddr) != 6 {
 			continue
 		}
-		if addrs, _ := interfaceAddrs(ifi); len(addrs) > 0 {
+		if b, err := netdev.ByInterface(ifi.Name); err == nil && len(b.Addrs) > 0 {
 			return ifi
 		}
 	}

@@ -19,7 +19,7 @@ const module = "github.com/gorxe/gorxe"
 // lower layers (the tools, at the top, may also import each other). A new package must be added
 // here, which is the moment to decide where it sits.
 var layers = [][]string{
-	{"packet", "counter", "clock"},
+	{"packet", "counter", "clock", "internal/netdev"},
 	{"cq", "mr", "netio", "layers"},
 	{"qp", "dump"},
 	{"transport"},
