@@ -272,7 +272,7 @@ func (d *Device) gidIndexUsable(i int) bool {
 // cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
 // never blocks.
 func (d *Device) cqError(c *cq.CQ) {
-	if w, ok := c.Context().(*CQ); ok {
+	if w := d.objs.cq(c); w != nil {
 		d.events.push(AsyncEvent{Type: EventCQErr, CQ: w, Port: 1})
 	}
 }
@@ -291,7 +291,7 @@ func (s eventSink) HandleEvent(e qp.Event) {
 		ev.SRQ = s.d.objs.srq(e.SRQ)
 	}
 	if e.CQ != nil {
-		ev.CQ, _ = e.CQ.Context().(*CQ)
+		ev.CQ = s.d.objs.cq(e.CQ)
 	}
 	s.d.events.push(ev)
 }

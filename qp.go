@@ -132,11 +132,11 @@ func (q *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 	if err := d.check(op); err != nil {
 		return err
 	}
-	if err := q.h.Modify(attr, mask); errors.Is(err, runtime.ErrClosed) {
+	err := q.h.Modify(attr, mask)
+	if errors.Is(err, runtime.ErrClosed) {
 		return &Error{Op: op, Err: ErrDeviceClosed}
-	} else {
-		return opErr(op, err)
 	}
+	return opErr(op, err)
 }
 
 // Query returns the QP's attributes and creation parameters (ibv_query_qp with every attribute).
