@@ -54,9 +54,7 @@ func TestOpenFaultsFromEnv(t *testing.T) {
 	fab := newTestFabric(t)
 	t.Setenv("GORXE_FAULTS", "loss=banana")
 	_, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)})
-	if !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("Open with a bad GORXE_FAULTS: %v, want ErrInvalidConfig", err)
-	}
+	require.ErrorIs(t, err, ErrInvalidConfig, "Open with a bad GORXE_FAULTS")
 	t.Setenv("GORXE_FAULTS", "loss=0.5,seed=3")
 	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)}
 	rc, err := cfg.resolve()
@@ -104,9 +102,7 @@ func TestLoopbackAddrDevice(t *testing.T) {
 		t.Errorf("QueryGID(1) = %v, %v", g, err)
 	}
 	pa, err := d.QueryPort(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if pa.ActiveMTU != MTU4096 || pa.MaxMTU != MTU4096 {
 		t.Errorf("loopback MTUs active %v max %v, want 4096/4096", pa.ActiveMTU, pa.MaxMTU)
 	}
@@ -171,9 +167,7 @@ func pickInterface(t *testing.T) *net.Interface {
 func TestQueryMatchesRxeDefaults(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	a, err := d.Query()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if a.VendorID != 0xffffff || a.MaxQP != 1<<20-16 || a.MaxQPWR != 1<<20 || a.MaxSGE != 32 || a.MaxSGERd != 32 ||
 		a.MaxCQ != 1<<20 || a.MaxCQE != 32767 || a.MaxMR != 1<<19 || a.MaxPD != 1<<20 || a.MaxQPRdAtom != 128 ||
 		a.MaxQPInitRdAtom != 128 || a.MaxResRdAtom != 0x3f000 || a.AtomicCap != AtomicHCA || a.MaxMW != 1<<19 ||
@@ -187,9 +181,7 @@ func TestQueryMatchesRxeDefaults(t *testing.T) {
 		t.Errorf("DeviceCapFlags %#x", a.DeviceCapFlags)
 	}
 	p, err := d.QueryPort(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := PortAttr{State: PortActive, MaxMTU: MTU4096, ActiveMTU: MTU4096, GIDTblLen: 1024, PortCapFlags: PortCMSup,
 		MaxMsgSz: 1 << 31, PKeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 1, PhysState: 5, LinkLayer: LinkLayerEthernet}
 	if p != want {
@@ -221,9 +213,7 @@ func TestQueryMisuse(t *testing.T) {
 func TestConfigMTUCapsActiveMTU(t *testing.T) {
 	f := newTestFabric(t)
 	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.9"), Network: fabricNet(f.fab), Clock: f.clk, MTU: MTU1024})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer d.Close()
 	if p, _ := d.QueryPort(1); p.ActiveMTU != MTU1024 {
 		t.Errorf("ActiveMTU %v, want 1024", p.ActiveMTU)
@@ -234,19 +224,13 @@ func TestCloseTwiceAndVerbsAfterClose(t *testing.T) {
 	f := newTestFabric(t)
 	d := f.open(t, "10.0.0.1")
 	pd, err := d.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := d.CreateCQ(4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := d.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := d.Close(); !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.ErrorIs(t, d.Close(), ErrDeviceClosed, "second Close")
 	buf := make([]byte, 64)
 	checks := map[string]error{}
 	_, checks["AllocPD"] = d.AllocPD()
@@ -286,9 +270,7 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 		done <- err
 	}()
 	d.Close()
-	if err := <-done; !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("GetAsyncEvent across Close: %v", err)
-	}
+	assert.ErrorIs(t, <-done, ErrDeviceClosed, "GetAsyncEvent across Close")
 	if EventPortActive.String() != "port active" || EventQPLastWQEReached.String() != "last WQE reached" || EventType(99).String() != "unknown" {
 		t.Errorf("event names")
 	}

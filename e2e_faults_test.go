@@ -10,6 +10,7 @@ import (
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/require"
 )
 
 // TestE2ELossyFabric sends many RC messages over a fabric that loses, reorders and duplicates
@@ -21,9 +22,7 @@ func TestE2ELossyFabric(t *testing.T) {
 	open := func(addr string, seed uint64) *Device {
 		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab), Workers: 2,
 			Faults: FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Seed: seed}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
@@ -39,17 +38,13 @@ func TestE2ELossyFabric(t *testing.T) {
 	}
 	const msgs, size = 40, 3000
 	for i := range msgs {
-		if err := qb.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*size, size)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, qb.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*size, size)}}))
 	}
 	for i := range msgs {
 		for j := range size {
 			a.buf[i*size+j] = byte(i + j)
 		}
-		if err := qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}))
 	}
 	for i, wc := range a.wait(t, msgs) {
 		if wc.Status != WCSuccess || wc.WRID != uint64(i) {
@@ -132,13 +127,9 @@ func TestE2ECloseFlushesSends(t *testing.T) {
 	q := a.qp(t, QPTypeRC)
 	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
 	for i := range 5 {
-		if err := q.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 100)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 100)}}))
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.Close())
 	wcs := make([]WC, 16)
 	n := a.cq.Poll(wcs)
 	if n != 5 {
@@ -158,25 +149,17 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	defer fab.Close()
 	open := func(addr string) *Device {
 		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
 	a, b := newNode(t, open("10.0.0.1")), newNode(t, open("10.0.0.2"))
 	qa, qb := rcPair(t, a, b, MTU1024)
 	// The RNR timer the responder advertises: code 1, 10 µs.
-	if err := qb.Modify(&QPAttr{MinRNRTimer: 1}, QPAttrMinRNRTimer); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.Modify(&QPAttr{MinRNRTimer: 1}, QPAttrMinRNRTimer))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}))
 	waitCounter(t, func() bool { return b.d.Counters().Get(counter.SendRNRErr) > 0 })
-	if err := qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess {
 		t.Errorf("send after RNR: %+v", wc)
 	}
@@ -222,9 +205,7 @@ func TestE2EConcurrentPosters(t *testing.T) {
 	for i := range pairs {
 		qas[i], qbs[i] = rcPair(t, a, b, MTU1024)
 		for j := range msgs {
-			if err := qbs[i].PostRecv([]RecvWR{{ID: uint64(j), SGList: b.sge(i*4096, 64)}}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, qbs[i].PostRecv([]RecvWR{{ID: uint64(j), SGList: b.sge(i*4096, 64)}}))
 		}
 	}
 	for i := range pairs {
@@ -272,13 +253,9 @@ func TestE2EGSI(t *testing.T) {
 		return q
 	}
 	ga, gb := gsi(a), gsi(b)
-	if err := gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}))
 	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ah.Destroy()
 	if err := ga.PostSend([]SendWR{{ID: 61, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 256),
 		UD: UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: GSIQKey}}}); err != nil {
