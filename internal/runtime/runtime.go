@@ -28,10 +28,10 @@ type Engine interface {
 
 // Config is what a runtime runs on.
 type Config struct {
-	Conn    netio.Conn // owned by the runtime from New on: Close closes it
-	Workers int        // at least 1
-	Clock   clock.Clock
-	Log     *slog.Logger
+	Conn    netio.Conn   // owned by the runtime from New on: Close closes it
+	Workers int          // at least 1
+	Clock   clock.Clock  // nil means the real clock
+	Log     *slog.Logger // send failures; nil discards
 	// Env is the engines' view of the device: memory, source addresses, port and MTU.
 	Env transport.Env
 	// Strict verifies IPv4 ICRCs exactly with the IP ID 0 and DF gorxe senders use (a network that
@@ -61,6 +61,12 @@ type Runtime struct {
 
 // New starts the workers and the receive loop on cfg.Conn.
 func New(cfg Config) *Runtime {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	if cfg.NewEngine == nil {
 		cfg.NewEngine = func(env *transport.Env, q *qp.QP) Engine { return transport.New(env, q) }
 	}
