@@ -6,7 +6,8 @@
 // ibv_alloc_pd becomes [Device.AllocPD], ibv_reg_mr becomes [PD.RegMR], ibv_post_send becomes
 // [QP.PostSend], and so on. Names of statuses, opcodes, access flags and QP states follow the
 // libibverbs constants (IBV_WC_REM_ACCESS_ERR is [WCRemAccessErr], IBV_QPS_RTS is [QPStateRTS]).
-// Every type and constant a program needs is in this package.
+// Every type and constant a program needs is in this package; the IDs that name single counters
+// are in package counter.
 //
 // No kernel module, no root and no special hardware are needed: a Device binds UDP 4791 on one or
 // more local addresses and runs the transport in its own goroutines.
