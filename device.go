@@ -106,7 +106,10 @@ func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
 	if rc.Network != nil {
 		c, err = rc.Network(addrs, rc.port)
 	} else {
-		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, ZeroChecksum: true})
+		// The UDP checksum stays on, unlike rxe's zero: Linux segments (GSO) only datagrams it
+		// checksums, and a receiver accepts either. Segmented IPv4 datagrams carry IDs 0, 1, 2,
+		// ..., which the ICRC covers, so each announced ID adjusts its packet's ICRC.
+		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, SetIPv4ID: adjustIPv4ID})
 	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
@@ -347,3 +350,7 @@ func activeMTU(ifMTU int) MTU {
 	}
 	return MTUFromBytes(ifMTU - 80)
 }
+
+// adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a
+// segment.
+func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }
