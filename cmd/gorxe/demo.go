@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -113,19 +111,19 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		o.Trace = f
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	if *walk != "" {
 		if err := demo.Walkthrough(ctx, o, *walk, stdout); err != nil {
 			fmt.Fprintf(stderr, "gorxe demo: -walkthrough: %v\n", devselect.ExplainInUse(err, o.Port, "give it other addresses with -a and -b"))
-			return exitFailure
+			return failure(ctx)
 		}
 		return exitOK
 	}
 	if err := demo.Run(ctx, o, stdout); err != nil {
 		err = devselect.ExplainInUse(err, o.Port, "give the demo other addresses with -a and -b, or another port with -port")
 		fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
-		return exitFailure
+		return failure(ctx)
 	}
 	for _, f := range files {
 		if err := f.Close(); err != nil {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // Exit statuses.
@@ -45,6 +47,14 @@ var commands = []command{
 	{"read_lat", "gorxe read_lat [OPTIONS] [HOST]", "ib_read_lat peer: RDMA READ latency", perftestCommand(perftest.VerbRead, perftest.Lat)},
 	{"send_lat", "gorxe send_lat [OPTIONS] [HOST]", "ib_send_lat peer: SEND latency", perftestCommand(perftest.VerbSend, perftest.Lat)},
 	{"atomic_lat", "gorxe atomic_lat [OPTIONS] [HOST]", "ib_atomic_lat peer: atomic operation latency", perftestCommand(perftest.VerbAtomic, perftest.Lat)},
+	{"version", "gorxe version", "print gorxe's module version and the Go version that built it", runVersion},
+}
+
+// environment lists the variables gorxe reads, for help.
+var environment = []struct{ name, meaning string }{
+	{devselect.EnvAddr, "interface or address the tools bind to without --bind or -d"},
+	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
+	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
 }
 
 func main() {
@@ -79,5 +89,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-40s %s\n", c.usage, c.summary)
 	}
 	fmt.Fprintf(w, "  %-40s %s\n", "gorxe help", "show this help")
-	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n")
+	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n\nEnvironment:\n\n")
+	for _, e := range environment {
+		fmt.Fprintf(w, "  %-14s %s\n", e.name, e.meaning)
+	}
 }

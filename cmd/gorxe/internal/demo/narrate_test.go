@@ -107,7 +107,5 @@ func TestDemoOnOtherPort(t *testing.T) {
 	require.NoError(t, err)
 	intf, err := r.Interface(0)
 	require.NoError(t, err)
-	got, ok := capture.ParsePortComment(intf.Comment)
-	require.True(t, ok, intf.Comment)
-	assert.Equal(t, uint16(port), got)
+	assert.Equal(t, []uint16{port}, capture.CommentPorts(intf.Comment), intf.Comment)
 }

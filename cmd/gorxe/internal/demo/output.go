@@ -11,7 +11,8 @@ import (
 	"github.com/gorxe/gorxe"
 )
 
-// ErrTracePort: the ladder is drawn by gorxe trace's reader, which finds RoCE on UDP 4791 only.
+// ErrTracePort: the ladder is drawn by gorxe trace's reader, which finds RoCE on UDP 4791 only
+// (it does not read the port note of a capture yet).
 var ErrTracePort = errors.New("the ladder diagram can be drawn only for a run on UDP port 4791")
 
 // The devices' addresses and the per-step timeout when Options leaves them out.

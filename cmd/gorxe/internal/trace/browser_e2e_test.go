@@ -89,6 +89,20 @@ func TestHTMLInChromium(t *testing.T) {
 	b.press("k")
 	assert.Equal(t, "Frame 128", read().Title)
 
+	// Scrolled far to the right, the time column is still at the left of the view: the scroll
+	// event is handled before the second frame after it.
+	var timeLeft struct{ Before, After, View float64 }
+	b.eval(`new Promise(function (done) {
+		var main = document.getElementById("diagram"), t = document.querySelector("g.pkt.selected").closest("g.row").querySelector("text.t");
+		var before = t.getBoundingClientRect().left;
+		main.scrollLeft = 3000;
+		requestAnimationFrame(function () { requestAnimationFrame(function () {
+			done({Before: before, After: t.getBoundingClientRect().left, View: main.getBoundingClientRect().left});
+		}); });
+	})`, &timeLeft)
+	assert.InDelta(t, timeLeft.Before, timeLeft.After, 1, "time label moved with the scroll")
+	assert.GreaterOrEqual(t, timeLeft.After, timeLeft.View)
+
 	// The first band: its packets hidden, then shown, and the next row moved down by them.
 	type bandState struct {
 		Display   string

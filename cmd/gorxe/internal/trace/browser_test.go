@@ -60,6 +60,7 @@ type (
 	evaluateParams struct {
 		Expression    string `json:"expression"`
 		ReturnByValue bool   `json:"returnByValue"`
+		AwaitPromise  bool   `json:"awaitPromise"`
 	}
 	mouseParams struct {
 		Type       string  `json:"type"`
@@ -242,7 +243,8 @@ func (b *browser) navigate(url string) {
 	b.waitEvent("Page.loadEventFired")
 }
 
-// eval evaluates a JavaScript expression in the page and decodes its value into v.
+// eval evaluates a JavaScript expression in the page and decodes its value into v; a promise
+// is waited for.
 func (b *browser) eval(expr string, v any) {
 	b.t.Helper()
 	var r struct {
@@ -253,7 +255,7 @@ func (b *browser) eval(expr string, v any) {
 			Text string `json:"text"`
 		} `json:"exceptionDetails"`
 	}
-	b.call("Runtime.evaluate", evaluateParams{Expression: expr, ReturnByValue: true}, &r)
+	b.call("Runtime.evaluate", evaluateParams{Expression: expr, ReturnByValue: true, AwaitPromise: true}, &r)
 	if r.ExceptionDetails != nil {
 		b.t.Fatalf("evaluating %q: %s", expr, r.ExceptionDetails.Text)
 	}

@@ -140,14 +140,14 @@ func fromDump(p *dump.Packet, ts time.Time, explain bool) (Packet, error) {
 		ICRCOK:  p.ICRCErr == nil,
 		Summary: p.Line(),
 	}
-	if p.DETH != nil {
-		tp.Src.QPN, tp.Src.Known = p.DETH.SrcQP, true
+	if h := p.Header(packet.HeaderDETH); h != nil {
+		tp.Src.QPN, tp.Src.Known = packet.DETH(h).SrcQP(), true
 	}
-	if p.AETH != nil {
-		tp.HasAETH, tp.Syndrome = true, p.AETH.Syndrome
+	if h := p.Header(packet.HeaderAETH); h != nil {
+		tp.HasAETH, tp.Syndrome = true, packet.AETH(h).Syndrome()
 	}
-	if p.RETH != nil && b.Opcode.Kind() == packet.KindRDMAReadRequest {
-		tp.DMALen = p.RETH.DMALength
+	if h := p.Header(packet.HeaderRETH); h != nil && b.Opcode.Kind() == packet.KindRDMAReadRequest {
+		tp.DMALen = packet.RETH(h).DMALength()
 	}
 	if explain {
 		var sb strings.Builder

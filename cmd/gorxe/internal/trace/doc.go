@@ -12,10 +12,12 @@
 // known at the sender's address whose product with the destination QPN gives the port is the
 // sender; otherwise its QPN is shown as "?".
 //
-// Time runs down the page, one row per packet; a silence longer than Options.Gap is drawn as
-// a break labelled with its length. Runs of MIDDLE packets of one message collapse into one
+// Time runs down the page, one row per packet, in seconds since the capture's first packet;
+// rows stand further apart the longer the pause between them (on a log scale, up to a limit),
+// and a silence longer than Options.Gap is drawn as a break labelled with its length. Runs of MIDDLE packets of one message collapse into one
 // band labelled with their count, PSN range and bytes (the HTML page expands a band when it is
-// clicked and shows the `gorxe dump -v` explanation of a packet when its arrow is clicked).
+// clicked and shows the `gorxe dump -v` explanation of a packet when its arrow is clicked; j and
+// k then step through the packets).
 //
 // Per sender and direction (requests, responses), a PSN seen again is a retransmission, or a
 // duplicate when it copies the sender's previous packet byte for byte, at once and with nothing

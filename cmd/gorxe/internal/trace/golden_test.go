@@ -24,6 +24,7 @@ func TestGoldenCaptureSVG(t *testing.T) {
 	assert.Len(t, s.lanes, 52)
 	assert.Equal(t, []string{"10.99.0.3 QP 0x000011", "10.99.0.2 QP 0x000011", "10.99.0.3 QP 0x000012", "10.99.0.2 QP 0x000012"}, s.lanes[:4])
 	assert.Equal(t, "10.99.0.3 QP 0x000001", s.lanes[48], "RDMA-CM's MADs go between the GSI QPs")
+	assert.Equal(t, "2540 packets, 52 endpoints: 3 retransmissions, 2 duplicates, 0 losses, 0 NAKs, 0 RNR NAKs", d.Summary())
 }
 
 // TestGoldenCaptureLabels checks the exact text and colour class of known packets of the kernel

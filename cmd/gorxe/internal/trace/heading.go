@@ -11,7 +11,7 @@ import (
 func (s *svg) names() {
 	d := s.d
 	s.key()
-	s.printf(`<text class="lane-name" x="%g" y="%g" text-anchor="end">time (s)</text>`+"\n", timeColumn-12, namesY+16)
+	s.printf(`<text class="lane-name t-head" x="%g" y="%g" text-anchor="end">time (s)</text>`+"\n", timeColumn-12, namesY+16)
 	for _, e := range d.Lanes {
 		x := d.x(e)
 		qp := "QP ?"

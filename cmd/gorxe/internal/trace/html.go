@@ -64,9 +64,9 @@ func writeHTML(w io.Writer, d *Diagram) error {
 <style>%s</style>
 </head>
 <body>
-<header><b>%s</b>: %d packets, %d endpoints. <span class="hint">Click an arrow for the packet's decoding (then j, k: next, previous); click a band to show its packets.</span></header>
+<header><b>%s</b>: %s. <span class="hint">Click an arrow for the packet's decoding (then j, k: next, previous); click a band to show its packets.</span></header>
 <main id="diagram">
-<div id="sticky-names">`, esc(title), pageCSS, esc(title), len(d.Packets), len(d.Lanes))
+<div id="sticky-names">`, esc(title), pageCSS, esc(title), esc(d.Summary()))
 	if err := writeNames(bw, d); err != nil {
 		return err
 	}

@@ -63,6 +63,12 @@
     next.scrollIntoView({block: "nearest"});
   });
 
+  // The time column moves with a horizontal scroll, so every row keeps its time in view.
+  var main = document.getElementById("diagram");
+  main.addEventListener("scroll", function () {
+    document.documentElement.style.setProperty("--scroll-x", main.scrollLeft + "px");
+  });
+
   svg.addEventListener("click", function (ev) {
     var pkt = ev.target.closest("g.pkt");
     if (pkt) {

@@ -108,6 +108,11 @@ func Run(o Options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, out.Close()) }()
+	defer func() {
+		err = errors.Join(err, out.Close())
+		if err == nil {
+			fmt.Fprintf(stderr, "gorxe trace: wrote %s: %s\n", o.Output, d.Summary())
+		}
+	}()
 	return Write(out, d, o.Format)
 }

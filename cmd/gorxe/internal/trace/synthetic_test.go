@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -69,6 +70,7 @@ func TestNAKAndRetransmission(t *testing.T) {
 		"gap: 70ms without packets",
 		"pkt: RC_SEND_ONLY psn=110 len=8 [retransmission]",
 	}, svg.rows)
+	assert.Equal(t, "19 packets, 2 endpoints: 5 retransmissions, 2 duplicates, 1 loss, 2 NAKs, 1 RNR NAK", d.Summary())
 	for frame, class := range map[int]string{
 		3:  "pkt req",
 		5:  "pkt nakseq",
@@ -176,4 +178,19 @@ func TestReadRecovery(t *testing.T) {
 		"pkt: RC_RDMA_READ_RESPONSE_LAST psn=303 len=1024 ACK [retransmission]",
 		"pkt: RC_SEND_ONLY psn=304 len=8",
 	}, svgOf(t, d).rows)
+}
+
+// TestIPv6 checks that IPv6 endpoints are named by their address, and that both directions of
+// a connection over IPv6 meet on the same two lines.
+func TestIPv6(t *testing.T) {
+	a, b := rcPair(0x11, 0x12)
+	a.addr, b.addr = netip.MustParseAddr("fd00::1"), netip.MustParseAddr("fd00::2")
+	s := newSynth(t)
+	s.req(a, b, packet.RCSendOnly, 5, 32)
+	s.ack(b, a, 5, packet.SyndromeACKUnlimited, 1)
+	d, err := Build(bytes.NewReader(s.bytes()), defaults(), false)
+	require.NoError(t, err)
+	svg := svgOf(t, d)
+	assert.Equal(t, []string{"fd00::1 QP 0x000011", "fd00::2 QP 0x000012"}, svg.lanes)
+	assert.Equal(t, []string{"pkt: RC_SEND_ONLY psn=5 len=32", "pkt: RC_ACKNOWLEDGE psn=5 len=0 ACK"}, svg.rows)
 }
