@@ -32,7 +32,7 @@ type command struct {
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
 	{"trace", "gorxe trace FILE [-o OUT.svg|OUT.html]", "draw a capture as a ladder diagram, SVG or clickable HTML", runTrace},
-	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
+	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
 	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
