@@ -37,17 +37,17 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	tr := newNarrator(pathMTU.Bytes(), rec.recording)
-	tr.names[o.A.Unmap()], tr.names[o.B.Unmap()] = "A", "B"
+	nar := newNarrator(pathMTU.Bytes(), rec.recording)
+	nar.names[o.A.Unmap()], nar.names[o.B.Unmap()] = "A", "B"
 	var open []*side
 	defer func() { err = rec.finish(err, open) }()
 
-	a, err := openSide("A", o.A, &o, tr.tap)
+	a, err := openSide("A", o.A, &o, nar.tap)
 	if err != nil {
 		return err
 	}
 	open = append(open, a)
-	b, err := openSide("B", o.B, &o, tr.tap)
+	b, err := openSide("B", o.B, &o, nar.tap)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		verified, err := s.run(sctx, w)
 		cancel()
-		for _, l := range tr.take() {
+		for _, l := range nar.take() {
 			fmt.Fprintf(out, "    %s\n", l)
 		}
 		if err != nil && ctx.Err() != nil {

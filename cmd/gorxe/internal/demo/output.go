@@ -62,7 +62,7 @@ func (r *runOutput) finish(runErr error, open []*side) error {
 		open[i].close()
 	}
 	errs := []error{runErr, r.close()}
-	if r.wire != nil {
+	if r.wire != nil && r.recording.wire.Packets() > 0 { // a run that failed to start has nothing to draw
 		if err := drawLadder(r.wire.Bytes(), r.o.TraceFormat, "gorxe demo", r.o.Trace); err != nil {
 			errs = append(errs, fmt.Errorf("ladder diagram: %w", err))
 		}
