@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// run measures everything, writes the outputs, and returns the exit status: 0 when every
+// measurement ran (whether or not it met its target), 1 otherwise.
+func run(ctx context.Context, o *options) int {
+	rep := &Report{
+		Machine: machineInfo(o.goBin),
+		Settings: Settings{
+			DurationS: o.seconds(), LatencyIters: o.latIters, QPCounts: o.qps, IdleQPs: o.idleQPs,
+			ClientAddr: o.client.String(), ServerAddr: o.server.String(),
+			ProcessesNote: "client and server of every tool are separate processes; CPU per message is both processes' user+system time over the messages moved",
+		},
+	}
+	r, cleanup, err := newRunner(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		return 1
+	}
+	defer cleanup()
+	rep.Settings.RoCEUDPPort = r.udpPort
+
+	progress("UDP ceiling (%v per measurement)", o.duration)
+	if rep.Ceiling, err = r.ceiling(ctx, o.duration); err != nil {
+		rep.Errors = append(rep.Errors, "UDP ceiling: "+err.Error())
+		progress("  failed: %v", err)
+	}
+	cases := plan(o.qps)
+	for i, c := range cases {
+		if o.run != nil && !o.run.MatchString(c.id()) {
+			continue
+		}
+		if ctx.Err() != nil {
+			rep.Rows = append(rep.Rows, failedRows(c, ctx.Err())...)
+			continue
+		}
+		args := c.args(o.seconds(), o.latIters)
+		progress("[%d/%d] %s %s", i+1, len(cases), c.tool(), strings.Join(args, " "))
+		rows := r.measureCase(ctx, c, args, rep.Ceiling)
+		for _, row := range rows {
+			if row.Error != "" {
+				progress("  failed: %s", row.Error)
+			} else {
+				progress("  %s: %s", row.Label, quantity(row.Unit, row.Value))
+			}
+		}
+		rep.Rows = append(rep.Rows, rows...)
+	}
+	if o.idleQPs > 0 && (o.run == nil || o.run.MatchString("idle-qp-rss")) && ctx.Err() == nil {
+		progress("idle QPs: %d connected pairs", o.idleQPs)
+		self, err := os.Executable()
+		row := Row{ID: "idle-qp-rss", Unit: unitBytes, Label: "resident memory per idle RC QP"}
+		if err == nil {
+			row = r.idleRow(ctx, self, o.idleQPs)
+		} else {
+			row.Error = err.Error()
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return finish(rep, o)
+}
+
+// measureCase runs one case's tool pair and turns its output into rows.
+func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, ceil *ceilingReport) []Row {
+	res, err := r.runPair(ctx, c.id(), c.tool(), args)
+	if err != nil {
+		return failedRows(c, err)
+	}
+	var rows []Row
+	if c.kind == kindLatency {
+		var lr latResult
+		if lr, err = parseLat(res.client); err == nil {
+			rows = latRows(c, lr, res.cpu, ceil)
+		}
+	} else {
+		var br bwResult
+		if br, err = parseBW(res.client); err == nil {
+			rows = []Row{bwRow(c, br, res.cpu, ceil)}
+		}
+	}
+	if err != nil {
+		return failedRows(c, fmt.Errorf("client output: %w", err))
+	}
+	for i := range rows {
+		rows[i].Args = args
+	}
+	return rows
+}
+
+// finish renders the report to standard output, the output directory and the README.
+func finish(rep *Report, o *options) int {
+	var md, js bytes.Buffer
+	if err := rep.writeMarkdown(&md); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		return 1
+	}
+	if err := rep.writeJSON(&js); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		return 1
+	}
+	if o.asJSON {
+		os.Stdout.Write(js.Bytes())
+	} else {
+		os.Stdout.Write(md.Bytes())
+	}
+	code := 0
+	if !rep.complete() {
+		fmt.Fprintln(os.Stderr, "report: some measurements failed (see the table)")
+		code = 1
+	}
+	if o.outDir != "" {
+		for name, b := range map[string][]byte{"report.md": md.Bytes(), "report.json": js.Bytes()} {
+			if err := os.WriteFile(filepath.Join(o.outDir, name), b, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "report:", err)
+				code = 1
+			}
+		}
+	}
+	if o.readme != "" {
+		if code != 0 {
+			fmt.Fprintln(os.Stderr, "report: not updating", o.readme, "with an incomplete report")
+		} else if err := updateReadme(o.readme, md.String()); err != nil {
+			fmt.Fprintln(os.Stderr, "report:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// complete says whether every measurement ran.
+func (r *Report) complete() bool {
+	if len(r.Errors) > 0 {
+		return false
+	}
+	for _, row := range r.Rows {
+		if row.Error != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// newRunner builds the binaries (unless given), picks the RoCE UDP port and prepares the output
+// directory. cleanup removes the build directory.
+func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
+	r := &runner{gorxe: o.gorxeBin, udpceiling: o.udpceilingBin, client: o.client, server: o.server,
+		udpPort: o.udpPort, timeout: o.timeout}
+	cleanup := func() {}
+	if r.gorxe == "" || r.udpceiling == "" {
+		dir, err := os.MkdirTemp("", "gorxe-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		for _, b := range []struct {
+			dst *string
+			pkg string
+		}{{&r.gorxe, "github.com/gorxe/gorxe/cmd/gorxe"}, {&r.udpceiling, "github.com/gorxe/gorxe/test/bench/udpceiling"}} {
+			if *b.dst != "" {
+				continue
+			}
+			*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
+			progress("building %s", b.pkg)
+			cmd := exec.CommandContext(ctx, o.goBin, "build", "-o", *b.dst, b.pkg)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				cleanup()
+				return nil, nil, fmt.Errorf("building %s: %w", b.pkg, err)
+			}
+		}
+	}
+	if r.udpPort == 0 {
+		p, err := freeUDPPort(o.client, o.server)
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		r.udpPort = p
+	}
+	if o.outDir != "" {
+		r.logDir = filepath.Join(o.outDir, "logs")
+		if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+	}
+	return r, cleanup, nil
+}
+
+// ceiling runs the UDP ceiling program and reads its JSON report.
+func (r *runner) ceiling(ctx context.Context, d time.Duration) (*ceilingReport, error) {
+	// Six throughput rows and two ping-pongs, each a little longer than d with its peer start-up.
+	timeout := r.timeout + 10*d
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := startChild(ctx, nil, r.udpceiling, "-json", "-duration", d.String(),
+		"-sizes", "80,1040,4112", "-paths", pathMmsg+","+pathGSO, "-src", r.client.String(), "-dst", r.server.String())
+	if err != nil {
+		return nil, err
+	}
+	defer r.keepLog("udpceiling", c)
+	if err := c.wait(timeout); err != nil {
+		return nil, err
+	}
+	return parseCeiling([]byte(c.out.String()))
+}
+
+// progress tells the person waiting what is running; the report itself goes to standard output.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
