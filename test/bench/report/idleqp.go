@@ -57,6 +57,9 @@ func (r *runner) idleRow(ctx context.Context, self string, n int) Row {
 		return row
 	}
 	row.Value = t.perQP()
+	if t.HeapAfter > t.HeapBefore {
+		row.Label += fmt.Sprintf(", of which Go heap %.1f KiB", float64(t.HeapAfter-t.HeapBefore)/float64(2*n)/1024)
+	}
 	return row
 }
 
