@@ -318,10 +318,11 @@ func TestGSORefusedRunRenumbered(t *testing.T) {
 // a panic or a read past the slot's buffer.
 func TestGROSegmentParsing(t *testing.T) {
 	b := newReceiveBatch()
-	put := func(off int, level, typ int32, length uint64, val int32) {
+	put := func(off int, level, typ int32, length int, val int32) {
 		buf := unsafe.Slice((*byte)(unsafe.Pointer(&b.oob[0][0])), cmsgWords*8)
 		c := (*unix.Cmsghdr)(unsafe.Pointer(&buf[off]))
-		c.Level, c.Type, c.Len = level, typ, length
+		c.Level, c.Type = level, typ
+		c.SetLen(length)
 		if off+unix.CmsgLen(4) <= len(buf) {
 			*(*int32)(unsafe.Pointer(&buf[off+unix.CmsgLen(0)])) = val
 		}
@@ -334,15 +335,15 @@ func TestGROSegmentParsing(t *testing.T) {
 		want       int
 	}{
 		{"none", func() {}, 0, 0},
-		{"gro", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, uint64(unix.CmsgLen(4)), 1040) }, unix.CmsgSpace(4), 1040},
+		{"gro", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, unix.CmsgLen(4), 1040) }, unix.CmsgSpace(4), 1040},
 		{"after another", func() {
-			put(0, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, uint64(unix.CmsgLen(4)), 7)
-			put(unix.CmsgSpace(4), unix.SOL_UDP, unix.UDP_GRO, uint64(unix.CmsgLen(4)), 80)
+			put(0, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, unix.CmsgLen(4), 7)
+			put(unix.CmsgSpace(4), unix.SOL_UDP, unix.UDP_GRO, unix.CmsgLen(4), 80)
 		}, 2 * unix.CmsgSpace(4), 80},
 		{"length past the area", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, 1000, 80) }, unix.CmsgSpace(4), 0},
 		{"length below a header", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, 3, 80) }, unix.CmsgSpace(4), 0},
-		{"too short for the value", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, uint64(unix.CmsgLen(2)), 80) }, unix.CmsgSpace(4), 0},
-		{"controllen past the buffer", func() { put(0, unix.SOL_SOCKET, 1, uint64(unix.CmsgLen(4)), 0) }, 1 << 20, 0},
+		{"too short for the value", func() { put(0, unix.SOL_UDP, unix.UDP_GRO, unix.CmsgLen(2), 80) }, unix.CmsgSpace(4), 0},
+		{"controllen past the buffer", func() { put(0, unix.SOL_SOCKET, 1, unix.CmsgLen(4), 0) }, 1 << 20, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
