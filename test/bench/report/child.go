@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,21 +17,24 @@ import (
 // child is a process the report started, in a process group of its own so that it and anything
 // it starts in turn (the UDP ceiling program's peers) can be killed together.
 type child struct {
-	name   string
-	cmd    *exec.Cmd
-	out    *lineBuffer
-	errOut *lineBuffer
-	done   chan struct{} // closed when the process has exited and its output is in
-	err    error         // from Wait, valid after done
+	name    string // the process's role, for errors
+	cmdline string // its command line with the binary's base name, for logs
+	cmd     *exec.Cmd
+	out     *lineBuffer
+	errOut  *lineBuffer
+	done    chan struct{} // closed when the process has exited and its output is in
+	err     error         // from Wait, valid after done
 }
 
-// startChild runs bin with args and extra environment. Cancelling ctx kills the process group.
-func startChild(ctx context.Context, env []string, bin string, args ...string) (*child, error) {
+// startChild runs bin with args and extra environment as the process called name. Cancelling
+// ctx kills the process group.
+func startChild(ctx context.Context, name string, env []string, bin string, args ...string) (*child, error) {
 	c := &child{
-		name:   strings.Join(append([]string{bin}, args...), " "),
-		out:    newLineBuffer(),
-		errOut: newLineBuffer(),
-		done:   make(chan struct{}),
+		name:    name,
+		cmdline: strings.Join(append([]string{filepath.Base(bin)}, args...), " "),
+		out:     newLineBuffer(),
+		errOut:  newLineBuffer(),
+		done:    make(chan struct{}),
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)

@@ -15,7 +15,7 @@ import (
 
 // A child's own children die with it, so that a killed run leaves no process behind.
 func TestChildKillTakesTheGroup(t *testing.T) {
-	c, err := startChild(context.Background(), nil, "sh", "-c", "sleep 300 & echo grandchild $!; wait")
+	c, err := startChild(context.Background(), "test", nil, "sh", "-c", "sleep 300 & echo grandchild $!; wait")
 	require.NoError(t, err)
 	require.NoError(t, c.waitLine("grandchild", 30*time.Second))
 	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(c.out.String(), "grandchild")))
@@ -25,7 +25,7 @@ func TestChildKillTakesTheGroup(t *testing.T) {
 }
 
 func TestChildTimeoutKills(t *testing.T) {
-	c, err := startChild(context.Background(), nil, "sleep", "300")
+	c, err := startChild(context.Background(), "test", nil, "sleep", "300")
 	require.NoError(t, err)
 	err = c.wait(time.Millisecond)
 	require.ErrorContains(t, err, "no exit within")
@@ -38,7 +38,7 @@ func TestChildTimeoutKills(t *testing.T) {
 
 func TestChildCancelKills(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := startChild(ctx, nil, "sleep", "300")
+	c, err := startChild(ctx, "test", nil, "sleep", "300")
 	require.NoError(t, err)
 	cancel()
 	err = c.wait(time.Minute)
@@ -46,7 +46,7 @@ func TestChildCancelKills(t *testing.T) {
 }
 
 func TestChildOutputAndStatus(t *testing.T) {
-	c, err := startChild(context.Background(), []string{"BENCH_TEST_VALUE=42"}, "sh", "-c", "echo out $BENCH_TEST_VALUE; echo oops >&2; exit 3")
+	c, err := startChild(context.Background(), "test", []string{"BENCH_TEST_VALUE=42"}, "sh", "-c", "echo out $BENCH_TEST_VALUE; echo oops >&2; exit 3")
 	require.NoError(t, err)
 	err = c.wait(time.Minute)
 	require.ErrorContains(t, err, "exit status 3")
@@ -56,7 +56,7 @@ func TestChildOutputAndStatus(t *testing.T) {
 }
 
 func TestWaitLineSeesEarlyExit(t *testing.T) {
-	c, err := startChild(context.Background(), nil, "sh", "-c", "echo starting; echo bad flag >&2; exit 2")
+	c, err := startChild(context.Background(), "test", nil, "sh", "-c", "echo starting; echo bad flag >&2; exit 2")
 	require.NoError(t, err)
 	err = c.waitLine(serverReady, time.Minute)
 	require.ErrorContains(t, err, "before printing")

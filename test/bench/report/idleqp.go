@@ -40,7 +40,7 @@ func (r *runner) idleRow(ctx context.Context, self string, n int) Row {
 		Label: fmt.Sprintf("resident memory per idle RC QP (%d connected pairs)", n)}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	c, err := startChild(ctx, nil, self, "-internal-idle-qps", strconv.Itoa(n),
+	c, err := startChild(ctx, "idle-QP process", nil, self, "-internal-idle-qps", strconv.Itoa(n),
 		"-client", r.client.String(), "-server", r.server.String(), "-udp-port", strconv.Itoa(r.udpPort))
 	if err != nil {
 		row.Error = err.Error()

@@ -43,7 +43,7 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort)}
 	common := slices.Concat([]string{tool, "-p", strconv.Itoa(port)}, args)
 
-	srv, err := startChild(ctx, env, r.gorxe, slices.Concat(common, []string{"--bind", r.server.String()})...)
+	srv, err := startChild(ctx, tool+" server", env, r.gorxe, slices.Concat(common, []string{"--bind", r.server.String()})...)
 	if err != nil {
 		return res, err
 	}
@@ -53,7 +53,7 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 	if err := srv.waitLine(serverReady, r.timeout); err != nil {
 		return res, err
 	}
-	cli, err := startChild(ctx, env, r.gorxe, slices.Concat(common, []string{"--bind", r.client.String(), r.server.String()})...)
+	cli, err := startChild(ctx, tool+" client", env, r.gorxe, slices.Concat(common, []string{"--bind", r.client.String(), r.server.String()})...)
 	if err != nil {
 		return res, err
 	}
@@ -76,7 +76,7 @@ func (r *runner) keepLog(name string, c *child) {
 	if r.logDir == "" {
 		return
 	}
-	text := "$ " + c.name + "\n" + c.out.String()
+	text := "$ " + c.cmdline + "\n" + c.out.String()
 	if e := c.errOut.String(); e != "" {
 		text += "\n--- stderr\n" + e
 	}

@@ -126,10 +126,9 @@ func finish(rep *Report, o *options) int {
 			}
 		}
 	}
-	if o.readme != "" {
-		if code != 0 {
-			fmt.Fprintln(os.Stderr, "report: not updating", o.readme, "with an incomplete report")
-		} else if err := updateReadme(o.readme, md.String()); err != nil {
+	// A failed measurement goes into the README as well: it is what this run found.
+	if o.readme != "" && len(rep.Rows) > 0 {
+		if err := updateReadme(o.readme, md.String()); err != nil {
 			fmt.Fprintln(os.Stderr, "report:", err)
 			code = 1
 		}
@@ -203,7 +202,7 @@ func (r *runner) ceiling(ctx context.Context, d time.Duration) (*ceilingReport, 
 	timeout := r.timeout + 10*d
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := startChild(ctx, nil, r.udpceiling, "-json", "-duration", d.String(),
+	c, err := startChild(ctx, "UDP ceiling", nil, r.udpceiling, "-json", "-duration", d.String(),
 		"-sizes", "80,1040,4112", "-paths", pathMmsg+","+pathGSO, "-src", r.client.String(), "-dst", r.server.String())
 	if err != nil {
 		return nil, err
