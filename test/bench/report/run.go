@@ -32,7 +32,7 @@ func run(ctx context.Context, o *options) int {
 
 	progress("UDP ceiling (%v per measurement)", o.duration)
 	if rep.Ceiling, err = r.ceiling(ctx, o.duration); err != nil {
-		rep.Errors = append(rep.Errors, "UDP ceiling: "+err.Error())
+		rep.Errors = append(rep.Errors, err.Error())
 		progress("  failed: %v", err)
 	}
 	cases := plan(o.qps)
@@ -67,7 +67,7 @@ func run(ctx context.Context, o *options) int {
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
-	return finish(rep, o)
+	return finish(rep, o, ctx.Err() != nil)
 }
 
 // measureCase runs one case's tool pair and turns its output into rows.
@@ -97,8 +97,9 @@ func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, ce
 	return rows
 }
 
-// finish renders the report to standard output, the output directory and the README.
-func finish(rep *Report, o *options) int {
+// finish renders the report to standard output, the output directory and, unless the run was
+// interrupted, the README.
+func finish(rep *Report, o *options, interrupted bool) int {
 	var md, js bytes.Buffer
 	if err := rep.writeMarkdown(&md); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
@@ -127,7 +128,7 @@ func finish(rep *Report, o *options) int {
 		}
 	}
 	// A failed measurement goes into the README as well: it is what this run found.
-	if o.readme != "" && len(rep.Rows) > 0 {
+	if o.readme != "" && len(rep.Rows) > 0 && !interrupted {
 		if err := updateReadme(o.readme, md.String()); err != nil {
 			fmt.Fprintln(os.Stderr, "report:", err)
 			code = 1
