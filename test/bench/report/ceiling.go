@@ -31,6 +31,12 @@ type ceilingRate struct {
 	ReceivedPPS       float64 `json:"received_pps"`
 	ReceivedBytesPerS float64 `json:"received_bytes_per_s"`
 	Loss              float64 `json:"loss"`
+	SegmentsPerSend   float64 `json:"segments_per_send,omitempty"`
+	SegmentsPerRead   float64 `json:"segments_per_read,omitempty"`
+	// The CPU time of each process over the datagrams it moved: the counterpart of gorxe's CPU
+	// per message.
+	SenderCPUNSPerDatagram   float64 `json:"sender_cpu_ns_per_datagram"`
+	ReceiverCPUNSPerDatagram float64 `json:"receiver_cpu_ns_per_datagram"`
 }
 
 type ceilingPing struct {

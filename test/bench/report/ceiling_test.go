@@ -16,7 +16,8 @@ func TestParseCeiling(t *testing.T) {
 	require.NoError(t, err)
 	r, ok := c.rate(pathGSO, 4112)
 	require.True(t, ok)
-	assert.Equal(t, ceilingRate{Path: pathGSO, DatagramBytes: 4112, SentPPS: 1, ReceivedPPS: 2, ReceivedBytesPerS: 3, Loss: 0.5}, r)
+	assert.Equal(t, ceilingRate{Path: pathGSO, DatagramBytes: 4112, SentPPS: 1, ReceivedPPS: 2, ReceivedBytesPerS: 3,
+		Loss: 0.5, SegmentsPerSend: 15, SenderCPUNSPerDatagram: 9}, r)
 	_, ok = c.rate(pathGSO, 1040)
 	assert.False(t, ok)
 	_, ok = c.rate(pathMmsg, 4112)

@@ -16,7 +16,8 @@ func testCeiling() *ceilingReport {
 		Throughput: []ceilingRate{
 			{Path: pathMmsg, DatagramBytes: 80, ReceivedPPS: 400e3, ReceivedBytesPerS: 32e6},
 			{Path: pathGSO, DatagramBytes: 1040, ReceivedPPS: 2e6, ReceivedBytesPerS: 2080e6},
-			{Path: pathGSO, DatagramBytes: 4112, ReceivedPPS: 500e3, ReceivedBytesPerS: 2056e6},
+			{Path: pathGSO, DatagramBytes: 4112, ReceivedPPS: 500e3, ReceivedBytesPerS: 2056e6,
+				SenderCPUNSPerDatagram: 300, ReceiverCPUNSPerDatagram: 450},
 		},
 		PingPong: []ceilingPing{{Path: pathMmsg, DatagramBytes: 80, HalfRTTP50NS: 5000, HalfRTTP99NS: 9000}},
 	}

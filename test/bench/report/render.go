@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -45,10 +46,23 @@ func machineLine(m Machine, s Settings) string {
 	fmt.Fprintf(&b, ", Linux %s, %s", m.Kernel, m.GoVersion)
 	if m.LoadAvg != "" {
 		fmt.Fprintf(&b, "; load average %s at the start", m.LoadAvg)
+		if m.busy() {
+			b.WriteString(" (a shared, busy machine: absolute figures are low and noisy, the ratios less so)")
+		}
 	}
 	fmt.Fprintf(&b, ". gorxe client on %s and server on %s as two processes, %d s per bandwidth run, %d iterations per latency run.",
 		s.ClientAddr, s.ServerAddr, s.DurationS, s.LatencyIters)
 	return b.String()
+}
+
+// busy says whether more work was runnable than the machine has cores when the run began.
+func (m Machine) busy() bool {
+	f := strings.Fields(m.LoadAvg)
+	if len(f) == 0 || m.Cores == 0 {
+		return false
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	return err == nil && load > float64(m.Cores)
 }
 
 func valueText(row Row) string {
@@ -120,11 +134,11 @@ func cpuText(row Row) string {
 func ceilingTable(c *ceilingReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "UDP ceiling of the same run, %s → %s, two processes:\n\n", c.Src, c.Dst)
-	b.WriteString("| UDP path | datagram | delivered | delivered | loss |\n")
-	b.WriteString("|---|---:|---:|---:|---:|\n")
+	b.WriteString("| UDP path | datagram | delivered | delivered | loss | CPU per datagram (sender + receiver) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
 	for _, t := range c.Throughput {
-		fmt.Fprintf(&b, "| %s | %d B | %.3f Mpps | %.0f MB/s | %.1f%% |\n", pathLabel(t.Path), t.DatagramBytes,
-			t.ReceivedPPS/1e6, t.ReceivedBytesPerS/1e6, 100*t.Loss)
+		fmt.Fprintf(&b, "| %s | %d B | %.3f Mpps | %.0f MB/s | %.1f%% | %.2f µs |\n", pathLabel(t.Path), t.DatagramBytes,
+			t.ReceivedPPS/1e6, t.ReceivedBytesPerS/1e6, 100*t.Loss, (t.SenderCPUNSPerDatagram+t.ReceiverCPUNSPerDatagram)/1e3)
 	}
 	if len(c.PingPong) > 0 {
 		b.WriteString("\n| UDP ping-pong | datagram | half RTT p50 | half RTT p99 |\n")

@@ -43,8 +43,8 @@ func TestMarkdown(t *testing.T) {
 		"| RC SEND 64 B half RTT p99 | 12.50 µs | 9.00 µs (UDP ping-pong p99) | +3.50 µs |  |  |\n",
 		"| RC SEND 64 B message rate, 1024 QPs | failed: exited / status 1 again | — | — |  |  |\n",
 		"| resident memory per idle RC QP (8 connected pairs) | 6.0 KiB | — | — |  |  |\n",
-		"| sendmmsg/recvmmsg | 80 B | 0.400 Mpps | 32 MB/s | 0.0% |\n",
-		"| UDP_SEGMENT + UDP_GRO | 4112 B | 0.500 Mpps | 2056 MB/s | 0.0% |\n",
+		"| sendmmsg/recvmmsg | 80 B | 0.400 Mpps | 32 MB/s | 0.0% | 0.00 µs |\n",
+		"| UDP_SEGMENT + UDP_GRO | 4112 B | 0.500 Mpps | 2056 MB/s | 0.0% | 0.75 µs |\n",
 		"| sendmmsg/recvmmsg | 80 B | 5.00 µs | 9.00 µs |\n",
 	} {
 		assert.Contains(t, md, want)
@@ -60,6 +60,18 @@ func TestMarkdown(t *testing.T) {
 			assert.Equal(t, cells, strings.Count(l, "|"), l)
 		}
 	}
+}
+
+func TestBusyMachineIsSaid(t *testing.T) {
+	r := testReport()
+	r.Machine.LoadAvg = "17.5 18.0 16.0"
+	var b bytes.Buffer
+	require.NoError(t, r.writeMarkdown(&b))
+	assert.Contains(t, b.String(), "load average 17.5 18.0 16.0 at the start (a shared, busy machine")
+
+	assert.False(t, Machine{Cores: 2, LoadAvg: "1.9 0 0"}.busy())
+	assert.True(t, Machine{Cores: 2, LoadAvg: "2.1 0 0"}.busy())
+	assert.False(t, Machine{Cores: 2}.busy(), "unknown load")
 }
 
 func TestMarkdownWithoutCeiling(t *testing.T) {
