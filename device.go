@@ -284,6 +284,23 @@ func (d *Device) gidIndexUsable(i int) bool {
 	return i >= 0 && i < len(d.bind.gids) && d.bind.gids[i].Usable
 }
 
+// unusableGID explains why GID index i is not one the device can send from.
+func (d *Device) unusableGID(i int) string {
+	if i < 0 || i >= len(d.bind.gids) {
+		return fmt.Sprintf("ah_attr.grh.sgid_index %d is past the end of %s's GID table (%d entries)", i, d.name, len(d.bind.gids))
+	}
+	a := d.bind.gids[i].GID.Addr()
+	if i == 0 && d.bind.netdev != "" && d.cfg.Interface != "" {
+		// Like rxe, index 0 holds the link-local address derived from the MAC (EUI-64), which
+		// an interface whose link-local address comes from another address generation mode
+		// (stable-privacy, random) does not have: nothing would reach it, on rxe either.
+		return fmt.Sprintf("ah_attr.grh.sgid_index 0 is %v, the link-local GID derived from %s's MAC, which %s does not have "+
+			"(its IPv6 address generation mode is not EUI-64); add it (ip -6 addr add %v/64 dev %s) or use another GID index",
+			a, d.bind.netdev, d.bind.netdev, a, d.bind.netdev)
+	}
+	return fmt.Sprintf("ah_attr.grh.sgid_index %d is %v, which %s is not bound to", i, a, d.name)
+}
+
 // cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
 // never blocks.
 func (d *Device) cqError(c *cq.CQ) {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -339,5 +340,33 @@ func TestCountersNames(t *testing.T) {
 	}
 	if n := reflect.TypeFor[Counters]().NumField(); len(names) != n {
 		t.Errorf("All yields %d counters, the struct has %d fields", len(names), n)
+	}
+}
+
+// TestUnusableGIDMessage checks that a GID index the device cannot send from is explained: past
+// the table, not bound, or (on an interface) the EUI-64 link-local GID the interface lacks.
+func TestUnusableGIDMessage(t *testing.T) {
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0x67, 0x78, 0x01}
+	addrs := []netip.Addr{mustAddr("198.18.0.1"), mustAddr("fe80::1234:5678:9abc:def0")}
+	usable := map[netip.Addr]bool{addrs[0]: true, addrs[1]: true}
+	d := &Device{name: "gorxe_eth9", cfg: &resolved{Config: Config{Interface: "eth9"}},
+		bind: &binding{netdev: "eth9", gids: buildGIDTable("eth9", mac, addrs, usable)}}
+	for i, want := range map[int]string{
+		0: "sgid_index 0 is fe80::5054:ff:fe67:7801, the link-local GID derived from eth9's MAC, which eth9 does not have",
+		3: "past the end of gorxe_eth9's GID table (3 entries)",
+	} {
+		if d.gidIndexUsable(i) {
+			t.Errorf("index %d usable", i)
+		}
+		if got := d.unusableGID(i); !strings.Contains(got, want) {
+			t.Errorf("index %d: %q, want it to contain %q", i, got, want)
+		}
+	}
+	if !d.gidIndexUsable(2) {
+		t.Error("the interface's own link-local GID (index 2) is not usable")
+	}
+	d.cfg.Interface, d.cfg.Addr = "", addrs[0]
+	if got := d.unusableGID(0); !strings.Contains(got, "which gorxe_eth9 is not bound to") {
+		t.Errorf("device bound to one address: %q", got)
 	}
 }

@@ -127,7 +127,7 @@ func (q *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 	d := q.dev
 	if mask&QPAttrAV != 0 {
 		if i := attr.AHAttr.GRH.SGIDIndex; !d.gidIndexUsable(int(i)) {
-			return argErr(op, ErrInvalidGIDIndex, fmt.Sprintf("ah_attr.grh.sgid_index %d names no address of %s", i, d.name))
+			return argErr(op, ErrInvalidGIDIndex, d.unusableGID(int(i)))
 		}
 	}
 	d.life.RLock()

@@ -91,7 +91,7 @@ func (pd *PD) CreateAH(attr *AHAttr) (*AH, error) {
 		return nil, argErr(op, ErrNilObject, "address vector is nil")
 	}
 	if attr.IsGlobal && !d.gidIndexUsable(int(attr.GRH.SGIDIndex)) {
-		return nil, argErr(op, ErrInvalidGIDIndex, "ah_attr.grh.sgid_index names no address of "+d.name)
+		return nil, argErr(op, ErrInvalidGIDIndex, d.unusableGID(int(attr.GRH.SGIDIndex)))
 	}
 	ah, err := d.qpt.CreateAH(pd.pd, attr)
 	if err != nil {

@@ -1,31 +1,34 @@
 package capture
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
 
-// portKey is the key of the interface comment that names the RoCEv2 UDP port of a capture.
-const portKey = "gorxe udp-port="
+// PortNote is how a pcapng capture says which UDP port carries its RoCEv2 packets when it is not
+// 4791: a line of the section header's or an interface's comment (opt_comment) reading PortNote,
+// "=" and the port, e.g. "gorxe udp-port=5000". Several lines name several ports. gorxe dump and
+// gorxe trace decode RoCEv2 on the ports a capture names; other tools show the note as the
+// capture's comment. Classic pcap files have no place for it: give their port to the reader.
+const PortNote = "gorxe udp-port"
 
-// PortComment returns the pcapng interface comment that records the UDP port RoCE runs on in a
-// capture, e.g. "gorxe udp-port=4791".
-func PortComment(port uint16) string { return fmt.Sprintf("%s%d", portKey, port) }
+// PortComment returns the comment line that announces port: PortNote=port.
+func PortComment(port uint16) string {
+	return PortNote + "=" + strconv.FormatUint(uint64(port), 10)
+}
 
-// ParsePortComment returns the port a comment written by [PortComment] names, and false for any
-// other comment.
-func ParsePortComment(comment string) (uint16, bool) {
-	for line := range strings.SplitSeq(comment, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), portKey)
+// CommentPorts returns the ports the PortNote lines of a pcapng comment name, in order; lines
+// that are not notes, or name no valid port, are ignored.
+func CommentPorts(comment string) []uint16 {
+	var ports []uint16
+	for line := range strings.Lines(comment) {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), PortNote+"=")
 		if !ok {
 			continue
 		}
-		p, err := strconv.ParseUint(rest, 10, 16)
-		if err != nil || p == 0 {
-			return 0, false
+		if n, err := strconv.ParseUint(v, 10, 16); err == nil && n != 0 {
+			ports = append(ports, uint16(n))
 		}
-		return uint16(p), true
 	}
-	return 0, false
+	return ports
 }

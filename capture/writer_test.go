@@ -1,4 +1,4 @@
-package capture
+package capture_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -54,7 +55,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			start := time.Unix(1700000000, 0)
 			tick := 0
 			var out bytes.Buffer
-			w, err := NewWriter(&out, Options{Port: tc.port, Interface: "dev0", Now: func() time.Time {
+			w, err := capture.NewWriter(&out, capture.Options{Port: tc.port, Interface: "dev0", Now: func() time.Time {
 				tick++
 				return start.Add(time.Duration(tick) * time.Millisecond)
 			}})
@@ -72,9 +73,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			intf, err := r.Interface(0)
 			require.NoError(t, err)
-			got, ok := ParsePortComment(intf.Comment)
-			require.True(t, ok, "interface comment %q", intf.Comment)
-			assert.Equal(t, tc.wantPort, got)
+			assert.Equal(t, []uint16{tc.wantPort}, capture.CommentPorts(intf.Comment), "interface comment %q", intf.Comment)
 			assert.Equal(t, "dev0", intf.Name)
 			var comments [][]string
 			var dirs []pcapgo.NgEpbFlag
@@ -95,10 +94,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			assert.Equal(t, []pcapgo.NgEpbFlag{out1, out1, out1, in}, dirs)
 			assert.True(t, stamps[0].Equal(start.Add(time.Millisecond)), "first stamp %v", stamps[0])
 
-			// gorxe dump decodes every packet on the recorded port, with a valid ICRC.
-			if port != packet.UDPPort {
-				t.Skip("decoding on another port is dump's job (its -port option)")
-			}
+			// gorxe dump decodes every packet on the port the capture records, with a valid ICRC.
 			dr, err := dump.NewReader(bytes.NewReader(out.Bytes()))
 			require.NoError(t, err)
 			dec := dump.NewDecoder()
@@ -109,6 +105,9 @@ func TestWriterRoundTrip(t *testing.T) {
 					break
 				}
 				require.NoError(t, err)
+				for _, port := range dr.Ports() {
+					dec.AddPort(port)
+				}
 				p, err := dec.Decode(f)
 				require.NoError(t, err)
 				require.NoError(t, p.ICRCErr)
@@ -117,40 +116,6 @@ func TestWriterRoundTrip(t *testing.T) {
 			assert.Equal(t, []packet.PSN{1, 2, 3, 9}, psns)
 		})
 	}
-}
-
-func TestParsePortComment(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		port uint16
-		ok   bool
-	}{
-		{PortComment(4791), 4791, true},
-		{"something else\ngorxe udp-port=1234", 1234, true},
-		{"gorxe udp-port=0", 0, false},
-		{"gorxe udp-port=70000", 0, false},
-		{"gorxe udp-port=", 0, false},
-		{"", 0, false},
-	} {
-		p, ok := ParsePortComment(tc.in)
-		assert.Equal(t, tc.ok, ok, tc.in)
-		assert.Equal(t, tc.port, p, tc.in)
-	}
-}
-
-func TestUDP6Checksum(t *testing.T) {
-	// A frame whose checksum verifies sums to 0xFFFF with the checksum field included.
-	src := netip.MustParseAddr("fe80::1").AsSlice()
-	dst := netip.MustParseAddr("fe80::2").AsSlice()
-	seg := []byte{0x12, 0x34, 0x12, 0xb7, 0, 11, 0, 0, 'a', 'b', 'c'}
-	c := udp6Checksum(src, dst, seg)
-	seg[6], seg[7] = byte(c>>8), byte(c)
-	assert.NotZero(t, c)
-	// Summed again with the checksum in place, the ones' complement sum is all ones, whose
-	// complement (zero) the function reports as 0xFFFF.
-	assert.Equal(t, uint16(0xFFFF), udp6Checksum(src, dst, seg))
-	seg[8] ^= 1
-	assert.NotEqual(t, uint16(0xFFFF), udp6Checksum(src, dst, seg))
 }
 
 // TestTsharkReadsCapture has Wireshark's own decoder read a written capture, where tshark is
@@ -166,7 +131,7 @@ func TestTsharkReadsCapture(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "c.pcapng")
 		f, err := os.Create(path)
 		require.NoError(t, err)
-		w, err := NewWriter(f, Options{})
+		w, err := capture.NewWriter(f, capture.Options{})
 		require.NoError(t, err)
 		for i := range 5 {
 			w.Tap(netio.Sent, &netio.Message{Src: a, Dst: b, Buf: rocePacket(t, a, b, 0x11, packet.PSN(i), []byte("payload"))})

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/gorxe/gorxe/capture"
 )
 
 // Frame is one captured frame.
@@ -19,6 +22,7 @@ type Frame struct {
 	LinkType gplayers.LinkType // how Data starts
 	Data     []byte            // the captured bytes
 	Length   int               // the frame's length on the wire; more than len(Data) if cut
+	Time     time.Time         // when it was captured
 }
 
 // Reader reads the frames of a pcap or pcapng capture.
@@ -26,6 +30,10 @@ type Reader struct {
 	read     func() ([]byte, gopacket.CaptureInfo, error)
 	linkType func(gopacket.CaptureInfo) gplayers.LinkType
 	n        int
+
+	ng    *pcapgo.NgReader
+	noted map[int]bool // pcapng interfaces whose comments were read
+	ports []uint16     // RoCEv2 ports the capture announces (PortNote)
 }
 
 // File magics, as the first four bytes appear in the file.
@@ -58,7 +66,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 			return nil, headerError(err)
 		}
 		return &Reader{
-			read: ng.ReadPacketData,
+			ng:    ng,
+			noted: map[int]bool{},
+			ports: capture.CommentPorts(ng.SectionInfo().Comment),
+			read:  ng.ReadPacketData,
 			linkType: func(ci gopacket.CaptureInfo) gplayers.LinkType {
 				ifc, err := ng.Interface(ci.InterfaceIndex)
 				if err != nil {
@@ -111,5 +122,16 @@ func (r *Reader) Next() (Frame, error) {
 		return Frame{}, fmt.Errorf("%w after frame %d: %v", ErrTruncatedCapture, r.n, err)
 	}
 	r.n++
-	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length}, nil
+	if r.ng != nil && !r.noted[ci.InterfaceIndex] {
+		r.noted[ci.InterfaceIndex] = true
+		if ifc, err := r.ng.Interface(ci.InterfaceIndex); err == nil {
+			r.ports = append(r.ports, capture.CommentPorts(ifc.Comment)...)
+		}
+	}
+	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length, Time: ci.Timestamp}, nil
 }
+
+// Ports returns the UDP ports the capture has announced, so far, to carry
+// RoCEv2 (see capture.PortNote). A pcapng interface's note is known once a frame of
+// the interface has been read; a classic pcap file announces none.
+func (r *Reader) Ports() []uint16 { return r.ports }

@@ -4,7 +4,10 @@
 //
 // Frames are decoded with gopacket and the gorxe layers package, from
 // Ethernet (with 802.1Q tags), Linux cooked (SLL and SLL2) or raw IP link
-// types; frames that are not UDP to or from port 4791 are skipped. The ICRC
+// types; frames that are not UDP to or from port 4791, or another port the
+// caller names or a pcapng capture announces (see capture.PortNote), are skipped. The
+// headers are shown as the packet package's header table describes them, so
+// a header added there is dumped without changes here. The ICRC
 // of every packet is checked against the IP and UDP headers captured with it,
 // which include the IPv4 Identification, so the check covers all 32 bits.
 //

@@ -39,3 +39,6 @@ func (e *FrameError) Error() string {
 
 // Unwrap returns e.Err.
 func (e *FrameError) Unwrap() error { return e.Err }
+
+// ErrBadFilter means a packet filter names nothing that exists.
+var ErrBadFilter = errors.New("dump: bad filter")

@@ -61,7 +61,8 @@ func ipv6Packet(t *testing.T) ([]byte, string) {
 		SrcIP: net.ParseIP("fd00::1"), DstIP: net.ParseIP("fd00::2")}
 	udp := &gplayers.UDP{SrcPort: 0xC000, DstPort: packet.UDPPort}
 	bth := &layers.BTH{BTHFields: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: 0xFFFF, DestQP: 0x11, PSN: 42}}
-	deth := &layers.DETH{DETHFields: packet.DETHFields{QKey: 0x11111111, SrcQP: 0x12}}
+	deth := layers.NewExt(packet.HeaderDETH)
+	packet.DETH(deth.Contents).Encode(&packet.DETHFields{QKey: 0x11111111, SrcQP: 0x12})
 	if err := udp.SetNetworkLayerForChecksum(ip6); err != nil {
 		t.Fatal(err)
 	}

@@ -1,25 +1,36 @@
 package dump
 
 import (
+	"encoding/json"
 	"io"
+	"reflect"
 	"testing"
 
 	gplayers "github.com/gopacket/gopacket/layers"
 )
 
-// FuzzDecodeFrame decodes arbitrary frames as Ethernet and as raw IP and
-// prints whatever decodes in every format: nothing may panic, and a packet
-// is returned exactly when no error is.
+// FuzzDecodeFrame decodes arbitrary frames as Ethernet and as raw IP, on
+// port 4791 and on an added port, and prints whatever decodes in every
+// format: nothing may panic, a packet is returned exactly when no error is,
+// and its JSON record reads back as it was written.
 func FuzzDecodeFrame(f *testing.F) {
 	for _, i := range []int{1, 5, 247, 427, 1511, 1911, 1961} {
 		fr := goldenFrames(f)[i-1]
 		f.Add(fr.Data)      // Ethernet
 		f.Add(fr.Data[14:]) // IP
 	}
-	d := NewDecoder()
+	demo, _ := demoFrames(f)
+	for _, fr := range demo {
+		f.Add(fr)
+	}
+	d, onPort := NewDecoder(), NewDecoder()
+	onPort.AddPort(demoPort)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, lt := range []gplayers.LinkType{gplayers.LinkTypeEthernet, gplayers.LinkTypeRaw} {
-			p, err := d.Decode(Frame{Index: 1, LinkType: lt, Data: b, Length: len(b)})
+		for _, c := range []struct {
+			d  *Decoder
+			lt gplayers.LinkType
+		}{{d, gplayers.LinkTypeEthernet}, {d, gplayers.LinkTypeRaw}, {onPort, gplayers.LinkTypeRaw}} {
+			p, err := c.d.Decode(Frame{Index: 1, LinkType: c.lt, Data: b, Length: len(b)})
 			if (p == nil) == (err == nil) {
 				t.Fatalf("packet %v with error %v", p, err)
 			}
@@ -27,7 +38,18 @@ func FuzzDecodeFrame(f *testing.F) {
 				continue
 			}
 			_ = p.Line()
-			_ = p.Record()
+			rec := p.Record()
+			js, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Record
+			if err := json.Unmarshal(js, &back); err != nil {
+				t.Fatalf("%s: %v", js, err)
+			}
+			if !reflect.DeepEqual(back, rec) {
+				t.Fatalf("record %+v read back as %+v", rec, back)
+			}
 			if err := p.WriteVerbose(io.Discard); err != nil {
 				t.Fatal(err)
 			}

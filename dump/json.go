@@ -1,86 +1,52 @@
 package dump
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 // Record is the JSON form of a Packet, one object per line in `gorxe dump
-// -json`. Keys appear in field order; the objects of extension headers the
-// packet does not carry are omitted. Field names follow Wireshark's
-// InfiniBand dissector where it has one; feth and rdeth, which it has no
-// fields for, come after the other headers.
+// -json`. Keys appear in field order, with the extension headers the packet
+// carries between "psn" and "payload_len": each under its lower-cased IBTA
+// name ("reth", "aeth", ...) as an object of its fields' keys, or, for the
+// headers the table marks scalar (immdt, ieth), as a bare number. Headers
+// appear in the packet header table's RecordOrder, which follows
+// Wireshark's InfiniBand dissector; field names follow it where it has them.
 type Record struct {
-	Frame        int              `json:"frame"`
-	Src          string           `json:"src"` // ip:port, [ip]:port for IPv6
-	Dst          string           `json:"dst"`
-	Opcode       uint8            `json:"opcode"`
-	OpName       string           `json:"opname"`
-	SE           bool             `json:"se"`
-	MigReq       bool             `json:"migreq"`
-	Pad          uint8            `json:"pad"`
-	TVer         uint8            `json:"tver"`
-	PKey         uint16           `json:"pkey"`
-	FECN         bool             `json:"fecn"`
-	BECN         bool             `json:"becn"`
-	DQPN         uint32           `json:"dqpn"`
-	AckReq       bool             `json:"ackreq"`
-	PSN          uint32           `json:"psn"`
-	RETH         *RETHRecord      `json:"reth,omitempty"`
-	AETH         *AETHRecord      `json:"aeth,omitempty"`
-	DETH         *DETHRecord      `json:"deth,omitempty"`
-	ImmDt        *uint32          `json:"immdt,omitempty"`
-	IETH         *uint32          `json:"ieth,omitempty"`
-	AtomicETH    *AtomicETHRecord `json:"atomiceth,omitempty"`
-	AtomicAckETH *AtomicAckRecord `json:"atomicacketh,omitempty"`
-	FETH         *FETHRecord      `json:"feth,omitempty"`
-	RDETH        *RDETHRecord     `json:"rdeth,omitempty"`
-	PayloadLen   int              `json:"payload_len"`
-	ICRC         string           `json:"icrc"` // the four trailer bytes in wire order, "0x4ca933aa"
-	ICRCOK       bool             `json:"icrc_ok"`
+	Frame   int    `json:"frame"`
+	Src     string `json:"src"` // ip:port, [ip]:port for IPv6
+	Dst     string `json:"dst"`
+	Opcode  uint8  `json:"opcode"`
+	OpName  string `json:"opname"`
+	SE      bool   `json:"se"`
+	MigReq  bool   `json:"migreq"`
+	Pad     uint8  `json:"pad"`
+	TVer    uint8  `json:"tver"`
+	PKey    uint16 `json:"pkey"`
+	FECN    bool   `json:"fecn"`
+	BECN    bool   `json:"becn"`
+	DQPN    uint32 `json:"dqpn"`
+	AckReq  bool   `json:"ackreq"`
+	PSN     uint32 `json:"psn"`
+	Headers []HeaderRecord
+
+	PayloadLen int    `json:"payload_len"`
+	ICRC       string `json:"icrc"` // the four trailer bytes in wire order, "0x4ca933aa"
+	ICRCOK     bool   `json:"icrc_ok"`
 }
 
-// RETHRecord is the JSON form of a RETH.
-type RETHRecord struct {
-	VA     uint64 `json:"va"`
-	RKey   uint32 `json:"rkey"`
-	DMALen uint32 `json:"dmalen"`
-}
-
-// AETHRecord is the JSON form of an AETH.
-type AETHRecord struct {
-	Syndrome uint8  `json:"syndrome"`
-	MSN      uint32 `json:"msn"`
-}
-
-// DETHRecord is the JSON form of a DETH.
-type DETHRecord struct {
-	QKey  uint32 `json:"qkey"`
-	SrcQP uint32 `json:"srcqp"`
-}
-
-// AtomicETHRecord is the JSON form of an AtomicETH.
-type AtomicETHRecord struct {
-	VA      uint64 `json:"va"`
-	RKey    uint32 `json:"rkey"`
-	Swap    uint64 `json:"swap"` // the addend of FETCH_ADD
-	Compare uint64 `json:"compare"`
-}
-
-// AtomicAckRecord is the JSON form of an AtomicAckETH.
-type AtomicAckRecord struct {
-	Orig uint64 `json:"orig"`
-}
-
-// FETHRecord is the JSON form of an FETH.
-type FETHRecord struct {
-	Placement   uint8 `json:"placement"`
-	Selectivity uint8 `json:"selectivity"`
-}
-
-// RDETHRecord is the JSON form of an RDETH.
-type RDETHRecord struct {
-	EEContext uint32 `json:"eecontext"`
+// HeaderRecord is the JSON form of one extension header: the values of the
+// fields of its description in the packet header table, in their order.
+type HeaderRecord struct {
+	Header packet.Header
+	Values []uint64
 }
 
 // Record returns the JSON form of p.
@@ -106,36 +72,147 @@ func (p *Packet) Record() Record {
 		ICRC:       icrcWire(p.BTH.ICRC),
 		ICRCOK:     p.ICRCErr == nil,
 	}
-	if h := p.RETH; h != nil {
-		r.RETH = &RETHRecord{VA: h.VirtualAddress, RKey: h.RKey, DMALen: h.DMALength}
+	for _, l := range p.Ext {
+		fs := l.Header.Desc().Fields
+		hr := HeaderRecord{Header: l.Header, Values: make([]uint64, len(fs))}
+		for i, f := range fs {
+			hr.Values[i] = f.Value(l.Contents)
+		}
+		r.Headers = append(r.Headers, hr)
 	}
-	if h := p.AETH; h != nil {
-		r.AETH = &AETHRecord{Syndrome: uint8(h.Syndrome), MSN: h.MSN}
-	}
-	if h := p.DETH; h != nil {
-		r.DETH = &DETHRecord{QKey: h.QKey, SrcQP: h.SrcQP}
-	}
-	if h := p.ImmDt; h != nil {
-		v := h.ImmediateData
-		r.ImmDt = &v
-	}
-	if h := p.IETH; h != nil {
-		v := h.RKey
-		r.IETH = &v
-	}
-	if h := p.AtomicETH; h != nil {
-		r.AtomicETH = &AtomicETHRecord{VA: h.VirtualAddress, RKey: h.RKey, Swap: h.SwapAddData, Compare: h.CompareData}
-	}
-	if h := p.AtomicAckETH; h != nil {
-		r.AtomicAckETH = &AtomicAckRecord{Orig: h.OriginalRemoteData}
-	}
-	if h := p.FETH; h != nil {
-		r.FETH = &FETHRecord{Placement: h.PlacementType, Selectivity: h.Selectivity}
-	}
-	if h := p.RDETH; h != nil {
-		r.RDETH = &RDETHRecord{EEContext: h.EEContext}
-	}
+	slices.SortFunc(r.Headers, func(a, b HeaderRecord) int {
+		return int(a.Header.Desc().RecordOrder) - int(b.Header.Desc().RecordOrder)
+	})
 	return r
+}
+
+// Header returns the record of extension header h, and false if the packet
+// did not carry it.
+func (r *Record) Header(h packet.Header) (HeaderRecord, bool) {
+	for _, hr := range r.Headers {
+		if hr.Header == h {
+			return hr, true
+		}
+	}
+	return HeaderRecord{}, false
+}
+
+// Value returns the value of the field with JSON key key, and false if the
+// header has no such field.
+func (hr HeaderRecord) Value(key string) (uint64, bool) {
+	d := hr.Header.Desc()
+	if d == nil {
+		return 0, false
+	}
+	for i, f := range d.Fields {
+		if f.Key == key && i < len(hr.Values) {
+			return hr.Values[i], true
+		}
+	}
+	return 0, false
+}
+
+// The parts of a Record that encoding/json writes by itself: the BTH fields
+// before the headers, and what follows them.
+type (
+	recordHead struct {
+		Frame  int    `json:"frame"`
+		Src    string `json:"src"`
+		Dst    string `json:"dst"`
+		Opcode uint8  `json:"opcode"`
+		OpName string `json:"opname"`
+		SE     bool   `json:"se"`
+		MigReq bool   `json:"migreq"`
+		Pad    uint8  `json:"pad"`
+		TVer   uint8  `json:"tver"`
+		PKey   uint16 `json:"pkey"`
+		FECN   bool   `json:"fecn"`
+		BECN   bool   `json:"becn"`
+		DQPN   uint32 `json:"dqpn"`
+		AckReq bool   `json:"ackreq"`
+		PSN    uint32 `json:"psn"`
+	}
+	recordTail struct {
+		PayloadLen int    `json:"payload_len"`
+		ICRC       string `json:"icrc"`
+		ICRCOK     bool   `json:"icrc_ok"`
+	}
+)
+
+// MarshalJSON writes r as one object: the BTH fields, the headers, the tail.
+func (r Record) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(recordHead{r.Frame, r.Src, r.Dst, r.Opcode, r.OpName, r.SE, r.MigReq,
+		r.Pad, r.TVer, r.PKey, r.FECN, r.BECN, r.DQPN, r.AckReq, r.PSN})
+	if err != nil {
+		return nil, err
+	}
+	tail, err := json.Marshal(recordTail{r.PayloadLen, r.ICRC, r.ICRCOK})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Write(head[:len(head)-1]) // without its closing brace
+	for _, hr := range r.Headers {
+		d := hr.Header.Desc()
+		if d == nil || len(hr.Values) != len(d.Fields) {
+			return nil, fmt.Errorf("dump: record of %v has %d values", hr.Header, len(hr.Values))
+		}
+		b.WriteString(`,"` + strings.ToLower(d.Name) + `":`)
+		if d.Scalar {
+			b.WriteString(strconv.FormatUint(hr.Values[0], 10))
+			continue
+		}
+		for i, f := range d.Fields {
+			b.WriteString(map[bool]string{true: "{", false: ","}[i == 0])
+			b.WriteString(`"` + f.Key + `":` + strconv.FormatUint(hr.Values[i], 10))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(',')
+	b.Write(tail[1:]) // without its opening brace
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a record MarshalJSON wrote.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var head recordHead
+	var tail recordTail
+	var keys map[string]json.RawMessage
+	for _, v := range []any{&head, &tail, &keys} {
+		if err := json.Unmarshal(b, v); err != nil {
+			return err
+		}
+	}
+	*r = Record{Frame: head.Frame, Src: head.Src, Dst: head.Dst, Opcode: head.Opcode, OpName: head.OpName,
+		SE: head.SE, MigReq: head.MigReq, Pad: head.Pad, TVer: head.TVer, PKey: head.PKey, FECN: head.FECN,
+		BECN: head.BECN, DQPN: head.DQPN, AckReq: head.AckReq, PSN: head.PSN,
+		PayloadLen: tail.PayloadLen, ICRC: tail.ICRC, ICRCOK: tail.ICRCOK}
+	for h := range packet.Header(packet.NumHeaders) {
+		d := h.Desc()
+		raw, ok := keys[strings.ToLower(d.Name)]
+		if !ok {
+			continue
+		}
+		hr := HeaderRecord{Header: h, Values: make([]uint64, len(d.Fields))}
+		if d.Scalar {
+			if err := json.Unmarshal(raw, &hr.Values[0]); err != nil {
+				return fmt.Errorf("dump: record %s: %w", d.Name, err)
+			}
+		} else {
+			var obj map[string]uint64
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return fmt.Errorf("dump: record %s: %w", d.Name, err)
+			}
+			for i, f := range d.Fields {
+				hr.Values[i] = obj[f.Key]
+			}
+		}
+		r.Headers = append(r.Headers, hr)
+	}
+	slices.SortFunc(r.Headers, func(a, b HeaderRecord) int {
+		return int(a.Header.Desc().RecordOrder) - int(b.Header.Desc().RecordOrder)
+	})
+	return nil
 }
 
 // icrcWire formats an ICRC value as its four wire bytes in order, the way

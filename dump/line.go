@@ -3,6 +3,7 @@ package dump
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gorxe/gorxe/packet"
@@ -26,40 +27,32 @@ func (p *Packet) Line() string {
 			b.WriteString(" " + f.name)
 		}
 	}
-	if h := p.RDETH; h != nil {
-		fmt.Fprintf(&b, " eecnxt=0x%06x", h.EEContext)
-	}
-	if h := p.DETH; h != nil {
-		fmt.Fprintf(&b, " qkey=0x%08x srcqp=0x%06x", h.QKey, h.SrcQP)
-	}
-	if h := p.FETH; h != nil {
-		fmt.Fprintf(&b, " placement=%d selectivity=%d", h.PlacementType, h.Selectivity)
-	}
-	if h := p.RETH; h != nil {
-		fmt.Fprintf(&b, " va=0x%016x rkey=0x%08x dmalen=%d", h.VirtualAddress, h.RKey, h.DMALength)
-	}
-	if h := p.AtomicETH; h != nil {
-		fmt.Fprintf(&b, " va=0x%016x rkey=0x%08x", h.VirtualAddress, h.RKey)
-		if bth.Opcode.Kind() == packet.KindFetchAdd {
-			fmt.Fprintf(&b, " add=%d", h.SwapAddData)
-		} else {
-			fmt.Fprintf(&b, " swap=%d compare=%d", h.SwapAddData, h.CompareData)
+	kind := bth.Opcode.Kind()
+	for _, l := range p.Ext {
+		for _, f := range l.Header.Desc().Fields {
+			f = f.For(kind)
+			if f.Abbrev == "" {
+				continue
+			}
+			v := f.Value(l.Contents)
+			if f.Base == packet.BaseSyndrome {
+				fmt.Fprintf(&b, " %s=%s", f.Abbrev, syndromeShort(packet.Syndrome(v)))
+				continue
+			}
+			fmt.Fprintf(&b, " %s=%s", f.Abbrev, number(f, v))
 		}
-	}
-	if h := p.AETH; h != nil {
-		fmt.Fprintf(&b, " syndrome=%s msn=%d", syndromeShort(h.Syndrome), h.MSN)
-	}
-	if h := p.AtomicAckETH; h != nil {
-		fmt.Fprintf(&b, " orig=%d", h.OriginalRemoteData)
-	}
-	if h := p.ImmDt; h != nil {
-		fmt.Fprintf(&b, " imm=0x%08x", h.ImmediateData)
-	}
-	if h := p.IETH; h != nil {
-		fmt.Fprintf(&b, " invrkey=0x%08x", h.RKey)
 	}
 	fmt.Fprintf(&b, " len=%d icrc=%s", len(p.Payload), icrcShort(p.ICRCErr))
 	return b.String()
+}
+
+// number writes a field's value in its base: hexadecimal with as many
+// digits as its width needs, or decimal. A syndrome is written in hex.
+func number(f packet.Field, v uint64) string {
+	if f.Base == packet.BaseDec {
+		return strconv.FormatUint(v, 10)
+	}
+	return fmt.Sprintf("0x%0*x", (int(f.Width)+3)/4, v)
 }
 
 // syndromeShort names an AETH syndrome compactly: ACK, RNR_NAK with its

@@ -16,9 +16,12 @@ import (
 // WriteVerbose writes p's summary line and then every field of every header,
 // IP and UDP included, with its specification name, its value and what it
 // means, for a reader learning the protocol from real packets.
-func (p *Packet) WriteVerbose(w io.Writer) error {
+func (p *Packet) WriteVerbose(w io.Writer) error { return p.writeVerbose(w, p.Line()) }
+
+// writeVerbose is WriteVerbose with head as the summary line.
+func (p *Packet) writeVerbose(w io.Writer, head string) error {
 	v := &verbose{}
-	v.printf("%s\n", p.Line())
+	v.printf("%s\n", head)
 	if p.IPv4 != nil {
 		v.ipv4(p.IPv4)
 	} else {
@@ -105,7 +108,11 @@ func ipv4Flags(f gplayers.IPv4Flag) string {
 func (v *verbose) udp(u *gplayers.UDP, roceLen int) {
 	v.header("UDP", "User Datagram Protocol header", packet.UDPHeaderSize)
 	v.field("Source Port", uint16(u.SrcPort), "picked per QP (rxe: a hash into 0xC000-0xFFFF) so ECMP spreads QPs over paths")
-	v.field("Destination Port", uint16(u.DstPort), "4791 is the IANA port of RoCEv2")
+	if u.DstPort == packet.UDPPort {
+		v.field("Destination Port", uint16(u.DstPort), "4791 is the IANA port of RoCEv2")
+	} else {
+		v.field("Destination Port", uint16(u.DstPort), "RoCEv2 moved off its IANA port, 4791, as test setups do")
+	}
 	v.field("Length", u.Length, "UDP header (8) + RoCE packet (%d)", roceLen)
 	if u.Checksum == 0 {
 		v.field("Checksum", "0x0000", "0 means not computed: RoCE relies on its own ICRC; masked out of the ICRC")
@@ -166,58 +173,19 @@ func psnMeaning(op packet.Opcode) string {
 }
 
 func (v *verbose) extensions(p *Packet) {
-	if h := p.RDETH; h != nil {
-		v.header("RDETH", "Reliable Datagram Extended Transport Header (IBTA 9.3.1)", packet.RDETHSize)
-		v.field("EE-Context", fmt.Sprintf("0x%06x", h.EEContext), "end-to-end context of the RD channel")
-	}
-	if h := p.DETH; h != nil {
-		v.header("DETH", "Datagram Extended Transport Header (IBTA 9.3.2)", packet.DETHSize)
-		qk := "must match the receiving UD QP's Q_Key"
-		if h.QKey == packet.GSIQKey {
-			qk = "0x80010000 is the well-known Q_Key of QP1, the connection manager's MADs"
+	kind := p.BTH.Opcode.Kind()
+	for _, l := range p.Ext {
+		d := l.Header.Desc()
+		v.header(d.Name, d.Title, d.Size)
+		for _, f := range d.Fields {
+			f = f.For(kind)
+			val := f.Value(l.Contents)
+			if f.Base == packet.BaseSyndrome {
+				v.field(f.Name, number(f, val), "%s", syndromeMeaning(packet.Syndrome(val)))
+				continue
+			}
+			v.field(f.Name, number(f, val), "%s", f.Meaning(val))
 		}
-		v.field("Q_Key", fmt.Sprintf("0x%08x", h.QKey), "queue key: %s", qk)
-		v.field("Source QP", fmt.Sprintf("0x%06x", h.SrcQP), "the sender's QP number, reported in the receive completion")
-	}
-	if h := p.FETH; h != nil {
-		v.header("FETH", "Flush Extended Transport Header (IBTA 1.5 memory placement extensions)", packet.FETHSize)
-		v.field("Placement Type", h.PlacementType, "bit 0: global visibility, bit 1: persistence")
-		v.field("Selectivity Level", h.Selectivity, "0: flush the RETH's range, 1: the whole memory region")
-	}
-	if h := p.RETH; h != nil {
-		v.header("RETH", "RDMA Extended Transport Header (IBTA 9.3.3)", packet.RETHSize)
-		v.field("Virtual Address", fmt.Sprintf("0x%016x", h.VirtualAddress), "where in the responder's memory region the operation starts")
-		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "remote key the responder checks against its memory registration and access rights")
-		v.field("DMA Length", h.DMALength, "length of the whole operation in bytes, across all its packets")
-	}
-	if h := p.AtomicETH; h != nil {
-		v.header("AtomicETH", "Atomic Extended Transport Header (IBTA 9.3.4)", packet.AtomicETHSize)
-		v.field("Virtual Address", fmt.Sprintf("0x%016x", h.VirtualAddress), "the 8-byte-aligned target in the responder's memory")
-		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "remote key authorising the atomic access")
-		if p.BTH.Opcode.Kind() == packet.KindFetchAdd {
-			v.field("Swap (Add) Data", h.SwapAddData, "the value FETCH_ADD adds to the target")
-			v.field("Compare Data", h.CompareData, "unused by FETCH_ADD")
-		} else {
-			v.field("Swap Data", h.SwapAddData, "stored if the target equals Compare Data")
-			v.field("Compare Data", h.CompareData, "the value the target is compared with")
-		}
-	}
-	if h := p.AETH; h != nil {
-		v.header("AETH", "ACK Extended Transport Header (IBTA 9.3.5)", packet.AETHSize)
-		v.field("Syndrome", fmt.Sprintf("0x%02x", uint8(h.Syndrome)), "%s", syndromeMeaning(h.Syndrome))
-		v.field("MSN", h.MSN, "message sequence number: how many requests (messages) the responder has completed, mod 2^24")
-	}
-	if h := p.AtomicAckETH; h != nil {
-		v.header("AtomicAckETH", "Atomic Acknowledge Extended Transport Header (IBTA 9.3.6)", packet.AtomicAckETHSize)
-		v.field("Original Remote Data", h.OriginalRemoteData, "the target's value before the atomic operation, returned to the requester")
-	}
-	if h := p.ImmDt; h != nil {
-		v.header("ImmDt", "Immediate Data Extended Transport Header (IBTA 9.3.7)", packet.ImmDtSize)
-		v.field("Immediate Data", fmt.Sprintf("0x%08x", h.ImmediateData), "4 opaque bytes delivered in the receiver's completion (imm_data)")
-	}
-	if h := p.IETH; h != nil {
-		v.header("IETH", "Invalidate Extended Transport Header (IBTA 9.3.8)", packet.IETHSize)
-		v.field("R_Key", fmt.Sprintf("0x%08x", h.RKey), "the remote key the receiver invalidates when the SEND completes")
 	}
 }
 

@@ -118,29 +118,27 @@ func diffRecord(r *Record, row []string, col map[string]int) []string {
 	want("infiniband.bth.a", r.AckReq)
 	want("infiniband.bth.psn", r.PSN)
 
-	var va, rkey, dmalen, syn, msn, qkey, srcqp, imm, ieth, swap, cmp, orig any
-	if h := r.RETH; h != nil {
-		va, rkey, dmalen = h.VA, h.RKey, h.DMALen
+	value := func(h packet.Header, key string) any {
+		hr, ok := r.Header(h)
+		if !ok {
+			return nil
+		}
+		v, ok := hr.Value(key)
+		if !ok {
+			diffs = append(diffs, fmt.Sprintf("%v has no field %q", h, key))
+		}
+		return v
 	}
-	if h := r.AtomicETH; h != nil {
+	va, rkey, dmalen := value(packet.HeaderRETH, "va"), value(packet.HeaderRETH, "rkey"), value(packet.HeaderRETH, "dmalen")
+	if _, ok := r.Header(packet.HeaderAtomicETH); ok {
 		// Wireshark shows an AtomicETH's address and key in the RETH fields.
-		va, rkey, swap, cmp = h.VA, h.RKey, h.Swap, h.Compare
+		va, rkey = value(packet.HeaderAtomicETH, "va"), value(packet.HeaderAtomicETH, "rkey")
 	}
-	if h := r.AETH; h != nil {
-		syn, msn = h.Syndrome, h.MSN
-	}
-	if h := r.DETH; h != nil {
-		qkey, srcqp = h.QKey, h.SrcQP
-	}
-	if r.ImmDt != nil {
-		imm = *r.ImmDt
-	}
-	if r.IETH != nil {
-		ieth = *r.IETH
-	}
-	if h := r.AtomicAckETH; h != nil {
-		orig = h.Orig
-	}
+	swap, cmp := value(packet.HeaderAtomicETH, "swap"), value(packet.HeaderAtomicETH, "compare")
+	syn, msn := value(packet.HeaderAETH, "syndrome"), value(packet.HeaderAETH, "msn")
+	qkey, srcqp := value(packet.HeaderDETH, "qkey"), value(packet.HeaderDETH, "srcqp")
+	imm, ieth := value(packet.HeaderImmDt, "immdt"), value(packet.HeaderIETH, "ieth")
+	orig := value(packet.HeaderAtomicAckETH, "orig")
 	want("infiniband.reth.va", va)
 	want("infiniband.reth.r_key", rkey)
 	want("infiniband.reth.dmalen", dmalen)

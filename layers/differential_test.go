@@ -34,7 +34,7 @@ func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
 	}
 	want := []gopacket.LayerType{LayerTypeBTH}
 	for h := range p.Opcode().Headers().All() {
-		want = append(want, headerLayerType[h])
+		want = append(want, ExtLayerType(h))
 	}
 	if len(p.Payload()) > 0 {
 		want = append(want, gopacket.LayerTypePayload)
@@ -54,24 +54,8 @@ func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
 			if !bytes.Equal(l.Pad, b[len(b)-packet.ICRCSize-p.PadCount():len(b)-packet.ICRCSize]) || l.ICRC != p.ICRC() {
 				t.Errorf("BTH trailer: pad %x ICRC %#x, want ICRC %#x", l.Pad, l.ICRC, p.ICRC())
 			}
-		case *RDETH:
-			gotF, wantF = l.RDETHFields, p.RDETH().Fields()
-		case *DETH:
-			gotF, wantF = l.DETHFields, p.DETH().Fields()
-		case *FETH:
-			gotF, wantF = l.FETHFields, p.FETH().Fields()
-		case *RETH:
-			gotF, wantF = l.RETHFields, p.RETH().Fields()
-		case *AtomicETH:
-			gotF, wantF = l.AtomicETHFields, p.AtomicETH().Fields()
-		case *AETH:
-			gotF, wantF = l.AETHFields, p.AETH().Fields()
-		case *AtomicAckETH:
-			gotF, wantF = l.AtomicAckETHFields, p.AtomicAckETH().Fields()
-		case *ImmDt:
-			gotF, wantF = l.ImmDtFields, p.ImmDt().Fields()
-		case *IETH:
-			gotF, wantF = l.IETHFields, p.IETH().Fields()
+		case *Ext:
+			gotF, wantF = l.Contents, p.Ext(l.Header)
 		case *gopacket.Payload:
 			gotF, wantF = []byte(*l), p.Payload()
 		default:
@@ -119,11 +103,9 @@ func TestDecodingLayerParserAgrees(t *testing.T) {
 	)
 	parser := gopacket.NewDecodingLayerParser(gplayers.LayerTypeEthernet,
 		append([]gopacket.DecodingLayer{&eth, &ip4, &udp}, roce.Layers()...)...)
-	byType := map[gopacket.LayerType]gopacket.Layer{
-		LayerTypeBTH: &roce.BTH, LayerTypeRDETH: &roce.RDETH, LayerTypeDETH: &roce.DETH,
-		LayerTypeFETH: &roce.FETH, LayerTypeRETH: &roce.RETH, LayerTypeAtomicETH: &roce.AtomicETH,
-		LayerTypeAETH: &roce.AETH, LayerTypeAtomicAckETH: &roce.AtomicAckETH,
-		LayerTypeImmDt: &roce.ImmDt, LayerTypeIETH: &roce.IETH, gopacket.LayerTypePayload: &roce.Payload,
+	byType := map[gopacket.LayerType]gopacket.Layer{LayerTypeBTH: &roce.BTH, gopacket.LayerTypePayload: &roce.Payload}
+	for h := range roce.Ext {
+		byType[roce.Ext[h].LayerType()] = &roce.Ext[h]
 	}
 	for i, frame := range captureFrames(t) {
 		if err := parser.DecodeLayers(frame, &decoded); err != nil {

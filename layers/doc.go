@@ -1,5 +1,6 @@
 // Package layers decodes and serializes RoCEv2 packets with gopacket: one
-// gopacket layer per InfiniBand transport header, registered on UDP port 4791.
+// gopacket layer per InfiniBand transport header, registered on UDP port 4791
+// and on any other port given to [RegisterUDPPort].
 //
 // Importing the package is enough for gopacket.NewPacket to dissect RoCEv2
 // inside Ethernet, IPv4, IPv6 and UDP:
@@ -21,9 +22,14 @@
 // # Layers and the ICRC trailer
 //
 // A RoCEv2 packet is BTH, extension headers, payload, pad and ICRC. Each header
-// is a layer: [BTH], then in wire order whichever of [RDETH], [DETH], [FETH],
-// [RETH], [AtomicETH], [AETH], [AtomicAckETH], [ImmDt] and [IETH] the opcode
-// prescribes, then a gopacket.Payload layer holding the payload. The pad bytes
+// is a layer: [BTH], then in wire order whichever extension headers the opcode
+// prescribes, then a gopacket.Payload layer holding the payload. Every
+// extension header is an [Ext] layer, one type driven by the packet package's
+// header table, whose LayerType is the header's own (LayerTypeRDETH,
+// LayerTypeDETH, LayerTypeFETH, LayerTypeRETH, LayerTypeAtomicETH,
+// LayerTypeAETH, LayerTypeAtomicAckETH, LayerTypeImmDt, LayerTypeIETH); read
+// its values through the header's view type, packet.RETH(l.Contents) and so
+// on. The pad bytes
 // and the four-byte ICRC are not a layer: the BTH layer's payload stops before
 // them, and they are kept on the BTH layer as [BTH.Pad] and [BTH.ICRC]. So the
 // last layer's payload is exactly the message data, and serializing the BTH

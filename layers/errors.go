@@ -12,4 +12,12 @@ var (
 	// ErrMissingHeaders means a BTH was serialized in front of fewer bytes
 	// than the extension headers its opcode prescribes.
 	ErrMissingHeaders = errors.New("layers: fewer bytes after the BTH than its opcode's extension headers")
+
+	// ErrUnknownHeader means an Ext layer's Header is not an extension
+	// header the packet package knows.
+	ErrUnknownHeader = errors.New("layers: unknown extension header")
+
+	// ErrHeaderSize means an Ext layer was serialized with Contents of a
+	// length other than its header's size.
+	ErrHeaderSize = errors.New("layers: extension header contents of the wrong length")
 )

@@ -7,10 +7,23 @@ import (
 	"github.com/gorxe/gorxe/packet"
 )
 
-// extBase is what every extension header layer shares: contents and payload,
-// and how to find the next layer, which only the BTH's opcode tells.
-type extBase struct {
+// Ext is the layer of one extension header, any of them: Header says which,
+// and LayerType returns that header's own layer type (LayerTypeRETH, ...).
+// Contents is the header's bytes and Payload what follows it up to the pad.
+//
+// Read the values through the header's view type in the packet package,
+// which carries the IBTA field diagram:
+//
+//	if l, ok := p.Layer(rocelayers.LayerTypeRETH).(*rocelayers.Ext); ok {
+//		reth := packet.RETH(l.Contents)
+//		fmt.Println(reth.VirtualAddress(), reth.RKey())
+//	}
+//
+// or, for code that handles every header alike, through the fields of
+// l.Header.Desc(). To build one, take [NewExt] and encode into Contents.
+type Ext struct {
 	gplayers.BaseLayer
+	Header packet.Header
 
 	// bth is the BTH layer of the same packet, decoded before this one, when
 	// the layer is linked to one (NewDecodingLayers, gopacket.NewPacket).
@@ -18,59 +31,62 @@ type extBase struct {
 	next gopacket.LayerType
 }
 
-func (e *extBase) base() *extBase { return e }
+// NewExt returns a layer of header h with zeroed contents of h's size, for
+// the header's view type to encode into:
+//
+//	l := rocelayers.NewExt(packet.HeaderRETH)
+//	packet.RETH(l.Contents).Encode(&packet.RETHFields{VirtualAddress: va, RKey: rkey, DMALength: n})
+func NewExt(h packet.Header) *Ext {
+	return &Ext{Header: h, BaseLayer: gplayers.BaseLayer{Contents: make([]byte, h.Size())}}
+}
+
+// LayerType returns the layer type of l.Header.
+func (l *Ext) LayerType() gopacket.LayerType { return ExtLayerType(l.Header) }
+
+// CanDecode returns the layer type of l.Header.
+func (l *Ext) CanDecode() gopacket.LayerClass { return ExtLayerType(l.Header) }
 
 // NextLayerType returns the layer type of the extension header that follows
 // this one in the packet's opcode, or gopacket.LayerTypePayload after the
 // last one or when the layer is not linked to a BTH.
-func (e *extBase) NextLayerType() gopacket.LayerType { return e.next }
+func (l *Ext) NextLayerType() gopacket.LayerType { return l.next }
 
-// decode resets e, keeping its link, and splits data after a header h. It
-// returns the header's bytes.
-func (e *extBase) decode(h packet.Header, data []byte, df gopacket.DecodeFeedback) ([]byte, error) {
-	*e = extBase{bth: e.bth}
-	n := h.Size()
+// DecodeFromBytes decodes the header l.Header at the start of data. It keeps
+// l.Header and the link to a BTH, and resets the rest.
+func (l *Ext) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	*l = Ext{Header: l.Header, bth: l.bth}
+	n := l.Header.Size()
+	if n == 0 {
+		return ErrUnknownHeader
+	}
 	if len(data) < n {
 		df.SetTruncated()
-		return nil, packet.ErrTruncated
+		return packet.ErrTruncated
 	}
-	e.Contents, e.Payload = data[:n], data[n:]
-	e.next = gopacket.LayerTypePayload
-	if e.bth != nil {
-		e.next = nextLayerType(e.bth.Opcode, int(h))
+	l.Contents, l.Payload = data[:n:n], data[n:]
+	l.next = gopacket.LayerTypePayload
+	if l.bth != nil {
+		l.next = nextLayerType(l.bth.Opcode, int(l.Header))
 	}
-	return data[:n], nil
+	return nil
 }
 
-// extLayer is implemented by every extension header layer.
-type extLayer interface {
-	gopacket.DecodingLayer
-	gopacket.Layer
-	base() *extBase
-}
-
-// newExtLayer returns an empty layer for header h.
-func newExtLayer(h packet.Header) extLayer {
-	switch h {
-	case packet.HeaderRDETH:
-		return &RDETH{}
-	case packet.HeaderDETH:
-		return &DETH{}
-	case packet.HeaderFETH:
-		return &FETH{}
-	case packet.HeaderRETH:
-		return &RETH{}
-	case packet.HeaderAtomicETH:
-		return &AtomicETH{}
-	case packet.HeaderAETH:
-		return &AETH{}
-	case packet.HeaderAtomicAckETH:
-		return &AtomicAckETH{}
-	case packet.HeaderImmDt:
-		return &ImmDt{}
-	default:
-		return &IETH{}
+// SerializeTo prepends Contents to b. It returns ErrHeaderSize if Contents
+// is not exactly as long as the header.
+func (l *Ext) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	n := l.Header.Size()
+	if n == 0 {
+		return ErrUnknownHeader
 	}
+	if len(l.Contents) != n {
+		return ErrHeaderSize
+	}
+	buf, err := b.PrependBytes(n)
+	if err != nil {
+		return err
+	}
+	copy(buf, l.Contents)
+	return nil
 }
 
 // extDecoder is the gopacket decoder of extension header h. With bth set it
@@ -83,8 +99,7 @@ type extDecoder struct {
 
 // Decode decodes header d.h at the start of data.
 func (d extDecoder) Decode(data []byte, p gopacket.PacketBuilder) error {
-	l := newExtLayer(d.h)
-	l.base().bth = d.bth
+	l := &Ext{Header: d.h, bth: d.bth}
 	if err := l.DecodeFromBytes(data, p); err != nil {
 		return err
 	}

@@ -27,14 +27,14 @@ func TestDecodeFetchAdd(t *testing.T) {
 	if len(ls) != 2 {
 		t.Fatalf("RoCE layers %v, want BTH and AtomicETH", ls)
 	}
-	bth, aeth := ls[0].(*BTH), ls[1].(*AtomicETH)
+	bth, aeth := ls[0].(*BTH), ls[1].(*Ext)
 	wantBTH := packet.BTHFields{Opcode: packet.RCFetchAdd, PKey: 0xFFFF, DestQP: 0x27, AckReq: true, PSN: 8659749}
 	if bth.BTHFields != wantBTH || bth.ICRC != 0x25b73cff || len(bth.Pad) != 0 {
 		t.Errorf("BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
 	}
 	wantAtomic := packet.AtomicETHFields{VirtualAddress: 0x0000558878eae000, RKey: 0x9de, SwapAddData: 1}
-	if aeth.AtomicETHFields != wantAtomic {
-		t.Errorf("AtomicETH %+v, want %+v", aeth.AtomicETHFields, wantAtomic)
+	if got := packet.AtomicETH(aeth.Contents).Fields(); aeth.LayerType() != LayerTypeAtomicETH || got != wantAtomic {
+		t.Errorf("%v %+v, want AtomicETH %+v", aeth.LayerType(), got, wantAtomic)
 	}
 	if aeth.NextLayerType() != gopacket.LayerTypePayload || len(aeth.Payload) != 0 {
 		t.Errorf("AtomicETH next %v payload %x, want empty payload", aeth.NextLayerType(), aeth.Payload)
@@ -48,15 +48,15 @@ func TestLayerTypes(t *testing.T) {
 		name string
 	}{
 		{&BTH{}, LayerTypeBTH, "BTH"},
-		{&RDETH{}, LayerTypeRDETH, "RDETH"},
-		{&DETH{}, LayerTypeDETH, "DETH"},
-		{&FETH{}, LayerTypeFETH, "FETH"},
-		{&RETH{}, LayerTypeRETH, "RETH"},
-		{&AtomicETH{}, LayerTypeAtomicETH, "AtomicETH"},
-		{&AETH{}, LayerTypeAETH, "AETH"},
-		{&AtomicAckETH{}, LayerTypeAtomicAckETH, "AtomicAckETH"},
-		{&ImmDt{}, LayerTypeImmDt, "ImmDt"},
-		{&IETH{}, LayerTypeIETH, "IETH"},
+		{&Ext{Header: packet.HeaderRDETH}, LayerTypeRDETH, "RDETH"},
+		{&Ext{Header: packet.HeaderDETH}, LayerTypeDETH, "DETH"},
+		{&Ext{Header: packet.HeaderFETH}, LayerTypeFETH, "FETH"},
+		{&Ext{Header: packet.HeaderRETH}, LayerTypeRETH, "RETH"},
+		{&Ext{Header: packet.HeaderAtomicETH}, LayerTypeAtomicETH, "AtomicETH"},
+		{&Ext{Header: packet.HeaderAETH}, LayerTypeAETH, "AETH"},
+		{&Ext{Header: packet.HeaderAtomicAckETH}, LayerTypeAtomicAckETH, "AtomicAckETH"},
+		{&Ext{Header: packet.HeaderImmDt}, LayerTypeImmDt, "ImmDt"},
+		{&Ext{Header: packet.HeaderIETH}, LayerTypeIETH, "IETH"},
 	}
 	for _, tt := range tests {
 		if tt.l.CanDecode() != tt.want || tt.l.(gopacket.Layer).LayerType() != tt.want || tt.want.String() != tt.name {
@@ -88,7 +88,7 @@ func TestNextLayerChain(t *testing.T) {
 		}
 		want := []gopacket.LayerType{LayerTypeBTH}
 		for h := range op.Headers().All() {
-			want = append(want, headerLayerType[h])
+			want = append(want, ExtLayerType(h))
 		}
 		if len(payload) > 0 {
 			want = append(want, gopacket.LayerTypePayload)
@@ -115,19 +115,19 @@ func TestNextLayerChain(t *testing.T) {
 // TestUnlinkedExtension decodes an extension header without a BTH: it cannot
 // know the opcode, so what follows it is payload.
 func TestUnlinkedExtension(t *testing.T) {
-	var r RETH
+	r := Ext{Header: packet.HeaderRETH}
 	data := []byte{0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 8, 0xAA, 0xBB, 0xCC, 0xDD}
 	if err := r.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	want := packet.RETHFields{VirtualAddress: 0x1000, RKey: 0x1234, DMALength: 8}
-	if r.RETHFields != want || r.NextLayerType() != gopacket.LayerTypePayload || !bytes.Equal(r.Payload, data[16:]) {
-		t.Errorf("RETH %+v next %v payload %x", r.RETHFields, r.NextLayerType(), r.Payload)
+	if packet.RETH(r.Contents).Fields() != want || r.NextLayerType() != gopacket.LayerTypePayload || !bytes.Equal(r.Payload, data[16:]) {
+		t.Errorf("RETH % x next %v payload %x", r.Contents, r.NextLayerType(), r.Payload)
 	}
 	if err := r.DecodeFromBytes(data[:15], gopacket.NilDecodeFeedback); !errors.Is(err, packet.ErrTruncated) {
 		t.Errorf("short RETH: %v, want ErrTruncated", err)
 	}
-	if r.RETHFields != (packet.RETHFields{}) || r.Contents != nil {
+	if r.Header != packet.HeaderRETH || r.Contents != nil || r.Payload != nil {
 		t.Errorf("failed decode left %+v", r)
 	}
 }
@@ -187,8 +187,11 @@ func TestSerializeIPv6(t *testing.T) {
 	ip6 := &gplayers.IPv6{Version: 6, NextHeader: gplayers.IPProtocolUDP, HopLimit: 64, SrcIP: src, DstIP: dst}
 	udp := &gplayers.UDP{SrcPort: 0xC123, DstPort: packet.UDPPort}
 	bth := &BTH{BTHFields: packet.BTHFields{Opcode: packet.UDSendOnlyWithImmediate, PKey: 0xFFFF, DestQP: 0x11, PSN: 77}}
-	deth := &DETH{DETHFields: packet.DETHFields{QKey: 0x11111111, SrcQP: 0x22}}
-	imm := &ImmDt{ImmDtFields: packet.ImmDtFields{ImmediateData: 0xCAFEF00D}}
+	dethF := packet.DETHFields{QKey: 0x11111111, SrcQP: 0x22}
+	immF := packet.ImmDtFields{ImmediateData: 0xCAFEF00D}
+	deth, imm := NewExt(packet.HeaderDETH), NewExt(packet.HeaderImmDt)
+	packet.DETH(deth.Contents).Encode(&dethF)
+	packet.ImmDt(imm.Contents).Encode(&immF)
 	payload := gopacket.Payload("hello")
 	buf := gopacket.NewSerializeBuffer()
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
@@ -209,7 +212,7 @@ func TestSerializeIPv6(t *testing.T) {
 		t.Errorf("PadCount %d, want 3", bth.PadCount)
 	}
 
-	h := packet.Headers{BTH: bth.BTHFields, DETH: deth.DETHFields, ImmDt: imm.ImmDtFields}
+	h := packet.Headers{BTH: bth.BTHFields, DETH: dethF, ImmDt: immF}
 	want, err := packet.AppendPacket(nil, &h, payload)
 	if err != nil {
 		t.Fatal(err)

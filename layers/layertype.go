@@ -2,55 +2,69 @@ package layers
 
 import (
 	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
 
 	"github.com/gorxe/gorxe/packet"
 )
 
 // Layer type numbers. gopacket reserves 1000-1999 for application layer
 // types and serves them from an array; the block starts at 1791 after the
-// RoCEv2 port, 4791, to keep clear of the round numbers others pick.
+// RoCEv2 port, 4791, to keep clear of the round numbers others pick. The BTH
+// takes the first number, extension header h the number 1+h after it.
 const layerTypeBase = 1791
 
-// Layer types of the RoCEv2 headers.
+// LayerTypeBTH is the layer type of the BTH.
+var LayerTypeBTH = register(0, "BTH", gopacket.DecodeFunc(decodeBTH))
+
+// extLayerTypes holds the layer type of every extension header, registered
+// from the packet package's header table.
+var extLayerTypes = registerExts()
+
+// Layer types of the extension headers, one per header, so gopacket users
+// see and look up each header by its own type. [ExtLayerType] returns any
+// header's.
 var (
-	LayerTypeBTH          = register(0, "BTH", gopacket.DecodeFunc(decodeBTH))
-	LayerTypeRDETH        = registerExt(1, packet.HeaderRDETH)
-	LayerTypeDETH         = registerExt(2, packet.HeaderDETH)
-	LayerTypeFETH         = registerExt(3, packet.HeaderFETH)
-	LayerTypeRETH         = registerExt(4, packet.HeaderRETH)
-	LayerTypeAtomicETH    = registerExt(5, packet.HeaderAtomicETH)
-	LayerTypeAETH         = registerExt(6, packet.HeaderAETH)
-	LayerTypeAtomicAckETH = registerExt(7, packet.HeaderAtomicAckETH)
-	LayerTypeImmDt        = registerExt(8, packet.HeaderImmDt)
-	LayerTypeIETH         = registerExt(9, packet.HeaderIETH)
+	LayerTypeRDETH        = ExtLayerType(packet.HeaderRDETH)
+	LayerTypeDETH         = ExtLayerType(packet.HeaderDETH)
+	LayerTypeFETH         = ExtLayerType(packet.HeaderFETH)
+	LayerTypeRETH         = ExtLayerType(packet.HeaderRETH)
+	LayerTypeAtomicETH    = ExtLayerType(packet.HeaderAtomicETH)
+	LayerTypeAETH         = ExtLayerType(packet.HeaderAETH)
+	LayerTypeAtomicAckETH = ExtLayerType(packet.HeaderAtomicAckETH)
+	LayerTypeImmDt        = ExtLayerType(packet.HeaderImmDt)
+	LayerTypeIETH         = ExtLayerType(packet.HeaderIETH)
 )
 
 func register(n int, name string, d gopacket.Decoder) gopacket.LayerType {
 	return gopacket.RegisterLayerType(layerTypeBase+n, gopacket.LayerTypeMetadata{Name: name, Decoder: d})
 }
 
-// registerExt registers an extension header's layer type. Its decoder knows
-// no opcode, so it decodes the header alone and hands the rest on as payload.
-func registerExt(n int, h packet.Header) gopacket.LayerType {
-	return register(n, h.String(), extDecoder{h: h})
+// registerExts registers a layer type per extension header. Its decoder
+// knows no opcode, so it decodes the header alone and hands the rest on as
+// payload.
+func registerExts() (ts [packet.NumHeaders]gopacket.LayerType) {
+	for h := range packet.Header(packet.NumHeaders) {
+		ts[h] = register(1+int(h), h.String(), extDecoder{h: h})
+	}
+	return ts
 }
 
-func init() {
-	gplayers.RegisterUDPPortLayerType(packet.UDPPort, LayerTypeBTH)
+// ExtLayerType returns the layer type of extension header h, or
+// gopacket.LayerTypeZero for an unknown header.
+func ExtLayerType(h packet.Header) gopacket.LayerType {
+	if h >= packet.NumHeaders {
+		return gopacket.LayerTypeZero
+	}
+	return extLayerTypes[h]
 }
 
-// headerLayerType maps an extension header to its layer type.
-var headerLayerType = [...]gopacket.LayerType{
-	packet.HeaderRDETH:        LayerTypeRDETH,
-	packet.HeaderDETH:         LayerTypeDETH,
-	packet.HeaderFETH:         LayerTypeFETH,
-	packet.HeaderRETH:         LayerTypeRETH,
-	packet.HeaderAtomicETH:    LayerTypeAtomicETH,
-	packet.HeaderAETH:         LayerTypeAETH,
-	packet.HeaderAtomicAckETH: LayerTypeAtomicAckETH,
-	packet.HeaderImmDt:        LayerTypeImmDt,
-	packet.HeaderIETH:         LayerTypeIETH,
+// HeaderOf returns the extension header whose layer type is t, and false if
+// t is not an extension header's.
+func HeaderOf(t gopacket.LayerType) (packet.Header, bool) {
+	h := packet.Header(int(t) - layerTypeBase - 1)
+	if h >= packet.NumHeaders || extLayerTypes[h] != t {
+		return 0, false
+	}
+	return h, true
 }
 
 // nextHeader returns the first extension header of op after the one at wire
@@ -68,7 +82,7 @@ func nextHeader(op packet.Opcode, after int) (packet.Header, bool) {
 // last header.
 func nextLayerType(op packet.Opcode, after int) gopacket.LayerType {
 	if h, ok := nextHeader(op, after); ok {
-		return headerLayerType[h]
+		return extLayerTypes[h]
 	}
 	return gopacket.LayerTypePayload
 }

@@ -44,6 +44,9 @@ func (b AETH) Encode(f *AETHFields) {
 // Fields returns the decoded values of b.
 func (b AETH) Fields() AETHFields { return AETHFields{Syndrome: b.Syndrome(), MSN: b.MSN()} }
 
+// AETH returns the AETH, or nil if the opcode carries none.
+func (p *Parsed) AETH() AETH { return p.Ext(HeaderAETH) }
+
 // Syndrome is the AETH syndrome byte (IBTA 9.7.5.1): the top three bits give
 // the kind of acknowledgement, the low five bits a kind-specific value (credit
 // count, RNR timer code or NAK code).

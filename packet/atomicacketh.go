@@ -40,3 +40,6 @@ func (b AtomicAckETH) Encode(f *AtomicAckETHFields) {
 func (b AtomicAckETH) Fields() AtomicAckETHFields {
 	return AtomicAckETHFields{OriginalRemoteData: b.OriginalRemoteData()}
 }
+
+// AtomicAckETH returns the AtomicAckETH, or nil if the opcode carries none.
+func (p *Parsed) AtomicAckETH() AtomicAckETH { return p.Ext(HeaderAtomicAckETH) }

@@ -77,3 +77,6 @@ func (b AtomicETH) Fields() AtomicETHFields {
 		CompareData:    b.CompareData(),
 	}
 }
+
+// AtomicETH returns the AtomicETH, or nil if the opcode carries none.
+func (p *Parsed) AtomicETH() AtomicETH { return p.Ext(HeaderAtomicETH) }

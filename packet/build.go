@@ -2,22 +2,6 @@ package packet
 
 import "slices"
 
-// Headers holds the values of every header a packet may carry. Only the
-// extension headers that BTH.Opcode prescribes are used; the others are
-// ignored when encoding and zeroed when decoding.
-type Headers struct {
-	BTH          BTHFields
-	RDETH        RDETHFields
-	DETH         DETHFields
-	FETH         FETHFields
-	RETH         RETHFields
-	AtomicETH    AtomicETHFields
-	AETH         AETHFields
-	AtomicAckETH AtomicAckETHFields
-	ImmDt        ImmDtFields
-	IETH         IETHFields
-}
-
 // PacketLen returns the length of a packet with opcode op and payloadLen bytes
 // of payload: headers, payload, pad and ICRC.
 func PacketLen(op Opcode, payloadLen int) int {
@@ -71,27 +55,7 @@ func AppendPacketRoom(dst []byte, h *Headers, payloadLen int) (pkt, payload []by
 	bth.PadCount = uint8(padLen(payloadLen))
 	BTH(b).Encode(&bth)
 	for hd := range e.headers.All() {
-		v := b[e.off[hd] : int(e.off[hd])+hd.Size()]
-		switch hd {
-		case HeaderRDETH:
-			RDETH(v).Encode(&h.RDETH)
-		case HeaderDETH:
-			DETH(v).Encode(&h.DETH)
-		case HeaderFETH:
-			FETH(v).Encode(&h.FETH)
-		case HeaderRETH:
-			RETH(v).Encode(&h.RETH)
-		case HeaderAtomicETH:
-			AtomicETH(v).Encode(&h.AtomicETH)
-		case HeaderAETH:
-			AETH(v).Encode(&h.AETH)
-		case HeaderAtomicAckETH:
-			AtomicAckETH(v).Encode(&h.AtomicAckETH)
-		case HeaderImmDt:
-			ImmDt(v).Encode(&h.ImmDt)
-		case HeaderIETH:
-			IETH(v).Encode(&h.IETH)
-		}
+		h.encodeExt(hd, b[e.off[hd]:int(e.off[hd])+hd.Size()])
 	}
 	payload = b[e.hdrLen : int(e.hdrLen)+payloadLen]
 	clear(b[int(e.hdrLen)+payloadLen:]) // pad and ICRC

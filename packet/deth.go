@@ -49,3 +49,6 @@ func (b DETH) Encode(f *DETHFields) {
 
 // Fields returns the decoded values of b.
 func (b DETH) Fields() DETHFields { return DETHFields{QKey: b.QKey(), SrcQP: b.SrcQP()} }
+
+// DETH returns the DETH, or nil if the opcode carries none.
+func (p *Parsed) DETH() DETH { return p.Ext(HeaderDETH) }

@@ -58,3 +58,6 @@ func (b FETH) Encode(f *FETHFields) {
 func (b FETH) Fields() FETHFields {
 	return FETHFields{PlacementType: b.PlacementType(), Selectivity: b.Selectivity()}
 }
+
+// FETH returns the FETH, or nil if the opcode carries none.
+func (p *Parsed) FETH() FETH { return p.Ext(HeaderFETH) }

@@ -2,67 +2,32 @@ package packet
 
 import "iter"
 
-// Header names one kind of extension transport header. The constants are in
-// IBTA wire order: when an opcode carries several extension headers they
-// follow the BTH in increasing Header order.
-type Header uint8
-
-// Extension headers, in wire order.
-const (
-	HeaderRDETH Header = iota
-	HeaderDETH
-	HeaderFETH
-	HeaderRETH
-	HeaderAtomicETH
-	HeaderAETH
-	HeaderAtomicAckETH
-	HeaderImmDt
-	HeaderIETH
-
-	numHeaders = iota
-)
-
-var headerInfo = [numHeaders]struct {
-	name string
-	size uint8
-}{
-	HeaderRDETH:        {"RDETH", RDETHSize},
-	HeaderDETH:         {"DETH", DETHSize},
-	HeaderFETH:         {"FETH", FETHSize},
-	HeaderRETH:         {"RETH", RETHSize},
-	HeaderAtomicETH:    {"AtomicETH", AtomicETHSize},
-	HeaderAETH:         {"AETH", AETHSize},
-	HeaderAtomicAckETH: {"AtomicAckETH", AtomicAckETHSize},
-	HeaderImmDt:        {"ImmDt", ImmDtSize},
-	HeaderIETH:         {"IETH", IETHSize},
-}
-
 // Size returns the length of the header in bytes, or 0 for an unknown Header.
 func (h Header) Size() int {
-	if h >= numHeaders {
+	if h >= NumHeaders {
 		return 0
 	}
-	return int(headerInfo[h].size)
+	return headerTable[h].Size
 }
 
 // String returns the IBTA abbreviation of the header ("RETH", "ImmDt", ...).
 func (h Header) String() string {
-	if h >= numHeaders {
+	if h >= NumHeaders {
 		return "Header(" + string(hexDigit(uint8(h)>>4)) + string(hexDigit(uint8(h))) + ")"
 	}
-	return headerInfo[h].name
+	return headerTable[h].Name
 }
 
 // HeaderSet is a set of extension headers.
 type HeaderSet uint16
 
 // Has reports whether h is in s.
-func (s HeaderSet) Has(h Header) bool { return h < numHeaders && s&(1<<h) != 0 }
+func (s HeaderSet) Has(h Header) bool { return h < NumHeaders && s&(1<<h) != 0 }
 
 // Len returns the number of headers in s.
 func (s HeaderSet) Len() int {
 	n := 0
-	for h := Header(0); h < numHeaders; h++ {
+	for h := Header(0); h < NumHeaders; h++ {
 		if s.Has(h) {
 			n++
 		}
@@ -73,7 +38,7 @@ func (s HeaderSet) Len() int {
 // Size returns the total length of the headers in s.
 func (s HeaderSet) Size() int {
 	n := 0
-	for h := Header(0); h < numHeaders; h++ {
+	for h := Header(0); h < NumHeaders; h++ {
 		if s.Has(h) {
 			n += h.Size()
 		}
@@ -84,7 +49,7 @@ func (s HeaderSet) Size() int {
 // All yields the headers of s in wire order.
 func (s HeaderSet) All() iter.Seq[Header] {
 	return func(yield func(Header) bool) {
-		for h := Header(0); h < numHeaders; h++ {
+		for h := Header(0); h < NumHeaders; h++ {
 			if s.Has(h) && !yield(h) {
 				return
 			}

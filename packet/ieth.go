@@ -31,3 +31,6 @@ func (b IETH) Encode(f *IETHFields) { binary.BigEndian.PutUint32(b, f.RKey) }
 
 // Fields returns the decoded values of b.
 func (b IETH) Fields() IETHFields { return IETHFields{RKey: b.RKey()} }
+
+// IETH returns the IETH, or nil if the opcode carries none.
+func (p *Parsed) IETH() IETH { return p.Ext(HeaderIETH) }

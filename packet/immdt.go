@@ -34,3 +34,6 @@ func (b ImmDt) Encode(f *ImmDtFields) { binary.BigEndian.PutUint32(b, f.Immediat
 
 // Fields returns the decoded values of b.
 func (b ImmDt) Fields() ImmDtFields { return ImmDtFields{ImmediateData: b.ImmediateData()} }
+
+// ImmDt returns the ImmDt, or nil if the opcode carries none.
+func (p *Parsed) ImmDt() ImmDt { return p.Ext(HeaderImmDt) }

@@ -20,7 +20,7 @@ type opInfo struct {
 	kind     Kind
 	pos      Position
 	headers  HeaderSet
-	off      [numHeaders]uint8 // offset of each present header from the BTH
+	off      [NumHeaders]uint8 // offset of each present header from the BTH
 	hdrLen   uint8             // BTH + extension headers
 	payload  payloadRule
 	fixedLen uint8

@@ -81,8 +81,10 @@ func (p *Parsed) BTH() BTH {
 	return BTH(p.b[:BTHSize:BTHSize])
 }
 
-// ext returns the view of extension header h, or nil if the packet lacks it.
-func (p *Parsed) ext(h Header) []byte {
+// Ext returns the bytes of extension header h, or nil if the packet lacks
+// it. Convert them to h's view type to read them ([RETH], [AETH], ...), or
+// read them through the fields of [Header.Desc].
+func (p *Parsed) Ext(h Header) []byte {
 	if p.info == nil || !p.info.headers.Has(h) {
 		return nil
 	}
@@ -90,33 +92,6 @@ func (p *Parsed) ext(h Header) []byte {
 	end := off + h.Size()
 	return p.b[off:end:end]
 }
-
-// RDETH returns the RDETH, or nil if the opcode carries none.
-func (p *Parsed) RDETH() RDETH { return p.ext(HeaderRDETH) }
-
-// DETH returns the DETH, or nil if the opcode carries none.
-func (p *Parsed) DETH() DETH { return p.ext(HeaderDETH) }
-
-// FETH returns the FETH, or nil if the opcode carries none.
-func (p *Parsed) FETH() FETH { return p.ext(HeaderFETH) }
-
-// RETH returns the RETH, or nil if the opcode carries none.
-func (p *Parsed) RETH() RETH { return p.ext(HeaderRETH) }
-
-// AtomicETH returns the AtomicETH, or nil if the opcode carries none.
-func (p *Parsed) AtomicETH() AtomicETH { return p.ext(HeaderAtomicETH) }
-
-// AETH returns the AETH, or nil if the opcode carries none.
-func (p *Parsed) AETH() AETH { return p.ext(HeaderAETH) }
-
-// AtomicAckETH returns the AtomicAckETH, or nil if the opcode carries none.
-func (p *Parsed) AtomicAckETH() AtomicAckETH { return p.ext(HeaderAtomicAckETH) }
-
-// ImmDt returns the ImmDt, or nil if the opcode carries none.
-func (p *Parsed) ImmDt() ImmDt { return p.ext(HeaderImmDt) }
-
-// IETH returns the IETH, or nil if the opcode carries none.
-func (p *Parsed) IETH() IETH { return p.ext(HeaderIETH) }
 
 // HeaderLen returns the length of the BTH and extension headers, which is
 // the offset of the payload.
@@ -162,31 +137,7 @@ func (p *Parsed) Headers(h *Headers) {
 		return
 	}
 	h.BTH = p.BTH().Fields()
-	if v := p.RDETH(); v != nil {
-		h.RDETH = v.Fields()
-	}
-	if v := p.DETH(); v != nil {
-		h.DETH = v.Fields()
-	}
-	if v := p.FETH(); v != nil {
-		h.FETH = v.Fields()
-	}
-	if v := p.RETH(); v != nil {
-		h.RETH = v.Fields()
-	}
-	if v := p.AtomicETH(); v != nil {
-		h.AtomicETH = v.Fields()
-	}
-	if v := p.AETH(); v != nil {
-		h.AETH = v.Fields()
-	}
-	if v := p.AtomicAckETH(); v != nil {
-		h.AtomicAckETH = v.Fields()
-	}
-	if v := p.ImmDt(); v != nil {
-		h.ImmDt = v.Fields()
-	}
-	if v := p.IETH(); v != nil {
-		h.IETH = v.Fields()
+	for hd := range p.info.headers.All() {
+		h.decodeExt(hd, p.Ext(hd))
 	}
 }

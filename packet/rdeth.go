@@ -33,3 +33,6 @@ func (b RDETH) Encode(f *RDETHFields) {
 
 // Fields returns the decoded values of b.
 func (b RDETH) Fields() RDETHFields { return RDETHFields{EEContext: b.EEContext()} }
+
+// RDETH returns the RDETH, or nil if the opcode carries none.
+func (p *Parsed) RDETH() RDETH { return p.Ext(HeaderRDETH) }

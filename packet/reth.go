@@ -58,3 +58,6 @@ func (b RETH) Encode(f *RETHFields) {
 func (b RETH) Fields() RETHFields {
 	return RETHFields{VirtualAddress: b.VirtualAddress(), RKey: b.RKey(), DMALength: b.DMALength()}
 }
+
+// RETH returns the RETH, or nil if the opcode carries none.
+func (p *Parsed) RETH() RETH { return p.Ext(HeaderRETH) }

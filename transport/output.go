@@ -11,7 +11,8 @@ import (
 const MaxPacketSize = 4096 + 64
 
 // Path is where a packet goes: the IP/UDP framing the ICRC covers plus the masked fields the
-// sender still sets on the wire.
+// sender still sets on the wire. IPv6 link-local addresses may carry the zone of their interface;
+// the engine ignores zones when it compares addresses (see sameHost).
 type Path struct {
 	Src, Dst     netip.AddrPort // Src port is the QP's UDP source port, Dst port is 4791
 	TrafficClass uint8

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
-	"os/signal"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
@@ -76,12 +74,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		o.Pcap = f
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	if err := demo.Run(ctx, o, stdout); err != nil {
 		err = devselect.ExplainInUse(err, o.Port, "give the demo other addresses with -a and -b, or another port with -port")
 		fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
-		return exitFailure
+		return failure(ctx)
 	}
 	return exitOK
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // Exit statuses.
@@ -29,6 +31,7 @@ type command struct {
 // commands lists the subcommands in the order help shows them.
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
+	{"trace", "gorxe trace FILE [-o OUT.svg|OUT.html]", "draw a capture as a ladder diagram, SVG or clickable HTML", runTrace},
 	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
@@ -44,6 +47,14 @@ var commands = []command{
 	{"read_lat", "gorxe read_lat [OPTIONS] [HOST]", "ib_read_lat peer: RDMA READ latency", perftestCommand(perftest.VerbRead, perftest.Lat)},
 	{"send_lat", "gorxe send_lat [OPTIONS] [HOST]", "ib_send_lat peer: SEND latency", perftestCommand(perftest.VerbSend, perftest.Lat)},
 	{"atomic_lat", "gorxe atomic_lat [OPTIONS] [HOST]", "ib_atomic_lat peer: atomic operation latency", perftestCommand(perftest.VerbAtomic, perftest.Lat)},
+	{"version", "gorxe version", "print gorxe's module version and the Go version that built it", runVersion},
+}
+
+// environment lists the variables gorxe reads, for help.
+var environment = []struct{ name, meaning string }{
+	{devselect.EnvAddr, "interface or address the tools bind to without --bind or -d"},
+	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
+	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
 }
 
 func main() {
@@ -78,5 +89,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-40s %s\n", c.usage, c.summary)
 	}
 	fmt.Fprintf(w, "  %-40s %s\n", "gorxe help", "show this help")
-	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n")
+	fmt.Fprintf(w, "\nRun gorxe COMMAND -h for a command's options.\n\nEnvironment:\n\n")
+	for _, e := range environment {
+		fmt.Fprintf(w, "  %-14s %s\n", e.name, e.meaning)
+	}
 }

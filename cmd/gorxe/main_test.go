@@ -57,7 +57,7 @@ func TestDumpJSON(t *testing.T) {
 
 func TestDumpFormats(t *testing.T) {
 	code, out, _ := run("dump", goldenPcapng)
-	want := "#1 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok\n"
+	want := "#1 0.000000 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok\n"
 	if code != exitOK || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 2540 {
 		t.Errorf("exit %d, output starts %q", code, out[:min(len(out), 200)])
 	}
@@ -109,7 +109,7 @@ func TestDumpErrors(t *testing.T) {
 		{"frame too short", []string{"dump", writeTemp(t, "short.pcap", shortFramePcap(t))}, exitOK, 0, "frame 1 (10 bytes): bad Ethernet"},
 		{"no file", []string{"dump"}, exitUsage, 0, "Usage: gorxe dump"},
 		{"two files", []string{"dump", "a", "b"}, exitUsage, 0, "Usage: gorxe dump"},
-		{"json and verbose", []string{"dump", "-json", "-v", goldenPcapng}, exitUsage, 0, "Usage: gorxe dump"},
+		{"json and verbose", []string{"dump", "-json", "-v", goldenPcapng}, exitUsage, 0, "-json and -v do not combine"},
 		{"bad flag", []string{"dump", "-x", goldenPcapng}, exitUsage, 0, "flag provided but not defined"},
 		{"dump help", []string{"dump", "-h"}, exitOK, 0, "Usage: gorxe dump"},
 		{"no command", nil, exitUsage, 0, "Usage:"},

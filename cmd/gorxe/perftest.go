@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 )
@@ -38,11 +34,11 @@ func runPerftest(t perftest.Test, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gorxe %s: %v\n", t.Name(), err)
 		return exitFailure
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	if err := perftest.Run(ctx, p, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "gorxe %s: %v\n", t.Name(), err)
-		return exitFailure
+		return failure(ctx)
 	}
 	return exitOK
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/pingpong"
 )
@@ -44,11 +40,11 @@ func runPingpong(k pingpong.Kind, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitFailure
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	if err := pingpong.Run(ctx, o, stdout); err != nil {
+	if err := pingpong.Run(ctx, o, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitFailure
+		return failure(ctx)
 	}
 	return exitOK
 }

@@ -154,6 +154,10 @@ func (e *gorxeEndpoint) addr(family int) netip.Addr {
 // 0, the IPv4-mapped address at 1, the other IPv6 address at 2.
 func (e *gorxeEndpoint) gidIndex(family int) (int, error) {
 	if family == linkLocal {
+		// gorxe's GID 0 is derived from the MAC; it is usable only if the bridge has it.
+		if err := bridgeHasLinkLocal(); err != nil {
+			return 0, err
+		}
 		return 0, nil
 	}
 	if family == 6 {

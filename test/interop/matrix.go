@@ -146,6 +146,7 @@ func gorxeMatrix() []phase {
 				c(writeBW, 4, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(readBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
+				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
 			})},
 		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: lossCases()},
 	}

@@ -55,6 +55,28 @@ func bridgeLinkLocal() (netip.Addr, error) {
 	return eui64LinkLocal(ifi.HardwareAddr), nil
 }
 
+// bridgeHasLinkLocal checks that the bridge has its EUI-64 link-local address.
+func bridgeHasLinkLocal() error {
+	want, err := bridgeLinkLocal()
+	if err != nil {
+		return err
+	}
+	ifi, err := net.InterfaceByName(bridgeName)
+	if err != nil {
+		return err
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if p, ok := a.(*net.IPNet); ok && p.IP.Equal(want.AsSlice()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s has no link-local address %v (its addresses: %v)", bridgeName, want, addrs)
+}
+
 // createNetns makes a fresh namespace, first removing a stale one a killed run left, together with
 // the processes that run left in it.
 func createNetns(log *logger) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,14 +95,14 @@ func TestLinkLocalGIDPeers(t *testing.T) {
 		{"write_bw", []string{"write_bw", "-x", "0", "-s", "65536", "-n", "50"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append(tc.args, "-p", FreeTCPPort(t))
-			server := StartIn(t, l.ns[0], nil, append(args, "-d", l.dev[0])...)
+			args := append(slices.Clip(tc.args), "-p", FreeTCPPort(t))
+			server := StartIn(t, l.ns[0], nil, slices.Concat(args, []string{"-d", l.dev[0]})...)
 			if tc.ready != "" {
 				server.WaitLine(tc.ready, 10*time.Second)
 			} else {
 				time.Sleep(time.Second) // perftest prints nothing before a client connects
 			}
-			client := StartIn(t, l.ns[1], nil, append(args, "-d", l.dev[1], l.ip4[0])...)
+			client := StartIn(t, l.ns[1], nil, slices.Concat(args, []string{"-d", l.dev[1], l.ip4[0]})...)
 			for _, p := range []*Proc{client, server} {
 				if code := p.Wait(25 * time.Second); code != 0 {
 					t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())

@@ -164,6 +164,9 @@ func (p *Proc) Wait(timeout time.Duration) int {
 	}
 }
 
+// Interrupt sends the process SIGINT, as Ctrl-C does.
+func (p *Proc) Interrupt() { _ = p.cmd.Process.Signal(os.Interrupt) }
+
 // Kill ends the process at once.
 func (p *Proc) Kill() { _ = p.cmd.Process.Kill() }
 

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // toolRun is one server and one client of a perftest tool, run to completion.
@@ -280,6 +283,21 @@ func TestPerftestErrors(t *testing.T) {
 		c.Kill()
 		oneLine(t, s, "for 500ms: is the peer still there?")
 	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		// Ctrl-C on the client in the middle of the measurement: it says how far it got and exits
+		// 130; its server, told by the hang-up, ends at once and points at the client's output.
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "write_bw", "--bind", srv, "-p", port, "-n", "100000000", "-s", "64")
+		s.WaitLine("Waiting for client to connect", 10*time.Second)
+		c := Start(t, nil, "write_bw", "--bind", cli, "-p", port, "-n", "100000000", "-s", "64", srv)
+		c.WaitLine("#bytes", 10*time.Second)
+		c.Interrupt()
+		assert.Equal(t, 130, c.Wait(15*time.Second))
+		assert.Regexp(t, `^gorxe write_bw: interrupted after \d+ of 100000000 messages\n$`, c.Stderr())
+		oneLine(t, s, "peer closed the connection after 0 of 108 bytes (the peer stopped the test early; its output says why)")
+	})
 	t.Run("rdma_cm", func(t *testing.T) {
 		t.Parallel()
 		p := Start(t, nil, "write_bw", "-R", "127.0.0.1")
@@ -344,5 +362,23 @@ func TestPerftestIPv6(t *testing.T) {
 		if len(cli.results) != 1 || cli.results[0][1] != "20" {
 			t.Errorf("%s: client results %v", tool, cli.results)
 		}
+	}
+}
+
+// TestPerftestFaultNote: with GORXE_FAULTS set, each side says so before the run and what the
+// faults did after it, on stderr, leaving perftest's output on stdout as it is.
+func TestPerftestFaultNote(t *testing.T) {
+	t.Parallel()
+	env := []string{"GORXE_FAULTS=dup=0.05,seed=9"}
+	srv, cli := LoopbackPair(t)
+	port := FreeTCPPort(t)
+	s := Start(t, env, "send_bw", "--bind", srv, "-p", port, "-n", "100")
+	s.WaitLine("Waiting for client to connect", 10*time.Second)
+	c := Start(t, env, "send_bw", "--bind", cli, "-p", port, "-n", "100", srv)
+	for _, p := range []*Proc{c, s} {
+		require.Equal(t, 0, p.Wait(20*time.Second), "%s:\n%s", p.name, p.Stderr())
+		assert.Regexp(t, `^GORXE_FAULTS=dup=0.05,seed=9: this side impairs its outgoing datagrams on purpose\n`+
+			`GORXE_FAULTS: 0 of \d+ datagrams dropped by the faults; \d+ retransmissions, \d+ duplicate and \d+ out-of-sequence requests received, \d+ received packets dropped\n$`, p.Stderr())
+		assert.NotContains(t, p.Stdout(), "GORXE_FAULTS")
 	}
 }

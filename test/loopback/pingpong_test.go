@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // toolRun is one server and one client of a pingpong tool, run to completion.
@@ -203,6 +205,19 @@ func TestPingpongErrors(t *testing.T) {
 		s.WaitLine("remote address:", 10*time.Second)
 		c.Kill()
 		oneLine(t, s, "no completion for 500ms after")
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-p", port, "-g", "1", "-n", "100000000")
+		s.WaitLine("local address:", 10*time.Second)
+		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, "-g", "1", "-n", "100000000", srv)
+		c.WaitLine("remote address:", 10*time.Second)
+		c.Interrupt()
+		assert.Equal(t, 130, c.Wait(15*time.Second))
+		assert.Regexp(t, `^interrupted after \d+ sends and \d+ receives of 100000000\n$`, c.Stderr())
+		s.Kill()
 	})
 	t.Run("bad option", func(t *testing.T) {
 		t.Parallel()

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -69,6 +70,9 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		w.rc.a.QPN(), w.rc.b.QPN(), w.uc.a.QPN(), w.uc.b.QPN(), w.ud.a.QPN(), w.ud.b.QPN())
 
 	for i, s := range steps {
+		if ctx.Err() != nil {
+			return interrupted(out, i, a, b)
+		}
 		fmt.Fprintf(out, "\nStep %d: %s\n", i+1, s.title)
 		for _, l := range splitLines(s.about) {
 			fmt.Fprintf(out, "  %s\n", l)
@@ -78,6 +82,10 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		cancel()
 		for _, l := range tr.take() {
 			fmt.Fprintf(out, "    %s\n", l)
+		}
+		if err != nil && ctx.Err() != nil {
+			fmt.Fprintf(out, "  ✗ interrupted\n")
+			return interrupted(out, i, a, b)
 		}
 		if err != nil {
 			fmt.Fprintf(out, "  ✗ %v\n", err)
@@ -105,6 +113,16 @@ func (w *world) connect() error {
 	av := w.b.addressVector(w.a)
 	w.udAH, err = w.a.pd.CreateAH(&av)
 	return err
+}
+
+// ErrInterrupted: the demo's context ended (Ctrl-C) before every step ran.
+var ErrInterrupted = errors.New("interrupted")
+
+// interrupted ends a demo stopped before step i (counted from 0) with what it did so far: the
+// devices' counters, and how many steps were verified.
+func interrupted(out io.Writer, i int, a, b *side) error {
+	printCounters(out, a, b)
+	return fmt.Errorf("%w after %d of %d steps verified", ErrInterrupted, i, len(steps))
 }
 
 func printCounters(out io.Writer, sides ...*side) {

@@ -3,10 +3,13 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/gorxe/gorxe/dump"
@@ -64,4 +67,17 @@ func TestDemoRecoversFromLoss(t *testing.T) {
 	if !strings.Contains(out, "LOST (fault injection)") || !strings.Contains(out, "All 9 steps verified.") {
 		t.Errorf("with 10%% loss the demo should show losses and still verify every step:\n%s", out)
 	}
+}
+
+// TestDemoInterrupted: a demo whose context has ended stops before its next step, shows the
+// counters so far and says how far it got.
+func TestDemoInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Run(ctx, Options{A: netip.MustParseAddr("127.30.0.5"), B: netip.MustParseAddr("127.30.0.6")}, &out)
+	require.ErrorIs(t, err, ErrInterrupted)
+	assert.Equal(t, fmt.Sprintf("interrupted after 0 of %d steps verified", len(steps)), err.Error())
+	assert.Contains(t, out.String(), "\nCounters:\n")
+	assert.NotContains(t, out.String(), "Step 1:")
 }

@@ -67,7 +67,10 @@ interface's device is shown. Showing a device opens no socket.
 }
 
 // Run prints what the options ask for.
-func Run(o Options, stdout io.Writer) error {
+func Run(o Options, stdout io.Writer) error { return run(o, stdout, SystemLink) }
+
+// run is Run with the interfaces' links read by link.
+func run(o Options, stdout io.Writer, link LinkFunc) error {
 	if o.List {
 		names := DeviceNames()
 		s := "s"
@@ -101,7 +104,7 @@ func Run(o Options, stdout io.Writer) error {
 	}
 	var errs []error
 	for _, cfg := range cfgs {
-		if err := show(stdout, cfg, o); err != nil {
+		if err := show(stdout, cfg, o, link); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -109,8 +112,9 @@ func Run(o Options, stdout io.Writer) error {
 }
 
 // show opens the device of cfg on a private in-memory network, so that it binds no UDP port
-// (a pingpong or perftest run may hold the port already), and prints it.
-func show(w io.Writer, cfg gorxe.Config, o Options) error {
+// (a pingpong or perftest run may hold the port already), and prints it with its port in the
+// state of its interface's link.
+func show(w io.Writer, cfg gorxe.Config, o Options, link LinkFunc) error {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
 		return fab.NewEndpoint(port, addrs...)
@@ -121,7 +125,11 @@ func show(w io.Writer, cfg gorxe.Config, o Options) error {
 		return fmt.Errorf("Failed to open device: %w", err)
 	}
 	defer dev.Close()
-	return Print(w, dev, o.IBPort, o.Verbose)
+	var d Device = dev
+	if l, ok := link(interfaceOf(cfg)); ok {
+		d = linked{Device: dev, link: l}
+	}
+	return Print(w, d, o.IBPort, o.Verbose)
 }
 
 // DeviceNames lists gorxe's devices: one per interface that is up and has an address.

@@ -41,6 +41,8 @@ var ErrDeviceNotFound = errors.New("IB device not found")
 type Selection struct {
 	Bind   string
 	Device string
+	// Tap, when set, becomes the device's Config.Tap.
+	Tap netio.TapFunc
 }
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
@@ -51,7 +53,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port = port
+	cfg.Port, cfg.Tap = port, s.Tap
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)

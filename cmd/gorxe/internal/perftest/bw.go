@@ -27,6 +27,14 @@ func newWindow(p *Params) window {
 
 func (w window) sampling(t time.Time) bool { return !t.Before(w.sampleFrom) && t.Before(w.sampleTo) }
 
+// earlier returns the earlier of two times.
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // rates fills a report's average bandwidth and message rate: n messages of size bytes in ns
 // nanoseconds.
 func rates(r *Report, size, n int, ns int64, gbits bool) {
@@ -159,6 +167,16 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 			continue
 		case errors.Is(err, errStalled):
 			return Report{}, fmt.Errorf("no completion for %v (%d of %d messages completed): is the peer still there?", w.stall.Round(time.Millisecond), totccnt, tot)
+		case ctx.Err() != nil:
+			// What completed so far is the result, as if the run had been that long.
+			if timed {
+				rep := Report{Size: uint64(size), Iters: uint64(sampled)}
+				rates(&rep, size, sampled, int64(max(earlier(time.Now(), win.sampleTo).Sub(win.sampleFrom), 0)), p.ReportGbits)
+				return rep, &InterruptedError{Done: sampled, Unit: "messages", Cause: context.Cause(ctx)}
+			}
+			rep := Report{Size: uint64(size), Iters: uint64(totccnt)}
+			rates(&rep, size, totccnt, int64(time.Since(origin)), p.ReportGbits)
+			return rep, &InterruptedError{Done: totccnt, Total: tot, Unit: "messages", Cause: context.Cause(ctx)}
 		case err != nil:
 			return Report{}, err
 		}
@@ -275,6 +293,14 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 			return rep, nil
 		case errors.Is(err, errStalled):
 			return Report{}, fmt.Errorf("no message for %v (%d of %d received): is the peer still sending?", stall.Round(time.Millisecond), totrcnt, tot)
+		case ctx.Err() != nil:
+			rep := Report{Size: uint64(size), Iters: uint64(totrcnt)}
+			rates(&rep, size, totrcnt, int64(last.Sub(first)), p.ReportGbits)
+			total := tot
+			if timed {
+				total = 0
+			}
+			return rep, &InterruptedError{Done: totrcnt, Total: total, Unit: "messages", Cause: context.Cause(ctx)}
 		case err != nil:
 			return Report{}, err
 		}

@@ -42,3 +42,27 @@ func (e *CompletionError) Error() string {
 
 // Is makes every CompletionError match ErrCompletion.
 func (e *CompletionError) Is(target error) bool { return target == ErrCompletion }
+
+// ErrInterrupted matches every InterruptedError.
+var ErrInterrupted = errors.New("interrupted")
+
+// InterruptedError is a measurement ended by its context (Ctrl-C) after Done of Total messages
+// or iterations; Total is 0 in a timed run. The result of the part that ran is still printed.
+type InterruptedError struct {
+	Done, Total int
+	Unit        string // "messages", "iterations"
+	Cause       error
+}
+
+func (e *InterruptedError) Error() string {
+	if e.Total == 0 {
+		return fmt.Sprintf("interrupted after %d %s", e.Done, e.Unit)
+	}
+	return fmt.Sprintf("interrupted after %d of %d %s", e.Done, e.Total, e.Unit)
+}
+
+// Is makes every InterruptedError match ErrInterrupted.
+func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+// Unwrap returns why the context ended.
+func (e *InterruptedError) Unwrap() error { return e.Cause }

@@ -95,6 +95,8 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "tclass", Arg: true, Set: intIn(&p.TClass, 0, 255)},
 		{Long: "output", Arg: true, Set: getopt.StringOption(&p.Output)},
 		{Long: "dont_xchg_versions", Set: flag(&p.DontXchgVersions)},
+		{Long: "out_json", Set: flag(&p.OutJSON)},
+		{Long: "out_json_file", Arg: true, Set: getopt.StringOption(&p.OutJSONFile)},
 		{Long: "use_hugepages", Set: flag(&p.HugePages)},
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
 		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},

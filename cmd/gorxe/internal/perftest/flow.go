@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -21,6 +22,8 @@ type flow struct {
 	warn  func(string)
 	full  bool // the complete output, not a single --output number
 	local []Dest
+	// in describes this side's device and path for the header and the --out_json file.
+	in info
 	// remote holds the peer's addresses from the latest round of key exchanges.
 	remote []Dest
 	// cycleBuffer is this side's page size, which perftest sizes its buffers by.
@@ -59,14 +62,13 @@ func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 		p.Size = neg.mtu.Bytes()
 	}
 
-	var in info
 	var err error
-	if f.local, in, err = f.pl.setup(&neg); err != nil {
+	if f.local, f.in, err = f.pl.setup(&neg); err != nil {
 		return err
 	}
 	f.remote = make([]Dest, len(f.local))
 	if f.full {
-		writeHeader(f.out, p, in)
+		writeHeader(f.out, p, f.in)
 	}
 	switch {
 	case p.Test.Kind == BW && p.Test.Verb == VerbSend:
@@ -165,7 +167,7 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rem)
+		f.printBW(&rem)
 		if err := f.x.closeConnection(&f.local[0]); err != nil {
 			return err
 		}
@@ -175,10 +177,10 @@ func (f *flow) rdmaBW(ctx context.Context) error {
 	var rep Report
 	for _, size := range f.p.sizes() {
 		var err error
-		if rep, err = f.pl.bw(ctx, size); err != nil {
+		if rep, err = f.measureBW(ctx, size); err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rep)
+		f.printBW(&rep)
 		f.checkLimits(&rep)
 	}
 	f.line()
@@ -227,11 +229,11 @@ func (f *flow) sendBW(ctx context.Context) error {
 		if err := f.sync(); err != nil {
 			return err
 		}
-		rep, err := f.pl.bw(ctx, size)
+		rep, err := f.measureBW(ctx, size)
 		if err != nil {
 			return err
 		}
-		writeBW(f.out, f.p, &rep)
+		f.printBW(&rep)
 		if !f.p.IsServer() {
 			f.checkLimits(&rep)
 		}
@@ -271,11 +273,9 @@ func (f *flow) writeLat(ctx context.Context) error {
 	}
 	f.resultHeader()
 	for _, size := range f.p.sizes() {
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 2); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 2)
 	}
 	f.line()
 	return nil
@@ -297,11 +297,9 @@ func (f *flow) readLat(ctx context.Context) error {
 	}
 	f.resultHeader()
 	for _, size := range f.p.sizes() {
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 1); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 1)
 	}
 	if err := f.x.closeConnection(&f.local[0]); err != nil {
 		return err
@@ -322,20 +320,51 @@ func (f *flow) sendLat(ctx context.Context) error {
 		if err := f.sync(); err != nil {
 			return err
 		}
-		res, err := f.pl.lat(ctx, size)
-		if err != nil {
+		if err := f.measureLat(ctx, size, 2); err != nil {
 			return err
 		}
-		f.printLat(size, &res, 2)
 	}
 	f.line()
 	return f.x.closeConnection(&f.local[0])
 }
 
-// printLat prints one latency result; rtt is 2 for ping-pong tests, which time round trips.
+// measureBW runs one bandwidth measurement. An interrupted one prints the result of what it
+// completed before it fails, as a line of its own table.
+func (f *flow) measureBW(ctx context.Context, size int) (Report, error) {
+	rep, err := f.pl.bw(ctx, size)
+	if errors.Is(err, ErrInterrupted) && rep.Iters > 0 {
+		f.printBW(&rep)
+		f.line()
+	}
+	return rep, err
+}
+
+// measureLat runs and prints one latency measurement; an interrupted one prints the iterations it
+// completed. rtt is as for printLat.
+func (f *flow) measureLat(ctx context.Context, size, rtt int) error {
+	res, err := f.pl.lat(ctx, size)
+	switch {
+	case err == nil:
+		f.printLat(size, &res, rtt)
+	case errors.Is(err, ErrInterrupted) && res.iters > 0:
+		f.printLat(size, &res, rtt)
+		f.line()
+	}
+	return err
+}
+
+// printBW prints one bandwidth result and saves it for --out_json.
+func (f *flow) printBW(r *Report) {
+	writeBW(f.out, f.p, r)
+	f.saveJSON(bwJSON(f.p, r))
+}
+
+// printLat prints one latency result, and saves it for --out_json; rtt is 2 for ping-pong tests,
+// which time round trips.
 func (f *flow) printLat(size int, res *latResult, rtt int) {
 	if res.starts == nil {
 		writeLatDuration(f.out, f.p, size, res.iters, res.elapsed, rtt)
+		f.saveJSON(latDurationJSON(f.p, size, res.iters, res.elapsed, rtt))
 		return
 	}
 	st, unsorted, sorted := latReport(res.starts, rtt)
@@ -349,6 +378,7 @@ func (f *flow) printLat(size int, res *latResult, rtt int) {
 		writeResultHeader(f.out, f.p)
 	}
 	writeLat(f.out, f.p, size, res.iters, &st)
+	f.saveJSON(latJSON(f.p, size, res.iters, &st))
 }
 
 // checkLimits compares a client's result with -w and -y.

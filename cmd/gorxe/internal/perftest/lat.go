@@ -32,6 +32,9 @@ func (r *rdma) lat(ctx context.Context, size int) (latResult, error) {
 	if errors.Is(err, errEnd) {
 		err = nil
 	}
+	if err != nil && ctx.Err() != nil {
+		return l.partial(), &InterruptedError{Done: max(l.begun-1, 0), Total: r.p.Iters, Unit: "iterations", Cause: context.Cause(ctx)}
+	}
 	if err != nil {
 		return latResult{}, err
 	}
@@ -57,6 +60,17 @@ type latRun struct {
 	wcs     [1]gorxe.WC
 	// sendDone counts send completions reaped early, while waiting for the peer.
 	sendDone int
+	// begun counts the iterations started.
+	begun int
+}
+
+// partial is the result of the iterations an interrupted run completed: every iteration but the
+// last one started, whose end the next start would have marked.
+func (l *latRun) partial() latResult {
+	if l.timed {
+		return latResult{iters: l.sampled, elapsed: max(earlier(time.Now(), l.win.sampleTo).Sub(l.win.sampleFrom), 0)}
+	}
+	return latResult{starts: l.starts[:l.begun], iters: max(l.begun-1, 0)}
 }
 
 // begin timestamps iteration i, waiting first for the --latency_gap.
@@ -68,6 +82,7 @@ func (l *latRun) begin(i int) {
 		}
 	}
 	now := time.Now()
+	l.begun++
 	if l.timed {
 		if l.win.sampling(now) {
 			l.sampled++

@@ -96,6 +96,10 @@ type Params struct {
 	LatencyGap       int // microseconds between latency iterations
 	LimitBW          float64
 	LimitMsgRate     float64
+	// OutJSON (--out_json) also writes each result, with the test's parameters, to OutJSONFile
+	// (--out_json_file, default perftest_out.json in the working directory) as perftest does.
+	OutJSON     bool
+	OutJSONFile string
 	// Timeout bounds each out-of-band step before the measurement and each wait for progress
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
@@ -114,7 +118,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout,
+		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile,
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat

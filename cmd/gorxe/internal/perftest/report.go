@@ -298,12 +298,17 @@ func writeSamples(w io.Writer, samples []float64) {
 // writeLatDuration prints the result of a timed latency run (perftest's
 // print_report_lat_duration): the average latency and the iterations per second.
 func writeLatDuration(w io.Writer, p *Params, size, iters int, elapsed time.Duration, rtt int) {
-	us := float64(elapsed) / 1e3
-	lat := us / float64(rtt) / float64(max(iters, 1))
-	tps := float64(iters) / elapsed.Seconds()
+	lat, tps := latDurationStats(iters, elapsed, rtt)
 	if p.Output == "latency" {
 		fmt.Fprintf(w, "%f\n", lat)
 		return
 	}
 	fmt.Fprintf(w, " %-7d       %d            %-7.2f        %-7.2f\n", size, iters, lat, tps)
+}
+
+// latDurationStats returns the average latency in microseconds and the iterations per second of
+// a timed latency run.
+func latDurationStats(iters int, elapsed time.Duration, rtt int) (lat, tps float64) {
+	us := float64(elapsed) / 1e3
+	return us / float64(rtt) / float64(max(iters, 1)), float64(iters) / elapsed.Seconds()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -24,11 +25,25 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	dev, err := devselect.Selection{Bind: p.Bind, Device: p.Device}.Open()
+	sel := devselect.Selection{Bind: p.Bind, Device: p.Device}
+	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, dev.Close()) }()
+	if note != nil {
+		sel.Tap = note.Tap
+		warn(note.Banner())
+	}
+	dev, err := sel.Open()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, dev.Close())
+		if note != nil {
+			warn(note.Summary(dev.Counters()))
+		}
+	}()
 	mtu, err := portMTU(p, dev, warn)
 	if err != nil {
 		return err
@@ -139,6 +154,8 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
 	add(lat, "      --latency_gap=<delay_time>  delay time between each post send")
+	add(true, "      --out_json  Save the report in a json file")
+	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))
 	add(true, "      --output=<units> Set verbosity output level: bandwidth , message_rate, latency ")
 	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")

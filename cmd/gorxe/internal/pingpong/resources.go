@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // Work request IDs, as the C tools number them: the pending mask of a QP is their OR.
@@ -24,6 +25,7 @@ const grhLen = 40
 // session holds the verbs objects of one run, created in the C tools' order.
 type session struct {
 	o        Options
+	tap      netio.TapFunc // the device's tap, when fault injection is noted
 	dev      *gorxe.Device
 	buf      *gorxe.Buffer
 	channel  *gorxe.CompChannel
@@ -43,7 +45,7 @@ type session struct {
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev}.Open()
+	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap}.Open()
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err

@@ -6,21 +6,35 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/gidtext"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
-// Run runs one side of a pingpong test: it prints the C tool's lines on stdout and returns the
-// reason it failed, if it did, as one line.
-func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
+// Run runs one side of a pingpong test: it prints the C tool's lines on stdout, and on stderr
+// only what the C tool does not print (the fault-injection notes), and returns the reason it
+// failed, if it did, as one line.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 	s := &session{o: o}
+	note, err := faultnote.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if note != nil {
+		s.tap = note.Tap
+		fmt.Fprintln(stderr, note.Banner())
+	}
 	defer func() {
 		if cerr := s.close(); err == nil {
 			err = cerr
+		}
+		if note != nil && s.dev != nil {
+			fmt.Fprintln(stderr, note.Summary(s.dev.Counters()))
 		}
 	}()
 	if err := s.open(); err != nil {
@@ -99,6 +113,10 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (err error) {
 		}
 	}
 	if err != nil {
+		// Interrupted, the run still reports the round trips it completed.
+		if done := min(t.scnt, t.rcnt); ctx.Err() != nil && done > 0 {
+			printSummary(stdout, o.Size, done, elapsed)
+		}
 		return err
 	}
 	printSummary(stdout, o.Size, o.Iters, elapsed)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -94,9 +95,9 @@ func TestRunInProcess(t *testing.T) {
 			defer cancel()
 			var srvOut, cliOut syncBuffer
 			srvErr := make(chan error, 1)
-			go func() { srvErr <- Run(ctx, so, &srvOut) }()
+			go func() { srvErr <- Run(ctx, so, &srvOut, io.Discard) }()
 			srvOut.waitFor(t, "local address", srvErr)
-			if err := Run(ctx, co, &cliOut); err != nil {
+			if err := Run(ctx, co, &cliOut, io.Discard); err != nil {
 				t.Fatalf("client: %v\n%s", err, cliOut.String())
 			}
 			if err := <-srvErr; err != nil {
@@ -120,7 +121,7 @@ func TestRunCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, o, &out) }()
+	go func() { done <- Run(ctx, o, &out, io.Discard) }()
 	out.waitFor(t, "local address", done)
 	cancel()
 	select {
