@@ -5,7 +5,8 @@
 // runs the perftest-compatible tools as client and server processes on two loopback addresses:
 // RC WRITE bandwidth over message sizes and MTUs, READ bandwidth, the 64-byte SEND message rate,
 // 64-byte half round trips, and scaling over QP counts; a re-executed copy of itself measures the
-// resident memory of idle QPs. Bandwidth is compared with the GSO+GRO byte rate at the datagram
+// resident memory of idle QPs. Results come from the clients' --out_json files, or from the
+// tools' perftest-format text output when the binary predates that flag. Bandwidth is compared with the GSO+GRO byte rate at the datagram
 // size of a full packet, the SEND rate with the sendmmsg datagram rate at 80 bytes, and latency
 // with a UDP ping-pong as a difference. Targets are shown, not enforced: the exit status says
 // only whether every measurement ran.

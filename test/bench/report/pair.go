@@ -19,11 +19,14 @@ type runner struct {
 	udpPort           int           // GORXE_PORT of both tools
 	timeout           time.Duration // bound on one tool pair or one ceiling run
 	logDir            string        // where each run's output is kept; empty keeps none
+	toolJSON          bool          // the tools write --out_json files
+	jsonDir           string        // where the clients write them
 }
 
 // pairResult is what one run of a tool pair printed and cost.
 type pairResult struct {
 	client, server string        // standard output
+	clientJSON     []byte        // the client's --out_json file, nil if it wrote none
 	cpu            time.Duration // user and system time of both processes
 }
 
@@ -53,7 +56,14 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 	if err := srv.waitLine(serverReady, r.timeout); err != nil {
 		return res, err
 	}
-	cli, err := startChild(ctx, tool+" client", env, r.gorxe, slices.Concat(common, []string{"--bind", r.client.String(), r.server.String()})...)
+	cliArgs := slices.Concat(common, []string{"--bind", r.client.String()})
+	jsonFile := ""
+	if r.toolJSON {
+		jsonFile = filepath.Join(r.jsonDir, id+".client.json")
+		_ = os.Remove(jsonFile)
+		cliArgs = append(cliArgs, "--out_json", "--out_json_file", jsonFile)
+	}
+	cli, err := startChild(ctx, tool+" client", env, r.gorxe, append(cliArgs, r.server.String())...)
 	if err != nil {
 		return res, err
 	}
@@ -67,6 +77,11 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 		return res, err
 	}
 	res.client, res.server = cli.out.String(), srv.out.String()
+	if jsonFile != "" {
+		if b, err := os.ReadFile(jsonFile); err == nil {
+			res.clientJSON = b
+		}
+	}
 	res.cpu = cli.cpu() + srv.cpu()
 	return res, nil
 }

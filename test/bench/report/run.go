@@ -76,20 +76,9 @@ func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, ce
 	if err != nil {
 		return failedRows(c, err)
 	}
-	var rows []Row
-	if c.kind == kindLatency {
-		var lr latResult
-		if lr, err = parseLat(res.client); err == nil {
-			rows = latRows(c, lr, res.cpu, ceil)
-		}
-	} else {
-		var br bwResult
-		if br, err = parseBW(res.client); err == nil {
-			rows = []Row{bwRow(c, br, res.cpu, ceil)}
-		}
-	}
+	rows, err := rowsFromRun(c, res, ceil)
 	if err != nil {
-		return failedRows(c, fmt.Errorf("client output: %w", err))
+		return failedRows(c, fmt.Errorf("client result: %w", err))
 	}
 	for i := range rows {
 		rows[i].Args = args
@@ -150,51 +139,62 @@ func (r *Report) complete() bool {
 	return true
 }
 
-// newRunner builds the binaries (unless given), picks the RoCE UDP port and prepares the output
-// directory. cleanup removes the build directory.
+// newRunner builds the binaries (unless given), picks the RoCE UDP port, prepares the output
+// directory and asks the tools whether they write --out_json files. cleanup removes the working
+// directory.
 func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
 	r := &runner{gorxe: o.gorxeBin, udpceiling: o.udpceilingBin, client: o.client, server: o.server,
 		udpPort: o.udpPort, timeout: o.timeout}
-	cleanup := func() {}
-	if r.gorxe == "" || r.udpceiling == "" {
-		dir, err := os.MkdirTemp("", "gorxe-bench-")
-		if err != nil {
-			return nil, nil, err
+	dir, err := os.MkdirTemp("", "gorxe-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	fail := func(err error) (*runner, func(), error) {
+		cleanup()
+		return nil, nil, err
+	}
+	r.jsonDir = dir
+	for _, b := range []struct {
+		dst *string
+		pkg string
+	}{{&r.gorxe, "github.com/gorxe/gorxe/cmd/gorxe"}, {&r.udpceiling, "github.com/gorxe/gorxe/test/bench/udpceiling"}} {
+		if *b.dst != "" {
+			continue
 		}
-		cleanup = func() { os.RemoveAll(dir) }
-		for _, b := range []struct {
-			dst *string
-			pkg string
-		}{{&r.gorxe, "github.com/gorxe/gorxe/cmd/gorxe"}, {&r.udpceiling, "github.com/gorxe/gorxe/test/bench/udpceiling"}} {
-			if *b.dst != "" {
-				continue
-			}
-			*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
-			progress("building %s", b.pkg)
-			cmd := exec.CommandContext(ctx, o.goBin, "build", "-o", *b.dst, b.pkg)
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				cleanup()
-				return nil, nil, fmt.Errorf("building %s: %w", b.pkg, err)
-			}
+		*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
+		progress("building %s", b.pkg)
+		cmd := exec.CommandContext(ctx, o.goBin, "build", "-o", *b.dst, b.pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fail(fmt.Errorf("building %s: %w", b.pkg, err))
 		}
 	}
+	r.toolJSON = writesJSON(ctx, r.gorxe)
 	if r.udpPort == 0 {
 		p, err := freeUDPPort(o.client, o.server)
 		if err != nil {
-			cleanup()
-			return nil, nil, err
+			return fail(err)
 		}
 		r.udpPort = p
 	}
 	if o.outDir != "" {
 		r.logDir = filepath.Join(o.outDir, "logs")
 		if err := os.MkdirAll(r.logDir, 0o755); err != nil {
-			cleanup()
-			return nil, nil, err
+			return fail(err)
 		}
+		r.jsonDir = r.logDir
 	}
 	return r, cleanup, nil
+}
+
+// writesJSON says whether the gorxe binary's perftest tools take --out_json; a binary from
+// before they did has its results read from the text output.
+func writesJSON(ctx context.Context, gorxe string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, gorxe, "write_bw", "--help").CombinedOutput()
+	return bytes.Contains(out, []byte("--out_json_file"))
 }
 
 // ceiling runs the UDP ceiling program and reads its JSON report.
