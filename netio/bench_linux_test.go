@@ -15,7 +15,7 @@ var udpModes = []struct {
 	cfg  UDPConfig
 }{
 	{"mmsg", UDPConfig{DisableGSO: true, DisableGRO: true}},
-	{"gso", UDPConfig{SetIPv4ID: func(*Message, uint16) {}}},
+	{"gso", UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}},
 	// GRO on at the receiver, but a sender that does not segment (kernel rxe, or gorxe sending
 	// zero checksums): every datagram arrives alone and is copied out.
 	{"gro-only", UDPConfig{DisableGSO: true}},

@@ -153,7 +153,7 @@ func (c *UDPConn) renumber(b *mmsgBatch, s *udpSocket, msgs []Message, first int
 	for e := b.first; e < b.count; e++ {
 		segs := int(b.segs[e])
 		for k := 1; k < segs; k++ {
-			c.cfg.SetIPv4ID(&msgs[first+k], 0)
+			c.cfg.SetIPv4ID(&msgs[first+k], uint16(k), 0)
 		}
 		first += segs
 	}

@@ -15,14 +15,22 @@ import (
 type idLog struct {
 	mu  sync.Mutex
 	ids map[int][]uint16
+	bad []int // datagrams announced with a "from" ID other than the one they had
 }
 
 func newIDLog() *idLog { return &idLog{ids: map[int][]uint16{}} }
 
-func (l *idLog) set(m *Message, id uint16) {
+func (l *idLog) set(m *Message, from, id uint16) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seq := seqOf(m.Buf)
+	prev := uint16(0)
+	if ids := l.ids[seq]; len(ids) > 0 {
+		prev = ids[len(ids)-1]
+	}
+	if from != prev {
+		l.bad = append(l.bad, seq)
+	}
 	l.ids[seq] = append(l.ids[seq], id)
 }
 
@@ -97,6 +105,7 @@ func mixedBatch(dst netip.AddrPort) (msgs []Message, sizes []int) {
 
 func TestGSORunsAndIPv4IDs(t *testing.T) {
 	ids := newIDLog()
+	t.Cleanup(func() { assert.Empty(t, ids.bad, "SetIPv4ID told a wrong previous ID") })
 	conns := listenPair(t, UDPConfig{SetIPv4ID: ids.set}, []netip.Addr{lo1}, []netip.Addr{lo2})
 	a, b := conns[0], conns[1]
 	msgs, sizes := mixedBatch(b.LocalAddrs()[0])
@@ -160,6 +169,7 @@ func TestGSOIPv6(t *testing.T) {
 // real refusal, which must turn GSO off for that socket and lose nothing.
 func TestGSOFallbackLosesNothing(t *testing.T) {
 	ids := newIDLog()
+	t.Cleanup(func() { assert.Empty(t, ids.bad, "SetIPv4ID told a wrong previous ID") })
 	conns := listenPair(t, UDPConfig{SetIPv4ID: ids.set}, []netip.Addr{lo1}, []netip.Addr{lo2})
 	a, b := conns[0], conns[1]
 	dst := b.LocalAddrs()[0]
@@ -203,7 +213,7 @@ func TestGSOFallbackLosesNothing(t *testing.T) {
 
 // With GRO off at the receiver, the kernel cuts segmented sends up on delivery.
 func TestGSOToReceiverWithoutGRO(t *testing.T) {
-	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16) {}}, []netip.Addr{lo1})
+	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}, []netip.Addr{lo1})
 	plain := listenPair(t, UDPConfig{DisableGRO: true, DisableGSO: true}, []netip.Addr{lo2})
 	a, b := conns[0], plain[0]
 	msgs, _ := mixedBatch(b.LocalAddrs()[0])
@@ -220,7 +230,7 @@ func TestGSOToReceiverWithoutGRO(t *testing.T) {
 // A coalesced read larger than the caller's batch is handed out over several Receives, in order;
 // a datagram too large for its buffer is dropped and counted without taking a message.
 func TestGROHandsOutAcrossReceives(t *testing.T) {
-	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
 	a, b := conns[0], conns[1]
 	dst := b.LocalAddrs()[0]
 	var msgs []Message
@@ -298,6 +308,7 @@ func TestUDPBatchAllocs(t *testing.T) {
 // leave with alone, and the socket keeps segmenting.
 func TestGSORefusedRunRenumbered(t *testing.T) {
 	ids := newIDLog()
+	t.Cleanup(func() { assert.Empty(t, ids.bad, "SetIPv4ID told a wrong previous ID") })
 	a := listenPair(t, UDPConfig{SetIPv4ID: ids.set}, []netip.Addr{lo1})[0]
 	outside := netip.MustParseAddrPort("192.0.2.77:4791")
 	msgs := []Message{

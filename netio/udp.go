@@ -44,16 +44,16 @@ type UDPConfig struct {
 	// SetIPv4ID lets IPv4 datagrams be coalesced. The kernel numbers the IPv4 Identification of
 	// the datagrams of one segmented send 0, 1, 2, ..., where a single datagram gets 0 (the socket
 	// is unconnected with DF set), and a caller whose payload carries a checksum over the IP
-	// header (the RoCEv2 ICRC) must know. Send calls SetIPv4ID(m, id) for every IPv4 datagram
-	// that will leave with an ID other than 0, before handing it to the kernel, and again with 0
-	// if the segmented send is refused and the datagram goes out on its own, or if Send returns
-	// without sending it; a datagram never announced leaves with ID 0. It runs on the
-	// sending goroutine and may rewrite m.Buf in place but not change its length. It should
-	// adjust the checksum by the change of ID (a CRC is affine, so the adjustment depends only
-	// on the ID and the datagram's length) rather than compute it afresh, so that a datagram
-	// corrupted on purpose by [WithFaults] stays corrupt. When nil, IPv4 datagrams are never
-	// coalesced; IPv6 has no Identification and is coalesced regardless.
-	SetIPv4ID func(m *Message, id uint16)
+	// header (the RoCEv2 ICRC) must know. Send calls SetIPv4ID(m, 0, id) for every IPv4 datagram
+	// that will leave with an ID other than 0, before handing it to the kernel, and
+	// SetIPv4ID(m, id, 0) if the segmented send is refused and the datagram goes out on its own,
+	// or if Send returns without sending it; a datagram never announced leaves with ID 0. It runs
+	// on the sending goroutine and may rewrite m.Buf in place but not change its length. It
+	// should adjust the checksum by the change of ID (packet.AdjustICRCIPv4ID) rather than
+	// compute it afresh, so that a datagram corrupted on purpose by [WithFaults] stays corrupt.
+	// When nil, IPv4 datagrams are never coalesced; IPv6 has no Identification and is coalesced
+	// regardless.
+	SetIPv4ID func(m *Message, from, to uint16)
 }
 
 func (c UDPConfig) withDefaults() UDPConfig {

@@ -167,7 +167,7 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 		}
 		if s == run && b.canJoin(m) {
 			if k := b.segs[b.count-1]; s.local.Addr().Is4() {
-				c.cfg.SetIPv4ID(m, uint16(k))
+				c.cfg.SetIPv4ID(m, 0, uint16(k))
 			}
 			b.joinSend(m)
 			continue

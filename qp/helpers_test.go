@@ -37,13 +37,12 @@ type env struct {
 	mrs    *mr.Table
 	pd     *mr.PD
 	events *recorder
-	wakes  int
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, events: &recorder{}, mrs: mr.NewTable()}
-	e.table = NewTable(Config{Limits: DefaultLimits(), Events: e.events, Wake: func(*QP) { e.wakes++ }})
+	e.table = NewTable(Config{Limits: DefaultLimits(), Events: e.events})
 	pd, err := e.mrs.AllocPD()
 	if err != nil {
 		t.Fatal(err)

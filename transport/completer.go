@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -82,15 +83,15 @@ func (c *completer) retry(now time.Time, timeout bool) {
 	if !timeout && c.retried && c.retriedPSN == c.psn {
 		return
 	}
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	if c.retryLeft == 0 {
-		ctr.RetryExceededErr.Add(1)
+		ctr.Inc(counter.RetryExceededErr)
 		c.failHead(now, cq.WCRetryExcErr)
 		return
 	}
 	c.retryLeft--
 	c.retried, c.retriedPSN = true, c.psn
-	ctr.CompleterRetryErr.Add(1)
+	ctr.Inc(counter.CompleterRetryErr)
 	r := &c.e.req
 	if timeout {
 		// Silence may mean loss or a responder still working through a backlog (a software stack
@@ -127,25 +128,25 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 }
 
 // receive handles an acknowledgement, READ response or atomic acknowledgement.
-func (c *completer) receive(now time.Time, p *packet.Parsed, from *Path, _ *Output) {
+func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, _ *Output) {
 	r := &c.e.req
 	r.sync()
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	switch {
 	case r.a.typ != qp.TypeRC || p.Opcode().Transport() != packet.TransportRC:
-		ctr.DroppedOpcode.Add(1)
+		ctr.Inc(counter.RcvdBadOpcode)
 		return
 	case !r.canSend():
-		ctr.DroppedState.Add(1)
+		ctr.Inc(counter.RcvdWrongState)
 		return
 	case !sameHost(from.Src.Addr(), r.a.path.Dst.Addr()):
-		ctr.DroppedPath.Add(1)
+		ctr.Inc(counter.RcvdWrongPath)
 		return
 	}
 	psn := p.BTH().PSN()
 	if !psn.InWindow(c.psn, uint32(r.tip.Diff(c.psn))) {
 		// Stale (already acknowledged: a duplicate or a late copy) or never sent.
-		ctr.DroppedUnknown.Add(1)
+		ctr.Inc(counter.RcvdUnexpected)
 		return
 	}
 	c.process(now, p, psn)
@@ -163,7 +164,7 @@ func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
 		var ok bool
 		w, ok = sq.Head()
 		if !ok || (w.Progress.State != wqeSending && w.Progress.State != wqeSent) {
-			c.e.dev.Counters.DroppedUnknown.Add(1)
+			c.e.ctr.Inc(counter.RcvdUnexpected)
 			return
 		}
 		last := packet.PSN(w.Progress.LastPSN)
@@ -187,13 +188,13 @@ func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
 	case packet.KindRDMAReadResponse:
 		c.readResponse(now, w, p, psn)
 	default:
-		c.e.dev.Counters.DroppedOpcode.Add(1)
+		c.e.ctr.Inc(counter.RcvdBadOpcode)
 	}
 }
 
 // acknowledge handles an ACKNOWLEDGE packet for a PSN of w, the oldest outstanding WQE.
 func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, psn packet.PSN) {
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	syn := p.AETH().Syndrome()
 	switch syn.Type() {
 	case packet.SyndromeTypeACK:
@@ -209,13 +210,13 @@ func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, 
 		if psn == c.psn && now.Before(r.hold) {
 			return // a copy of the NAK that started the current back-off
 		}
-		ctr.RcvdRNRErr.Add(1)
+		ctr.Inc(counter.RcvdRNRErr)
 		c.advance(now, psn)
 		c.rnr(now, w, syn.Value())
 	case packet.SyndromeTypeNAK:
 		c.advance(now, psn)
 		if syn == packet.SyndromeNAKPSNSequenceError {
-			ctr.RcvdSeqErr.Add(1)
+			ctr.Inc(counter.RcvdSeqErr)
 			c.retry(now, false)
 			return
 		}
@@ -229,7 +230,7 @@ func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, 
 // delay the NAK's timer code names has passed, unless rnr_retry is used up (7 never is).
 func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
 	if c.rnrLeft == 0 {
-		c.e.dev.Counters.RetryRNRExceededErr.Add(1)
+		c.e.ctr.Inc(counter.RetryRNRExceededErr)
 		c.fail(now, w, cq.WCRNRRetryExcErr)
 		return
 	}
@@ -312,7 +313,7 @@ func (c *completer) readResponse(now time.Time, w *qp.SendWQE, p *packet.Parsed,
 		c.fail(now, w, localStatus(err))
 		return
 	}
-	c.e.dev.Counters.RcvdBytes.Add(uint64(len(payload)))
+	c.e.ctr.Add(counter.RcvdBytes, uint64(len(payload)))
 	c.advance(now, psn.Add(1))
 	if isLast {
 		c.complete(w, cq.WCSuccess)
@@ -384,7 +385,7 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 	switch w.WR.Opcode {
 	case qp.WRSend, qp.WRSendWithImm, qp.WRSendWithInv:
 		// rxe's rdma_sends counts SEND work requests retired, whatever their status.
-		c.e.dev.Counters.RDMASends.Add(1)
+		c.e.ctr.Inc(counter.RDMASends)
 	}
 	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
 	switch {

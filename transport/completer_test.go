@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -59,9 +60,9 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 		if pr.a.q.State() != qp.StateErr {
 			t.Fatalf("state %v", pr.a.q.State())
 		}
-		ctr := pr.a.d.ctr
-		if ctr.RetryExceededErr.Load() != 1 || ctr.CompleterRetryErr.Load() != uint64(tc.retry) {
-			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.RetryExceededErr.Load(), ctr.CompleterRetryErr.Load())
+		ctr := pr.a.d
+		if ctr.count(counter.RetryExceededErr) != 1 || ctr.count(counter.CompleterRetryErr) != uint64(tc.retry) {
+			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.count(counter.RetryExceededErr), ctr.count(counter.CompleterRetryErr))
 		}
 		if !pr.a.e.Deadline().IsZero() {
 			t.Fatal("deadline armed in ERR")
@@ -122,8 +123,8 @@ func TestCompleterRNRBackoff(t *testing.T) {
 		}
 		wantWC(t, wcs[0], 1, cq.WCRNRRetryExcErr, 0)
 		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
-		if pr.a.d.ctr.RcvdRNRErr.Load() != uint64(tc.retry)+1 || pr.a.d.ctr.RetryRNRExceededErr.Load() != 1 {
-			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.ctr.RcvdRNRErr.Load(), pr.a.d.ctr.RetryRNRExceededErr.Load())
+		if pr.a.d.count(counter.RcvdRNRErr) != uint64(tc.retry)+1 || pr.a.d.count(counter.RetryRNRExceededErr) != 1 {
+			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.count(counter.RcvdRNRErr), pr.a.d.count(counter.RetryRNRExceededErr))
 		}
 	}
 	if packet.RNRTimer(25) != 61440*time.Microsecond || packet.RNRTimer(0) != 655360*time.Microsecond || packet.RNRTimer(1) != 10*time.Microsecond {
@@ -204,9 +205,9 @@ func TestCompleterSequenceNAK(t *testing.T) {
 	if len(wcs) != 2 || wcs[0].WRID != 0 || wcs[1].WRID != 1 {
 		t.Fatalf("completions %+v", wcs)
 	}
-	if pr.a.d.ctr.RcvdSeqErr.Load() != 2 || pr.a.d.ctr.CompleterRetryErr.Load() != 1 || pr.a.d.ctr.DroppedUnknown.Load() != 1 {
-		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.ctr.RcvdSeqErr.Load(), pr.a.d.ctr.CompleterRetryErr.Load(),
-			pr.a.d.ctr.DroppedUnknown.Load())
+	if pr.a.d.count(counter.RcvdSeqErr) != 2 || pr.a.d.count(counter.CompleterRetryErr) != 1 || pr.a.d.count(counter.RcvdUnexpected) != 1 {
+		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.count(counter.RcvdSeqErr), pr.a.d.count(counter.CompleterRetryErr),
+			pr.a.d.count(counter.RcvdUnexpected))
 	}
 	// A cumulative ACK of the last PSN completes the rest in order.
 	pr.respond(pr.ackHeaders(103, packet.SyndromeACKUnlimited), nil)
@@ -334,8 +335,8 @@ func TestCompleterBadResponses(t *testing.T) {
 		hMust(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
 		pr.h.flight = append(pr.h.flight, p)
 		pr.idle()
-		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.ctr.DroppedPath.Load() != 1 {
-			t.Fatalf("%d completions, %d path drops", n, pr.a.d.ctr.DroppedPath.Load())
+		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.count(counter.RcvdWrongPath) != 1 {
+			t.Fatalf("%d completions, %d path drops", n, pr.a.d.count(counter.RcvdWrongPath))
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -36,7 +37,7 @@ type hStats struct {
 // hPacket is a packet in flight.
 type hPacket struct {
 	buf   []byte
-	path  Path
+	path  packet.Envelope
 	at    time.Time // when it was emitted
 	ready time.Time // when a slow receiver gets to it (see hDevice.service)
 }
@@ -74,9 +75,8 @@ type hDevice struct {
 	qps     *qp.Table
 	pd      *mr.PD
 	dev     *Env
-	ctr     *Counters
-	engines []*Engine // sorted by QPN
-	woken   map[uint32]bool
+	engines []*Engine         // sorted by QPN
+	marks   map[*Engine]hMark // what the harness last saw of each engine's QP
 	events  []qp.Event
 	out     Output
 	// service, when set, makes the device a slow receiver: each packet takes that long to
@@ -113,6 +113,40 @@ func (h *harness) deviceAt(a netip.Addr) *hDevice {
 // HandleEvent records an asynchronous event.
 func (d *hDevice) HandleEvent(e qp.Event) { d.events = append(d.events, e) }
 
+// hMark is what the harness last saw of a QP: its send queue's tail and its attribute version.
+type hMark struct{ tail, version uint64 }
+
+// due reports whether e's QP was posted to or changed since the harness last looked: the device
+// runtime is told of both by the verbs, and runs the engine.
+func (d *hDevice) due(e *Engine) bool {
+	_, _, tail := e.q.SendQueue().Positions()
+	m := hMark{tail, e.q.AttrVersion()}
+	if d.marks[e] == m {
+		return false
+	}
+	d.marks[e] = m
+	return true
+}
+
+// engine returns the engine of QP qpn, or nil.
+func (d *hDevice) engine(qpn uint32) *Engine {
+	for _, e := range d.engines {
+		if e.q.QPN() == qpn && !e.q.Destroyed() {
+			return e
+		}
+	}
+	return nil
+}
+
+// count sums counter id over the device's engines, the device total the runtime reports.
+func (d *hDevice) count(id counter.ID) uint64 {
+	var n uint64
+	for _, e := range d.engines {
+		n += e.Counters().Load(id)
+	}
+	return n
+}
+
 // eventTypes returns the recorded events of q.
 func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
 	var ts []qp.EventType
@@ -128,14 +162,13 @@ func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
 // resolve to it.
 func (h *harness) device(addr string) *hDevice {
 	h.t.Helper()
-	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), ctr: &Counters{}, woken: map[uint32]bool{}}
-	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d, Wake: func(q *qp.QP) { d.woken[q.QPN()] = true }})
+	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), marks: map[*Engine]hMark{}}
+	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d})
 	pd, err := d.mem.AllocPD()
 	hMust(h.t, err)
 	d.pd = pd
 	d.dev = &Env{
-		Mem:      d.mem,
-		Counters: d.ctr,
+		Mem: d.mem,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
 			return hZoned(d.addr, d.zone), i <= 1
 		},
@@ -229,7 +262,7 @@ func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
 	q, err := d.qps.CreateQP(d.pd, &qp.InitAttr{SendCQ: scq, RecvCQ: rcq, Cap: o.caps, Type: o.typ, SQSigAll: o.sigAll})
 	hMust(t, err)
 	e := New(d.dev, q)
-	q.SetDriverData(e)
+	d.marks[e] = hMark{version: q.AttrVersion()}
 	d.engines = append(d.engines, e)
 	slices.SortFunc(d.engines, func(a, b *Engine) int { return cmp.Compare(a.q.QPN(), b.q.QPN()) })
 	return &hEndpoint{d: d, q: q, e: e, scq: scq, rcq: rcq, o: o}
@@ -361,10 +394,8 @@ func (h *harness) step() bool {
 	busy := false
 	for _, d := range h.devs {
 		for _, e := range d.engines {
-			qpn := e.q.QPN()
 			dl := e.Deadline()
-			if d.woken[qpn] || (!dl.IsZero() && !dl.After(h.now)) {
-				delete(d.woken, qpn)
+			if d.due(e) || (!dl.IsZero() && !dl.After(h.now)) {
 				e.Run(h.now, &d.out)
 				h.collect(d)
 				busy = true
@@ -407,7 +438,7 @@ func later(a, b time.Time) time.Time {
 func (h *harness) collect(d *hDevice) {
 	h.t.Helper()
 	for _, o := range d.out.Packets {
-		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Path, at: h.now}
+		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Env, at: h.now}
 		var parsed packet.Parsed
 		if err := packet.Parse(p.buf, &parsed); err != nil {
 			h.t.Fatalf("engine emitted an unparsable packet: %v", err)
@@ -458,7 +489,7 @@ func (h *harness) collect(d *hDevice) {
 
 // hEnvelope is the framing a gorxe socket gives a packet on path p: IPv4 from an unconnected
 // socket with DF set carries IP ID 0.
-func hEnvelope(p *Path) packet.Envelope {
+func hEnvelope(p *packet.Envelope) packet.Envelope {
 	env := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
 	if p.Src.Addr().Is4() {
 		env.IPFlags = packet.IPv4DontFragment
@@ -483,16 +514,12 @@ func (h *harness) deliver(p *hPacket) {
 		if d.addr != p.path.Dst.Addr().WithZone("") {
 			continue
 		}
-		q := d.qps.Lookup(parsed.BTH().DestQP())
-		if q == nil {
-			break
-		}
-		e, _ := q.DriverData().(*Engine)
+		e := d.engine(parsed.BTH().DestQP())
 		if e == nil {
 			break
 		}
 		h.stats.Delivered++
-		from := Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}
+		from := packet.Envelope{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}
 		from.Src = netip.AddrPortFrom(hZoned(from.Src.Addr(), d.zone), from.Src.Port())
 		from.Dst = netip.AddrPortFrom(hZoned(from.Dst.Addr(), d.zone), from.Dst.Port())
 		e.Receive(h.now, &parsed, from, &d.out)

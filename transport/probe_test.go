@@ -56,7 +56,7 @@ func (pr *probe) build(hd *packet.Headers, payload []byte) hPacket {
 	hd.BTH.PKey = 0xFFFF
 	buf, err := packet.AppendPacket(nil, hd, payload)
 	hMust(pr.t, err)
-	p := hPacket{buf: buf, path: Path{
+	p := hPacket{buf: buf, path: packet.Envelope{
 		Src: netipAP(pr.b.d.addr, 0xC001), Dst: netipAP(pr.a.d.addr, packet.UDPPort), HopLimit: 64,
 	}}
 	env := hEnvelope(&p.path)

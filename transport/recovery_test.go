@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -57,8 +58,8 @@ func TestGoBackNAfterLoss(t *testing.T) {
 	if x.h.now != hStart {
 		t.Fatalf("recovery waited for a timeout (%v)", x.h.now.Sub(hStart))
 	}
-	if x.a.d.ctr.RcvdSeqErr.Load() != 1 || x.a.d.ctr.CompleterRetryErr.Load() != 1 {
-		t.Fatalf("seq errors %d retries %d", x.a.d.ctr.RcvdSeqErr.Load(), x.a.d.ctr.CompleterRetryErr.Load())
+	if x.a.d.count(counter.RcvdSeqErr) != 1 || x.a.d.count(counter.CompleterRetryErr) != 1 {
+		t.Fatalf("seq errors %d retries %d", x.a.d.count(counter.RcvdSeqErr), x.a.d.count(counter.CompleterRetryErr))
 	}
 }
 

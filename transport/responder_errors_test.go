@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -18,7 +19,7 @@ func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
 	// PSN 100 was lost: the first later packet is NAKed with the expected PSN, the next dropped.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 100, 0)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 102, true, nil, nil)))
-	if got := env.dev.Counters.OutOfSeqRequest.Load(); got != 1 {
+	if got := env.e.Counters().Load(counter.OutOfSeqRequest); got != 1 {
 		t.Fatalf("out_of_seq_request %d", got)
 	}
 	// Recovery: the retransmission is accepted; a later gap is NAKed again.
@@ -42,7 +43,7 @@ func TestResponderDuplicateSendReAcks(t *testing.T) {
 	if wcs := env.poll(); len(wcs) != 2 {
 		t.Fatalf("%d completions, want 2", len(wcs))
 	}
-	if env.dev.Counters.DuplicateRequest.Load() != 1 {
+	if env.e.Counters().Load(counter.DuplicateRequest) != 1 {
 		t.Fatal("duplicate not counted")
 	}
 }
@@ -121,7 +122,7 @@ func TestResponderRNR(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)),
 		packet.SyndromeRNRNAK(rspRNRCode), 100, 0)
 	rspWantState(t, env.q, qp.StateRTS)
-	if env.dev.Counters.SendRNRErr.Load() != 1 {
+	if env.e.Counters().Load(counter.SendRNRErr) != 1 {
 		t.Fatal("send_rnr_err not counted")
 	}
 	// After a receive is posted the retransmission succeeds.
@@ -353,7 +354,7 @@ func TestResponderClassCErrors(t *testing.T) {
 			}
 			// Nothing is answered any more.
 			rspWantNone(t, s.env.deliver(last))
-			if s.env.dev.Counters.DroppedState.Load() != 1 {
+			if s.env.e.Counters().Load(counter.RcvdWrongState) != 1 {
 				t.Fatal("packet in ERR not counted")
 			}
 		})
@@ -432,7 +433,7 @@ func TestResponderDropsWrongState(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, nil, nil)), packet.SyndromeACKUnlimited, 0, 1)
 	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 1, true, nil, nil)))
-	if env.dev.Counters.DroppedState.Load() != 1 {
+	if env.e.Counters().Load(counter.RcvdWrongState) != 1 {
 		t.Fatal("not counted")
 	}
 }
@@ -460,13 +461,13 @@ func TestResponderWrongPathAndOpcode(t *testing.T) {
 	env.from.Src = netip.MustParseAddrPort("10.0.0.9:5000")
 	rspWantNone(t, env.deliver(p))
 	env.from = from
-	if env.dev.Counters.DroppedPath.Load() != 1 {
+	if env.e.Counters().Load(counter.RcvdWrongPath) != 1 {
 		t.Fatal("wrong source not counted")
 	}
 	// A UC or UD opcode on an RC QP is dropped.
 	rspWantNone(t, env.deliver(env.req(packet.UCSendOnly, 100, true, nil, nil)))
 	rspWantNone(t, env.deliver(env.req(packet.UDSendOnly, 100, true, nil, nil)))
-	if env.dev.Counters.DroppedOpcode.Load() != 2 {
+	if env.e.Counters().Load(counter.RcvdBadOpcode) != 2 {
 		t.Fatal("opcode not counted")
 	}
 	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)

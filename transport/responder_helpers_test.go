@@ -23,7 +23,7 @@ type rspEnv struct {
 	dev    *Env
 	recvCQ *cq.CQ
 	sendCQ *cq.CQ
-	from   Path // how requests arrive: from the peer to the local address
+	from   packet.Envelope // how requests arrive: from the peer to the local address
 	out    Output
 	now    time.Time
 	peer   uint32 // the peer's QPN
@@ -111,14 +111,13 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 		local, peer = rspLocal6, rspPeer6
 	}
 	env.dev = &Env{
-		Mem:      env.mem,
-		Counters: &Counters{},
+		Mem: env.mem,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
 			return local, i == 0
 		},
 	}
 	env.e = New(env.dev, env.q)
-	env.from = Path{
+	env.from = packet.Envelope{
 		Src: netip.AddrPortFrom(peer, 0xC123), Dst: netip.AddrPortFrom(local, packet.UDPPort),
 		TrafficClass: 0x10, HopLimit: 64,
 	}
@@ -243,15 +242,15 @@ func (env *rspEnv) collect() []*packet.Parsed {
 		if err := packet.Parse(o.Buf, &p); err != nil {
 			env.t.Fatalf("engine emitted an unparsable packet: %v", err)
 		}
-		ev := o.Path.envelope()
+		ev := o.Env
 		if err := ev.VerifyICRC(o.Buf); err != nil {
 			env.t.Fatalf("engine emitted a packet with a bad ICRC: %v", err)
 		}
-		if o.Path.Dst.Addr() != env.from.Src.Addr() || o.Path.Src.Addr() != env.from.Dst.Addr() {
-			env.t.Fatalf("response path %v -> %v, want %v -> %v", o.Path.Src, o.Path.Dst, env.from.Dst, env.from.Src)
+		if o.Env.Dst.Addr() != env.from.Src.Addr() || o.Env.Src.Addr() != env.from.Dst.Addr() {
+			env.t.Fatalf("response path %v -> %v, want %v -> %v", o.Env.Src, o.Env.Dst, env.from.Dst, env.from.Src)
 		}
-		if o.Path.Dst.Port() != packet.UDPPort {
-			env.t.Fatalf("response to port %d", o.Path.Dst.Port())
+		if o.Env.Dst.Port() != packet.UDPPort {
+			env.t.Fatalf("response to port %d", o.Env.Dst.Port())
 		}
 		if got := p.BTH().DestQP(); got != env.peer {
 			env.t.Fatalf("response to QPN %#x, want %#x", got, env.peer)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -10,7 +11,7 @@ import (
 // WQE of the lost message is kept and receives the next one. Errors are counted and dropped,
 // except a receive WQE whose own buffers fail (class A), which moves the QP to ERR.
 func (r *responder) receiveUC(p *packet.Parsed) {
-	c := r.e.dev.Counters
+	c := &r.e.ctr
 	op := p.Opcode()
 	psn := p.BTH().PSN()
 	if psn != r.psn || r.ucDrop || !r.inSequence(op) {
@@ -18,9 +19,9 @@ func (r *responder) receiveUC(p *packet.Parsed) {
 			// The rest of a message already dropped is not counted again.
 			switch {
 			case psn != r.psn:
-				c.OutOfSeqRequest.Add(1)
+				c.Inc(counter.OutOfSeqRequest)
 			case !r.ucDrop:
-				c.DroppedOpcode.Add(1)
+				c.Inc(counter.RcvdBadOpcode)
 			}
 			r.msgKind = packet.KindInvalid
 			r.ucDrop = true
@@ -44,16 +45,16 @@ func (r *responder) receiveUC(p *packet.Parsed) {
 	case accepted, cqOverflow:
 		return
 	case rnr:
-		c.DroppedNoRecv.Add(1)
+		c.Inc(counter.RcvdNoRecvWQE)
 	case lengthErr:
-		c.DroppedLength.Add(1)
+		c.Inc(counter.RcvdTooLong)
 	case accessErr:
-		c.DroppedAccess.Add(1)
+		c.Inc(counter.RcvdBadAccess)
 	case localErr:
 		r.fail(v, psn, nil)
 		return
 	default:
-		c.DroppedOpcode.Add(1)
+		c.Inc(counter.RcvdBadOpcode)
 	}
 	r.msgKind = packet.KindInvalid
 	r.ucDrop = !op.EndsMessage()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -57,8 +58,8 @@ func TestRequesterUD(t *testing.T) {
 	if !bytes.Equal(recv.buf[40:3040], want) {
 		t.Fatal("UD payload differs")
 	}
-	if b.d.ctr.DroppedQKey.Load() != 1 {
-		t.Fatalf("receiver Q_Key drops %d, want 1", b.d.ctr.DroppedQKey.Load())
+	if b.d.count(counter.QKeyViolation) != 1 {
+		t.Fatalf("receiver Q_Key drops %d, want 1", b.d.count(counter.QKeyViolation))
 	}
 
 	if len(h.trace) != 2 {

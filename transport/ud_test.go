@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -85,21 +86,21 @@ func TestUDReceiveIPv6(t *testing.T) {
 
 func TestUDDrops(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
-	c := env.dev.Counters
+	c := env.e.Counters()
 	// No receive WQE.
 	env.deliver(udSend(env, udQKey, []byte("x"), false))
-	if c.DroppedNoRecv.Load() != 1 {
+	if c.Load(counter.RcvdNoRecvWQE) != 1 {
 		t.Fatal("no-WQE drop not counted")
 	}
 	bufs := env.postRecv(1, 40+10)
 	// Wrong Q_Key.
 	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
-	if c.DroppedQKey.Load() != 1 {
+	if c.Load(counter.QKeyViolation) != 1 {
 		t.Fatal("Q_Key violation not counted")
 	}
 	// Payload + 40 does not fit: dropped, the WQE stays for the next datagram.
 	env.deliver(udSend(env, udQKey, rspPattern(11, 1), false))
-	if c.DroppedLength.Load() != 1 {
+	if c.Load(counter.RcvdTooLong) != 1 {
 		t.Fatal("too-long drop not counted")
 	}
 	if len(env.poll()) != 0 || !bytes.Equal(bufs[0], make([]byte, 50)) {
@@ -111,7 +112,7 @@ func TestUDDrops(t *testing.T) {
 	}
 	// A connected-QP opcode on a UD QP is dropped.
 	env.deliver(env.req(packet.RCSendOnly, 1, false, nil, nil))
-	if c.DroppedOpcode.Load() != 1 {
+	if c.Load(counter.RcvdBadOpcode) != 1 {
 		t.Fatal("opcode drop not counted")
 	}
 }
@@ -131,7 +132,7 @@ func TestUDMulticastAndGSI(t *testing.T) {
 	gsi := newRspEnv(t, rspOptions{typ: qp.TypeGSI, qkey: 0x1234})
 	gsi.postRecv(2, 300)
 	gsi.deliver(udSend(gsi, 0x1234, []byte("mad"), false))
-	if gsi.dev.Counters.DroppedQKey.Load() != 1 {
+	if gsi.e.Counters().Load(counter.QKeyViolation) != 1 {
 		t.Fatal("GSI accepted a Q_Key other than 0x80010000")
 	}
 	gsi.deliver(udSend(gsi, packet.GSIQKey, []byte("mad"), false))

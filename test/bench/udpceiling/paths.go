@@ -37,7 +37,7 @@ func (p path) udpConfig() (netio.UDPConfig, error) {
 		return netio.UDPConfig{DisableGSO: true, DisableGRO: true}, nil
 	case pathGSO:
 		// Raw datagrams carry no checksum over the IP header, so any IPv4 ID will do.
-		return netio.UDPConfig{SetIPv4ID: func(*netio.Message, uint16) {}}, nil
+		return netio.UDPConfig{SetIPv4ID: func(*netio.Message, uint16, uint16) {}}, nil
 	case pathGRO:
 		return netio.UDPConfig{DisableGSO: true}, nil
 	}

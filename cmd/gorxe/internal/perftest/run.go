@@ -41,7 +41,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	defer func() {
 		err = errors.Join(err, dev.Close())
 		if note != nil {
-			warn(note.Summary(dev.Counters()))
+			warn(note.Summary(dev.Counters().Snapshot()))
 		}
 	}()
 	mtu, err := portMTU(p, dev, warn)

@@ -1,4 +1,4 @@
-package gorxe
+package runtime
 
 import (
 	"errors"
@@ -9,55 +9,11 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
-	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
 )
-
-// engine is what a worker drives for each QP: the transport's per-QP state machine.
-type engine interface {
-	Receive(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
-	ReceiveMore(now time.Time, p *packet.Parsed, from transport.Path, out *transport.Output)
-	Run(now time.Time, out *transport.Output)
-	Deadline() time.Time
-}
-
-// qpCore is the device layer's handle on one QP: its engine and the worker that owns it.
-type qpCore struct {
-	qpn uint32
-	eng engine
-	w   *worker
-	// flush moves the QP to the error state on the worker during Close.
-	flush func()
-
-	queued atomic.Bool // on w.pending, waiting for Run
-
-	// Guarded by the worker's run lock.
-	deadline time.Time
-	dead     bool
-	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
-}
-
-// notify asks the QP's worker to run its engine soon: posted work, or a change made outside the
-// worker. With inline set and the worker idle, the engine runs at once on the caller's goroutine;
-// otherwise whoever runs the worker picks the QP up. It never waits for the worker.
-func (c *qpCore) notify(inline bool) {
-	if c.queued.Swap(true) {
-		return
-	}
-	w := c.w
-	w.mu.Lock()
-	w.pending = append(w.pending, c)
-	draining := w.draining
-	w.mu.Unlock()
-	switch {
-	case draining:
-	case inline:
-		w.help()
-	default:
-		w.wake()
-	}
-}
 
 // worker runs the engines of the QPs mapped to it, one call at a time. Engines run under the
 // worker's run lock, on whichever goroutine holds it: the receive goroutine for the packets it
@@ -68,13 +24,13 @@ func (c *qpCore) notify(inline bool) {
 // protocol work itself. An engine never sees two callers at once, and Modify is ordered with the
 // packets around it.
 type worker struct {
-	d    *Device
+	r    *Runtime
 	idx  int
 	kick chan struct{} // capacity 1: queued work the lock holder may not see, or a timer
-	quit chan struct{} // closed by Device.Close
+	quit chan struct{} // closed by Runtime.Close
 
 	mu       sync.Mutex
-	pending  []*qpCore  // QPs that asked to be run; guarded by mu
+	pending  []*QP      // QPs that asked to be run; guarded by mu
 	inbox    []*rxBatch // received batches not yet handled; guarded by mu
 	draining bool       // the run lock holder will look at pending and inbox again; guarded by mu
 
@@ -82,14 +38,14 @@ type worker struct {
 
 	// run is held while engines run; it guards everything below.
 	run      sync.Mutex
-	stopped  bool                 // shut down by Device.Close: nothing runs any more
-	own      map[*qpCore]struct{} // live QPs of this worker
-	running  []*qpCore            // the pending list being worked on, swapped with pending
-	batches  []*rxBatch           // the inbox being worked on, swapped with inbox
-	stamp    uint64               // counts received batches, to find each QP's last packet in one
+	stopped  bool             // shut down by Runtime.Close: nothing runs any more
+	own      map[*QP]struct{} // live QPs of this worker
+	running  []*QP            // the pending list being worked on, swapped with pending
+	batches  []*rxBatch       // the inbox being worked on, swapped with inbox
+	stamp    uint64           // counts received batches, to find each QP's last packet in one
 	timer    clock.Timer
 	timerAt  time.Time
-	timers   clock.Queue[*qpCore] // QP deadlines; an entry that no longer matches its QP's deadline is stale
+	timers   clock.Queue[*QP] // QP deadlines; an entry that no longer matches its QP's deadline is stale
 	out      transport.Output
 	msgs     []netio.Message
 	lastSend error
@@ -114,27 +70,11 @@ const flushThreshold = netio.IdealBatchSize
 // ones, a lone ACK or a latency test's packet, go at once.
 const yieldBeforeSend = 8
 
-func (d *Device) startWorkers() {
-	d.workers = make([]*worker, d.cfg.workers)
-	for i := range d.workers {
-		w := &worker{
-			d:    d,
-			idx:  i,
-			kick: make(chan struct{}, 1),
-			quit: make(chan struct{}),
-			own:  make(map[*qpCore]struct{}),
-		}
-		w.out.Alloc = getBuf
-		d.workers[i] = w
-	}
-	d.wWG.Add(len(d.workers))
-	for _, w := range d.workers {
-		go w.loop()
-	}
+func newWorker(r *Runtime, idx int) *worker {
+	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{})}
+	w.out.Alloc = getBuf
+	return w
 }
-
-// workerFor returns the worker that owns QP number qpn.
-func (d *Device) workerFor(qpn uint32) *worker { return d.workers[int(qpn%uint32(len(d.workers)))] }
 
 // wake makes the worker's goroutine drain the worker.
 func (w *worker) wake() {
@@ -176,7 +116,7 @@ func (w *worker) deliver(b *rxBatch, inline bool) {
 }
 
 func (w *worker) loop() {
-	defer w.d.wWG.Done()
+	defer w.r.wWG.Done()
 	for {
 		select {
 		case <-w.kick:
@@ -193,12 +133,12 @@ func (w *worker) loop() {
 }
 
 // do runs f under the worker's run lock, then whatever f queued, and returns. It fails with
-// ErrDeviceClosed once the worker has shut down; f then does not run.
+// ErrClosed once the worker has shut down; f then does not run.
 func (w *worker) do(f func()) error {
 	w.run.Lock()
 	defer w.run.Unlock()
 	if w.stopped {
-		return ErrDeviceClosed
+		return ErrClosed
 	}
 	f()
 	w.drain()
@@ -212,7 +152,7 @@ func (w *worker) drain() {
 	if w.stopped {
 		return
 	}
-	now := w.d.clk.Now()
+	now := w.r.clk.Now()
 	for round := 0; ; round++ {
 		w.mu.Lock()
 		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load()
@@ -228,19 +168,15 @@ func (w *worker) drain() {
 		w.batches, w.inbox = w.inbox, w.batches[:0]
 		w.running, w.pending = w.pending, w.running[:0]
 		w.mu.Unlock()
-		now = w.d.clk.Now()
+		now = w.r.clk.Now()
 		for i, b := range w.batches {
 			w.receive(b, now)
 			w.batches[i] = nil
 		}
-		for i, c := range w.running {
-			c.queued.Store(false)
-			if !c.dead {
-				c.eng.Run(now, &w.out)
-				w.track(c)
-				if len(w.out.Packets) >= flushThreshold {
-					w.flush()
-				}
+		for i, h := range w.running {
+			h.queued.Store(false)
+			if !h.dead {
+				w.runEngine(h, now)
 			}
 			w.running[i] = nil
 		}
@@ -260,21 +196,19 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 	w.stamp++
 	for i := len(b.pkts) - 1; i >= 0; i-- {
 		p := &b.pkts[i]
-		p.more = p.core.seen == w.stamp
-		p.core.seen = w.stamp
+		p.more = p.qp.seen == w.stamp
+		p.qp.seen = w.stamp
 	}
 	for i := range b.pkts {
 		p := &b.pkts[i]
-		if c := p.core; !c.dead {
+		if h := p.qp; !h.dead {
+			v, n := h.q.AttrVersion(), len(w.out.Packets)
 			if p.more {
-				c.eng.ReceiveMore(now, &p.parsed, p.from, &w.out)
+				h.eng.ReceiveMore(now, &p.parsed, p.from, &w.out)
 			} else {
-				c.eng.Receive(now, &p.parsed, p.from, &w.out)
+				h.eng.Receive(now, &p.parsed, p.from, &w.out)
 			}
-			w.track(c)
-			if len(w.out.Packets) >= flushThreshold {
-				w.flush()
-			}
+			w.ran(h, v, n)
 		}
 		putBuf(p.buf)
 		*p = rxPacket{}
@@ -282,8 +216,32 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 	putBatch(b)
 }
 
+// runEngine runs h's engine for whatever is due.
+func (w *worker) runEngine(h *QP, now time.Time) {
+	v, n := h.q.AttrVersion(), len(w.out.Packets)
+	h.eng.Run(now, &w.out)
+	w.ran(h, v, n)
+}
+
+// ran does what follows every engine call: it counts the packets the engine produced (n were
+// queued before the call), queues the QP to run again if the call changed the QP's state (the
+// QP's attribute version was v before it: a QP that entered ERR has work to flush), records the
+// engine's next deadline and sends when enough packets are queued.
+func (w *worker) ran(h *QP, v uint64, n int) {
+	if sent := len(w.out.Packets) - n; sent > 0 {
+		h.eng.Counters().Add(counter.SentPkts, uint64(sent))
+	}
+	if h.q.AttrVersion() != v {
+		h.notify(false)
+	}
+	w.track(h)
+	if len(w.out.Packets) >= flushThreshold {
+		w.flush()
+	}
+}
+
 // track records c's next deadline after an engine call.
-func (w *worker) track(c *qpCore) {
+func (w *worker) track(c *QP) {
 	dl := c.eng.Deadline()
 	if dl.Equal(c.deadline) {
 		return
@@ -306,11 +264,7 @@ func (w *worker) expire(now time.Time) {
 			continue // superseded entry
 		}
 		c.deadline = time.Time{}
-		c.eng.Run(now, &w.out)
-		w.track(c)
-		if len(w.out.Packets) >= flushThreshold {
-			w.flush()
-		}
+		w.runEngine(c, now)
 	}
 }
 
@@ -337,7 +291,7 @@ func (w *worker) arm(now time.Time) {
 	}
 	w.timerAt = at
 	if w.timer == nil {
-		w.timer = w.d.clk.AfterFunc(at.Sub(now), w.onTimer)
+		w.timer = w.r.clk.AfterFunc(at.Sub(now), w.onTimer)
 	} else {
 		w.timer.Reset(at.Sub(now))
 	}
@@ -363,16 +317,11 @@ func (w *worker) flush() {
 	}
 	msgs := w.msgs[:0]
 	for i := range pkts {
-		p := &pkts[i]
-		msgs = append(msgs, netio.Message{
-			Buf: p.Buf, Src: p.Path.Src, Dst: p.Path.Dst,
-			TOS: p.Path.TrafficClass, TTL: p.Path.HopLimit,
-		})
+		msgs = append(msgs, outgoing(&pkts[i]))
 	}
 	for sent := 0; sent < len(msgs); {
-		n, err := w.d.conn.Send(msgs[sent:])
+		n, err := w.r.conn.Send(msgs[sent:])
 		sent += n
-		w.d.tc.SentPkts.Add(uint64(n)) // rxe's sent_pkts counts every packet: requests, ACKs, responses
 		if err == nil {
 			continue
 		}
@@ -380,9 +329,9 @@ func (w *worker) flush() {
 			break
 		}
 		// msgs[sent] was refused (no route, bad address): count it and go on with the rest.
-		w.d.tc.SendErr.Add(1)
+		w.r.dev.Inc(counter.SendErr)
 		if w.lastSend == nil || w.lastSend.Error() != err.Error() {
-			w.d.log.Warn("gorxe send failed", "dst", msgs[sent].Dst, "err", err)
+			w.r.log.Warn("gorxe send failed", "dst", msgs[sent].Dst, "err", err)
 		}
 		w.lastSend = err
 		sent++
@@ -402,13 +351,11 @@ func (w *worker) flush() {
 // WCWRFlushErr, runs them once more and stops the timer. Nothing runs on the worker afterwards.
 // The caller holds w.run.
 func (w *worker) shutdown() {
-	now := w.d.clk.Now()
-	for c := range w.own {
-		if c.flush != nil {
-			c.flush()
-		}
-		c.eng.Run(now, &w.out)
-		c.dead = true
+	now := w.r.clk.Now()
+	for h := range w.own {
+		_ = h.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState)
+		h.eng.Run(now, &w.out)
+		h.dead = true
 	}
 	w.flush()
 	if w.timer != nil {
@@ -422,6 +369,6 @@ func (w *worker) shutdown() {
 	w.inbox = nil
 	w.mu.Unlock()
 	for _, b := range inbox {
-		w.d.dropBatch(b)
+		dropBatch(b)
 	}
 }
