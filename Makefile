@@ -6,7 +6,18 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 BENCHTIME   ?= 1s
 
-.PHONY: all build test fuzz bench soak demo lint interop clean
+# Knobs of the benchmark report (see test/bench/report): run length, latency iterations, QP
+# counts, idle QPs for the memory figure, where the report and every tool's output go, the
+# README whose benchmark section is regenerated (empty to leave it), and any further flags.
+BENCH_DURATION  ?= 2s
+BENCH_LAT_ITERS ?= 10000
+BENCH_QPS       ?= 1,16,256,1024
+BENCH_IDLE_QPS  ?= 1024
+BENCH_OUT       ?= bench-out
+BENCH_README    ?= README.md
+BENCH_FLAGS     ?=
+
+.PHONY: all build test fuzz bench bench-report soak demo lint interop clean
 
 all: build
 
@@ -27,8 +38,16 @@ fuzz:
 	  done; \
 	done
 
+# The micro-benchmarks, then the report: gorxe's tools as two processes against this machine's
+# UDP ceiling measured in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	$(MAKE) bench-report
+
+bench-report:
+	$(GO) run ./test/bench/report -duration $(BENCH_DURATION) -lat-iters $(BENCH_LAT_ITERS) \
+	  -qps $(BENCH_QPS) -idle-qps $(BENCH_IDLE_QPS) -out $(BENCH_OUT) \
+	  $(if $(BENCH_README),-readme $(BENCH_README)) $(BENCH_FLAGS)
 
 # 256 MiB of mixed RC traffic over 5% loss, 2% reorder, 1% duplication and 0.1% corruption,
 # checked byte for byte (deterministic: fake clock, seeded faults).

@@ -72,7 +72,7 @@ func (w *Writer) Tap(dir netio.Direction, m *netio.Message) {
 	if w.err != nil {
 		return
 	}
-	frame, err := appendFrame(w.frame[:0], m)
+	frame, err := appendFrame(w.frame[:0], m, dir.Base() == netio.Received)
 	if err != nil {
 		return
 	}

@@ -55,6 +55,7 @@ var environment = []struct{ name, meaning string }{
 	{devselect.EnvAddr, "interface or address the tools bind to without --bind or -d"},
 	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
 	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
+	{devselect.EnvPcap, "pcapng file of every datagram a tool sends and receives (as --pcap)"},
 }
 
 func main() {
