@@ -22,7 +22,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	faults := fs.String("faults", "", "impair both devices' traffic, e.g. loss=0.1 or loss=0.05,reorder=0.02,seed=7")
-	pcap := fs.String("pcap", "", "also write every packet to this pcapng `FILE`, fault injection's doings as packet comments (gorxe dump and Wireshark read it)")
+	pcap := fs.String("pcap", "", "also write every packet to this pcapng `FILE` (default $GORXE_PCAP), fault injection's doings as packet comments (gorxe dump and Wireshark read it)")
 	ladder := fs.String("trace", "", "also draw the run as a ladder diagram in `FILE`, SVG or HTML by its extension (as gorxe trace draws a capture)")
 	a := fs.String("a", "127.0.0.1", "address of device A")
 	b := fs.String("b", "127.0.0.2", "address of device B")
@@ -71,6 +71,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *pcap == "" && *walk == "" {
+		*pcap = os.Getenv(devselect.EnvPcap) // as every tool does
 	}
 	if *ladder != "" {
 		if o.TraceFormat, err = ladderFormat(*ladder); err != nil {

@@ -52,3 +52,14 @@ func TestDemoWritesCaptureAndLadder(t *testing.T) {
 	assert.Contains(t, string(html), "<html")
 	assert.Contains(t, string(html), "RC_RDMA_READ_REQUEST")
 }
+
+// TestDemoCapturesWithEnv: GORXE_PCAP names the demo's capture when -pcap does not, as for every tool.
+func TestDemoCapturesWithEnv(t *testing.T) {
+	pcap := filepath.Join(t.TempDir(), "env.pcapng")
+	t.Setenv("GORXE_PCAP", pcap)
+	code, out, errOut := run("demo", "-a", "127.30.6.5", "-b", "127.30.6.6")
+	require.Equal(t, exitOK, code, "%s%s", out, errOut)
+	code, dumped, errOut := run("dump", pcap)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, strings.Count(out, " icrc=ok"), strings.Count(dumped, " icrc=ok"))
+}
