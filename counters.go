@@ -22,6 +22,8 @@ type Counters struct {
 	RDMARecvs           uint64 // rdma_recvs
 	SentBytes           uint64 // sent_bytes (payload)
 	RcvdBytes           uint64 // rcvd_bytes (payload)
+	SentAccessNAK       uint64 // sent_access_nak: RC remote access error NAKs sent (no rxe counter)
+	SentInvReqNAK       uint64 // sent_inv_req_nak: RC invalid request NAKs sent (no rxe counter)
 
 	RcvdMalformed    uint64 // rcvd_malformed: not a valid RoCEv2 packet
 	RcvdICRCErr      uint64 // rcvd_icrc_err: ICRC mismatch
@@ -59,6 +61,8 @@ func (d *Device) Counters() Counters {
 		RDMARecvs:           t.RDMARecvs.Load(),
 		SentBytes:           t.SentBytes.Load(),
 		RcvdBytes:           t.RcvdBytes.Load(),
+		SentAccessNAK:       t.SentAccessNAK.Load(),
+		SentInvReqNAK:       t.SentInvReqNAK.Load(),
 		RcvdMalformed:       r.malformed.Load(),
 		RcvdICRCErr:         r.badICRC.Load(),
 		RcvdBadPKey:         r.badPKey.Load(),
@@ -92,6 +96,7 @@ func (c Counters) All() iter.Seq2[string, uint64] {
 			{"completer_retry_err", c.CompleterRetryErr}, {"send_err", c.SendErr},
 			{"link_downed", c.LinkDowned}, {"rdma_sends", c.RDMASends}, {"rdma_recvs", c.RDMARecvs},
 			{"sent_bytes", c.SentBytes}, {"rcvd_bytes", c.RcvdBytes},
+			{"sent_access_nak", c.SentAccessNAK}, {"sent_inv_req_nak", c.SentInvReqNAK},
 			{"rcvd_malformed", c.RcvdMalformed}, {"rcvd_icrc_err", c.RcvdICRCErr},
 			{"rcvd_bad_pkey", c.RcvdBadPKey}, {"rcvd_unknown_qpn", c.RcvdUnknownQPN},
 			{"rcvd_no_mcast_group", c.RcvdNoMcastGroup}, {"rcvd_wrong_path", c.RcvdWrongPath},

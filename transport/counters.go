@@ -21,6 +21,10 @@ type Counters struct {
 	RDMARecvs           atomic.Uint64 // rdma_recvs: successful receive completions
 	SentBytes           atomic.Uint64 // sent_bytes (payload)
 	RcvdBytes           atomic.Uint64 // rcvd_bytes (payload)
+	// NAKs an RC responder sent for requests it refused (class C). rxe has no counter for
+	// them; without one, probing for keys or malformed requests would leave no trace.
+	SentAccessNAK atomic.Uint64 // sent_access_nak: remote access error NAKs sent
+	SentInvReqNAK atomic.Uint64 // sent_inv_req_nak: invalid request NAKs sent
 	// Drops of packets that reached a QP but could not be used; the device layer counts drops
 	// that happen before a QP is known (ICRC, P_Key, unknown QPN).
 	DroppedPath    atomic.Uint64 // RC/UC packet from an address that is not the QP's path

@@ -338,6 +338,12 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 		r.complete(&wc, false)
 	}
 	if r.e.q.Type() == qp.TypeRC {
+		switch syn {
+		case packet.SyndromeNAKRemoteAccessError:
+			r.e.dev.Counters.SentAccessNAK.Add(1)
+		case packet.SyndromeNAKInvalidRequest:
+			r.e.dev.Counters.SentInvReqNAK.Add(1)
+		}
 		r.sendAck(syn, psn, out)
 	}
 	r.msgKind = packet.KindInvalid

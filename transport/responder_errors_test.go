@@ -9,6 +9,7 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
@@ -342,6 +343,16 @@ func TestResponderClassCErrors(t *testing.T) {
 			last := pkts[len(pkts)-1]
 			rspWantAck(t, s.env.deliver(last), tc.syn, uint32(last.BTH().PSN()), 0)
 			rspWantState(t, s.env.q, qp.StateErr)
+			// Each refusal is counted under its NAK, so an attack leaves a trace.
+			ctr := s.env.dev.Counters
+			wantAccess, wantInvReq := uint64(0), uint64(0)
+			if tc.syn == packet.SyndromeNAKRemoteAccessError {
+				wantAccess = 1
+			} else {
+				wantInvReq = 1
+			}
+			assert.Equal(t, wantAccess, ctr.SentAccessNAK.Load(), "sent_access_nak")
+			assert.Equal(t, wantInvReq, ctr.SentInvReqNAK.Load(), "sent_inv_req_nak")
 			if len(pkts) == 1 && !bytes.Equal(s.buf, make([]byte, 4096)) {
 				t.Fatal("a failed request changed memory")
 			}
