@@ -9,6 +9,7 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/require"
 )
 
 // sendTimes returns the fake times (since hStart) at which the probe saw packets with PSN psn.
@@ -23,8 +24,9 @@ func (pr *probe) sendTimes(psn packet.PSN) []time.Duration {
 }
 
 // TestCompleterRetryExhaustion checks that an unanswered request is sent again exactly retry_cnt
-// times, one Local ACK Timeout apart, then fails with RETRY_EXC_ERR one timeout after the last
-// retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
+// times, the Local ACK Timeout T after the first transmission, then backed off to 2 T and 4 T (the
+// most the adapted timeout may stretch, see rto.go), then fails with RETRY_EXC_ERR one timeout
+// after the last retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
 // not infinite (IBTA; rxe differs). After a timeout the requester probes with the oldest packet
 // alone, so the second request, never acknowledged, goes out only once.
 func TestCompleterRetryExhaustion(t *testing.T) {
@@ -42,12 +44,10 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)
 			}
 			for i, at := range ts {
-				if at != time.Duration(i)*period {
-					t.Fatalf("timeout %d: transmission %d at %v, want %v", tc.timeout, i, at, time.Duration(i)*period)
-				}
+				require.Equal(t, backedOff(period, i), at, "timeout %d: transmission %d", tc.timeout, i)
 			}
 		}
-		if got, want := pr.h.now.Sub(hStart), time.Duration(tc.retry+1)*period; got != want {
+		if got, want := pr.h.now.Sub(hStart), backedOff(period, int(tc.retry)+1); got != want {
 			t.Fatalf("failed at %v, want %v", got, want)
 		}
 		wcs := pr.a.pollSend()
@@ -67,6 +67,16 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 			t.Fatal("deadline armed in ERR")
 		}
 	}
+}
+
+// backedOff returns when transmission n of an unanswered packet goes out: the timeouts before it
+// are T, 2 T, then 4 T each.
+func backedOff(period time.Duration, n int) time.Duration {
+	var at time.Duration
+	for i := range n {
+		at += period << min(i, 2)
+	}
+	return at
 }
 
 // TestCompleterTimeoutZero checks that timeout 0 disables retransmission.
@@ -408,8 +418,8 @@ func TestCompleterRetryCountIsConsecutive(t *testing.T) {
 	if len(pr.sent) != 5 || pr.a.q.State() != qp.StateRTS {
 		t.Fatalf("%d packets, state %v", len(pr.sent), pr.a.q.State())
 	}
-	pr.h.advance(period)
-	pr.idle() // a second timeout in a row: exhausted
+	pr.h.advance(2 * period)
+	pr.idle() // a second timeout in a row (backed off to 2 T): exhausted
 	wcs := pr.a.pollSend()
 	if len(wcs) != 2 {
 		t.Fatalf("completions %+v", wcs)

@@ -16,11 +16,14 @@ type Counters struct {
 	RetryExceededErr    atomic.Uint64 // retry_exceeded_err
 	RetryRNRExceededErr atomic.Uint64 // retry_rnr_exceeded_err
 	CompleterRetryErr   atomic.Uint64 // completer_retry_err: retransmissions started
-	SendErr             atomic.Uint64 // send_err
-	RDMASends           atomic.Uint64 // rdma_sends: SEND work requests retired
-	RDMARecvs           atomic.Uint64 // rdma_recvs: successful receive completions
-	SentBytes           atomic.Uint64 // sent_bytes (payload)
-	RcvdBytes           atomic.Uint64 // rcvd_bytes (payload)
+	// LateTimeouts counts retransmit timer expiries noticed so late that the local process was
+	// evidently not running; they are not counted against retry_cnt (see lateExpiry).
+	LateTimeouts atomic.Uint64 // late_timeouts (no rxe counter)
+	SendErr      atomic.Uint64 // send_err
+	RDMASends    atomic.Uint64 // rdma_sends: SEND work requests retired
+	RDMARecvs    atomic.Uint64 // rdma_recvs: successful receive completions
+	SentBytes    atomic.Uint64 // sent_bytes (payload)
+	RcvdBytes    atomic.Uint64 // rcvd_bytes (payload)
 	// NAKs an RC responder sent for requests it refused (class C). rxe has no counter for
 	// them; without one, probing for keys or malformed requests would leave no trace.
 	SentAccessNAK atomic.Uint64 // sent_access_nak: remote access error NAKs sent

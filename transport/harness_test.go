@@ -84,6 +84,20 @@ type hDevice struct {
 	service   time.Duration
 	busyUntil time.Time
 	inbox     []hPacket
+	// stall, when set, models a descheduled process: it returns when the device runs again if
+	// it is stalled at t, or the zero time. A stalled device runs no engine (no timers fire) and
+	// its arriving packets wait in inbox, as in a socket buffer nobody reads.
+	stall func(t time.Time) time.Time
+}
+
+// runsAt returns t, or when the device runs again if it is stalled at t.
+func (d *hDevice) runsAt(t time.Time) time.Time {
+	if d.stall != nil {
+		if r := d.stall(t); !r.IsZero() {
+			return r
+		}
+	}
+	return t
 }
 
 // deviceAt returns the device with address a, or nil.
@@ -346,6 +360,9 @@ func hPoll(c *cq.CQ) []cq.WC {
 func (h *harness) step() bool {
 	busy := false
 	for _, d := range h.devs {
+		if d.runsAt(h.now) != h.now {
+			continue
+		}
 		for _, e := range d.engines {
 			qpn := e.q.QPN()
 			dl := e.Deadline()
@@ -361,6 +378,12 @@ func (h *harness) step() bool {
 	h.flight = nil
 	for i := range round {
 		p := &round[i]
+		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.stall != nil {
+			// Taken in arrival order, one per service time while the process runs (below).
+			p.ready = h.now
+			d.inbox = append(d.inbox, *p)
+			continue
+		}
 		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.service > 0 {
 			d.busyUntil = later(h.now, d.busyUntil).Add(d.service)
 			p.ready = d.busyUntil
@@ -371,6 +394,17 @@ func (h *harness) step() bool {
 		busy = true
 	}
 	for _, d := range h.devs {
+		if d.stall != nil {
+			// A process that runs only in slices reads its socket only then, at its own pace.
+			if len(d.inbox) > 0 && d.runsAt(h.now) == h.now && !d.busyUntil.After(h.now) {
+				p := d.inbox[0]
+				d.inbox = d.inbox[1:]
+				d.busyUntil = h.now.Add(d.service)
+				h.deliver(&p)
+				busy = true
+			}
+			continue
+		}
 		n := 0
 		for n < len(d.inbox) && !d.inbox[n].ready.After(h.now) {
 			h.deliver(&d.inbox[n])
@@ -501,10 +535,16 @@ func (h *harness) nextDeadline() time.Time {
 	var next time.Time
 	for _, d := range h.devs {
 		for _, e := range d.engines {
-			next = earliest(next, e.Deadline())
+			if dl := e.Deadline(); !dl.IsZero() {
+				next = earliest(next, d.runsAt(later(dl, h.now)))
+			}
 		}
 		if len(d.inbox) > 0 {
-			next = earliest(next, d.inbox[0].ready)
+			ready := d.inbox[0].ready
+			if d.stall != nil {
+				ready = d.busyUntil
+			}
+			next = earliest(next, d.runsAt(later(ready, h.now)))
 		}
 	}
 	return next

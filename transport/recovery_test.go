@@ -158,7 +158,7 @@ func TestSendCQOverflow(t *testing.T) {
 	}
 	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
 		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: qp.SendSignaled})
-	x.h.settle(time.Second)
+	x.h.settle(time.Minute)
 	if x.a.q.State() != qp.StateErr || x.a.scq.Err() == nil {
 		t.Fatalf("state %v, CQ error %v", x.a.q.State(), x.a.scq.Err())
 	}
