@@ -27,8 +27,8 @@ const maxRTOFactor = 4
 
 // rttTimer is the one round-trip measurement in progress and the estimate so far.
 type rttTimer struct {
-	psn    packet.PSN // the packet being timed
-	at     time.Time  // when it was sent; zero when nothing is timed
+	psn     packet.PSN // the packet being timed
+	at      time.Time  // when it was sent; zero when nothing is timed
 	srtt    time.Duration
 	rttvar  time.Duration
 	backoff uint8 // doublings after timeouts without progress since
