@@ -341,7 +341,7 @@ func TestCompleterBadResponses(t *testing.T) {
 		pr.idle()
 		p := pr.build(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
 		p.path.Src = netipAP(mustAddr("10.9.9.9"), 0xC000)
-		hMust(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
+		require.NoError(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
 		pr.h.flight = append(pr.h.flight, p)
 		pr.idle()
 		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.ctr.DroppedPath.Load() != 1 {
@@ -356,7 +356,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	pr := newProbe(t, hQPOptions{})
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
 	pr.a.post(qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
 	if len(pr.sent) != 1 {
@@ -366,7 +366,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	if ev := pr.a.d.eventTypes(pr.a.q); len(ev) != 1 || ev[0] != qp.EventSQDrained {
 		t.Fatalf("events %v", ev)
 	}
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
 	pr.idle()
 	if len(pr.sent) != 2 || pr.sent[1].h.BTH.PSN != 1 {
 		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))

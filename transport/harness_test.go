@@ -12,6 +12,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The harness connects transport engines through a deterministic in-memory network. Every packet
@@ -131,7 +133,7 @@ func (h *harness) device(addr string) *hDevice {
 	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), ctr: &Counters{}, woken: map[uint32]bool{}}
 	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d, Wake: func(q *qp.QP) { d.woken[q.QPN()] = true }})
 	pd, err := d.mem.AllocPD()
-	hMust(h.t, err)
+	require.NoError(h.t, err)
 	d.pd = pd
 	d.dev = &Env{
 		Mem:      d.mem,
@@ -223,11 +225,11 @@ func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
 	t.Helper()
 	o = o.withDefaults()
 	scq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	rcq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	q, err := d.qps.CreateQP(d.pd, &qp.InitAttr{SendCQ: scq, RecvCQ: rcq, Cap: o.caps, Type: o.typ, SQSigAll: o.sigAll})
-	hMust(t, err)
+	require.NoError(t, err)
 	e := New(d.dev, q)
 	q.SetDriverData(e)
 	d.engines = append(d.engines, e)
@@ -248,7 +250,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	t := ep.d.h.t
 	t.Helper()
 	o := ep.o
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
 		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	av := qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(peer.d.addr), HopLimit: 64, SGIDIndex: 1}}
 	rtr := &qp.Attr{
@@ -259,7 +261,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
 	}
-	hMust(t, ep.q.Modify(rtr, mask))
+	require.NoError(t, ep.q.Modify(rtr, mask))
 	rts := &qp.Attr{
 		State: qp.StateRTS, SQPSN: o.sqPSN, Timeout: o.timeout, RetryCnt: o.retryCnt, RNRRetry: o.rnrRetry,
 		MaxRdAtomic: o.maxRdAtomic,
@@ -268,7 +270,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRdAtomic
 	}
-	hMust(t, ep.q.Modify(rts, mask))
+	require.NoError(t, ep.q.Modify(rts, mask))
 }
 
 // activateUD moves a UD or GSI QP to RTS.
@@ -279,9 +281,9 @@ func (ep *hEndpoint) activateUD() {
 	if ep.o.typ == qp.TypeUD {
 		mask |= qp.AttrPort
 	}
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
 }
 
 // pair creates a connected pair of QPs on two devices (created on first use) with options a and
@@ -321,20 +323,20 @@ func (d *hDevice) region(n int, access mr.Access) hRegion {
 	}
 	buf := make([]byte, n)
 	m, err := d.mem.RegMR(d.pd, buf, access)
-	hMust(d.h.t, err)
+	require.NoError(d.h.t, err)
 	return hRegion{mr: m, buf: buf}
 }
 
 // post posts send work requests.
 func (ep *hEndpoint) post(wrs ...qp.SendWR) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostSend(wrs))
+	require.NoError(ep.d.h.t, ep.q.PostSend(wrs))
 }
 
 // postRecv posts one receive WQE per SGE list.
 func (ep *hEndpoint) postRecv(id uint64, sges ...mr.SGE) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
+	require.NoError(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
 }
 
 // pollSend returns every send completion waiting.
@@ -583,13 +585,6 @@ func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
 
 // advance moves the clock forward by d without running anything.
 func (h *harness) advance(d time.Duration) { h.now = h.now.Add(d) }
-
-func hMust(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // hPattern returns n bytes of a pattern that differs with seed and position.
 func hPattern(n int, seed uint64) []byte {
