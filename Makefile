@@ -57,7 +57,7 @@ soak:
 	GORXE_SOAK=1 $(GO) test -count=1 -run 'TestStressSoak' -timeout 30m -v ./transport
 
 # Two processes over real UDP loopback with GORXE_FAULTS: 1 GiB of mixed RC traffic (SEND, WRITE,
-# READ, atomics, four QPs), checked byte for byte, completions equal to posts. soak-udp-long runs
+# READ, atomics, eight QPs), checked byte for byte, completions equal to posts. soak-udp-long runs
 # 64 QPs for SOAK_MINUTES and requires goroutines, heap and RSS to stay flat (the series is
 # printed); soak-udp-hog keeps every CPU busy with another process meanwhile, at ACK timeout 12.
 soak-udp:

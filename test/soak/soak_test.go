@@ -50,7 +50,7 @@ func TestSoakUDP(t *testing.T) {
 	}
 	minutes := envInt(t, "SOAK_MINUTES", 0)
 	target := uint64(envInt(t, "SOAK_BYTES", 1<<30))
-	nqp := 4
+	nqp := 8
 	if minutes > 0 {
 		nqp = 64
 	}
