@@ -22,7 +22,10 @@ import (
 // the timeout until the next progress, again within [T, maxRTOFactor × T]: retry_cnt 7 at timeout
 // 12 lasts 27 T (453 ms) without any answer instead of 8 T (134 ms), and still ends.
 
-// maxRTOFactor bounds the adapted timeout to this multiple of the encoded one.
+// maxRTOFactor bounds the adapted timeout to this multiple of the encoded one. The spec lets the
+// timer run longer than T without naming an upper bound gorxe relies on; four times keeps the
+// stretch within the range the spec's timer tolerance is usually read as, and keeps a dead peer
+// detected within a bounded, predictable time (27 T for retry_cnt 7).
 const maxRTOFactor = 4
 
 // rttTimer is the one round-trip measurement in progress and the estimate so far.
