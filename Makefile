@@ -4,6 +4,8 @@ GO          ?= go
 PKGS        := ./...
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
+SOAK_FAULTS ?= loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001
+SOAK_MINUTES ?= 10
 BENCHTIME   ?= 1s
 
 # Knobs of the benchmark report (see test/bench/report): run length, latency iterations, QP
@@ -17,7 +19,7 @@ BENCH_OUT       ?= bench-out
 BENCH_README    ?= README.md
 BENCH_FLAGS     ?=
 
-.PHONY: all build test fuzz bench bench-report soak demo lint interop clean
+.PHONY: all build test fuzz fuzz-long bench bench-report soak soak-udp soak-udp-long soak-udp-hog demo lint interop clean
 
 all: build
 
@@ -38,6 +40,25 @@ fuzz:
 	  done; \
 	done
 
+# Every fuzz target for FUZZTIME (default 10 minutes here), keeping what the fuzzer found: go test
+# writes new interesting inputs only to its cache, so they are copied into the package's
+# testdata/fuzz/<Target>/, where plain `go test` replays them. Minimization is bounded so the time
+# goes to fuzzing.
+fuzz-long: FUZZTIME = 10m
+fuzz-long:
+	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; \
+	for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg 2>&1 | tail -n 3; \
+	    if [ -d "$$cache/$$pkg/$$t" ]; then \
+	      mkdir -p "$$dir/testdata/fuzz/$$t"; cp -n "$$cache/$$pkg/$$t"/* "$$dir/testdata/fuzz/$$t/"; \
+	      echo "   corpus: $$(ls "$$dir/testdata/fuzz/$$t" | wc -l) entries in testdata/fuzz/$$t"; \
+	    fi; \
+	  done; \
+	done
+
 # The micro-benchmarks, then the report: gorxe's tools as two processes against this machine's
 # UDP ceiling measured in the same run.
 bench:
@@ -53,6 +74,19 @@ bench-report:
 # checked byte for byte (deterministic: fake clock, seeded faults).
 soak:
 	GORXE_SOAK=1 $(GO) test -count=1 -run 'TestStressSoak' -timeout 30m -v ./transport
+
+# Two processes over real UDP loopback with GORXE_FAULTS: 1 GiB of mixed RC traffic (SEND, WRITE,
+# READ, atomics, eight QPs), checked byte for byte, completions equal to posts. soak-udp-long runs
+# 64 QPs for SOAK_MINUTES and requires goroutines, heap and RSS to stay flat (the series is
+# printed); soak-udp-hog keeps every CPU busy with another process meanwhile, at ACK timeout 12.
+soak-udp:
+	GORXE_SOAK_UDP=1 GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout 60m -v ./test/soak
+
+soak-udp-long:
+	GORXE_SOAK_UDP=1 SOAK_MINUTES=$(SOAK_MINUTES) GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout $$(( $(SOAK_MINUTES) + 30 ))m -v ./test/soak
+
+soak-udp-hog:
+	GORXE_SOAK_UDP=1 SOAK_HOG=1 GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout 60m -v ./test/soak
 
 # The main job: two stacks on loopback doing real RDMA, narrated.
 demo:
