@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
@@ -78,10 +77,6 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	if *ladder != "" {
 		if o.TraceFormat, err = ladderFormat(*ladder); err != nil {
 			fmt.Fprintf(stderr, "gorxe demo: -trace: %v\n", err)
-			return exitUsage
-		}
-		if o.Port != 0 && o.Port != gorxe.DefaultPort {
-			fmt.Fprintf(stderr, "gorxe demo: -trace: %v\n", demo.ErrTracePort)
 			return exitUsage
 		}
 	}

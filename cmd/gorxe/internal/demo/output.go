@@ -11,10 +11,6 @@ import (
 	"github.com/gorxe/gorxe"
 )
 
-// ErrTracePort: the ladder is drawn by gorxe trace's reader, which finds RoCE on UDP 4791 only
-// (it does not read the port note of a capture yet).
-var ErrTracePort = errors.New("the ladder diagram can be drawn only for a run on UDP port 4791")
-
 // The devices' addresses and the per-step timeout when Options leaves them out.
 var (
 	defaultA       = netip.MustParseAddr("127.0.0.1")
@@ -41,9 +37,6 @@ type runOutput struct {
 func (o *Options) recorder() (*runOutput, error) {
 	r := &runOutput{o: o}
 	if o.Trace != nil {
-		if o.port() != gorxe.DefaultPort {
-			return nil, fmt.Errorf("%w (this run: %d)", ErrTracePort, o.port())
-		}
 		r.wire = &bytes.Buffer{}
 	}
 	var wire io.Writer // a nil *bytes.Buffer would be a non-nil io.Writer

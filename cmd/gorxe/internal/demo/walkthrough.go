@@ -19,12 +19,9 @@ import (
 // devices, narrating them to out. For each it writes into dir NAME.pcapng, a capture of what
 // crossed the network (a lost packet is not in it, as no sniffer would have seen it), and
 // NAME.svg, that capture's ladder diagram as gorxe trace draws it. o gives the addresses, the
-// port (4791 only: the diagrams are drawn by gorxe trace's reader) and the per-step timeout.
+// port and the per-step timeout.
 func Walkthrough(ctx context.Context, o Options, dir string, out io.Writer) error {
 	o.defaults()
-	if o.port() != gorxe.DefaultPort {
-		return fmt.Errorf("%w (this run: %d)", ErrTracePort, o.port())
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
