@@ -1,0 +1,254 @@
+package rdmacm
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+)
+
+// Agent is a device's connection manager: QP1, the protocol state machine and the goroutines that
+// drive them. Every handle on it (an Agent from Open, a Listener, a Conn) holds a reference; the
+// agent stops when the last one is released.
+type Agent struct {
+	dev    *gorxe.Device
+	q      *qp1
+	mgr    *cm.Manager
+	cmds   chan command
+	rx     chan rxMAD
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// stopped is closed once the goroutines have ended and QP1 is destroyed, so that a new agent
+	// can create the device's GSI QP again.
+	stopped chan struct{}
+	refs    int // guarded by registry.Mutex
+
+	// Owned by the run loop.
+	conns     map[cm.ConnID]*Conn
+	listeners map[uint64]*Listener
+	routes    map[[16]byte]int // peer GID → GID index our MADs to it leave from
+	lost      uint64           // MADs that could not be posted on QP1
+}
+
+// command is one call into the manager, run on the agent's goroutine.
+type command struct {
+	f    func(now time.Time, out *cm.Output) error
+	done chan error
+}
+
+// registry holds the agent of each device.
+var registry = struct {
+	sync.Mutex
+	agents map[*gorxe.Device]*Agent
+}{agents: make(map[*gorxe.Device]*Agent)}
+
+// Open returns the device's agent, starting it with cfg if the device has none (cfg is ignored
+// otherwise). Close the returned agent once when done with it; listeners and connections keep it
+// running on their own.
+func Open(dev *gorxe.Device, cfg Config) (*Agent, error) {
+	for {
+		registry.Lock()
+		a := registry.agents[dev]
+		if a == nil {
+			a, err := start(dev, cfg)
+			if err == nil {
+				a.refs = 1
+				registry.agents[dev] = a
+			}
+			registry.Unlock()
+			return a, err
+		}
+		if a.refs > 0 {
+			a.refs++
+			registry.Unlock()
+			return a, nil
+		}
+		// The last handle is gone and the agent is stopping: wait for QP1 to be free.
+		registry.Unlock()
+		<-a.stopped
+	}
+}
+
+// start creates QP1 and the manager and starts the goroutines.
+func start(dev *gorxe.Device, cfg Config) (*Agent, error) {
+	q, err := openQP1(dev)
+	if err != nil {
+		return nil, err
+	}
+	mc := cfg.CM
+	if mc.CAGUID == 0 {
+		if attr, err := dev.Query(); err == nil {
+			mc.CAGUID = attr.NodeGUID
+		}
+	}
+	if mc.TIDHigh == 0 {
+		mc.TIDHigh = rand.Uint32()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Agent{
+		dev: dev, q: q, mgr: cm.New(mc),
+		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots),
+		ctx: ctx, cancel: cancel, stopped: make(chan struct{}),
+		conns: make(map[cm.ConnID]*Conn), listeners: make(map[uint64]*Listener), routes: make(map[[16]byte]int),
+	}
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		a.q.receive(ctx, func(m rxMAD) bool {
+			select {
+			case a.rx <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	go a.run()
+	return a, nil
+}
+
+// Device returns the device the agent serves.
+func (a *Agent) Device() *gorxe.Device { return a.dev }
+
+// Close releases the reference Open returned.
+func (a *Agent) Close() error {
+	a.release()
+	return nil
+}
+
+// acquire takes a reference for a new listener or connection.
+func (a *Agent) acquire() error {
+	registry.Lock()
+	defer registry.Unlock()
+	if a.refs == 0 {
+		return ErrClosed
+	}
+	a.refs++
+	return nil
+}
+
+// release drops a reference and stops the agent after the last one. It must not run on the run
+// loop's goroutine, which stop waits for.
+func (a *Agent) release() {
+	registry.Lock()
+	a.refs--
+	last := a.refs == 0
+	registry.Unlock()
+	if !last {
+		return
+	}
+	a.cancel()
+	a.wg.Wait()
+	a.q.close()
+	registry.Lock()
+	delete(registry.agents, a.dev)
+	registry.Unlock()
+	close(a.stopped)
+}
+
+// Stats are an agent's counters.
+type Stats struct {
+	CM cm.Counters
+	// SendDropped counts MADs that could not be posted on QP1 (every send buffer in flight, no
+	// route to the peer); like MADs lost on the network, retransmissions recover them.
+	SendDropped uint64
+}
+
+// Stats returns the agent's counters.
+func (a *Agent) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	err := a.do(ctx, func(time.Time, *cm.Output) error {
+		s = Stats{CM: a.mgr.Counters(), SendDropped: a.lost}
+		return nil
+	})
+	return s, err
+}
+
+// do runs f on the agent's goroutine, with the manager to itself, and sends and dispatches what
+// it produced before returning f's error. Once the agent has taken the command, do waits for it
+// whatever ctx says, so a command is never half-applied behind its caller's back.
+func (a *Agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) error) error {
+	c := command{f: f, done: make(chan error, 1)}
+	select {
+	case a.cmds <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.ctx.Done():
+		return ErrClosed
+	}
+	select {
+	case err := <-c.done:
+		return err
+	case <-a.ctx.Done():
+		return ErrClosed
+	}
+}
+
+// run is the agent's goroutine: the only caller of the manager.
+func (a *Agent) run() {
+	defer a.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var out cm.Output
+	for {
+		var done chan error
+		var err error
+		select {
+		case <-a.ctx.Done():
+			return
+		case c := <-a.cmds:
+			err = c.f(time.Now(), &out)
+			done = c.done
+		case m := <-a.rx:
+			if i := gidIndex(a.dev, gidAddr(m.local)); i >= 0 {
+				a.routes[m.from.GID] = i
+			}
+			a.mgr.Receive(time.Now(), m.from, m.mad, &out)
+		case <-timer.C:
+			a.mgr.Tick(time.Now(), &out)
+		}
+		a.flush(&out)
+		if done != nil {
+			done <- err
+		}
+		// Since Go 1.23 Stop and Reset leave no stale tick behind in the channel.
+		timer.Stop()
+		if d := a.mgr.Deadline(); !d.IsZero() {
+			timer.Reset(time.Until(d))
+		}
+	}
+}
+
+// flush sends the manager's datagrams and handles its events; handling an event may call the
+// manager again, so it loops until nothing is left.
+func (a *Agent) flush(out *cm.Output) {
+	for len(out.Datagrams) > 0 || len(out.Events) > 0 {
+		cur := *out
+		*out = cm.Output{}
+		for _, d := range cur.Datagrams {
+			if !a.q.send(a.route(d.To.GID), d.To, d.MAD) {
+				a.lost++
+			}
+		}
+		for _, e := range cur.Events {
+			a.handle(time.Now(), e, out)
+		}
+	}
+}
+
+// route returns the GID index MADs to peer leave from: the address the peer last reached us at,
+// else the device's address for that family.
+func (a *Agent) route(peer [16]byte) int {
+	if i, ok := a.routes[peer]; ok {
+		return i
+	}
+	if src, ok := sourceFor(a.dev, gidAddr(peer)); ok {
+		return gidIndex(a.dev, src)
+	}
+	return -1
+}

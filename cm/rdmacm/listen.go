@@ -1,0 +1,222 @@
+package rdmacm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// Listener takes the connection requests for one port (rdma_listen).
+type Listener struct {
+	a       *Agent
+	sid     uint64
+	addr    netip.AddrPort
+	opts    Options
+	backlog chan *request
+	closed  chan struct{}
+	once    sync.Once
+}
+
+// request is a REQ waiting in a listener's backlog.
+type request struct {
+	id          cm.ConnID
+	attrs       cm.QPAttrs
+	user        []byte
+	peer, local netip.AddrPort
+}
+
+// backlogLen is rdma_listen's backlog: further REQs are rejected while this many wait for Accept.
+const backlogLen = 16
+
+// Listen opens the device's agent and listens on addr (RDMA-CM's TCP port space; an unspecified
+// address takes connections to any of the device's addresses). opts, which may be nil, shape the
+// connections Accept returns.
+func Listen(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Listener, error) {
+	a, err := Open(dev, Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return a.Listen(ctx, addr, opts)
+}
+
+// Listen listens on addr through the agent; see the package-level Listen.
+func (a *Agent) Listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
+	ip := addr.Addr().Unmap()
+	if addr.Port() == 0 || (ip.IsValid() && !ip.IsUnspecified() && gidIndex(a.dev, ip) < 0) {
+		return nil, fmt.Errorf("listen on %v: %w", addr, ErrAddress)
+	}
+	if err := a.acquire(); err != nil {
+		return nil, err
+	}
+	l := &Listener{a: a, sid: mad.ServiceID(mad.PortSpaceTCP, addr.Port()), addr: netip.AddrPortFrom(ip, addr.Port()),
+		backlog: make(chan *request, backlogLen), closed: make(chan struct{})}
+	if opts != nil {
+		l.opts = *opts
+	}
+	err := a.do(ctx, func(time.Time, *cm.Output) error {
+		if err := a.mgr.Listen(l.sid); err != nil {
+			return err
+		}
+		a.listeners[l.sid] = l
+		return nil
+	})
+	if err != nil {
+		a.release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Addr returns the address the listener was given.
+func (l *Listener) Addr() netip.AddrPort { return l.addr }
+
+// matches reports whether a REQ for dst is for this listener.
+func (l *Listener) matches(dst netip.Addr) bool {
+	ip := l.addr.Addr()
+	return !ip.IsValid() || ip.IsUnspecified() || ip == dst.Unmap()
+}
+
+// Accept waits for a connection request, accepts it (rdma_accept: the QP goes to RTR and RTS,
+// then the REP is sent) and returns the connection once the peer's RTU establishes it. A request
+// the peer has given up on meanwhile is skipped.
+func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+	for {
+		var r *request
+		select {
+		case r = <-l.backlog:
+		case <-l.closed:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c, err := l.accept(ctx, r)
+		if errors.Is(err, cm.ErrUnknownConn) || errors.Is(err, cm.ErrState) {
+			continue
+		}
+		return c, err
+	}
+}
+
+func (l *Listener) accept(ctx context.Context, r *request) (*Conn, error) {
+	a, o := l.a, &l.opts
+	reject := func(reason mad.RejectReason) {
+		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+			return a.mgr.Reject(now, r.id, reason, nil, nil, out)
+		})
+	}
+	// What the REQ asked for bounds what we grant, as rdma_accept bounds it (the REQ's initiator
+	// depth is the most responder resources we need, its responder resources the deepest we may
+	// read).
+	attrs := r.attrs
+	attrs.MaxDestRdAtomic = min(attrs.MaxDestRdAtomic, o.responder())
+	attrs.MaxRdAtomic = min(attrs.MaxRdAtomic, o.initiator())
+	attrs.PathMTU = min(attrs.PathMTU, portMTU(a.dev, o.MTU))
+	res, err := newResources(a.dev, o, attrs.MaxDestRdAtomic)
+	if err != nil {
+		reject(mad.RejNoResources)
+		return nil, err
+	}
+	if err := res.toRTR(a.dev, &attrs); err != nil {
+		reject(mad.RejConsumerDefined)
+		return nil, errors.Join(err, res.destroy())
+	}
+	if err := a.acquire(); err != nil {
+		return nil, errors.Join(err, res.destroy())
+	}
+	c := newConn(a, res, r.local, r.peer)
+	c.id = r.id
+	c.privateData = r.user
+	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
+		err := a.mgr.Accept(now, r.id, cm.AcceptParams{
+			LocalQPN: res.qp.QPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
+			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData}, out)
+		if err != nil {
+			return err
+		}
+		a.conns[r.id] = c
+		info, _ := a.mgr.Conn(r.id)
+		c.attrs = info.Attrs
+		c.attrs.PathMTU = attrs.PathMTU
+		return nil
+	})
+	if err != nil {
+		go a.release()
+		return nil, errors.Join(err, res.destroy())
+	}
+	// librdmacm moves the passive QP to RTS before the REP leaves; here the REP is already
+	// queued, but the peer cannot send before it has the REP and we cannot be asked to send
+	// before Accept returns.
+	if err := res.toRTS(&c.attrs); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.waitEstablished(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// waitEstablished waits for the passive side's RTU.
+func (c *Conn) waitEstablished(ctx context.Context) error {
+	for {
+		select {
+		case e := <-c.hs:
+			switch e.Type {
+			case cm.EventEstablished:
+				return nil
+			case cm.EventRejected, cm.EventUnreachable:
+				return e.Err
+			}
+		case <-c.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close stops listening (rdma_destroy_id on a listening id): requests still in the backlog are
+// rejected.
+func (l *Listener) Close() error {
+	l.once.Do(func() {
+		close(l.closed)
+		_ = l.a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+			delete(l.a.listeners, l.sid)
+			_ = l.a.mgr.Unlisten(l.sid)
+			for {
+				select {
+				case r := <-l.backlog:
+					_ = l.a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
+				default:
+					return nil
+				}
+			}
+		})
+		l.a.release()
+	})
+	return nil
+}
+
+// portMTU returns the path MTU a connection may use: the port's active MTU, capped by limit.
+func portMTU(dev *gorxe.Device, limit gorxe.MTU) mad.MTU {
+	mtu := gorxe.MTU4096
+	if p, err := dev.QueryPort(1); err == nil {
+		mtu = p.ActiveMTU
+	}
+	if limit != 0 {
+		mtu = min(mtu, limit)
+	}
+	return mad.MTU(mtu)
+}
+
+// addrPort builds an address and port, unmapping IPv4-mapped addresses.
+func addrPort(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a.Unmap(), port) }
