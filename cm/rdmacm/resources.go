@@ -9,12 +9,12 @@ import (
 
 // resources are a connection's verbs objects.
 type resources struct {
-	pd               *gorxe.PD
-	ownPD            bool
-	sendCh, recvCh   *gorxe.CompChannel
-	sendCQ, recvCQ   *gorxe.CQ
-	qp               *gorxe.QP
-	responder        uint8 // responder resources: gives the QP remote READ and atomic rights
+	pd             *gorxe.PD
+	ownPD          bool
+	sendCh, recvCh *gorxe.CompChannel
+	sendCQ, recvCQ *gorxe.CQ
+	qp             *gorxe.QP
+	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
 }
 
 // newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
