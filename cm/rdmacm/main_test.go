@@ -17,8 +17,10 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fastCM makes a lost MAD cost tens of milliseconds instead of seconds: response timeout 2^14 ×
-// 4.096 µs ≈ 67 ms, packet lifetime and ACK delay short enough that timewait is a few ms.
-var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8}}
+// 4.096 µs ≈ 67 ms, packet lifetime and ACK delay short enough that timewait is a few ms, and an
+// MRA asks for as little extra time (a duplicate REP that arrives while the active side is still
+// moving its QP is answered with an MRA, and a lost RTU after it would otherwise cost 69 s).
+var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8, MRAServiceTimeout: 14}}
 
 // testCtx bounds a test's waiting; it is generous because the machine may be loaded.
 func testCtx(t *testing.T) context.Context {
