@@ -10,10 +10,10 @@ import (
 	"github.com/gorxe/gorxe/cm"
 )
 
-// Agent is a device's connection manager: QP1, the protocol state machine and the goroutines that
+// agent is a device's connection manager: QP1, the protocol state machine and the goroutines that
 // drive them. Every handle on it (an Agent from Open, a Listener, a Conn) holds a reference; the
 // agent stops when the last one is released.
-type Agent struct {
+type agent struct {
 	dev    *gorxe.Device
 	q      *qp1
 	mgr    *cm.Manager
@@ -43,29 +43,38 @@ type command struct {
 // registry holds the agent of each device.
 var registry = struct {
 	sync.Mutex
-	agents map[*gorxe.Device]*Agent
-}{agents: make(map[*gorxe.Device]*Agent)}
+	agents map[*gorxe.Device]*agent
+}{agents: make(map[*gorxe.Device]*agent)}
 
-// Open returns the device's agent, starting it with cfg if the device has none (cfg is ignored
-// otherwise). Close the returned agent once when done with it; listeners and connections keep it
-// running on their own.
+// Agent is a handle on a device's connection manager: QP1, the protocol state machine and the
+// goroutines that drive them, shared by every user of the device.
+type Agent struct {
+	a    *agent
+	once sync.Once
+}
+
+// Open returns a handle on the device's agent, starting the agent with cfg if the device has none
+// (cfg is ignored otherwise). Close the handle when done with it; listeners and connections keep
+// the agent running on their own.
 func Open(dev *gorxe.Device, cfg Config) (*Agent, error) {
 	for {
 		registry.Lock()
 		a := registry.agents[dev]
 		if a == nil {
 			a, err := start(dev, cfg)
-			if err == nil {
-				a.refs = 1
-				registry.agents[dev] = a
+			if err != nil {
+				registry.Unlock()
+				return nil, err
 			}
+			a.refs = 1
+			registry.agents[dev] = a
 			registry.Unlock()
-			return a, err
+			return &Agent{a: a}, nil
 		}
 		if a.refs > 0 {
 			a.refs++
 			registry.Unlock()
-			return a, nil
+			return &Agent{a: a}, nil
 		}
 		// The last handle is gone and the agent is stopping: wait for QP1 to be free.
 		registry.Unlock()
@@ -74,7 +83,7 @@ func Open(dev *gorxe.Device, cfg Config) (*Agent, error) {
 }
 
 // start creates QP1 and the manager and starts the goroutines.
-func start(dev *gorxe.Device, cfg Config) (*Agent, error) {
+func start(dev *gorxe.Device, cfg Config) (*agent, error) {
 	q, err := openQP1(dev)
 	if err != nil {
 		return nil, err
@@ -89,7 +98,7 @@ func start(dev *gorxe.Device, cfg Config) (*Agent, error) {
 		mc.TIDHigh = rand.Uint32()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{
+	a := &agent{
 		dev: dev, q: q, mgr: cm.New(mc),
 		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots),
 		ctx: ctx, cancel: cancel, stopped: make(chan struct{}),
@@ -112,16 +121,17 @@ func start(dev *gorxe.Device, cfg Config) (*Agent, error) {
 }
 
 // Device returns the device the agent serves.
-func (a *Agent) Device() *gorxe.Device { return a.dev }
+func (h *Agent) Device() *gorxe.Device { return h.a.dev }
 
-// Close releases the reference Open returned.
-func (a *Agent) Close() error {
-	a.release()
+// Close releases the handle; the agent stops once its listeners and connections are gone too.
+// Further calls do nothing.
+func (h *Agent) Close() error {
+	h.once.Do(h.a.release)
 	return nil
 }
 
 // acquire takes a reference for a new listener or connection.
-func (a *Agent) acquire() error {
+func (a *agent) acquire() error {
 	registry.Lock()
 	defer registry.Unlock()
 	if a.refs == 0 {
@@ -133,7 +143,7 @@ func (a *Agent) acquire() error {
 
 // release drops a reference and stops the agent after the last one. It must not run on the run
 // loop's goroutine, which stop waits for.
-func (a *Agent) release() {
+func (a *agent) release() {
 	registry.Lock()
 	a.refs--
 	last := a.refs == 0
@@ -159,7 +169,9 @@ type Stats struct {
 }
 
 // Stats returns the agent's counters.
-func (a *Agent) Stats(ctx context.Context) (Stats, error) {
+func (h *Agent) Stats(ctx context.Context) (Stats, error) { return h.a.stats(ctx) }
+
+func (a *agent) stats(ctx context.Context) (Stats, error) {
 	var s Stats
 	err := a.do(ctx, func(time.Time, *cm.Output) error {
 		s = Stats{CM: a.mgr.Counters(), SendDropped: a.lost}
@@ -171,7 +183,7 @@ func (a *Agent) Stats(ctx context.Context) (Stats, error) {
 // do runs f on the agent's goroutine, with the manager to itself, and sends and dispatches what
 // it produced before returning f's error. Once the agent has taken the command, do waits for it
 // whatever ctx says, so a command is never half-applied behind its caller's back.
-func (a *Agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) error) error {
+func (a *agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) error) error {
 	c := command{f: f, done: make(chan error, 1)}
 	select {
 	case a.cmds <- c:
@@ -189,7 +201,7 @@ func (a *Agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) er
 }
 
 // run is the agent's goroutine: the only caller of the manager.
-func (a *Agent) run() {
+func (a *agent) run() {
 	defer a.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -226,7 +238,7 @@ func (a *Agent) run() {
 
 // flush sends the manager's datagrams and handles its events; handling an event may call the
 // manager again, so it loops until nothing is left.
-func (a *Agent) flush(out *cm.Output) {
+func (a *agent) flush(out *cm.Output) {
 	for len(out.Datagrams) > 0 || len(out.Events) > 0 {
 		cur := *out
 		*out = cm.Output{}
@@ -243,7 +255,7 @@ func (a *Agent) flush(out *cm.Output) {
 
 // route returns the GID index MADs to peer leave from: the address the peer last reached us at,
 // else the device's address for that family.
-func (a *Agent) route(peer [16]byte) int {
+func (a *agent) route(peer [16]byte) int {
 	if i, ok := a.routes[peer]; ok {
 		return i
 	}

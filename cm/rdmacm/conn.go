@@ -14,7 +14,7 @@ import (
 // Conn is one RDMA-CM connection: a reliable-connected QP joined to a peer's, with its completion
 // queues (each on a completion channel of its own, so CQ.Wait works on both).
 type Conn struct {
-	a           *Agent
+	a           *agent
 	id          cm.ConnID
 	res         *resources
 	local, peer netip.AddrPort
@@ -39,7 +39,7 @@ type Conn struct {
 // one of each kind, so none is ever dropped.
 const eventBuffer = 8
 
-func newConn(a *Agent, res *resources, local, peer netip.AddrPort) *Conn {
+func newConn(a *agent, res *resources, local, peer netip.AddrPort) *Conn {
 	return &Conn{a: a, res: res, local: local, peer: peer,
 		hs: make(chan cm.Event, eventBuffer), events: make(chan Event, eventBuffer),
 		disconnected: make(chan struct{}), done: make(chan struct{})}

@@ -27,7 +27,11 @@ func Dial(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Opt
 }
 
 // Dial connects through the agent; see the package-level Dial.
-func (a *Agent) Dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
+func (h *Agent) Dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
+	return h.a.dial(ctx, addr, opts)
+}
+
+func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
 	var o Options
 	if opts != nil {
 		o = *opts

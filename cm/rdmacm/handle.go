@@ -10,7 +10,7 @@ import (
 // handle reacts to one manager event on the run loop, as the kernel's RDMA-CM layer does for
 // ib_cm's: REQs go to the listener's backlog, handshake events to the Dial or Accept waiting for
 // them, and a peer's DREQ is answered at once after the QP is moved to the error state.
-func (a *Agent) handle(now time.Time, e cm.Event, out *cm.Output) {
+func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 	if e.Type == cm.EventREQReceived {
 		a.onREQ(now, e, out)
 		return
@@ -47,7 +47,7 @@ func (a *Agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 // onREQ queues a REQ for the listener of its service ID after checking the CMA header's
 // destination against the listener's address; a REQ nobody can take is rejected as the kernel
 // rejects it.
-func (a *Agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
+func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	l := a.listeners[e.ServiceID]
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
 	switch {
@@ -70,7 +70,7 @@ func (a *Agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 
 // reap forgets a connection the manager no longer holds: it releases the connection's reference on
 // the agent (off this goroutine, since the last release stops it) and then closes Done.
-func (a *Agent) reap(c *Conn) {
+func (a *agent) reap(c *Conn) {
 	if c.gone {
 		return
 	}

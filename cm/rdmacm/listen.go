@@ -15,7 +15,7 @@ import (
 
 // Listener takes the connection requests for one port (rdma_listen).
 type Listener struct {
-	a       *Agent
+	a       *agent
 	sid     uint64
 	addr    netip.AddrPort
 	opts    Options
@@ -48,7 +48,11 @@ func Listen(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *O
 }
 
 // Listen listens on addr through the agent; see the package-level Listen.
-func (a *Agent) Listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
+func (h *Agent) Listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
+	return h.a.listen(ctx, addr, opts)
+}
+
+func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
 	ip := addr.Addr().Unmap()
 	if addr.Port() == 0 || (ip.IsValid() && !ip.IsUnspecified() && gidIndex(a.dev, ip) < 0) {
 		return nil, fmt.Errorf("listen on %v: %w", addr, ErrAddress)
@@ -87,7 +91,15 @@ func (l *Listener) matches(dst netip.Addr) bool {
 // Accept waits for a connection request, accepts it (rdma_accept: the QP goes to RTR and RTS,
 // then the REP is sent) and returns the connection once the peer's RTU establishes it. A request
 // the peer has given up on meanwhile is skipped.
-func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
+func (l *Listener) Accept(ctx context.Context) (*Conn, error) { return l.AcceptWith(ctx, nil) }
+
+// AcceptWith is Accept with options for this one connection instead of the listener's: a server
+// that pre-posts receives (Options.Recv) needs a buffer of its own per connection. nil takes the
+// listener's options.
+func (l *Listener) AcceptWith(ctx context.Context, opts *Options) (*Conn, error) {
+	if opts == nil {
+		opts = &l.opts
+	}
 	for {
 		var r *request
 		select {
@@ -97,7 +109,7 @@ func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		c, err := l.accept(ctx, r)
+		c, err := l.accept(ctx, r, opts)
 		if errors.Is(err, cm.ErrUnknownConn) || errors.Is(err, cm.ErrState) {
 			continue
 		}
@@ -105,8 +117,8 @@ func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 	}
 }
 
-func (l *Listener) accept(ctx context.Context, r *request) (*Conn, error) {
-	a, o := l.a, &l.opts
+func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, error) {
+	a := l.a
 	reject := func(reason mad.RejectReason) {
 		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
 			return a.mgr.Reject(now, r.id, reason, nil, nil, out)
