@@ -29,7 +29,7 @@ type Conn struct {
 	disconnected chan struct{}
 	done         chan struct{}
 	// Owned by the run loop.
-	established, disc, gone bool
+	established, disc, reaped bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -89,6 +89,10 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 		}
 		return nil
 	})
+	if errors.Is(err, ErrClosed) {
+		<-c.done // the connection ended first (see Close)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -124,6 +128,12 @@ func (c *Conn) Close() error {
 			c.a.reap(c)
 			return err
 		})
+		if errors.Is(err, ErrClosed) {
+			// The agent stops only after its last reference is released, and this connection
+			// holds one until it has ended: it ended first, and Done closes right after.
+			<-c.done
+			err = nil
+		}
 		c.closeErr = errors.Join(err, c.res.destroy())
 	})
 	return c.closeErr

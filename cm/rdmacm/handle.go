@@ -71,13 +71,13 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 // reap forgets a connection the manager no longer holds: it releases the connection's reference on
 // the agent (off this goroutine, since the last release stops it) and then closes Done.
 func (a *agent) reap(c *Conn) {
-	if c.gone {
+	if c.reaped {
 		return
 	}
 	if _, ok := a.mgr.Conn(c.id); ok {
 		return
 	}
-	c.gone = true
+	c.reaped = true
 	delete(a.conns, c.id)
 	if !c.disc {
 		c.disc = true

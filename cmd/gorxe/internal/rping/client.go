@@ -8,6 +8,7 @@ import (
 	"net/netip"
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 )
 
 // errMismatch: with -V, the data that came back differs from what was sent.
@@ -17,7 +18,7 @@ var errMismatch = errors.New("data mismatch!")
 func (t *tool) client(ctx context.Context) (err error) {
 	src := t.o.Source
 	if !src.IsValid() && t.o.Bind == "" {
-		if src, err = routeSource(t.o.Addr); err != nil {
+		if src, err = devselect.RouteSource(t.o.Addr); err != nil {
 			return err
 		}
 	}

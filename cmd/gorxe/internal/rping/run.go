@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"sync"
 
 	"github.com/gorxe/gorxe"
@@ -67,17 +65,6 @@ func (t *tool) openDevice(bind string) (*gorxe.Device, error) {
 func connOptions(b *buffers) *rdmacm.Options {
 	return &rdmacm.Options{PD: b.pd, Recv: []gorxe.RecvWR{b.recvWR()},
 		Cap: gorxe.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}}
-}
-
-// routeSource returns the local address the host would use to reach dst (what rdma_resolve_addr
-// asks the routing table); connecting a UDP socket sends nothing.
-func routeSource(dst netip.Addr) (netip.Addr, error) {
-	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, 9)))
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("no route to %v: %w", dst, err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap(), nil
 }
 
 // closeConn disconnects and waits, within ctx, until the connection has left timewait, as
