@@ -51,12 +51,6 @@ func (d *madDropper) Send(msgs []netio.Message) (int, error) {
 	return len(msgs), nil
 }
 
-func (d *madDropper) count(id mad.AttrID) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.dropped[id]
-}
-
 // madAttr returns the attribute of a CM MAD carried to QP1, reading the BTH, DETH and MAD header.
 func madAttr(b []byte) (mad.AttrID, bool) {
 	var p packet.Parsed
