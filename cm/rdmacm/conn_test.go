@@ -24,6 +24,12 @@ func pair(t *testing.T, ctx context.Context, as []*Agent, copts, sopts *Options)
 	l, err := as[1].Listen(ctx, serverAddr, sopts)
 	require.NoError(t, err)
 	defer l.Close()
+	return pairOn(t, ctx, as[0], l, copts)
+}
+
+// pairOn connects a client on a to the listener l and returns both ends.
+func pairOn(t *testing.T, ctx context.Context, a *Agent, l *Listener, copts *Options) (client, server *Conn) {
+	t.Helper()
 	type res struct {
 		c   *Conn
 		err error
@@ -33,7 +39,7 @@ func pair(t *testing.T, ctx context.Context, as []*Agent, copts, sopts *Options)
 		c, err := l.Accept(ctx)
 		accepted <- res{c, err}
 	}()
-	client, err = as[0].Dial(ctx, serverAddr, copts)
+	client, err := a.Dial(ctx, l.Addr(), copts)
 	require.NoError(t, err)
 	r := <-accepted
 	require.NoError(t, r.err)

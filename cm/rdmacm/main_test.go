@@ -22,6 +22,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // moving its QP is answered with an MRA, and a lost RTU after it would otherwise cost 69 s).
 var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8, MRAServiceTimeout: 14}}
 
+// testWait and testTick bound the polling of state that has no event to wait on.
+const (
+	testWait = 30 * time.Second
+	testTick = time.Millisecond
+)
+
 // testCtx bounds a test's waiting; it is generous because the machine may be loaded.
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
