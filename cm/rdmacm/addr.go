@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm/mad"
 )
 
 // gidIndex returns the index of addr in the device's GID table (IPv4 addresses appear IPv4-mapped),
@@ -47,3 +48,18 @@ func ephemeralPort() uint16 {
 
 // gidAddr turns a GID back into an address (IPv4-mapped GIDs into IPv4).
 func gidAddr(g [16]byte) netip.Addr { return netip.AddrFrom16(g).Unmap() }
+
+// portMTU returns the path MTU a connection may use: the port's active MTU, capped by limit.
+func portMTU(dev *gorxe.Device, limit gorxe.MTU) mad.MTU {
+	mtu := gorxe.MTU4096
+	if p, err := dev.QueryPort(1); err == nil {
+		mtu = p.ActiveMTU
+	}
+	if limit != 0 {
+		mtu = min(mtu, limit)
+	}
+	return mad.MTU(mtu)
+}
+
+// addrPort builds an address and port, unmapping IPv4-mapped addresses.
+func addrPort(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a.Unmap(), port) }
