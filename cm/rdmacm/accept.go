@@ -74,18 +74,15 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 // waitEstablished waits for the passive side's RTU.
 func (c *Conn) waitEstablished(ctx context.Context) error {
 	for {
-		select {
-		case e := <-c.hs:
-			switch e.Type {
-			case cm.EventEstablished:
-				return nil
-			case cm.EventRejected, cm.EventUnreachable:
-				return e.Err
-			}
-		case <-c.done:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
+		e, err := c.nextHandshake(ctx)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case cm.EventEstablished:
+			return nil
+		case cm.EventRejected, cm.EventUnreachable:
+			return e.Err
 		}
 	}
 }

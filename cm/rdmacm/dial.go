@@ -96,18 +96,15 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 // sends the RTU, as rdma_connect's kernel half does on IB_CM_REP_RECEIVED.
 func (c *Conn) finishDial(ctx context.Context) error {
 	for {
-		select {
-		case e := <-c.hs:
-			switch e.Type {
-			case cm.EventREPReceived:
-				return c.onREP(ctx, e)
-			case cm.EventRejected, cm.EventUnreachable:
-				return e.Err
-			}
-		case <-c.done:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
+		e, err := c.nextHandshake(ctx)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case cm.EventREPReceived:
+			return c.onREP(ctx, e)
+		case cm.EventRejected, cm.EventUnreachable:
+			return e.Err
 		}
 	}
 }

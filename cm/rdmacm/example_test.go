@@ -10,8 +10,8 @@ import (
 	"github.com/gorxe/gorxe/netio"
 )
 
-// echoServer accepts one connection, sends back the first message it receives and waits for the
-// client to hang up.
+// echoServer accepts one connection, sends back the first message it receives and hangs up once
+// the echo is acknowledged (hanging up earlier would flush it).
 func echoServer(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, ready chan<- struct{}) error {
 	l, err := rdmacm.Listen(ctx, dev, addr, nil)
 	if err != nil {
@@ -45,15 +45,10 @@ func echoServer(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, rea
 	if _, err := next(ctx, c.SendCQ()); err != nil {
 		return err
 	}
-	for e := range c.Events() {
-		if e.Type == rdmacm.EventDisconnected {
-			return nil
-		}
-	}
-	return nil
+	return c.Disconnect(ctx)
 }
 
-// echoClient connects, sends msg, prints the echo and disconnects.
+// echoClient connects, sends msg, prints the echo and waits for the server to hang up.
 func echoClient(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, msg string) error {
 	c, err := rdmacm.Dial(ctx, dev, addr, nil)
 	if err != nil {
@@ -82,7 +77,12 @@ func echoClient(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, msg
 		return err
 	}
 	fmt.Printf("echo from %v: %s\n", c.RemoteAddr(), buf[:wc.ByteLen])
-	return c.Disconnect(ctx)
+	for e := range c.Events() {
+		if e.Type == rdmacm.EventDisconnected {
+			break
+		}
+	}
+	return nil
 }
 
 // next waits for one completion and fails on an unsuccessful one.

@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"context"
 	"time"
 
 	"github.com/gorxe/gorxe/cm"
@@ -94,6 +95,25 @@ func (c *Conn) handshake(e cm.Event) {
 	select {
 	case c.hs <- e:
 	default:
+	}
+}
+
+// nextHandshake returns the next handshake event for the Dial or Accept in progress. The run loop
+// queues the event that ends a connection before Done can close, so a queued event wins over
+// Done: a rejection is reported as such, not as a closed connection.
+func (c *Conn) nextHandshake(ctx context.Context) (cm.Event, error) {
+	select {
+	case e := <-c.hs:
+		return e, nil
+	case <-c.done:
+		select {
+		case e := <-c.hs:
+			return e, nil
+		default:
+			return cm.Event{}, ErrClosed
+		}
+	case <-ctx.Done():
+		return cm.Event{}, ctx.Err()
 	}
 }
 
