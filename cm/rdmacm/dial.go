@@ -92,8 +92,8 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 	return c, nil
 }
 
-// finishDial waits for the REP, moves the QP to RTR and RTS with the negotiated attributes and
-// sends the RTU, as rdma_connect's kernel half does on IB_CM_REP_RECEIVED.
+// finishDial waits until the run loop has handled the REP (see onREP) and the connection is
+// established, or the handshake failed.
 func (c *Conn) finishDial(ctx context.Context) error {
 	for {
 		e, err := c.nextHandshake(ctx)
@@ -101,29 +101,10 @@ func (c *Conn) finishDial(ctx context.Context) error {
 			return err
 		}
 		switch e.Type {
-		case cm.EventREPReceived:
-			return c.onREP(ctx, e)
+		case cm.EventEstablished:
+			return nil
 		case cm.EventRejected, cm.EventUnreachable:
 			return e.Err
 		}
 	}
-}
-
-func (c *Conn) onREP(ctx context.Context, e cm.Event) error {
-	a := c.a
-	c.attrs = e.Attrs
-	c.privateData = e.PrivateData
-	err := c.res.toRTR(a.dev, &c.attrs)
-	if err == nil {
-		err = c.res.toRTS(&c.attrs)
-	}
-	if err != nil {
-		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
-			return a.mgr.Reject(now, c.id, mad.RejConsumerDefined, nil, nil, out)
-		})
-		return err
-	}
-	return a.do(ctx, func(now time.Time, out *cm.Output) error {
-		return a.mgr.SendRTU(now, c.id, nil, out)
-	})
 }

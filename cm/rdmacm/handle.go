@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gorxe/gorxe/cm"
@@ -22,7 +23,7 @@ func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 	}
 	switch e.Type {
 	case cm.EventREPReceived:
-		c.handshake(e)
+		c.onREP(now, e, out)
 	case cm.EventEstablished:
 		c.established = true
 		c.emit(Event{Type: EventEstablished})
@@ -43,6 +44,27 @@ func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 		c.emit(Event{Type: EventTimewaitExit})
 	}
 	a.reap(c)
+}
+
+// onREP completes the active side's handshake on the run loop, as the kernel's RDMA-CM does in
+// its REP handler: the QP goes to RTR and RTS with the negotiated attributes and the RTU leaves
+// at once. Handing the REP to the Dial goroutine instead would leave a window in which a
+// retransmitted REP finds the connection still in REPRcvd and is answered with an MRA, which
+// makes the passive side wait the MRA's service timeout (69 s) should the RTU then be lost.
+func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
+	a := c.a
+	c.attrs = e.Attrs
+	c.privateData = e.PrivateData
+	err := c.res.toRTR(a.dev, &c.attrs)
+	if err == nil {
+		err = c.res.toRTS(&c.attrs)
+	}
+	if err != nil {
+		_ = a.mgr.Reject(now, c.id, mad.RejConsumerDefined, nil, nil, out)
+		c.handshake(cm.Event{Type: cm.EventRejected, Conn: c.id, Err: fmt.Errorf("moving the QP to RTR and RTS: %w", err)})
+		return
+	}
+	_ = a.mgr.SendRTU(now, c.id, nil, out)
 }
 
 // onREQ queues a REQ for the listener of its service ID after checking the CMA header's

@@ -17,10 +17,8 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fastCM makes a lost MAD cost tens of milliseconds instead of seconds: response timeout 2^14 ×
-// 4.096 µs ≈ 67 ms, packet lifetime and ACK delay short enough that timewait is a few ms, and an
-// MRA asks for as little extra time (a duplicate REP that arrives while the active side is still
-// moving its QP is answered with an MRA, and a lost RTU after it would otherwise cost 69 s).
-var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8, MRAServiceTimeout: 14}}
+// 4.096 µs ≈ 67 ms, packet lifetime and ACK delay short enough that timewait is a few ms.
+var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8}}
 
 // testWait and testTick bound the polling of state that has no event to wait on.
 const (
