@@ -47,22 +47,21 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 		if err != nil {
 			return err
 		}
-		a.conns[r.id] = c
 		info, _ := a.mgr.Conn(r.id)
 		c.attrs = info.Attrs
 		c.attrs.PathMTU = attrs.PathMTU
+		// librdmacm moves the passive QP to RTS before the REP leaves. The REP waits in out
+		// until this function returns, so moving the QP here keeps that order.
+		if err := res.toRTS(&c.attrs); err != nil {
+			_ = a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
+			return err
+		}
+		a.conns[r.id] = c
 		return nil
 	})
 	if err != nil {
-		go a.release()
+		a.release()
 		return nil, errors.Join(err, res.destroy())
-	}
-	// librdmacm moves the passive QP to RTS before the REP leaves; here the REP is already
-	// queued, but the peer cannot send before it has the REP and we cannot be asked to send
-	// before Accept returns.
-	if err := res.toRTS(&c.attrs); err != nil {
-		c.Close()
-		return nil, err
 	}
 	if err := c.waitEstablished(ctx); err != nil {
 		c.Close()
