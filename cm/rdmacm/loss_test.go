@@ -1,6 +1,8 @@
 package rdmacm
 
 import (
+	"fmt"
+	"net/netip"
 	"sync"
 	"testing"
 
@@ -103,4 +105,25 @@ func TestUnreachable(t *testing.T) {
 	defer a.Close()
 	_, err = a.Dial(ctx, serverAddr, nil)
 	require.ErrorIs(t, err, cm.ErrTimeout)
+}
+
+// TestRandomLoss runs connections, traffic and disconnections through a network that loses a
+// fifth of all datagrams at random, MADs and RC packets alike.
+func TestRandomLoss(t *testing.T) {
+	ctx := testCtx(t)
+	fab := netio.NewFabric(netio.FabricConfig{})
+	t.Cleanup(fab.Close)
+	a, b := netip.MustParseAddr(clientAddr), serverAddr.Addr()
+	for i, link := range [][2]netip.Addr{{a, b}, {b, a}} {
+		require.NoError(t, fab.SetLinkFaults(link[0], link[1], netio.FaultConfig{Loss: 0.2, Seed: uint64(i + 1)}))
+	}
+	as := agents(t, openOn(t, fab, nil, clientAddr, serverAddr.Addr().String())...)
+	for round := range 3 {
+		client, server := pair(t, ctx, as, nil, nil)
+		exchange(t, ctx, client, server, fmt.Sprintf("round %d", round))
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	}
 }

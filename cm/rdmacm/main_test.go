@@ -39,6 +39,12 @@ func fabricDevices(t *testing.T, wrap func(netio.Conn) netio.Conn, addrs ...stri
 	t.Helper()
 	fab := netio.NewFabric(netio.FabricConfig{})
 	t.Cleanup(fab.Close)
+	return openOn(t, fab, wrap, addrs...)
+}
+
+// openOn opens devices on fab.
+func openOn(t *testing.T, fab *netio.Fabric, wrap func(netio.Conn) netio.Conn, addrs ...string) []*gorxe.Device {
+	t.Helper()
 	var devs []*gorxe.Device
 	for _, s := range addrs {
 		d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(s), Workers: 2,
