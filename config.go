@@ -2,9 +2,12 @@ package gorxe
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/netio"
@@ -14,9 +17,22 @@ import (
 // otherwise.
 const DefaultPort = netio.DefaultPort
 
+// EnvPort is the environment variable that moves a Device off UDP 4791 when Config.Port is
+// zero: a testing knob, read by every program that embeds gorxe, as GORXE_FAULTS is.
+const EnvPort = "GORXE_PORT"
+
 // FaultConfig describes the impairments (loss, reordering, duplication, corruption, delay) a
-// Device applies to every datagram it sends. Its text form is the one GORXE_FAULTS takes, for
-// example "loss=0.05,reorder=0.02,seed=7".
+// Device applies to every datagram it sends. Probabilities are in [0, 1], drawn per datagram from a
+// generator seeded with Seed, so a configuration replays exactly.
+//
+//   - Loss, Dup, Corrupt: the probabilities that a datagram is dropped, delivered twice, or has one
+//     bit flipped.
+//   - Reorder: the probability that a datagram is held back by ReorderDelay (zero: the default),
+//     letting later ones overtake it.
+//   - Delay, Jitter: added to every datagram's delivery time, Jitter uniformly in [0, Jitter).
+//   - Seed: seeds the generator.
+//
+// Its text form is the one GORXE_FAULTS takes, for example "loss=0.05,reorder=0.02,seed=7".
 type FaultConfig = netio.FaultConfig
 
 // NetworkFunc supplies the datagram transport of a Device instead of real UDP sockets: it is called
@@ -41,9 +57,10 @@ type Config struct {
 	// Name is the device name Device.Name reports; empty means "gorxe_" followed by the interface
 	// name or the address.
 	Name string
-	// Port is the UDP port to listen on; zero means DefaultPort (4791). A device on another port
-	// also sends to that port instead of 4791, so it only talks to peers configured alike: other
-	// ports are for tests that must not collide with a running rxe.
+	// Port is the UDP port to listen on; zero means the GORXE_PORT environment variable (EnvPort),
+	// or DefaultPort (4791) when that is unset. A device on another port also sends to that port
+	// instead of 4791, so it only talks to peers configured alike: other ports are for tests that
+	// must not collide with a running rxe.
 	Port uint16
 	// MTU caps the port's active MTU. Zero derives it as rxe does: the interface MTU minus 80
 	// bytes of headers, rounded down to an IB MTU (4096 for loopback and for networks supplied by
@@ -64,6 +81,11 @@ type Config struct {
 	// the hook for packet summaries and capture files (capture.Writer.Tap). It runs on the
 	// device's goroutines and must not keep the message.
 	Tap netio.TapFunc
+	// Capture, when set, receives a pcapng capture of every datagram the device sends and
+	// receives (and, under fault injection, of what the faults did: see package capture), written
+	// in the order the network got them, with the device's UDP port recorded so gorxe dump and
+	// Wireshark decode it. Close flushes it; the caller closes the writer. Nothing needs root.
+	Capture io.Writer
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
 	// Tests pass a *clock.Fake and step it.
@@ -97,6 +119,13 @@ func (c *Config) resolve() (*resolved, error) {
 	r.port = c.Port
 	if r.port == 0 {
 		r.port = DefaultPort
+		if v := os.Getenv(EnvPort); v != "" {
+			p, err := strconv.ParseUint(v, 10, 16)
+			if err != nil || p == 0 {
+				return nil, configErr(fmt.Sprintf("%s=%q is not a UDP port number (1-65535)", EnvPort, v))
+			}
+			r.port = uint16(p)
+		}
 	}
 	if c.MTU != 0 && !c.MTU.Valid() {
 		return nil, configErr(fmt.Sprintf("MTU %d is not an IB MTU enum (1..5)", c.MTU))

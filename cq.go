@@ -6,7 +6,22 @@ import (
 	"github.com/gorxe/gorxe/cq"
 )
 
-// WC is a work completion, field for field libibverbs' struct ibv_wc.
+// WC is a work completion, field for field libibverbs' struct ibv_wc. WRID, Status, Opcode (for
+// successes) and QPNum hold for every completion; the others depend on the opcode.
+//
+//   - WRID: the wr_id of the work request.
+//   - Status: WCSuccess or why it failed.
+//   - Opcode: which operation completed.
+//   - VendorErr: gorxe's detail for error statuses.
+//   - ByteLen: bytes received, or the message length on the send side.
+//   - ImmData: the immediate data, as the sender's SendWR.ImmData (valid with WCFlagWithImm).
+//   - InvalidatedRKey: the R_Key a SEND_WITH_INV invalidated (valid with WCFlagWithInv).
+//   - QPNum: the local QP.
+//   - SrcQP: UD: the sender's QP.
+//   - WCFlags: which optional fields are valid; WCFlagGRH: a 40-byte GRH precedes UD data.
+//   - PKeyIndex: GSI: the index of the P_Key the packet carried.
+//   - SL: service level.
+//   - SLID, DLIDPathBits: always 0 on RoCE.
 type WC = cq.WC
 
 // WCStatus is the outcome of a work request (enum ibv_wc_status); WCStatus.String gives
@@ -89,7 +104,7 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		return nil, err
 	}
 	c := &CQ{dev: d, ch: channel}
-	opts := cq.Options{Context: c, OnError: d.cqError}
+	opts := cq.Options{OnError: d.cqError}
 	if channel != nil {
 		if channel.dev != d {
 			return nil, argErr("create_cq", ErrWrongDevice, "completion channel")
@@ -101,6 +116,7 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		return nil, opErr("create_cq", err)
 	}
 	c.cq = inner
+	d.objs.setCQ(inner, c)
 	return c, nil
 }
 
@@ -138,7 +154,13 @@ func (c *CQ) Err() error { return opErr("poll_cq", c.cq.Err()) }
 
 // Destroy releases the CQ (ibv_destroy_cq). It fails with ErrInUse while QPs or SRQs complete into
 // it, and with ErrEventsNotAcked while completion events are unacknowledged.
-func (c *CQ) Destroy() error { return opErr("destroy_cq", c.cq.Destroy()) }
+func (c *CQ) Destroy() error {
+	err := c.cq.Destroy()
+	if err == nil {
+		c.dev.objs.setCQ(c.cq, nil)
+	}
+	return opErr("destroy_cq", err)
+}
 
 // checkCQ validates a CQ argument of verb op on device d.
 func (d *Device) checkCQ(op, what string, c *CQ) error {
@@ -173,7 +195,7 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	if err != nil {
 		return nil, opErr("get_cq_event", err)
 	}
-	return c.Context().(*CQ), nil
+	return ch.dev.objs.cq(c), nil
 }
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use

@@ -1,19 +1,21 @@
 package gorxe
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 
-	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/capture"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/internal/netdev"
+	"github.com/gorxe/gorxe/internal/runtime"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
 )
@@ -26,32 +28,26 @@ import (
 // itself when their worker is free; everything stops in Close. All methods are safe for
 // concurrent use.
 type Device struct {
-	cfg    *resolved
-	name   string
-	bind   *binding
-	mtu    MTU
-	guid   uint64
-	conn   netio.Conn
-	keys   *mr.Table
-	clk    clock.Clock
-	log    *slog.Logger
-	strict bool // IPv4 ICRCs are verified with IP ID 0 and DF (a supplied network)
+	cfg  *resolved
+	name string
+	bind *netdev.Binding
+	gids []GIDEntry // port 1's GID table
+	mtu  MTU
+	guid uint64
+	keys *mr.Table
+	log  *slog.Logger
+	rt   *runtime.Runtime
 
-	// life serialises Close against verbs that hand work to the workers, so nothing is queued
+	capture *capture.Writer // Config.Capture's writer, flushed by Close; nil without one
+
+	// life serialises Close against verbs that hand work to the runtime, so nothing is queued
 	// after the workers flushed their QPs and stopped.
 	life   sync.RWMutex
 	closed atomic.Bool
-	done   chan struct{} // closed when Close starts
 
-	tc      transport.Counters
-	rx      rxCounters
-	tdev    transport.Env
-	events  eventQueue
-	qpt     *qp.Table
-	mcast   mcastTable
-	workers []*worker
-	rxWG    sync.WaitGroup
-	wWG     sync.WaitGroup
+	events eventQueue
+	qpt    *qp.Table
+	objs   objects
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
@@ -62,78 +58,88 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := resolveBinding(rc)
+	b, err := bindTo(rc)
 	if err != nil {
 		return nil, err
 	}
 	d := &Device{
-		cfg:    rc,
-		name:   b.name,
-		bind:   b,
-		mtu:    activeMTU(b.mtu),
-		guid:   binary.BigEndian.Uint64(nodeGUIDBytes(b.mac)),
-		keys:   mr.NewTable(),
-		clk:    rc.clk,
-		log:    rc.log,
-		strict: rc.Network != nil,
-		done:   make(chan struct{}),
+		cfg:  rc,
+		name: b.Name,
+		bind: b,
+		gids: gidEntries(b),
+		mtu:  activeMTU(b.MTU),
+		guid: b.NodeGUID(),
+		keys: mr.NewTable(),
+		log:  rc.log,
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
 	}
-	if rc.Network == nil && b.netdev == "" {
+	if rc.Network == nil && b.NetDev == "" {
 		// The socket layer would refuse the address too, less clearly.
 		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, fmt.Sprintf("%v is not an address of any local interface", rc.Addr)}}
 	}
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	if d.conn, err = d.openConn(); err != nil {
+	tap := rc.Tap
+	if rc.Capture != nil {
+		d.capture, err = capture.NewWriter(rc.Capture, capture.Options{Port: rc.port, Interface: d.name})
+		if err != nil {
+			return nil, &Error{Op: "open", Err: fmt.Errorf("capture: %w", err)}
+		}
+		tap = bothTaps(rc.Tap, d.capture.Tap)
+	}
+	conn, err := openConn(rc, b.Addrs, tap)
+	if err != nil {
 		return nil, err
 	}
-	d.tdev = transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: d.cfg.port, PortMTU: d.mtu, Counters: &d.tc}
+	d.rt = runtime.New(runtime.Config{
+		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: rc.log, Strict: rc.Network != nil,
+		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
+	})
 	d.events.init()
+	d.objs.init()
 	lim := qp.DefaultLimits()
-	lim.GIDTableLen = len(b.gids)
+	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, Wake: wakeQP})
-	d.mcast.init()
-	d.startWorkers()
-	d.rxWG.Add(1)
-	go d.receiveLoop()
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
-	d.log.Info("gorxe device open", "name", d.name, "addrs", d.conn.LocalAddrs(), "mtu", d.mtu, "workers", len(d.workers))
+	d.log.Info("gorxe device open", "name", d.name, "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
 }
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
 // supplied network, shown to the tap and wrapped in the fault injector when those are configured.
-func (d *Device) openConn() (netio.Conn, error) {
+func openConn(rc *resolved, addrs []netip.Addr, tap netio.TapFunc) (netio.Conn, error) {
 	var c netio.Conn
 	var err error
-	if d.cfg.Network != nil {
-		c, err = d.cfg.Network(d.bind.addrs, d.cfg.port)
+	if rc.Network != nil {
+		c, err = rc.Network(addrs, rc.port)
 	} else {
-		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: d.bind.addrs, Port: d.cfg.port, ZeroChecksum: true})
+		// The UDP checksum stays on, unlike rxe's zero: Linux segments (GSO) only datagrams it
+		// checksums, and a receiver accepts either. Segmented IPv4 datagrams carry IDs 0, 1, 2,
+		// ..., which the ICRC covers, so each announced ID adjusts its packet's ICRC.
+		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, SetIPv4ID: adjustIPv4ID})
 	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if d.cfg.Tap != nil && !d.cfg.faults.Enabled() {
-		c = netio.Tap(c, d.cfg.Tap)
+	if tap != nil && !rc.faults.Enabled() {
+		c = netio.Tap(c, tap)
 	}
-	if d.cfg.faults.Enabled() {
-		fc, err := netio.WithFaults(c, d.cfg.faults, d.clk)
+	if rc.faults.Enabled() {
+		fc, err := netio.WithFaults(c, rc.faults, rc.clk)
 		if err != nil {
 			c.Close()
 			return nil, configErr("Faults: " + err.Error())
 		}
-		if d.cfg.Tap != nil {
+		if tap != nil {
 			// The injector shows the tap every datagram in wire order with its fate, losses in
 			// their place among the survivors of a batch.
-			fc.Observe(d.cfg.Tap)
+			fc.Observe(tap)
 		}
-		d.log.Info("gorxe fault injection on", "faults", d.cfg.faults.String())
+		rc.log.Info("gorxe fault injection on", "faults", rc.faults.String())
 		c = fc
 	}
 	return c, nil
@@ -157,18 +163,17 @@ func (d *Device) Close() error {
 		d.life.Unlock()
 		return &Error{Op: "close_device", Err: ErrDeviceClosed}
 	}
-	close(d.done)
 	d.life.Unlock()
 
-	err := d.conn.Close()
-	d.rxWG.Wait()
-	for _, w := range d.workers {
-		close(w.quit)
+	err := d.rt.Close()
+	if d.capture != nil {
+		if cerr := d.capture.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("capture: %w", cerr)
+		}
 	}
-	d.wWG.Wait()
 	close(d.events.closed)
 	d.log.Info("gorxe device closed", "name", d.name)
-	if err != nil && !errors.Is(err, net.ErrClosed) {
+	if err != nil {
 		return &Error{Op: "close_device", Err: err}
 	}
 	return nil
@@ -180,10 +185,10 @@ func (d *Device) Name() string { return d.name }
 
 // NetDev returns the name of the network interface the device is bound to, or "" when its
 // address belongs to no local interface (a supplied network).
-func (d *Device) NetDev() string { return d.bind.netdev }
+func (d *Device) NetDev() string { return d.bind.NetDev }
 
 // LocalAddrs returns the addresses and UDP port the device listens on.
-func (d *Device) LocalAddrs() []netip.AddrPort { return d.conn.LocalAddrs() }
+func (d *Device) LocalAddrs() []netip.AddrPort { return d.rt.LocalAddrs() }
 
 // Query returns the device attributes (ibv_query_device), rxe's defaults with this device's
 // GUIDs.
@@ -205,7 +210,7 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 	if port != 1 {
 		return PortAttr{}, argErr("query_port", ErrInvalidPort, fmt.Sprintf("port %d (the device has port 1 only)", port))
 	}
-	c := &d.tc
+	c := d.rt.Counters()
 	return PortAttr{
 		State:         PortActive,
 		MaxMTU:        MTU4096,
@@ -213,8 +218,8 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 		GIDTblLen:     gidTableLen,
 		PortCapFlags:  PortCMSup,
 		MaxMsgSz:      maxMsgSize,
-		BadPKeyCntr:   uint32(d.rx.badPKey.Load()),
-		QKeyViolCntr:  uint32(c.DroppedQKey.Load()),
+		BadPKeyCntr:   uint32(c.Get(counter.RcvdBadPKey)),
+		QKeyViolCntr:  uint32(c.Get(counter.QKeyViolation)),
 		PKeyTblLen:    1,
 		MaxVLNum:      1,
 		ActiveWidth:   1, // 1X
@@ -230,16 +235,16 @@ func (d *Device) QueryGID(index int) (GID, error) {
 	if err := d.check("query_gid"); err != nil {
 		return GID{}, err
 	}
-	if index < 0 || index >= len(d.bind.gids) {
-		return GID{}, argErr("query_gid", ErrInvalidGIDIndex, fmt.Sprintf("index %d (table has %d entries)", index, len(d.bind.gids)))
+	if index < 0 || index >= len(d.gids) {
+		return GID{}, argErr("query_gid", ErrInvalidGIDIndex, fmt.Sprintf("index %d (table has %d entries)", index, len(d.gids)))
 	}
-	return d.bind.gids[index].GID, nil
+	return d.gids[index].GID, nil
 }
 
 // GIDTable returns port 1's GID table (ibv_query_gid_table): index 0 the link-local GID derived
 // from the interface's MAC, then the IPv4-mapped addresses, then the other IPv6 addresses.
 func (d *Device) GIDTable() []GIDEntry {
-	return append([]GIDEntry(nil), d.bind.gids...)
+	return append([]GIDEntry(nil), d.gids...)
 }
 
 // QueryPKey returns the P_Key at index of port 1's P_Key table (ibv_query_pkey); the table holds
@@ -255,7 +260,7 @@ func (d *Device) QueryPKey(index int) (uint16, error) {
 }
 
 // DefaultPKey is the full-membership default partition key, the only entry of the P_Key table.
-const DefaultPKey = 0xFFFF
+const DefaultPKey = packet.DefaultPKey
 
 // gidTableLen is ibv_port_attr.gid_tbl_len, rxe's RXE_PORT_GID_TBL_LEN.
 const gidTableLen = 1024
@@ -267,11 +272,11 @@ const physStateLinkUp = 5
 // has no socket on (the link-local GID of loopback) do not resolve.
 func (d *Device) sourceAddr(sgidIndex uint8) (netip.Addr, bool) {
 	i := int(sgidIndex)
-	if i >= len(d.bind.gids) || !d.bind.gids[i].Usable {
+	if i >= len(d.gids) || !d.gids[i].Usable {
 		return netip.Addr{}, false
 	}
-	a := d.bind.gids[i].GID.Addr()
-	for _, b := range d.bind.addrs {
+	a := d.gids[i].GID.Addr()
+	for _, b := range d.bind.Addrs {
 		if b.WithZone("") == a {
 			return b, true
 		}
@@ -281,22 +286,22 @@ func (d *Device) sourceAddr(sgidIndex uint8) (netip.Addr, bool) {
 
 // gidIndexUsable reports whether i names a GID the device can send from.
 func (d *Device) gidIndexUsable(i int) bool {
-	return i >= 0 && i < len(d.bind.gids) && d.bind.gids[i].Usable
+	return i >= 0 && i < len(d.gids) && d.gids[i].Usable
 }
 
 // unusableGID explains why GID index i is not one the device can send from.
 func (d *Device) unusableGID(i int) string {
-	if i < 0 || i >= len(d.bind.gids) {
-		return fmt.Sprintf("ah_attr.grh.sgid_index %d is past the end of %s's GID table (%d entries)", i, d.name, len(d.bind.gids))
+	if i < 0 || i >= len(d.gids) {
+		return fmt.Sprintf("ah_attr.grh.sgid_index %d is past the end of %s's GID table (%d entries)", i, d.name, len(d.gids))
 	}
-	a := d.bind.gids[i].GID.Addr()
-	if i == 0 && d.bind.netdev != "" && d.cfg.Interface != "" {
+	a := d.gids[i].GID.Addr()
+	if netdev := d.bind.NetDev; i == 0 && netdev != "" && d.cfg.Interface != "" {
 		// Like rxe, index 0 holds the link-local address derived from the MAC (EUI-64), which
 		// an interface whose link-local address comes from another address generation mode
 		// (stable-privacy, random) does not have: nothing would reach it, on rxe either.
 		return fmt.Sprintf("ah_attr.grh.sgid_index 0 is %v, the link-local GID derived from %s's MAC, which %s does not have "+
 			"(its IPv6 address generation mode is not EUI-64); add it (ip -6 addr add %v/64 dev %s) or use another GID index",
-			a, d.bind.netdev, d.bind.netdev, a, d.bind.netdev)
+			a, netdev, netdev, a, netdev)
 	}
 	return fmt.Sprintf("ah_attr.grh.sgid_index %d is %v, which %s is not bound to", i, a, d.name)
 }
@@ -304,7 +309,7 @@ func (d *Device) unusableGID(i int) string {
 // cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
 // never blocks.
 func (d *Device) cqError(c *cq.CQ) {
-	if w, ok := c.Context().(*CQ); ok {
+	if w := d.objs.cq(c); w != nil {
 		d.events.push(AsyncEvent{Type: EventCQErr, CQ: w, Port: 1})
 	}
 }
@@ -317,13 +322,62 @@ type eventSink struct{ d *Device }
 func (s eventSink) HandleEvent(e qp.Event) {
 	ev := AsyncEvent{Type: e.Type, Port: e.PortNum}
 	if e.QP != nil {
-		ev.QP, _ = e.QP.Context().(*QP)
+		ev.QP = s.d.objs.qp(e.QP)
 	}
 	if e.SRQ != nil {
-		ev.SRQ, _ = e.SRQ.Context().(*SRQ)
+		ev.SRQ = s.d.objs.srq(e.SRQ)
 	}
 	if e.CQ != nil {
-		ev.CQ, _ = e.CQ.Context().(*CQ)
+		ev.CQ = s.d.objs.cq(e.CQ)
 	}
 	s.d.events.push(ev)
+}
+
+// bindTo finds the interface behind cfg.Addr or cfg.Interface and lays out the GID table.
+func bindTo(cfg *resolved) (*netdev.Binding, error) {
+	if cfg.Interface == "" {
+		return netdev.ByAddr(cfg.Addr), nil
+	}
+	b, err := netdev.ByInterface(cfg.Interface)
+	switch {
+	case errors.Is(err, netdev.ErrNoAddresses):
+		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, "interface " + cfg.Interface}}
+	case err != nil:
+		return nil, configErr(fmt.Sprintf("Interface %q: %v", cfg.Interface, err))
+	}
+	return b, nil
+}
+
+// gidEntries turns a binding's GID table into port 1's GIDEntry rows.
+func gidEntries(b *netdev.Binding) []GIDEntry {
+	out := make([]GIDEntry, len(b.GIDs))
+	for i, g := range b.GIDs {
+		out[i] = GIDEntry{Index: i, GID: GIDFromAddr(g.Addr), Type: GIDTypeRoCEv2, NetDev: b.NetDev, Usable: g.Usable, PortNum: 1}
+	}
+	return out
+}
+
+// activeMTU derives the port's active MTU as rxe does: the interface MTU less 80 bytes for the
+// IP, UDP, BTH and ICRC overhead, rounded down to an IB MTU, at least 256 and at most 4096. An
+// unknown interface MTU (a network supplied by the caller) gives 4096.
+func activeMTU(ifMTU int) MTU {
+	if ifMTU <= 0 {
+		return MTU4096
+	}
+	return MTUFromBytes(ifMTU - 80)
+}
+
+// adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a
+// segment.
+func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }
+
+// bothTaps returns a tap that shows a datagram to a, if set, and then to b.
+func bothTaps(a, b netio.TapFunc) netio.TapFunc {
+	if a == nil {
+		return b
+	}
+	return func(dir netio.Direction, m *netio.Message) {
+		a(dir, m)
+		b(dir, m)
+	}
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/internal/netdev"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestOpenConfigErrors(t *testing.T) {
@@ -51,45 +54,16 @@ func TestOpenFaultsFromEnv(t *testing.T) {
 	fab := newTestFabric(t)
 	t.Setenv("GORXE_FAULTS", "loss=banana")
 	_, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)})
-	if !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("Open with a bad GORXE_FAULTS: %v, want ErrInvalidConfig", err)
-	}
+	require.ErrorIs(t, err, ErrInvalidConfig, "Open with a bad GORXE_FAULTS")
 	t.Setenv("GORXE_FAULTS", "loss=0.5,seed=3")
-	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if _, ok := d.conn.(interface{ InFlight() int }); !ok {
-		t.Fatalf("conn is %T, want the fault-injecting wrapper", d.conn)
-	}
-}
-
-func TestBuildGIDTable(t *testing.T) {
-	mac := net.HardwareAddr{0x02, 0xfc, 0x00, 0x00, 0x00, 0x01}
-	ll := netip.MustParseAddr("fe80::fc:ff:fe00:1")
-	v6 := netip.MustParseAddr("fd00::2")
-	v4 := netip.MustParseAddr("192.0.2.2")
-	v4b := netip.MustParseAddr("198.51.100.7")
-	got := buildGIDTable("eth0", mac, []netip.Addr{v6, v4, ll, v4b}, map[netip.Addr]bool{v6: true, v4: true, ll: true})
-	want := []struct {
-		gid    string
-		usable bool
-	}{
-		{"fe80:0000:0000:0000:00fc:00ff:fe00:0001", true},
-		{"0000:0000:0000:0000:0000:ffff:c000:0202", true},
-		{"0000:0000:0000:0000:0000:ffff:c633:6407", false},
-		{"fd00:0000:0000:0000:0000:0000:0000:0002", true},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("table has %d entries, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		e := got[i]
-		if e.Index != i || e.GID.String() != w.gid || e.Usable != w.usable || e.Type != GIDTypeRoCEv2 || e.NetDev != "eth0" || e.PortNum != 1 {
-			t.Errorf("entry %d = %+v (%v), want GID %s usable %v", i, e, e.GID, w.gid, w.usable)
-		}
-	}
+	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)}
+	rc, err := cfg.resolve()
+	require.NoError(t, err)
+	c, err := openConn(rc, []netip.Addr{cfg.Addr}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	_, ok := c.(interface{ InFlight() int })
+	assert.True(t, ok, "conn is %T, want the fault-injecting wrapper", c)
 }
 
 func TestActiveMTU(t *testing.T) {
@@ -128,9 +102,7 @@ func TestLoopbackAddrDevice(t *testing.T) {
 		t.Errorf("QueryGID(1) = %v, %v", g, err)
 	}
 	pa, err := d.QueryPort(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if pa.ActiveMTU != MTU4096 || pa.MaxMTU != MTU4096 {
 		t.Errorf("loopback MTUs active %v max %v, want 4096/4096", pa.ActiveMTU, pa.MaxMTU)
 	}
@@ -153,7 +125,7 @@ func TestInterfaceDevice(t *testing.T) {
 		t.Errorf("Name %q", d.Name())
 	}
 	tbl := d.GIDTable()
-	want0 := eui64LinkLocal(ifi.HardwareAddr)
+	want0 := netdev.LinkLocal(ifi.HardwareAddr)
 	if tbl[0].GID.Addr() != want0 {
 		t.Errorf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr)
 	}
@@ -184,7 +156,7 @@ func pickInterface(t *testing.T) *net.Interface {
 		if ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagLoopback != 0 || len(ifi.HardwareAddr) != 6 {
 			continue
 		}
-		if addrs, _ := interfaceAddrs(ifi); len(addrs) > 0 {
+		if b, err := netdev.ByInterface(ifi.Name); err == nil && len(b.Addrs) > 0 {
 			return ifi
 		}
 	}
@@ -195,9 +167,7 @@ func pickInterface(t *testing.T) *net.Interface {
 func TestQueryMatchesRxeDefaults(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	a, err := d.Query()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if a.VendorID != 0xffffff || a.MaxQP != 1<<20-16 || a.MaxQPWR != 1<<20 || a.MaxSGE != 32 || a.MaxSGERd != 32 ||
 		a.MaxCQ != 1<<20 || a.MaxCQE != 32767 || a.MaxMR != 1<<19 || a.MaxPD != 1<<20 || a.MaxQPRdAtom != 128 ||
 		a.MaxQPInitRdAtom != 128 || a.MaxResRdAtom != 0x3f000 || a.AtomicCap != AtomicHCA || a.MaxMW != 1<<19 ||
@@ -211,9 +181,7 @@ func TestQueryMatchesRxeDefaults(t *testing.T) {
 		t.Errorf("DeviceCapFlags %#x", a.DeviceCapFlags)
 	}
 	p, err := d.QueryPort(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := PortAttr{State: PortActive, MaxMTU: MTU4096, ActiveMTU: MTU4096, GIDTblLen: 1024, PortCapFlags: PortCMSup,
 		MaxMsgSz: 1 << 31, PKeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 1, PhysState: 5, LinkLayer: LinkLayerEthernet}
 	if p != want {
@@ -245,9 +213,7 @@ func TestQueryMisuse(t *testing.T) {
 func TestConfigMTUCapsActiveMTU(t *testing.T) {
 	f := newTestFabric(t)
 	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.9"), Network: fabricNet(f.fab), Clock: f.clk, MTU: MTU1024})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer d.Close()
 	if p, _ := d.QueryPort(1); p.ActiveMTU != MTU1024 {
 		t.Errorf("ActiveMTU %v, want 1024", p.ActiveMTU)
@@ -258,19 +224,13 @@ func TestCloseTwiceAndVerbsAfterClose(t *testing.T) {
 	f := newTestFabric(t)
 	d := f.open(t, "10.0.0.1")
 	pd, err := d.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := d.CreateCQ(4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := d.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := d.Close(); !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.ErrorIs(t, d.Close(), ErrDeviceClosed, "second Close")
 	buf := make([]byte, 64)
 	checks := map[string]error{}
 	_, checks["AllocPD"] = d.AllocPD()
@@ -310,9 +270,7 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 		done <- err
 	}()
 	d.Close()
-	if err := <-done; !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("GetAsyncEvent across Close: %v", err)
-	}
+	assert.ErrorIs(t, <-done, ErrDeviceClosed, "GetAsyncEvent across Close")
 	if EventPortActive.String() != "port active" || EventQPLastWQEReached.String() != "last WQE reached" || EventType(99).String() != "unknown" {
 		t.Errorf("event names")
 	}
@@ -320,27 +278,24 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 
 func TestCountersNames(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
+	x := newTestQPs(t, d)
+	q := x.create(t, QPTypeRC)
 	var names []string
 	for n, v := range d.Counters().All() {
-		if v != 0 {
-			t.Errorf("fresh device counter %s = %d", n, v)
-		}
+		assert.Zero(t, v, "fresh device counter %s", n)
 		names = append(names, n)
 	}
 	for _, want := range []string{"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
 		"send_rnr_err", "rcvd_seq_err", "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err",
-		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey"} {
-		found := false
-		for _, n := range names {
-			found = found || n == want
-		}
-		if !found {
-			t.Errorf("counter %s missing from %v", want, names)
-		}
+		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey", "net_drop_no_route"} {
+		assert.Contains(t, names, want)
 	}
-	if n := reflect.TypeFor[Counters]().NumField(); len(names) != n {
-		t.Errorf("All yields %d counters, the struct has %d fields", len(names), n)
+	assert.Len(t, names, int(counter.NumIDs))
+	n := 0
+	for range q.Counters().All() {
+		n++
 	}
+	assert.Equal(t, int(counter.NumIDs), n, "a QP enumerates the same counters")
 }
 
 // TestUnusableGIDMessage checks that a GID index the device cannot send from is explained: past
@@ -349,24 +304,16 @@ func TestUnusableGIDMessage(t *testing.T) {
 	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0x67, 0x78, 0x01}
 	addrs := []netip.Addr{mustAddr("198.18.0.1"), mustAddr("fe80::1234:5678:9abc:def0")}
 	usable := map[netip.Addr]bool{addrs[0]: true, addrs[1]: true}
-	d := &Device{name: "gorxe_eth9", cfg: &resolved{Config: Config{Interface: "eth9"}},
-		bind: &binding{netdev: "eth9", gids: buildGIDTable("eth9", mac, addrs, usable)}}
+	b := &netdev.Binding{NetDev: "eth9", MAC: mac, GIDs: netdev.GIDTable(mac, addrs, usable)}
+	d := &Device{name: "gorxe_eth9", cfg: &resolved{Config: Config{Interface: "eth9"}}, bind: b, gids: gidEntries(b)}
 	for i, want := range map[int]string{
 		0: "sgid_index 0 is fe80::5054:ff:fe67:7801, the link-local GID derived from eth9's MAC, which eth9 does not have",
 		3: "past the end of gorxe_eth9's GID table (3 entries)",
 	} {
-		if d.gidIndexUsable(i) {
-			t.Errorf("index %d usable", i)
-		}
-		if got := d.unusableGID(i); !strings.Contains(got, want) {
-			t.Errorf("index %d: %q, want it to contain %q", i, got, want)
-		}
+		assert.False(t, d.gidIndexUsable(i), "index %d", i)
+		assert.Contains(t, d.unusableGID(i), want, "index %d", i)
 	}
-	if !d.gidIndexUsable(2) {
-		t.Error("the interface's own link-local GID (index 2) is not usable")
-	}
+	assert.True(t, d.gidIndexUsable(2), "the interface's own link-local GID (index 2)")
 	d.cfg.Interface, d.cfg.Addr = "", addrs[0]
-	if got := d.unusableGID(0); !strings.Contains(got, "which gorxe_eth9 is not bound to") {
-		t.Errorf("device bound to one address: %q", got)
-	}
+	assert.Contains(t, d.unusableGID(0), "which gorxe_eth9 is not bound to")
 }

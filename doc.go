@@ -6,7 +6,8 @@
 // ibv_alloc_pd becomes [Device.AllocPD], ibv_reg_mr becomes [PD.RegMR], ibv_post_send becomes
 // [QP.PostSend], and so on. Names of statuses, opcodes, access flags and QP states follow the
 // libibverbs constants (IBV_WC_REM_ACCESS_ERR is [WCRemAccessErr], IBV_QPS_RTS is [QPStateRTS]).
-// Every type and constant a program needs is in this package.
+// Every type and constant a program needs is in this package; the IDs that name single counters
+// are in package counter.
 //
 // No kernel module, no root and no special hardware are needed: a Device binds UDP 4791 on one or
 // more local addresses and runs the transport in its own goroutines.
@@ -23,10 +24,13 @@
 //
 // A device runs one goroutine reading the network and a fixed set of workers ([Config.Workers]);
 // each QP belongs to one worker, chosen by its QP number, which runs all of its protocol work:
-// received packets, posted work requests, attribute changes and timers. Verbs may be called from
-// any goroutine. [QP.PostSend] and [QP.PostRecv] only queue work and wake the worker; [QP.Modify]
-// runs on the worker and returns once the change is in effect. [Device.Close] stops everything:
-// outstanding work requests complete with [WCWRFlushErr] and no goroutine is left behind.
+// received packets, posted work requests, attribute changes and timers, one at a time. Verbs may
+// be called from any goroutine. Protocol work runs where it arises when the QP's worker is free:
+// [QP.PostSend] on a QP with nothing outstanding builds and sends the first packets itself, as
+// rxe's post_send runs its requester inline, and otherwise leaves the work to whoever runs the
+// worker; it never waits for the network. [QP.Modify] runs on the worker and returns once the
+// change is in effect. [Device.Close] stops everything: outstanding work requests complete with
+// [WCWRFlushErr] and no goroutine is left behind.
 //
 // # Errors
 //
@@ -34,12 +38,14 @@
 // matches one of the package's errors with errors.Is ([ErrDeviceClosed], [ErrMissingAttr],
 // [ErrInvalidGIDIndex], ...). A rejected Modify also carries a [*ModifyError] naming the missing or
 // disallowed attributes, and a rejected post a [*PostError] naming the work request. Packets that
-// fail a check are dropped and counted, never reported as errors: see [Device.Counters].
+// fail a check are dropped and counted, never reported as errors: see [Device.Counters] and
+// [QP.Counters], whose names and help texts are listed in package counter.
 //
 // # Testing
 //
 // [Config.Network] replaces the sockets with any datagram network, such as the in-memory fabric
 // of the netio package, and [Config.Clock] replaces the clock, so retransmission and RNR timers can
 // be stepped deterministically. [Config.Faults] (or the GORXE_FAULTS environment variable) makes a
-// device lose, reorder, duplicate, corrupt or delay what it sends.
+// device lose, reorder, duplicate, corrupt or delay what it sends, and [Config.Port] (or
+// GORXE_PORT) moves it off UDP 4791.
 package gorxe

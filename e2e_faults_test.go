@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/require"
 )
 
 // TestE2ELossyFabric sends many RC messages over a fabric that loses, reorders and duplicates
@@ -20,9 +22,7 @@ func TestE2ELossyFabric(t *testing.T) {
 	open := func(addr string, seed uint64) *Device {
 		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab), Workers: 2,
 			Faults: FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Seed: seed}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
@@ -38,17 +38,13 @@ func TestE2ELossyFabric(t *testing.T) {
 	}
 	const msgs, size = 40, 3000
 	for i := range msgs {
-		if err := qb.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*size, size)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, qb.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*size, size)}}))
 	}
 	for i := range msgs {
 		for j := range size {
 			a.buf[i*size+j] = byte(i + j)
 		}
-		if err := qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}))
 	}
 	for i, wc := range a.wait(t, msgs) {
 		if wc.Status != WCSuccess || wc.WRID != uint64(i) {
@@ -64,7 +60,7 @@ func TestE2ELossyFabric(t *testing.T) {
 		t.Error("data differs after a lossy transfer")
 	}
 	ca, cb := a.d.Counters(), b.d.Counters()
-	if ca.CompleterRetryErr == 0 && cb.DuplicateRequest == 0 && cb.OutOfSeqRequest == 0 {
+	if ca.Get(counter.CompleterRetryErr) == 0 && cb.Get(counter.DuplicateRequest) == 0 && cb.Get(counter.OutOfSeqRequest) == 0 {
 		t.Errorf("no retransmission, duplicate or out-of-sequence packet counted: %+v / %+v", ca, cb)
 	}
 }
@@ -85,10 +81,12 @@ func TestE2ERetryExceeded(t *testing.T) {
 	}
 	start := f.clk.Now()
 	timeout := 4096 * time.Nanosecond << 14
+	var due time.Duration // the timeout backs off to 2 T, then 4 T, without progress
 	for i := 1; i <= 8; i++ {
+		due += timeout << min(i-1, 2)
 		at := waitAnyTimer(t, f.clk)
-		if i <= 7 && at.Sub(start) > time.Duration(i)*timeout+time.Millisecond {
-			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), time.Duration(i)*timeout)
+		if i <= 7 && at.Sub(start) > due+time.Millisecond {
+			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), due)
 		}
 		f.clk.AdvanceTo(at)
 		if a.cq.cq.Len() > 0 {
@@ -102,8 +100,8 @@ func TestE2ERetryExceeded(t *testing.T) {
 	if q.State() != QPStateErr {
 		t.Errorf("state %v", q.State())
 	}
-	if c := a.d.Counters(); c.RetryExceededErr != 1 || c.CompleterRetryErr != 7 {
-		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.RetryExceededErr, c.CompleterRetryErr)
+	if c := a.d.Counters(); c.Get(counter.RetryExceededErr) != 1 || c.Get(counter.CompleterRetryErr) != 7 {
+		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.Get(counter.RetryExceededErr), c.Get(counter.CompleterRetryErr))
 	}
 }
 
@@ -131,13 +129,9 @@ func TestE2ECloseFlushesSends(t *testing.T) {
 	q := a.qp(t, QPTypeRC)
 	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
 	for i := range 5 {
-		if err := q.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 100)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 100)}}))
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.Close())
 	wcs := make([]WC, 16)
 	n := a.cq.Poll(wcs)
 	if n != 5 {
@@ -157,32 +151,24 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	defer fab.Close()
 	open := func(addr string) *Device {
 		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
 	a, b := newNode(t, open("10.0.0.1")), newNode(t, open("10.0.0.2"))
 	qa, qb := rcPair(t, a, b, MTU1024)
 	// The RNR timer the responder advertises: code 1, 10 µs.
-	if err := qb.Modify(&QPAttr{MinRNRTimer: 1}, QPAttrMinRNRTimer); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
-	waitCounter(t, func() bool { return b.d.Counters().SendRNRErr > 0 })
-	if err := qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.Modify(&QPAttr{MinRNRTimer: 1}, QPAttrMinRNRTimer))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}))
+	waitCounter(t, func() bool { return b.d.Counters().Get(counter.SendRNRErr) > 0 })
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess {
 		t.Errorf("send after RNR: %+v", wc)
 	}
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 2 {
 		t.Errorf("receive after RNR: %+v", wc)
 	}
-	if c := a.d.Counters(); c.RcvdRNRErr == 0 {
+	if c := a.d.Counters(); c.Get(counter.RcvdRNRErr) == 0 {
 		t.Errorf("rcvd_rnr_err is 0")
 	}
 
@@ -221,9 +207,7 @@ func TestE2EConcurrentPosters(t *testing.T) {
 	for i := range pairs {
 		qas[i], qbs[i] = rcPair(t, a, b, MTU1024)
 		for j := range msgs {
-			if err := qbs[i].PostRecv([]RecvWR{{ID: uint64(j), SGList: b.sge(i*4096, 64)}}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, qbs[i].PostRecv([]RecvWR{{ID: uint64(j), SGList: b.sge(i*4096, 64)}}))
 		}
 	}
 	for i := range pairs {
@@ -271,13 +255,9 @@ func TestE2EGSI(t *testing.T) {
 		return q
 	}
 	ga, gb := gsi(a), gsi(b)
-	if err := gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}))
 	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ah.Destroy()
 	if err := ga.PostSend([]SendWR{{ID: 61, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 256),
 		UD: UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: GSIQKey}}}); err != nil {

@@ -8,6 +8,9 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/gorxe/gorxe/counter"
+	"github.com/stretchr/testify/require"
 )
 
 // node is one side of an end-to-end test: a device with a PD, a CQ on a completion channel and a
@@ -47,9 +50,7 @@ func (n *node) qp(t testing.TB, typ QPType) *QP {
 	t.Helper()
 	q, err := n.d.CreateQP(n.pd, &QPInitAttr{SendCQ: n.cq, RecvCQ: n.cq, QPType: typ,
 		Cap: QPCap{MaxSendWR: 128, MaxRecvWR: 128, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return q
 }
 
@@ -71,9 +72,7 @@ func (n *node) wait(t testing.TB, want int) []WC {
 		if k > 0 {
 			continue
 		}
-		if err := n.cq.ReqNotify(false); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.cq.ReqNotify(false))
 		// A completion may have arrived before the CQ was armed.
 		if k = n.cq.Poll(wcs); k > 0 {
 			got = append(got, wcs[:k]...)
@@ -163,12 +162,8 @@ func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
 		msg := bytes.Repeat([]byte{byte(size)}, size)
 		copy(a.buf, msg)
 		clear(b.buf[:size+16])
-		if err := qb.PostRecv([]RecvWR{{ID: 7, SGList: b.sge(0, 16384)}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := qa.PostSend([]SendWR{{ID: 8, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, size)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, qb.PostRecv([]RecvWR{{ID: 7, SGList: b.sge(0, 16384)}}))
+		require.NoError(t, qa.PostSend([]SendWR{{ID: 8, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, size)}}))
 		sw := a.wait(t, 1)[0]
 		if sw.Status != WCSuccess || sw.Opcode != WCSend || sw.WRID != 8 || sw.QPNum != qa.QPN() {
 			t.Errorf("size %d send completion %+v", size, sw)
@@ -182,12 +177,8 @@ func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
 		}
 	}
 	// Inline data and immediate data.
-	if err := qb.PostRecv([]RecvWR{{ID: 9, SGList: b.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 10, Opcode: WRSendWithImm, Flags: SendSignaled | SendInline, InlineData: []byte("inline!"), ImmData: 0xdeadbeef}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 9, SGList: b.sge(0, 64)}}))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 10, Opcode: WRSendWithImm, Flags: SendSignaled | SendInline, InlineData: []byte("inline!"), ImmData: 0xdeadbeef}}))
 	a.wait(t, 1)
 	rw := b.wait(t, 1)[0]
 	if rw.Status != WCSuccess || rw.ImmData != 0xdeadbeef || rw.WCFlags&WCFlagWithImm == 0 || string(b.buf[:rw.ByteLen]) != "inline!" {
@@ -204,9 +195,7 @@ func testWrite(t *testing.T, a, b *node, qa, qb *QP) {
 	const dstOff = 100000
 	wr := SendWR{ID: 20, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(4096, len(data)),
 		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + dstOff, RKey: b.mr.RKey()}}
-	if err := qa.PostSend([]SendWR{wr}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{wr}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRDMAWrite || wc.WRID != 20 {
 		t.Errorf("write completion %+v", wc)
 	}
@@ -214,13 +203,9 @@ func testWrite(t *testing.T, a, b *node, qa, qb *QP) {
 		t.Error("RDMA WRITE data differs")
 	}
 	// WRITE with immediate consumes a receive and reports the immediate.
-	if err := qb.PostRecv([]RecvWR{{ID: 21}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 21}}))
 	wr.ID, wr.Opcode, wr.ImmData, wr.SGList = 22, WRRDMAWriteWithImm, 0x01020304, a.sge(4096, 8)
-	if err := qa.PostSend([]SendWR{wr}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{wr}))
 	a.wait(t, 1)
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRecvRDMAWithImm || wc.ImmData != 0x01020304 || wc.WRID != 21 {
 		t.Errorf("write with immediate, receive completion %+v", wc)
@@ -288,9 +273,7 @@ func udPair(t *testing.T, a, b *node) (*QP, *QP) {
 			{QPAttr{State: QPStateRTR}, QPAttrState},
 			{QPAttr{State: QPStateRTS, SQPSN: 3}, QPAttrState | QPAttrSQPSN},
 		} {
-			if err := q.Modify(&s.attr, s.mask); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.Modify(&s.attr, s.mask))
 		}
 		qs[i] = q
 	}
@@ -299,17 +282,13 @@ func udPair(t *testing.T, a, b *node) (*QP, *QP) {
 
 func testUDSend(t *testing.T, a, b *node, ua, ub *QP) {
 	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ah.Destroy()
 	const grh = 40
 	msg := []byte("a datagram for the peer")
 	copy(a.buf[500000:], msg)
 	clear(b.buf[500000 : 500000+grh+len(msg)])
-	if err := ub.PostRecv([]RecvWR{{ID: 50, SGList: b.sge(500000, grh+1024)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ub.PostRecv([]RecvWR{{ID: 50, SGList: b.sge(500000, grh+1024)}}))
 	if err := ua.PostSend([]SendWR{{ID: 51, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(500000, len(msg)),
 		UD: UDInfo{AH: ah, RemoteQPN: ub.QPN(), RemoteQKey: 0x11111111}}}); err != nil {
 		t.Fatal(err)
@@ -341,7 +320,7 @@ func TestE2EUDPIPv6SelfLoop(t *testing.T) {
 	}
 	qa, qb := rcPair(t, n, n, MTU4096)
 	testSendRecvSelf(t, n, qa, qb)
-	if c := n.d.Counters(); c.RcvdICRCErr != 0 || c.RcvdPkts == 0 {
+	if c := n.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 || c.Get(counter.RcvdPkts) == 0 {
 		t.Errorf("counters %+v", c)
 	}
 }
@@ -352,12 +331,8 @@ func testSendRecvSelf(t *testing.T, n *node, qa, qb *QP) {
 	for i := range size {
 		n.buf[i] = byte(i)
 	}
-	if err := qb.PostRecv([]RecvWR{{ID: 1, SGList: n.sge(500000, size)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: n.sge(0, size)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 1, SGList: n.sge(500000, size)}}))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: n.sge(0, size)}}))
 	for _, wc := range n.wait(t, 2) {
 		if wc.Status != WCSuccess {
 			t.Errorf("completion %+v", wc)
@@ -383,8 +358,8 @@ func TestE2EUDPLoopbackOtherPort(t *testing.T) {
 	qa, qb := rcPair(t, a, b, MTU1024)
 	testSendRecv(t, a, b, qa, qb)
 	testRead(t, a, b, qa)
-	if c := b.d.Counters(); c.RcvdICRCErr != 0 {
-		t.Errorf("ICRC errors on port %d: %d", port, c.RcvdICRCErr)
+	if c := b.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 {
+		t.Errorf("ICRC errors on port %d: %d", port, c.Get(counter.RcvdICRCErr))
 	}
 }
 
@@ -393,18 +368,12 @@ func TestE2EBindMWType1(t *testing.T) {
 	a, b := fabricPair(t)
 	qa, qb := rcPair(t, a, b, MTU1024)
 	region, err := a.pd.RegMR(a.buf[600000:700000], AccessLocalWrite|AccessRemoteRead|AccessMWBind)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mw, err := a.pd.AllocMW(MWType1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	copy(a.buf[610000:], "through the window")
 	rkey, err := qa.BindMW(mw, MWBindInfo{WRID: 70, SendFlags: SendSignaled, MR: region, Addr: region.Addr() + 10000, Length: 4096, Access: AccessRemoteRead})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCBindMW || wc.WRID != 70 {
 		t.Fatalf("bind completion %+v", wc)
 	}
@@ -434,14 +403,10 @@ func TestE2EFastRegAndInvalidate(t *testing.T) {
 	a, b := fabricPair(t)
 	qa, qb := rcPair(t, a, b, MTU1024)
 	buf, err := AllocBuffer(4*4096, BufferOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer buf.Free()
 	fr, err := a.pd.AllocMR(4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer fr.Dereg()
 	mem := buf.Bytes()
 	pages := [][]byte{mem[8192:12288], mem[0:4096]} // deliberately out of order
@@ -470,9 +435,7 @@ func TestE2EFastRegAndInvalidate(t *testing.T) {
 	if mem[8192+2047] != 0 || mem[8192+2048] != 0xAB || mem[12287] != 0xAB || mem[2047] != 0xAB || mem[2048] != 0 {
 		t.Error("the write did not follow the page list")
 	}
-	if err := qa.PostSend([]SendWR{{ID: 82, Opcode: WRLocalInv, Flags: SendSignaled, InvalidateRKey: key}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 82, Opcode: WRLocalInv, Flags: SendSignaled, InvalidateRKey: key}}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCLocalInv {
 		t.Fatalf("LOCAL_INV completion %+v", wc)
 	}
@@ -521,12 +484,8 @@ func TestE2EUC(t *testing.T) {
 	a.wait(t, 1)
 	// UC has no acknowledgement: the send completes when sent, so wait for the data itself with a
 	// second message that consumes a receive behind the write.
-	if err := qb.PostRecv([]RecvWR{{ID: 91, SGList: b.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 92, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 4)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 91, SGList: b.sge(0, 64)}}))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 92, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 4)}}))
 	a.wait(t, 1)
 	b.wait(t, 1)
 	if got := string(b.buf[700000 : 700000+16]); got != "unreliable write" {

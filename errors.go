@@ -72,13 +72,20 @@ type Error struct {
 	Err error
 }
 
-// Error returns "gorxe: <verb>: <cause>".
+// Error returns "gorxe: <verb>: <cause>", saying each thing once: the internal packages' names
+// and the verb or sentinel texts a cause repeats are left out.
 func (e *Error) Error() string {
-	msg := trimPrefix(e.Err.Error())
-	if strings.HasPrefix(msg, e.Op+": ") {
-		return "gorxe: " + msg // the cause names the verb already (PostError)
+	parts := strings.Split(e.Err.Error(), ": ")
+	out := make([]string, 0, len(parts)+2)
+	out = append(out, "gorxe", e.Op)
+	for _, p := range parts {
+		switch p {
+		case "gorxe", "qp", "mr", "cq", out[len(out)-1]:
+			continue
+		}
+		out = append(out, p)
 	}
-	return "gorxe: " + e.Op + ": " + msg
+	return strings.Join(out, ": ")
 }
 
 // Unwrap returns the cause.
@@ -102,7 +109,7 @@ func opErr(op string, err error) error {
 	return &Error{Op: op, Err: err}
 }
 
-// trimPrefix drops the "gorxe: " of the root sentinels so wrapped messages do not repeat it.
+// trimPrefix drops the "gorxe: " of the root sentinels from a detail.
 func trimPrefix(s string) string {
 	const p = "gorxe: "
 	if len(s) > len(p) && s[:len(p)] == p {

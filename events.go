@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/gorxe/gorxe/qp"
@@ -79,12 +80,32 @@ func (e *eventQueue) push(ev AsyncEvent) {
 	}
 }
 
+// String describes the event, e.g. "QP fatal error (QP 17)"; the zero AsyncEvent, which a failed
+// GetAsyncEvent returns, is "no event".
+func (ev AsyncEvent) String() string {
+	switch {
+	case ev.QP != nil:
+		return fmt.Sprintf("%v (QP %d)", ev.Type, ev.QP.QPN())
+	case ev.CQ != nil:
+		return fmt.Sprintf("%v (CQ)", ev.Type)
+	case ev.SRQ != nil:
+		return fmt.Sprintf("%v (SRQ)", ev.Type)
+	case ev.Port != 0:
+		return fmt.Sprintf("%v (port %d)", ev.Type, ev.Port)
+	}
+	return "no event"
+}
+
 // GetAsyncEvent returns the oldest asynchronous event, waiting for one until ctx ends
-// (ibv_get_async_event). After Close it returns the events still queued, then ErrDeviceClosed.
-// There is nothing to acknowledge: the event holds its objects, so destroying them is never
-// blocked by an unread event.
+// (ibv_get_async_event). A ctx that is already done returns its error even with events queued.
+// After Close it returns the events still queued, then ErrDeviceClosed. On error the event is the
+// zero AsyncEvent. There is nothing to acknowledge: the event holds its objects, so destroying
+// them is never blocked by an unread event.
 func (d *Device) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	e := &d.events
+	if err := ctx.Err(); err != nil {
+		return AsyncEvent{}, &Error{Op: "get_async_event", Err: err}
+	}
 	for {
 		e.mu.Lock()
 		if len(e.q) > 0 {

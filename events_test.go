@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // nextEvent returns the next asynchronous event other than EventPortActive.
@@ -26,18 +28,12 @@ func nextEvent(t *testing.T, d *Device) AsyncEvent {
 func TestEventCQErrOnOverflow(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	small, err := x.d.CreateCQ(2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q, err := x.d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: small, QPType: QPTypeRC, Cap: x.caps})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask)
 	for i := range 3 {
-		if err := q.PostRecv([]RecvWR{{ID: uint64(i)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.PostRecv([]RecvWR{{ID: uint64(i)}}))
 	}
 	q.Modify(&QPAttr{State: QPStateErr}, QPAttrState)
 	ev := nextEvent(t, x.d)
@@ -52,9 +48,7 @@ func TestEventCQErrOnOverflow(t *testing.T) {
 func TestEventSQDrained(t *testing.T) {
 	a, b := fabricPair(t)
 	qa, _ := rcPair(t, a, b, MTU1024)
-	if err := qa.Modify(&QPAttr{State: QPStateSQD, EnSQDAsyncNotify: true}, QPAttrState|QPAttrEnSQDAsyncNotify); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qa.Modify(&QPAttr{State: QPStateSQD, EnSQDAsyncNotify: true}, QPAttrState|QPAttrEnSQDAsyncNotify))
 	if ev := nextEvent(t, a.d); ev.Type != EventSQDrained || ev.QP != qa {
 		t.Errorf("event %+v, want SQ drained on the QP", ev)
 	}
@@ -63,28 +57,18 @@ func TestEventSQDrained(t *testing.T) {
 func TestEventSRQLimitReached(t *testing.T) {
 	a, b := fabricPair(t)
 	srq, err := b.d.CreateSRQ(b.pd, &SRQInitAttr{Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	qb, err := b.d.CreateQP(b.pd, &QPInitAttr{SendCQ: b.cq, RecvCQ: b.cq, SRQ: srq, QPType: QPTypeRC,
 		Cap: QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	qa := a.qp(t, QPTypeRC)
 	connectRC(t, qa, b.gid, qb.QPN(), 0, 0, MTU1024)
 	connectRC(t, qb, a.gid, qa.QPN(), 0, 0, MTU1024)
 	for i := range 4 {
-		if err := srq.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*64, 64)}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, srq.PostRecv([]RecvWR{{ID: uint64(i), SGList: b.sge(i*64, 64)}}))
 	}
-	if err := srq.Modify(&SRQAttr{SRQLimit: 4}, SRQLimit); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 9, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 4}, SRQLimit))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 9, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}))
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 0 || wc.QPNum != qb.QPN() {
 		t.Errorf("receive through the SRQ: %+v", wc)
 	}

@@ -3,7 +3,6 @@ package gorxe
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
 	"net/netip"
 )
 
@@ -60,53 +59,4 @@ type GIDEntry struct {
 	NetDev  string // interface name, empty when the device was bound to bare addresses
 	Usable  bool   // false for entries kept only so indices match rxe's layout
 	PortNum uint8
-}
-
-// eui64LinkLocal derives the fe80::/64 address that rxe puts at GID index 0 from a MAC address.
-func eui64LinkLocal(mac net.HardwareAddr) netip.Addr {
-	var b [16]byte
-	b[0], b[1] = 0xfe, 0x80
-	copy(b[8:], nodeGUIDBytes(mac))
-	return netip.AddrFrom16(b)
-}
-
-// nodeGUIDBytes turns a 48-bit MAC into a modified EUI-64 (universal/local bit flipped), the way
-// rxe derives both its node GUID and the link-local GID.
-func nodeGUIDBytes(mac net.HardwareAddr) []byte {
-	m := make([]byte, 6)
-	copy(m, mac)
-	return []byte{m[0] ^ 0x02, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]}
-}
-
-// syntheticMAC gives interfaces without a hardware address (loopback) a stable, locally
-// administered MAC derived from the device's first address, so two devices on 127.0.0.1 and
-// 127.0.0.2 still have distinct node GUIDs.
-func syntheticMAC(a netip.Addr) net.HardwareAddr {
-	b := a.As16()
-	return net.HardwareAddr{0x02, 0x00, b[12], b[13], b[14], b[15]}
-}
-
-// buildGIDTable lays out a GID table as rxe does: index 0 the link-local address derived from the
-// MAC, then IPv4-mapped addresses, then the remaining IPv6 addresses. usable lists the addresses the
-// device actually has sockets on.
-func buildGIDTable(netdev string, mac net.HardwareAddr, addrs []netip.Addr, usable map[netip.Addr]bool) []GIDEntry {
-	ll := eui64LinkLocal(mac)
-	table := []GIDEntry{{GID: GIDFromAddr(ll), Usable: usable[ll]}}
-	for _, a := range addrs {
-		if a.Is4() {
-			table = append(table, GIDEntry{GID: GIDFromAddr(a), Usable: usable[a]})
-		}
-	}
-	for _, a := range addrs {
-		if a.Is6() && a != ll {
-			table = append(table, GIDEntry{GID: GIDFromAddr(a), Usable: usable[a]})
-		}
-	}
-	for i := range table {
-		table[i].Index = i
-		table[i].Type = GIDTypeRoCEv2
-		table[i].NetDev = netdev
-		table[i].PortNum = 1
-	}
-	return table
 }

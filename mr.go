@@ -35,8 +35,8 @@ const (
 	ReregChangeAccess      = mr.ReregChangeAccess      // IBV_REREG_MR_CHANGE_ACCESS
 )
 
-// SGE is a scatter/gather element of a work request (struct ibv_sge): Length bytes at Addr in the
-// region whose lkey is LKey.
+// SGE is a scatter/gather element of a work request (struct ibv_sge): Length bytes at Addr (an
+// address of the region, see MR.Addr) in the region whose lkey is LKey.
 type SGE = mr.SGE
 
 // IncKey returns key with its 8-bit variant incremented and its index kept (ibv_inc_rkey): the
@@ -152,7 +152,9 @@ func (m *MR) Dereg() error { return opErr("dereg_mr", m.mr.DeregMR()) }
 // garbage collector never moves or frees it, and Free refuses while a region uses it.
 type Buffer = mr.Buffer
 
-// BufferOptions selects huge pages and mlock for AllocBuffer.
+// BufferOptions selects how AllocBuffer backs its memory: HugePages asks for huge pages (falling
+// back to normal pages with a transparent-huge-page hint) and Lock mlocks the buffer, as pinned
+// RDMA memory would be (a failure is reported).
 type BufferOptions = mr.BufferOptions
 
 // AllocBuffer maps size bytes of zeroed, page-aligned memory for registration.

@@ -5,22 +5,21 @@ import (
 	"errors"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPDAndMRLifecycle(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	pd, err := d.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if pd.Device() != d {
 		t.Error("PD.Device")
 	}
 	buf := make([]byte, 8192)
 	m, err := pd.RegMR(buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if m.LKey() != m.RKey() || m.LKey() == 0 {
 		t.Errorf("keys lkey %#x rkey %#x", m.LKey(), m.RKey())
 	}
@@ -30,9 +29,7 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	if m.Access() != AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead {
 		t.Errorf("Access %v", m.Access())
 	}
-	if err := pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
-		t.Errorf("Dealloc with a registered MR: %v, want ErrPDInUse", err)
-	}
+	assert.ErrorIs(t, pd.Dealloc(), ErrPDInUse, "Dealloc with a registered MR")
 
 	zb, err := pd.RegMR(buf[:4096], AccessLocalWrite|AccessZeroBased)
 	if err != nil || zb.Addr() != 0 {
@@ -46,33 +43,19 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	// Rereg to another PD changes the key variant and the PD.
 	pd2, _ := d.AllocPD()
 	old := m.LKey()
-	if err := m.Rereg(ReregChangePD|ReregChangeAccess, pd2, nil, AccessLocalWrite); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Rereg(ReregChangePD|ReregChangeAccess, pd2, nil, AccessLocalWrite))
 	if m.PD() != pd2 || m.LKey() == old || m.LKey()>>8 != old>>8 || m.Access() != AccessLocalWrite {
 		t.Errorf("after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
 	}
-	if err := m.Rereg(0, nil, nil, 0); !errors.Is(err, ErrReregFlags) {
-		t.Errorf("Rereg without flags: %v", err)
-	}
-	if err := m.Rereg(ReregChangePD, nil, nil, 0); !errors.Is(err, ErrNilObject) {
-		t.Errorf("Rereg to a nil PD: %v", err)
-	}
+	assert.ErrorIs(t, m.Rereg(0, nil, nil, 0), ErrReregFlags, "Rereg without flags")
+	assert.ErrorIs(t, m.Rereg(ReregChangePD, nil, nil, 0), ErrNilObject, "Rereg to a nil PD")
 
 	for _, r := range []*MR{m, zb, io} {
-		if err := r.Dereg(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.Dereg())
 	}
-	if err := m.Dereg(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second Dereg: %v, want ErrDestroyed", err)
-	}
-	if err := pd.Dealloc(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pd.Dealloc(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second Dealloc: %v, want ErrDestroyed", err)
-	}
+	assert.ErrorIs(t, m.Dereg(), ErrDestroyed, "second Dereg")
+	require.NoError(t, pd.Dealloc())
+	assert.ErrorIs(t, pd.Dealloc(), ErrDestroyed, "second Dealloc")
 	if _, err := pd.RegMR(buf, AccessLocalWrite); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("RegMR on a deallocated PD: %v", err)
 	}
@@ -94,9 +77,7 @@ func TestMRMisuse(t *testing.T) {
 		t.Errorf("zero-based with an IOVA: %v", err)
 	}
 	m, _ := pd.RegMR(buf, AccessLocalWrite)
-	if err := m.Rereg(ReregChangePD, opd, nil, 0); !errors.Is(err, ErrWrongDevice) {
-		t.Errorf("Rereg to another device's PD: %v", err)
-	}
+	assert.ErrorIs(t, m.Rereg(ReregChangePD, opd, nil, 0), ErrWrongDevice, "Rereg to another device's PD")
 	var e *Error
 	if err := m.Rereg(ReregChangePD, opd, nil, 0); !errors.As(err, &e) || e.Op != "rereg_mr" {
 		t.Errorf("error %v does not name rereg_mr", err)
@@ -107,9 +88,7 @@ func TestFastRegMRAndMW(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	pd, _ := d.AllocPD()
 	fr, err := pd.AllocMR(16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if fr.Valid() {
 		t.Error("a fresh fast-register MR is valid")
 	}
@@ -118,28 +97,16 @@ func TestFastRegMRAndMW(t *testing.T) {
 	}
 	for _, typ := range []MWType{MWType1, MWType2} {
 		w, err := pd.AllocMW(typ)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if w.Type() != typ || w.PD() != pd || w.Bound() || w.RKey() == 0 {
 			t.Errorf("MW type %v: %+v", typ, w)
 		}
-		if err := pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
-			t.Errorf("Dealloc with a window: %v", err)
-		}
-		if err := w.Dealloc(); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Dealloc(); !errors.Is(err, ErrDestroyed) {
-			t.Errorf("second MW Dealloc: %v", err)
-		}
+		assert.ErrorIs(t, pd.Dealloc(), ErrPDInUse, "Dealloc with a window")
+		require.NoError(t, w.Dealloc())
+		assert.ErrorIs(t, w.Dealloc(), ErrDestroyed, "second MW Dealloc")
 	}
-	if err := fr.Dereg(); err != nil {
-		t.Fatal(err)
-	}
-	if err := pd.Dealloc(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fr.Dereg())
+	require.NoError(t, pd.Dealloc())
 	if got := IncKey(0x1234_56ff); got != 0x1234_5600 {
 		t.Errorf("IncKey wraps the variant: %#x", got)
 	}
@@ -149,23 +116,15 @@ func TestAllocBuffer(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	pd, _ := d.AllocPD()
 	b, err := AllocBuffer(10000, BufferOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(b.Bytes()) != 10000 {
 		t.Fatalf("Bytes len %d", len(b.Bytes()))
 	}
 	m, err := pd.RegMR(b.Bytes(), AccessLocalWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Free(); !errors.Is(err, ErrBufferInUse) {
-		t.Errorf("Free of a registered buffer: %v", err)
-	}
+	require.NoError(t, err)
+	assert.ErrorIs(t, b.Free(), ErrBufferInUse, "Free of a registered buffer")
 	m.Dereg()
-	if err := b.Free(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Free())
 	if _, err := AllocBuffer(0, BufferOptions{}); !errors.Is(err, ErrBufferSize) {
 		t.Errorf("AllocBuffer(0): %v", err)
 	}
@@ -180,26 +139,20 @@ func TestCQAndCompChannel(t *testing.T) {
 		}
 	}
 	ch, err := d.CreateCompChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	och, _ := other.CreateCompChannel()
 	if _, err := d.CreateCQ(4, och); !errors.Is(err, ErrWrongDevice) {
 		t.Errorf("CreateCQ with another device's channel: %v", err)
 	}
 	c, err := d.CreateCQ(16, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c.CQE() != 16 || c.Channel() != ch || c.Err() != nil {
 		t.Errorf("CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
 	}
 	if n := c.Poll(make([]WC, 8)); n != 0 {
 		t.Errorf("Poll of an empty CQ = %d", n)
 	}
-	if err := c.ReqNotify(false); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.ReqNotify(false))
 	// Nothing completes, so GetEvent times out with the context's error.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -209,21 +162,11 @@ func TestCQAndCompChannel(t *testing.T) {
 	if err := c.Resize(32); err != nil || c.CQE() != 32 {
 		t.Errorf("Resize: %v, cqe %d", err, c.CQE())
 	}
-	if err := c.AckEvents(1); !errors.Is(err, ErrAckTooMany) {
-		t.Errorf("AckEvents of nothing: %v", err)
-	}
-	if err := ch.Destroy(); !errors.Is(err, ErrInUse) {
-		t.Errorf("Destroy of a channel with a CQ: %v, want ErrInUse", err)
-	}
-	if err := c.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second CQ Destroy: %v", err)
-	}
-	if err := ch.Destroy(); err != nil {
-		t.Fatal(err)
-	}
+	assert.ErrorIs(t, c.AckEvents(1), ErrAckTooMany, "AckEvents of nothing")
+	assert.ErrorIs(t, ch.Destroy(), ErrInUse, "Destroy of a channel with a CQ")
+	require.NoError(t, c.Destroy())
+	assert.ErrorIs(t, c.Destroy(), ErrDestroyed, "second CQ Destroy")
+	require.NoError(t, ch.Destroy())
 	if _, err := ch.GetEvent(context.Background()); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("GetEvent on a destroyed channel: %v", err)
 	}

@@ -1,11 +1,11 @@
 package gorxe
 
 import (
+	"errors"
 	"fmt"
-	"sync/atomic"
 
+	"github.com/gorxe/gorxe/internal/runtime"
 	"github.com/gorxe/gorxe/qp"
-	"github.com/gorxe/gorxe/transport"
 )
 
 // QPInitAttr are the creation parameters of a QP (struct ibv_qp_init_attr).
@@ -32,7 +32,7 @@ type QP struct {
 	recvCQ *CQ
 	srq    *SRQ
 	ctx    any
-	core   atomic.Pointer[qpCore]
+	h      *runtime.QP
 }
 
 // CreateQP creates a queue pair in the RESET state (ibv_create_qp). A QPTypeGSI QP gets QP number
@@ -56,7 +56,7 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 	}
 	w := &QP{dev: d, pd: pd, sendCQ: attr.SendCQ, recvCQ: attr.RecvCQ, srq: attr.SRQ, ctx: attr.Context}
 	init := qp.InitAttr{
-		Context: w, SendCQ: attr.SendCQ.cq, RecvCQ: attr.RecvCQ.cq,
+		Context: attr.Context, SendCQ: attr.SendCQ.cq, RecvCQ: attr.RecvCQ.cq,
 		Cap: attr.Cap, Type: attr.QPType, SQSigAll: attr.SQSigAll,
 	}
 	if attr.SRQ != nil {
@@ -75,15 +75,12 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 		return nil, opErr(op, err)
 	}
 	w.q = q
-	c := &qpCore{qpn: q.QPN(), eng: newEngine(&d.tdev, q), w: d.workerFor(q.QPN())}
-	c.flush = func() { q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState) }
-	w.core.Store(c)
-	if err := c.w.do(func() { c.w.own[c] = struct{}{} }); err != nil {
+	d.objs.setQP(q, w)
+	if w.h, err = d.rt.Add(q); err != nil {
+		d.objs.setQP(q, nil)
 		q.Destroy()
-		return nil, &Error{Op: op, Err: err}
+		return nil, &Error{Op: op, Err: ErrDeviceClosed}
 	}
-	// Published last: the receive path ignores the QP until it has a core.
-	q.SetDriverData(c)
 	return w, nil
 }
 
@@ -135,15 +132,9 @@ func (q *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 	if err := d.check(op); err != nil {
 		return err
 	}
-	c := q.core.Load()
-	var err error
-	if derr := c.w.do(func() {
-		if err = q.q.Modify(attr, mask); err == nil && !c.dead {
-			c.eng.Run(d.clk.Now(), &c.w.out)
-			c.w.track(c)
-		}
-	}); derr != nil {
-		return &Error{Op: op, Err: derr}
+	err := q.h.Modify(attr, mask)
+	if errors.Is(err, runtime.ErrClosed) {
+		return &Error{Op: op, Err: ErrDeviceClosed}
 	}
 	return opErr(op, err)
 }
@@ -171,10 +162,9 @@ func (q *QP) PostSend(wrs []SendWR) error {
 	if d.closed.Load() {
 		return &Error{Op: "post_send", Err: ErrDeviceClosed}
 	}
-	if err := q.q.PostSend(wrs); err != nil {
-		return opErr("post_send", err)
-	}
-	return nil
+	err := q.q.PostSend(wrs)
+	q.h.Posted()
+	return opErr("post_send", err)
 }
 
 // PostRecv posts receive work requests (ibv_post_recv); a QP on an SRQ refuses them (ErrHasSRQ).
@@ -242,46 +232,29 @@ func errorsUnwrapOp(err error) error {
 // frees its QP number. Outstanding work requests are dropped without completions, as with
 // libibverbs; move the QP to QPStateErr first to have them flushed.
 func (q *QP) Destroy() error {
-	const op = "destroy_qp"
 	d := q.dev
-	c := q.core.Load()
-	for _, g := range d.mcast.groupsOf(c) {
-		d.mcast.detach(g, c)
-	}
 	d.life.RLock()
 	defer d.life.RUnlock()
-	if d.closed.Load() {
-		// The workers are gone; nothing runs the engine any more.
-		return opErr(op, q.q.Destroy())
+	err := q.h.Destroy()
+	if err == nil {
+		d.objs.setQP(q.q, nil)
 	}
-	var err error
-	if derr := c.w.do(func() {
-		if err = q.q.Destroy(); err == nil {
-			c.dead = true
-			delete(c.w.own, c)
-		}
-	}); derr != nil {
-		return &Error{Op: op, Err: derr}
-	}
-	return opErr(op, err)
+	return opErr("destroy_qp", err)
 }
 
-// maxMcastQPAttach is rxe's max_mcast_qp_attach: QPs per multicast group.
-const maxMcastQPAttach = 56
-
 // AttachMcast joins the UD QP to the multicast group gid (ibv_attach_mcast): packets sent to the
-// group's address with destination QP 0xFFFFFF are delivered to it. lid is ignored on RoCE.
+// group's address with destination QP 0xFFFFFF are delivered to it. A group takes at most 56 QPs
+// (rxe's max_mcast_qp_attach). lid is ignored on RoCE.
 func (q *QP) AttachMcast(gid GID, lid uint16) error {
 	const op = "attach_mcast"
 	if err := q.checkMcast(op, gid); err != nil {
 		return err
 	}
-	c := q.core.Load()
-	if len(q.dev.mcast.members(gid)) >= maxMcastQPAttach {
-		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, maxMcastQPAttach))
-	}
-	if !q.dev.mcast.attach(gid, c) {
-		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is already attached to %v", c.qpn, gid))
+	switch err := q.h.Attach(gid.Addr()); {
+	case errors.Is(err, runtime.ErrGroupFull):
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, runtime.MaxMcastQPAttach))
+	case err != nil:
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is already attached to %v", q.QPN(), gid))
 	}
 	return nil
 }
@@ -292,7 +265,7 @@ func (q *QP) DetachMcast(gid GID, lid uint16) error {
 	if err := q.checkMcast(op, gid); err != nil {
 		return err
 	}
-	if !q.dev.mcast.detach(gid, q.core.Load()) {
+	if q.h.Detach(gid.Addr()) != nil {
 		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is not attached to %v", q.QPN(), gid))
 	}
 	return nil
@@ -309,18 +282,4 @@ func (q *QP) checkMcast(op string, gid GID) error {
 		return argErr(op, ErrInvalidArgument, fmt.Sprintf("%v is not a multicast GID", gid))
 	}
 	return nil
-}
-
-// newEngine builds the transport state of a new QP; tests replace it to observe the worker.
-var newEngine = func(dev *transport.Env, q *qp.QP) engine { return transport.New(dev, q) }
-
-// wakeQP is the QP table's wake hook: it schedules the QP's engine on its worker. Work posted to
-// a QP with nothing outstanding starts on the poster's goroutine, which saves a goroutine
-// hand-off on the way to the wire; while earlier work is in flight, the worker picks new work
-// up and sends it with whatever else accumulated.
-func wakeQP(q *qp.QP) {
-	if c, ok := q.DriverData().(*qpCore); ok {
-		head, cursor, _ := q.SendQueue().Positions()
-		c.notify(head == cursor)
-	}
 }

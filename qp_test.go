@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // testQPs holds what most QP tests need: a device, a PD, a CQ pair.
@@ -20,18 +23,12 @@ type testQPs struct {
 func newTestQPs(t *testing.T, d *Device) *testQPs {
 	t.Helper()
 	pd, err := d.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := d.CreateCQ(64, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	buf := make([]byte, 1<<16)
 	m, err := pd.RegMR(buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &testQPs{d: d, pd: pd, cq: c, buf: buf, mr: m, caps: QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
 }
 
@@ -89,9 +86,7 @@ func TestQPRCWalkLikeRCPingpong(t *testing.T) {
 	peer := GIDFromAddr(mustAddr("10.0.0.2"))
 	connectRC(t, q, peer, 0x123456, 0xabcdef, 0x654321, MTU1024)
 	a, in, err := q.Query()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if a.State != QPStateRTS || a.PathMTU != MTU1024 || a.DestQPNum != 0x123456 || a.RQPSN != 0xabcdef ||
 		a.SQPSN != 0x654321 || a.Timeout != 14 || a.RetryCnt != 7 || a.RNRRetry != 7 || a.MaxRdAtomic != 1 ||
 		a.MaxDestRdAtomic != 1 || a.MinRNRTimer != 12 || a.PortNum != 1 || GID(a.AHAttr.GRH.DGID) != peer ||
@@ -140,27 +135,17 @@ func TestQPModifyMisuse(t *testing.T) {
 	if !errors.As(err, &e) || e.Op != "modify_qp" {
 		t.Errorf("error %v does not name modify_qp", err)
 	}
-	if err := q.Modify(nil, QPAttrState); !errors.Is(err, ErrNilObject) {
-		t.Errorf("Modify(nil): %v", err)
-	}
-	if err := q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask); err != nil {
-		t.Fatal(err)
-	}
+	assert.ErrorIs(t, q.Modify(nil, QPAttrState), ErrNilObject, "Modify(nil)")
+	require.NoError(t, q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask))
 	// GID index 0 is the link-local GID, which a device bound to one address cannot send from.
 	rtr := QPAttr{State: QPStateRTR, PathMTU: MTU1024, DestQPNum: 17, MaxDestRdAtomic: 1, MinRNRTimer: 12,
 		AHAttr: AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: GIDFromAddr(mustAddr("10.0.0.2")), SGIDIndex: 0}}}
-	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidGIDIndex) {
-		t.Errorf("RTR with sgid_index 0: %v", err)
-	}
+	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidGIDIndex, "RTR with sgid_index 0")
 	rtr.AHAttr.GRH.SGIDIndex = 7
-	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidGIDIndex) {
-		t.Errorf("RTR with sgid_index 7: %v", err)
-	}
+	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidGIDIndex, "RTR with sgid_index 7")
 	rtr.AHAttr.GRH.SGIDIndex = 1
 	rtr.PathMTU = 9
-	if err := q.Modify(&rtr, rcRTRMask); !errors.Is(err, ErrInvalidAttr) {
-		t.Errorf("RTR with path MTU 9: %v", err)
-	}
+	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidAttr, "RTR with path MTU 9")
 	if q.State() != QPStateInit {
 		t.Errorf("a failed Modify changed the state to %v", q.State())
 	}
@@ -204,19 +189,11 @@ func TestCreateQPMisuse(t *testing.T) {
 func TestQPDestroyAndDependencies(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	q := x.create(t, QPTypeRC)
-	if err := x.cq.Destroy(); !errors.Is(err, ErrInUse) {
-		t.Errorf("destroying a CQ a QP uses: %v", err)
-	}
+	assert.ErrorIs(t, x.cq.Destroy(), ErrInUse, "destroying a CQ a QP uses")
 	x.mr.Dereg()
-	if err := x.pd.Dealloc(); !errors.Is(err, ErrPDInUse) {
-		t.Errorf("deallocating a PD a QP uses: %v", err)
-	}
-	if err := q.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second Destroy: %v", err)
-	}
+	assert.ErrorIs(t, x.pd.Dealloc(), ErrPDInUse, "deallocating a PD a QP uses")
+	require.NoError(t, q.Destroy())
+	assert.ErrorIs(t, q.Destroy(), ErrDestroyed, "second Destroy")
 	if err := q.PostRecv([]RecvWR{{ID: 1}}); err == nil {
 		t.Error("PostRecv on a destroyed QP succeeded")
 	}
@@ -242,9 +219,7 @@ func TestPostMisuse(t *testing.T) {
 	if !errors.Is(err, ErrInvalidState) || !errors.As(err, &pe) || pe.Index != 0 {
 		t.Errorf("PostSend in RESET: %v", err)
 	}
-	if err := q.PostRecv([]RecvWR{{ID: 1, SGList: sge}}); !errors.Is(err, ErrInvalidState) {
-		t.Errorf("PostRecv in RESET: %v", err)
-	}
+	assert.ErrorIs(t, q.PostRecv([]RecvWR{{ID: 1, SGList: sge}}), ErrInvalidState, "PostRecv in RESET")
 	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.2")), 99, 0, 0, MTU1024)
 	err = q.PostSend([]SendWR{
 		{ID: 1, Opcode: WRRDMAWrite, SGList: sge, RDMA: RDMAInfo{RemoteAddr: 0x1000, RKey: 5}},
@@ -254,14 +229,10 @@ func TestPostMisuse(t *testing.T) {
 		t.Errorf("PostSend with 2 SGEs on a 1-SGE queue: %v", err)
 	}
 	ud := x.create(t, QPTypeUD)
-	if err := ud.Modify(&QPAttr{State: QPStateInit, PortNum: 1, QKey: 1}, QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrQKey); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ud.Modify(&QPAttr{State: QPStateInit, PortNum: 1, QKey: 1}, QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrQKey))
 	ud.Modify(&QPAttr{State: QPStateRTR}, QPAttrState)
 	ud.Modify(&QPAttr{State: QPStateRTS}, QPAttrState|QPAttrSQPSN)
-	if err := ud.PostSend([]SendWR{{ID: 1, Opcode: WRRDMAWrite, SGList: sge}}); !errors.Is(err, ErrInvalidOpcode) {
-		t.Errorf("RDMA WRITE on UD: %v", err)
-	}
+	assert.ErrorIs(t, ud.PostSend([]SendWR{{ID: 1, Opcode: WRRDMAWrite, SGList: sge}}), ErrInvalidOpcode, "RDMA WRITE on UD")
 }
 
 func TestCloseFlushesOutstandingWork(t *testing.T) {
@@ -270,17 +241,11 @@ func TestCloseFlushesOutstandingWork(t *testing.T) {
 	x := newTestQPs(t, d)
 	q := x.create(t, QPTypeRC)
 	// Receives may be posted from INIT on; the peer never connects.
-	if err := q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask))
 	for i := range 3 {
-		if err := q.PostRecv([]RecvWR{{ID: uint64(100 + i), SGList: []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.PostRecv([]RecvWR{{ID: uint64(100 + i), SGList: []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}}}))
 	}
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.Close())
 	wcs := make([]WC, 8)
 	n := x.cq.Poll(wcs)
 	if n != 3 {
@@ -294,12 +259,8 @@ func TestCloseFlushesOutstandingWork(t *testing.T) {
 	if q.State() != QPStateErr {
 		t.Errorf("QP state after Close: %v", q.State())
 	}
-	if err := q.PostSend(nil); !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("PostSend after Close: %v", err)
-	}
-	if err := q.Modify(&QPAttr{State: QPStateReset}, QPAttrState); !errors.Is(err, ErrDeviceClosed) {
-		t.Errorf("Modify after Close: %v", err)
-	}
+	assert.ErrorIs(t, q.PostSend(nil), ErrDeviceClosed, "PostSend after Close")
+	assert.ErrorIs(t, q.Modify(&QPAttr{State: QPStateReset}, QPAttrState), ErrDeviceClosed, "Modify after Close")
 	if err := q.Destroy(); err != nil {
 		t.Errorf("Destroy after Close: %v", err)
 	}
@@ -309,22 +270,16 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	d := x.d
 	srq, err := d.CreateSRQ(x.pd, &SRQInitAttr{Context: 7, Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if srq.Context() != 7 || srq.PD() != x.pd {
 		t.Errorf("SRQ context %v", srq.Context())
 	}
 	sge := []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}
-	if err := srq.PostRecv([]RecvWR{{ID: 1, SGList: sge}, {ID: 2, SGList: sge}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srq.PostRecv([]RecvWR{{ID: 1, SGList: sge}, {ID: 2, SGList: sge}}))
 	if srq.Len() != 2 {
 		t.Errorf("SRQ Len %d", srq.Len())
 	}
-	if err := srq.Modify(&SRQAttr{SRQLimit: 1}, SRQLimit); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 1}, SRQLimit))
 	if a, err := srq.Query(); err != nil || a.MaxWR != 8 || a.SRQLimit != 1 {
 		t.Errorf("SRQ Query %+v, %v", a, err)
 	}
@@ -332,24 +287,16 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 		t.Errorf("CreateSRQ(nil): %v", err)
 	}
 	q, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, SRQ: srq, QPType: QPTypeRC, Cap: QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.PostRecv([]RecvWR{{ID: 3, SGList: sge}}); !errors.Is(err, ErrHasSRQ) {
-		t.Errorf("PostRecv on a QP with an SRQ: %v", err)
-	}
-	if err := srq.Destroy(); !errors.Is(err, ErrInUse) {
-		t.Errorf("destroying an SRQ in use: %v", err)
-	}
+	require.NoError(t, err)
+	assert.ErrorIs(t, q.PostRecv([]RecvWR{{ID: 3, SGList: sge}}), ErrHasSRQ, "PostRecv on a QP with an SRQ")
+	assert.ErrorIs(t, srq.Destroy(), ErrInUse, "destroying an SRQ in use")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if ev, _ := d.GetAsyncEvent(ctx); ev.Type != EventPortActive {
 		t.Fatalf("first event %v", ev.Type)
 	}
 	q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask)
-	if err := q.Modify(&QPAttr{State: QPStateErr}, QPAttrState); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&QPAttr{State: QPStateErr}, QPAttrState))
 	ev, err := d.GetAsyncEvent(ctx)
 	if err != nil || ev.Type != EventQPLastWQEReached || ev.QP != q {
 		t.Errorf("event %+v, %v; want last WQE reached on the QP", ev, err)
@@ -358,36 +305,28 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 		t.Errorf("entering ERR touched the SRQ: Len %d", srq.Len())
 	}
 	q.Destroy()
-	if err := srq.Destroy(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srq.Destroy())
 }
 
 func TestAddressHandles(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	dgid := GIDFromAddr(mustAddr("10.0.0.2"))
 	ah, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 1, HopLimit: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if GID(ah.Attr().GRH.DGID) != dgid {
-		t.Errorf("AH attr %+v", ah.Attr())
-	}
-	if _, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}}); !errors.Is(err, ErrInvalidGIDIndex) {
-		t.Errorf("AH from the link-local GID: %v", err)
-	}
-	if _, err := x.pd.CreateAH(&AHAttr{PortNum: 1}); !errors.Is(err, ErrInvalidAH) && !errors.Is(err, ErrInvalidAttr) {
-		t.Errorf("AH without a GRH: %v", err)
-	}
-	if _, err := x.pd.CreateAH(nil); !errors.Is(err, ErrNilObject) {
-		t.Errorf("CreateAH(nil): %v", err)
-	}
-	if err := ah.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ah.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("second AH Destroy: %v", err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, dgid, GID(ah.Attr().GRH.DGID))
+	assert.Same(t, x.pd, ah.PD())
+	_, err = x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}})
+	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "AH from the link-local GID")
+	_, err = x.pd.CreateAH(&AHAttr{PortNum: 1})
+	assert.True(t, errors.Is(err, ErrInvalidAH) || errors.Is(err, ErrInvalidAttr), "AH without a GRH: %v", err)
+	_, err = x.pd.CreateAH(nil)
+	assert.ErrorIs(t, err, ErrNilObject)
+	require.NoError(t, ah.Destroy())
+	err = ah.Destroy()
+	assert.ErrorIs(t, err, ErrDestroyed)
+	var verr *Error
+	require.ErrorAs(t, err, &verr, "AH errors are *Error like every verb's")
+	assert.Equal(t, "gorxe: destroy_ah: object destroyed", err.Error())
 }
 
 func TestMulticastAttachMisuse(t *testing.T) {
@@ -395,24 +334,12 @@ func TestMulticastAttachMisuse(t *testing.T) {
 	rc := x.create(t, QPTypeRC)
 	ud := x.create(t, QPTypeUD)
 	group := GIDFromAddr(mustAddr("239.1.2.3"))
-	if err := rc.AttachMcast(group, 0); !errors.Is(err, ErrInvalidQPType) {
-		t.Errorf("attach an RC QP: %v", err)
-	}
-	if err := ud.AttachMcast(GIDFromAddr(mustAddr("10.9.9.9")), 0); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("attach to a unicast GID: %v", err)
-	}
-	if err := ud.AttachMcast(group, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := ud.AttachMcast(group, 0); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("attach twice: %v", err)
-	}
-	if err := ud.DetachMcast(group, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := ud.DetachMcast(group, 0); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("detach twice: %v", err)
-	}
+	assert.ErrorIs(t, rc.AttachMcast(group, 0), ErrInvalidQPType, "attach an RC QP")
+	assert.ErrorIs(t, ud.AttachMcast(GIDFromAddr(mustAddr("10.9.9.9")), 0), ErrInvalidArgument, "attach to a unicast GID")
+	require.NoError(t, ud.AttachMcast(group, 0))
+	assert.ErrorIs(t, ud.AttachMcast(group, 0), ErrInvalidArgument, "attach twice")
+	require.NoError(t, ud.DetachMcast(group, 0))
+	assert.ErrorIs(t, ud.DetachMcast(group, 0), ErrInvalidArgument, "detach twice")
 }
 
 func TestBindMWMisuse(t *testing.T) {

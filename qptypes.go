@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 )
 
@@ -62,7 +63,29 @@ const (
 	MigArmed    = qp.MigArmed    // IBV_MIG_ARMED
 )
 
-// QPAttr holds a QP's modifiable attributes (struct ibv_qp_attr).
+// QPAttr holds a QP's modifiable attributes (struct ibv_qp_attr). Modify reads the fields its
+// mask names; Query fills all of them. Alternate-path fields are absent: RoCE has no APM.
+//
+//   - State, CurState: the target state (QPAttrState) and, with QPAttrCurState, the state the
+//     caller believes the QP is in.
+//   - PathMigState: path migration state (QPAttrPathMigState); reported, changes nothing.
+//   - PathMTU: the path MTU of a connected QP (QPAttrPathMTU).
+//   - QKey: the Q_Key of a UD or GSI QP (QPAttrQKey).
+//   - RQPSN, SQPSN: the first receive and send PSNs, 24 bits (QPAttrRQPSN, QPAttrSQPSN).
+//   - DestQPNum: the peer's QP number (QPAttrDestQPN).
+//   - AccessFlags: the remote rights granted to incoming requests (QPAttrAccessFlags).
+//   - Cap: the queue capacities (read only: Query reports them).
+//   - AHAttr: the primary path, an address vector with a GRH (QPAttrAV).
+//   - PKeyIndex: index into the P_Key table, always 0 (QPAttrPKeyIndex).
+//   - EnSQDAsyncNotify: raise EventSQDrained when SQD is reached (QPAttrEnSQDAsyncNotify).
+//   - SQDraining: whether an SQD drain is in progress (read only).
+//   - MaxRdAtomic: outstanding RDMA READ and atomic requests as initiator (QPAttrMaxQPRdAtomic).
+//   - MaxDestRdAtomic: responder resources for them (QPAttrMaxDestRdAtomic).
+//   - MinRNRTimer: the 5-bit RNR NAK timer code (QPAttrMinRNRTimer).
+//   - PortNum: the port, always 1 (QPAttrPort).
+//   - Timeout: the local ACK timeout, 4.096 µs × 2^Timeout; 0 disables it (QPAttrTimeout).
+//   - RetryCnt: retries after a timeout or sequence error, 3 bits (QPAttrRetryCnt).
+//   - RNRRetry: retries after an RNR NAK, 3 bits; 7 retries forever (QPAttrRNRRetry).
 type QPAttr = qp.Attr
 
 // QPAttrMask selects the QPAttr fields Modify sets (enum ibv_qp_attr_mask).
@@ -94,19 +117,30 @@ const (
 	QPAttrRateLimit        = qp.AttrRateLimit        // IBV_QP_RATE_LIMIT
 )
 
-// QPCap are the queue capacities of a QP (struct ibv_qp_cap).
+// QPCap are the queue capacities of a QP (struct ibv_qp_cap): MaxSendWR and MaxRecvWR work
+// requests, MaxSendSGE and MaxRecvSGE scatter/gather elements per request, and MaxInlineData bytes
+// of inline payload. CreateQP checks them against the device limits and provides exactly them.
 type QPCap = qp.Caps
 
 // AHAttr is an address vector (struct ibv_ah_attr): the primary path of a connected QP, or the
-// destination of an address handle. RoCE requires IsGlobal and a GRH whose DGID is the peer's
-// GID.
+// destination of an address handle. RoCE requires IsGlobal and a GRH.
+//
+//   - GRH: the IP addressing (see GlobalRoute); DGID is the peer's GID.
+//   - IsGlobal: a GRH is present; must be true on RoCE.
+//   - SL: service level, 4 bits.
+//   - StaticRate: enum ibv_rate; stored, not enforced.
+//   - PortNum: the local port, 1.
+//   - DLID, SrcPathBits: unused on RoCE.
 type AHAttr = qp.AddressVector
 
-// GlobalRoute is the GRH part of an AHAttr (struct ibv_global_route): on RoCEv2 the IP addressing.
+// GlobalRoute is the GRH part of an AHAttr (struct ibv_global_route), on RoCEv2 the IP addressing.
+//
+//   - DGID: the peer's GID, its IPv6 or IPv4-mapped address.
+//   - SGIDIndex: the local GID table index packets leave from.
+//   - FlowLabel: IPv6 flow label, 20 bits; it also seeds the UDP source port.
+//   - HopLimit: IP TTL or hop limit.
+//   - TrafficClass: IP DSCP and ECN bits.
 type GlobalRoute = qp.GlobalRoute
-
-// AH is an address handle (ibv_ah) for UD and GSI sends; create it with PD.CreateAH.
-type AH = qp.AH
 
 // WROpcode is the operation of a send work request (enum ibv_wr_opcode).
 type WROpcode = qp.WROpcode
@@ -139,23 +173,47 @@ const (
 	SendInline    = qp.SendInline    // IBV_SEND_INLINE: payload in SendWR.InlineData
 )
 
-// SendWR is a send work request (struct ibv_send_wr). Fields an opcode does not use are ignored;
-// SGList and InlineData are copied at post time.
+// SendWR is a send work request (struct ibv_send_wr, plus what libibverbs sets through the
+// ibv_wr_* calls). Fields an opcode does not use are ignored.
+//
+//   - ID: wr_id, returned in the completion's WC.WRID.
+//   - Opcode: the operation (WRSend, WRRDMAWrite, ...).
+//   - Flags: SendSignaled, SendFence, SendSolicited, SendInline.
+//   - SGList: the local buffers, gathered for sends and writes, scattered into for READ and atomic
+//     results; copied at post time. Empty with SendInline.
+//   - InlineData: the payload with SendInline, copied at post time.
+//   - ImmData: the immediate data of the *_WITH_IMM opcodes, as the receiver's WC.ImmData reads it.
+//   - InvalidateRKey: the remote key SEND_WITH_INV invalidates; the local key of LOCAL_INV.
+//   - RDMA: remote address and R_Key of RDMA READ/WRITE, FLUSH and ATOMIC_WRITE (RDMAInfo).
+//   - Atomic: remote address, R_Key and operands of compare-and-swap and fetch-and-add (AtomicInfo).
+//   - UD: destination of a UD or GSI send (UDInfo).
+//   - BindMW: the window bind of WRBindMW (MWBind).
+//   - RegMR: the fast registration of WRRegMR (FastReg); its page list is referenced until completion.
+//   - Flush: length, type and level of WRFlush (FlushInfo).
+//   - AtomicWrite: the 8 bytes WRAtomicWrite stores remotely.
 type SendWR = qp.SendWR
 
-// RecvWR is a receive work request (struct ibv_recv_wr); SGList is copied at post time.
+// RecvWR is a receive work request (struct ibv_recv_wr): ID is the wr_id returned in WC.WRID and
+// SGList the buffers an incoming message is scattered into, copied at post time.
 type RecvWR = qp.RecvWR
 
-// RDMAInfo is the remote buffer of an RDMA READ/WRITE, FLUSH or ATOMIC_WRITE (wr.rdma).
+// RDMAInfo is the remote buffer of an RDMA READ/WRITE, FLUSH or ATOMIC_WRITE (wr.rdma): RemoteAddr
+// in the peer's region whose remote key is RKey.
 type RDMAInfo = qp.RDMAInfo
 
-// AtomicInfo are the operands of a compare-and-swap or fetch-and-add (wr.atomic).
+// AtomicInfo are the operands of a compare-and-swap or fetch-and-add (wr.atomic): the 8-byte
+// aligned RemoteAddr in the region of RKey, CompareAdd (the compare value, or the addend of
+// fetch-and-add) and Swap (the value compare-and-swap writes). The original remote value lands in the
+// work request's 8-byte SGE.
 type AtomicInfo = qp.AtomicInfo
 
-// UDInfo addresses a UD or GSI send (wr.ud).
+// UDInfo addresses a UD or GSI send (wr.ud): AH is the destination's address handle (an *AH),
+// RemoteQPN and RemoteQKey the destination QP and its Q_Key (a Q_Key with the high bit set means the
+// QP's own), and PKeyIndex, for GSI only, the P_Key to send with.
 type UDInfo = qp.UDInfo
 
-// FlushInfo describes a FLUSH work request.
+// FlushInfo describes a FLUSH work request: Length bytes from SendWR.RDMA, Type the placement type
+// (FlushGlobal, FlushPersistent) and Level its selectivity (FlushRange, FlushMR).
 type FlushInfo = qp.FlushInfo
 
 // FlushType is the placement type of a FLUSH (IBV_FLUSH_GLOBAL, IBV_FLUSH_PERSISTENT).
@@ -177,13 +235,19 @@ const (
 )
 
 // MWBind is the bind carried by a BIND_MW work request (struct ibv_mw_bind_info with the window's
-// old and new rkey).
+// keys): MWKey the window's current rkey and NewKey its rkey after the bind (usually IncKey(MWKey)),
+// MRKey the lkey of the region bound to, Addr and Length the window's range in it (Length 0 unbinds
+// a type 1 window) and Access the remote rights it grants.
 type MWBind = mr.Bind
 
-// FastReg is the registration carried by a REG_MR work request.
+// FastReg is the registration carried by a REG_MR work request: Key the region's new key (same
+// index, usually IncKey of the old one), Access its rights, IOVA and Length the range peers address,
+// Pages the page list (each PageSize bytes, a power of two of at least 4 KiB, copied; the memory is
+// referenced until invalidation) and Offset where the region starts in Pages[0].
 type FastReg = mr.FastReg
 
-// SRQAttr are the attributes of a shared receive queue (struct ibv_srq_attr).
+// SRQAttr are the attributes of a shared receive queue (struct ibv_srq_attr): MaxWR work requests
+// of at most MaxSGE elements, and SRQLimit, the armed low-water mark (0: not armed).
 type SRQAttr = qp.SRQAttr
 
 // SRQAttrMask selects what SRQ.Modify changes (enum ibv_srq_attr_mask).
@@ -196,7 +260,7 @@ const (
 )
 
 // GSIQKey is the Q_Key of the GSI QP (QP1), which carries connection manager MADs.
-const GSIQKey = 0x80010000
+const GSIQKey = packet.GSIQKey
 
 // Errors of QPs, SRQs and AHs, re-exported so users need import only gorxe.
 var (

@@ -29,11 +29,12 @@ func (d *Device) CreateSRQ(pd *PD, attr *SRQInitAttr) (*SRQ, error) {
 		return nil, argErr(op, ErrNilObject, "init attributes are nil")
 	}
 	w := &SRQ{dev: d, pd: pd, ctx: attr.Context}
-	s, err := d.qpt.CreateSRQ(pd.pd, &qp.SRQInitAttr{Context: w, Attr: attr.Attr})
+	s, err := d.qpt.CreateSRQ(pd.pd, &qp.SRQInitAttr{Context: attr.Context, Attr: attr.Attr})
 	if err != nil {
 		return nil, opErr(op, err)
 	}
 	w.s = s
+	d.objs.setSRQ(s, w)
 	return w, nil
 }
 
@@ -76,26 +77,10 @@ func (s *SRQ) Query() (SRQAttr, error) {
 func (s *SRQ) Len() int { return s.s.Len() }
 
 // Destroy releases the SRQ (ibv_destroy_srq); it fails with ErrInUse while QPs use it.
-func (s *SRQ) Destroy() error { return opErr("destroy_srq", s.s.Destroy()) }
-
-// CreateAH creates an address handle for UD and GSI sends (ibv_create_ah). RoCE needs a GRH:
-// attr.IsGlobal set and attr.GRH.DGID the peer's GID; attr.GRH.SGIDIndex must name one of this
-// device's addresses.
-func (pd *PD) CreateAH(attr *AHAttr) (*AH, error) {
-	const op = "create_ah"
-	d := pd.dev
-	if err := d.check(op); err != nil {
-		return nil, err
+func (s *SRQ) Destroy() error {
+	err := s.s.Destroy()
+	if err == nil {
+		s.dev.objs.setSRQ(s.s, nil)
 	}
-	if attr == nil {
-		return nil, argErr(op, ErrNilObject, "address vector is nil")
-	}
-	if attr.IsGlobal && !d.gidIndexUsable(int(attr.GRH.SGIDIndex)) {
-		return nil, argErr(op, ErrInvalidGIDIndex, d.unusableGID(int(attr.GRH.SGIDIndex)))
-	}
-	ah, err := d.qpt.CreateAH(pd.pd, attr)
-	if err != nil {
-		return nil, opErr(op, err)
-	}
-	return ah, nil
+	return opErr("destroy_srq", err)
 }

@@ -31,9 +31,12 @@ type Message struct {
 	TOS uint8
 	TTL uint8
 
-	// SegmentSize is reserved for UDP generic segmentation and receive offload: on Send it will
-	// ask the kernel to split Buf into datagrams of this size, and on Receive it will report the
-	// size of the coalesced datagrams packed into Buf. It is ignored today and must be zero.
+	// SegmentSize reports, on Receive, that the datagram arrived coalesced with others of its
+	// flow (UDP generic receive offload) and the size the kernel gave for them: every datagram
+	// of the coalesced buffer has this size except perhaps the last, which may be shorter. Zero
+	// means the datagram arrived on its own. Each Message still holds exactly one datagram.
+	// On Send it is reserved and must be zero: the UDP backend coalesces runs of datagrams
+	// itself (see [UDPConn.Send]).
 	SegmentSize uint16
 }
 

@@ -7,7 +7,8 @@ type DropReason uint8
 
 // Drop reasons.
 const (
-	// DropQueueFull: a fabric endpoint's receive queue was full.
+	// DropQueueFull: a fabric endpoint's receive queue, or a UDP listening socket's receive
+	// buffer, was full.
 	DropQueueFull DropReason = iota
 	// DropNoRoute: no fabric endpoint owns the destination address and port.
 	DropNoRoute
@@ -43,6 +44,19 @@ type Counters struct {
 	ReceivedBytes     uint64
 	// Drops is indexed by DropReason.
 	Drops [NumDropReasons]uint64
+
+	// Segmentation offload (UDP backend only). A GSO send is one sendmmsg entry the kernel split
+	// into GSOSegments datagrams; a GRO read is one coalesced buffer that held GROSegments of them.
+	// SentDatagrams and ReceivedDatagrams already include the segments.
+	GSOSends    uint64
+	GSOSegments uint64
+	GROReads    uint64
+	GROSegments uint64
+	// Fallbacks counts sockets that stopped using GSO after the kernel refused a segmented send
+	// (which was then sent again as single datagrams), and listening sockets that could not
+	// turn GRO on.
+	GSOFallbacks uint64
+	GROFallbacks uint64
 }
 
 // TotalDrops sums the drops over all reasons.
@@ -61,6 +75,12 @@ type counters struct {
 	receivedDatagrams atomic.Uint64
 	receivedBytes     atomic.Uint64
 	drops             [NumDropReasons]atomic.Uint64
+	gsoSends          atomic.Uint64
+	gsoSegments       atomic.Uint64
+	groReads          atomic.Uint64
+	groSegments       atomic.Uint64
+	gsoFallbacks      atomic.Uint64
+	groFallbacks      atomic.Uint64
 }
 
 func (c *counters) sent(datagrams, bytes int) {
@@ -75,12 +95,28 @@ func (c *counters) received(datagrams, bytes int) {
 
 func (c *counters) drop(r DropReason) { c.drops[r].Add(1) }
 
+func (c *counters) gsoSent(segments int) {
+	c.gsoSends.Add(1)
+	c.gsoSegments.Add(uint64(segments))
+}
+
+func (c *counters) groRead(segments int) {
+	c.groReads.Add(1)
+	c.groSegments.Add(uint64(segments))
+}
+
 func (c *counters) snapshot() Counters {
 	s := Counters{
 		SentDatagrams:     c.sentDatagrams.Load(),
 		SentBytes:         c.sentBytes.Load(),
 		ReceivedDatagrams: c.receivedDatagrams.Load(),
 		ReceivedBytes:     c.receivedBytes.Load(),
+		GSOSends:          c.gsoSends.Load(),
+		GSOSegments:       c.gsoSegments.Load(),
+		GROReads:          c.groReads.Load(),
+		GROSegments:       c.groSegments.Load(),
+		GSOFallbacks:      c.gsoFallbacks.Load(),
+		GROFallbacks:      c.groFallbacks.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

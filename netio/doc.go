@@ -10,15 +10,28 @@
 // Buffers belong to the caller. Send reads msgs[i].Buf and keeps no reference after it returns;
 // Receive writes into msgs[i].Buf[:cap(msgs[i].Buf)] and re-slices Buf to the datagram's length,
 // so the same messages can be handed back to Receive after re-slicing each Buf to its capacity.
-// Datagrams never share memory between sender and receiver.
+// Datagrams never share memory between sender and receiver. This holds with segmentation
+// offload too: a coalesced receive lands in the UDP backend's own buffers and is copied out one
+// datagram per Message.
+//
+// # Segmentation offload
+//
+// On Linux the UDP backend sends runs of equal-sized datagrams to one destination as one
+// UDP_SEGMENT send and turns UDP_GRO on, so that on one host a run crosses the kernel as a single
+// buffer: per datagram that is many times cheaper than sendmmsg and recvmmsg alone. Where the
+// kernel refuses (an old kernel, a device or route without checksum offload, zero checksums),
+// a socket falls back to one datagram per entry without losing any; [Counters] shows how often
+// each path was taken.
 //
 // # IPv4 Identification and the ICRC
 //
 // The IPv4 Identification field is covered by the RoCEv2 invariant CRC. The UDP backend keeps every
 // socket unconnected and sets "don't fragment" (IP_PMTUDISC_DO), which makes Linux send IP ID 0 on
-// each datagram. A sender must therefore compute the ICRC of IPv4 packets with ID 0 (and, once GSO
-// is used, with ID k for the k-th segment of a segmented send). Connecting a socket would make the
-// kernel use a per-socket counter instead, so no socket here is ever connected.
+// each datagram. A sender must therefore compute the ICRC of IPv4 packets with ID 0, except for the
+// datagrams of a segmented send, which the kernel numbers 0, 1, 2, ...: the backend coalesces IPv4
+// datagrams only when [UDPConfig.SetIPv4ID] is set, and tells it the ID each will carry.
+// Connecting a socket would make the kernel use a per-socket counter instead, so no socket here is
+// ever connected.
 //
 // # Source ports
 //

@@ -15,8 +15,8 @@ var (
 	ErrAddressFamily = errors.New("netio: source and destination address families differ")
 	// ErrMessageTooLong: a datagram does not fit in one IP packet.
 	ErrMessageTooLong = errors.New("netio: datagram too long")
-	// ErrSegmentSize: SegmentSize was set, which no backend supports yet.
-	ErrSegmentSize = errors.New("netio: segmentation offload not supported")
+	// ErrSegmentSize: SegmentSize was set on a message to Send, where it is reserved.
+	ErrSegmentSize = errors.New("netio: SegmentSize must be zero on send")
 	// ErrEmptyBuffer: a message handed to Receive has a zero-capacity Buf.
 	ErrEmptyBuffer = errors.New("netio: receive buffer has no capacity")
 	// ErrNoAddresses: a Conn or endpoint was requested with no local address.

@@ -15,29 +15,41 @@ import (
 // which would cost two heap allocations per received datagram. The calls still go through the
 // socket's syscall.RawConn, so they wait in the Go netpoller and fail cleanly after Close.
 
-// cmsgWords holds two int-valued control messages (TOS/traffic class and TTL/hop limit) in
-// 8-byte words, which keeps each header aligned.
-const cmsgWords = 2 * (unix.SizeofCmsghdr + 8) / 8
+// cmsgWords holds up to three control messages in 8-byte words, which keeps each header aligned:
+// TOS/traffic class and TTL/hop limit (ints) and UDP_SEGMENT (a uint16) on send, UDP_GRO (an
+// int) on receive.
+const cmsgWords = 3 * (unix.SizeofCmsghdr + 8) / 8
+
+// batchIovecs bounds the datagrams one sendmmsg call carries. A segmented send takes one I/O
+// vector per datagram, so a call can hold a few full segmented sends and still stay small.
+const batchIovecs = 4 * IdealBatchSize
 
 // mmsgBatch is the scratch for one sendmmsg or recvmmsg call: headers, I/O vectors, addresses and
-// control buffers for up to IdealBatchSize datagrams. Batches are recycled through a free list, so
+// control buffers for up to IdealBatchSize entries. Batches are recycled through a free list, so
 // Send and Receive allocate nothing in steady state and may run concurrently. (A sync.Pool would
 // do, except that it sheds items at random under the race detector and at every GC.)
+//
+// On send, an entry is one datagram or a run of datagrams the kernel segments (see gso_linux.go);
+// on receive, entry i reads into iovs[i].
 type mmsgBatch struct {
 	hdrs  [IdealBatchSize]unix.Mmsghdr
-	iovs  [IdealBatchSize]unix.Iovec
+	iovs  [batchIovecs]unix.Iovec
 	names [IdealBatchSize]unix.RawSockaddrInet6
 	oob   [IdealBatchSize][cmsgWords]uint64
+	segs  [IdealBatchSize]uint8 // datagrams in each prepared send entry
+	niov  int                   // I/O vectors the prepared send entries use
+	tail  gsoRun                // the last send entry, while later datagrams may join it
 
 	// State of the call in progress, read by the pre-bound callback.
-	op    uintptr // unix.SYS_SENDMMSG or unix.SYS_RECVMMSG
-	first int     // first header the next call passes
-	count int     // headers prepared
-	dirty int     // headers that may hold references to caller buffers
-	wait  bool    // wait in the netpoller while the socket is not ready
-	n     int
-	errno syscall.Errno
-	call  func(fd uintptr) bool
+	op       uintptr // unix.SYS_SENDMMSG or unix.SYS_RECVMMSG
+	first    int     // first header the next call passes
+	count    int     // headers prepared
+	dirty    int     // headers that may hold references to caller buffers
+	dirtyIov int     // I/O vectors that may hold references to caller buffers
+	wait     bool    // wait in the netpoller while the socket is not ready
+	n        int
+	errno    syscall.Errno
+	call     func(fd uintptr) bool
 }
 
 var batches struct {
@@ -65,16 +77,21 @@ func putBatch(b *mmsgBatch) {
 	b.reset()
 	for i := 0; i < b.dirty; i++ {
 		b.hdrs[i] = unix.Mmsghdr{}
+	}
+	for i := 0; i < b.dirtyIov; i++ {
 		b.iovs[i] = unix.Iovec{}
 	}
-	b.dirty = 0
+	b.dirty, b.dirtyIov = 0, 0
 	batches.Lock()
 	batches.free = append(batches.free, b)
 	batches.Unlock()
 }
 
 // reset empties the batch for the next call.
-func (b *mmsgBatch) reset() { b.first, b.count = 0, 0 }
+func (b *mmsgBatch) reset() {
+	b.first, b.count, b.niov = 0, 0, 0
+	b.tail = gsoRun{}
+}
 
 func (b *mmsgBatch) syscall(fd uintptr) bool {
 	for {
@@ -123,19 +140,17 @@ func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) 
 	return 0, os.NewSyscallError(name, b.errno)
 }
 
-// setSend fills slot i to send m to dst from a socket of scope (for link-local IPv6).
-func (b *mmsgBatch) setSend(i int, m *Message, dst netip.AddrPort, scope uint32) {
-	b.dirty = max(b.dirty, i+1)
+// openSend prepares the next entry to send m to dst from a socket of scope (for link-local IPv6),
+// as a single datagram that joinSend may grow into a segmented send.
+func (b *mmsgBatch) openSend(m *Message, dst netip.AddrPort, scope uint32) {
+	i := b.count
+	b.count++
+	b.dirty = max(b.dirty, b.count)
+	b.segs[i] = 1
 	h := &b.hdrs[i].Hdr
 	*h = unix.Msghdr{}
 	b.hdrs[i].Len = 0
-	if len(m.Buf) > 0 {
-		b.iovs[i].Base = &m.Buf[0]
-	} else {
-		b.iovs[i].Base = nil
-	}
-	b.iovs[i].SetLen(len(m.Buf))
-	h.Iov = &b.iovs[i]
+	h.Iov = b.pushIov(m.Buf)
 	h.SetIovlen(1)
 	h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
 	h.Namelen = putSockaddr(&b.names[i], dst, scope)
@@ -143,6 +158,20 @@ func (b *mmsgBatch) setSend(i int, m *Message, dst netip.AddrPort, scope uint32)
 		h.Control = (*byte)(unsafe.Pointer(&b.oob[i][0]))
 		h.SetControllen(n)
 	}
+}
+
+// pushIov points the next free I/O vector at buf.
+func (b *mmsgBatch) pushIov(buf []byte) *unix.Iovec {
+	v := &b.iovs[b.niov]
+	b.niov++
+	b.dirtyIov = max(b.dirtyIov, b.niov)
+	if len(buf) > 0 {
+		v.Base = &buf[0]
+	} else {
+		v.Base = nil
+	}
+	v.SetLen(len(buf))
+	return v
 }
 
 // putTrafficControl writes IP_TOS/IP_TTL (or IPV6_TCLASS/IPV6_HOPLIMIT) control messages for the
@@ -198,11 +227,15 @@ func (b *mmsgBatch) pointReceive(i int, buf []byte) {
 	h := &b.hdrs[i].Hdr
 	h.Namelen = unix.SizeofSockaddrInet6
 	h.Flags = 0
+	if h.Control != nil {
+		h.SetControllen(cmsgWords * 8)
+	}
 }
 
 // setReceive fills slot i to receive into buf[:cap(buf)].
 func (b *mmsgBatch) setReceive(i int, buf []byte) {
 	b.dirty = max(b.dirty, i+1)
+	b.dirtyIov = max(b.dirtyIov, i+1)
 	h := &b.hdrs[i].Hdr
 	*h = unix.Msghdr{}
 	b.hdrs[i].Len = 0

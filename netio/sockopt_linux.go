@@ -2,6 +2,7 @@ package netio
 
 import (
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,6 +71,40 @@ func setSocketOptionsFD(fd int, is6, listener bool, cfg *UDPConfig) error {
 		}
 	}
 	return nil
+}
+
+// enableGRO asks the kernel to hand a socket the datagrams of one flow coalesced, with a UDP_GRO
+// control message giving their size.
+func enableGRO(rc syscall.RawConn) error {
+	var err error
+	ctrlErr := rc.Control(func(fd uintptr) {
+		err = unix.SetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1)
+		if err != nil {
+			err = &syscallOptError{name: "UDP_GRO", err: err}
+		}
+	})
+	if ctrlErr != nil {
+		return ctrlErr
+	}
+	return err
+}
+
+// skMeminfoDrops is the index of the socket's drop count in the SO_MEMINFO array (SK_MEMINFO_DROPS).
+const skMeminfoDrops = 8
+
+// kernelDrops returns how many datagrams the kernel dropped on their way into the socket, nearly
+// always because its receive buffer was full. ok is false if the kernel would not say.
+func kernelDrops(rc syscall.RawConn) (drops uint64, ok bool) {
+	var info [skMeminfoDrops + 1]uint32
+	size := uint32(unsafe.Sizeof(info))
+	var errno syscall.Errno
+	if rc.Control(func(fd uintptr) {
+		_, _, errno = unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&size)), 0)
+	}) != nil || errno != 0 || size < uint32(unsafe.Sizeof(info)) {
+		return 0, false
+	}
+	return uint64(info[skMeminfoDrops]), true
 }
 
 // setBuffer asks for size bytes, past the sysctl limit if the process is allowed to, and settles for

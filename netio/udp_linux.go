@@ -21,8 +21,9 @@ type UDPConn struct {
 	listeners []*udpSocket
 	poll      *poller // waits on all listeners when there is more than one
 
-	mu      sync.RWMutex // guards senders
-	senders map[netip.AddrPort]*udpSocket
+	mu        sync.RWMutex // guards senders and dropsKept
+	senders   map[netip.AddrPort]*udpSocket
+	dropsKept bool // Close moved the listeners' kernel drop counts into counters
 
 	closed   atomic.Bool
 	next     atomic.Uint32 // where a multi-socket Receive starts looking, for fairness
@@ -38,11 +39,19 @@ type udpSocket struct {
 	local netip.AddrPort
 	scope uint32 // IPv6 interface index of local, for link-local destinations
 
+	// gso is whether Send may coalesce datagrams from this socket; it turns off for good
+	// when the kernel refuses a segmented send.
+	gso atomic.Bool
+	// gro is whether UDP_GRO is on, which makes Receive read through gror.
+	gro bool
+
 	// rxb is the receive scratch of a listener, kept prepared between calls so that a read
 	// only points each slot at its buffer (see recvBatch). Guarded by rxMu; a concurrent
-	// Receive on the same socket uses a pooled batch instead.
+	// Receive on the same socket uses a pooled batch instead. With GRO on, gror takes its
+	// place, and concurrent Receives on the socket take turns.
 	rxMu sync.Mutex
 	rxb  *mmsgBatch
+	gror *groReader
 }
 
 // ListenUDP binds cfg.Port on each of cfg.Addrs.
@@ -58,6 +67,15 @@ func ListenUDP(cfg UDPConfig) (*UDPConn, error) {
 		if err != nil {
 			c.Close()
 			return nil, err
+		}
+		if !cfg.DisableGRO {
+			// A kernel without UDP_GRO (before 5.0) refuses it; reads then take one datagram
+			// per slot, which is also all such a kernel would deliver.
+			if enableGRO(s.rc) == nil {
+				s.gro = true
+			} else {
+				c.counters.groFallbacks.Add(1)
+			}
 		}
 		c.listeners = append(c.listeners, s)
 	}
@@ -91,6 +109,7 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket
 		return nil, err
 	}
 	s := &udpSocket{conn: conn, rc: rc, local: local}
+	s.gso.Store(!cfg.DisableGSO)
 	if z := local.Addr().Zone(); z != "" {
 		if ifi, err := net.InterfaceByName(z); err == nil {
 			s.scope = uint32(ifi.Index)
@@ -101,6 +120,13 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket
 
 // Send implements [Conn]. Consecutive messages leaving the same socket go out in one sendmmsg, so
 // callers get the most from a batch by grouping messages by Src.
+//
+// Unless GSO is off, a run of consecutive messages from the same socket to the same destination
+// with the same TOS and TTL and the same length (the last of a run may be shorter) goes out as one
+// segmented send of up to 64 datagrams and 65000 bytes; the kernel cuts it into the same
+// datagrams that separate sends would produce, apart from the IPv4 Identification (see
+// [UDPConfig.SetIPv4ID]). If the kernel refuses a segmented send, the socket stops using GSO and
+// the run is sent again as single datagrams, so nothing is lost.
 func (c *UDPConn) Send(msgs []Message) (int, error) {
 	if c.closed.Load() {
 		return 0, net.ErrClosed
@@ -108,40 +134,81 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 	b := getBatch()
 	defer putBatch(b)
 	done := 0
-	var run *udpSocket
-	for i := range msgs {
-		s, err := c.socketFor(&msgs[i])
+	var run *udpSocket // the socket of the prepared entries
+	var last *Message  // the last message socketFor accepted, which left from run
+	for i := 0; ; i++ {
+		if i == len(msgs) {
+			err := c.flush(b, run, msgs, &done)
+			if err == errGSORefused {
+				i, run, last = done-1, nil, nil
+				continue
+			}
+			return done, err
+		}
+		m := &msgs[i]
+		var s *udpSocket
+		var err error
+		if last != nil && m.Src == last.Src && m.Dst == last.Dst && m.SegmentSize == 0 && len(m.Buf) <= len(last.Buf) {
+			s = run // a run of one flow: validated with the message before
+		} else {
+			s, err = c.socketFor(m)
+			last = m
+		}
 		if err != nil {
+			last = nil
 			if ferr := c.flush(b, run, msgs, &done); ferr != nil {
+				if ferr == errGSORefused {
+					i, run, last = done-1, nil, nil
+					continue
+				}
 				return done, ferr
 			}
-			return done, fmt.Errorf("send %v -> %v: %w", msgs[i].Src, msgs[i].Dst, err)
+			return done, fmt.Errorf("send %v -> %v: %w", m.Src, m.Dst, err)
 		}
-		if s != run || b.count == IdealBatchSize {
+		if s == run && b.canJoin(m) {
+			if k := b.segs[b.count-1]; s.local.Addr().Is4() {
+				c.cfg.SetIPv4ID(m, 0, uint16(k))
+			}
+			b.joinSend(m)
+			continue
+		}
+		if s != run || b.count == IdealBatchSize || b.niov == len(b.iovs) {
 			if err := c.flush(b, run, msgs, &done); err != nil {
+				if err == errGSORefused {
+					i, run, last = done-1, nil, nil
+					continue
+				}
 				return done, err
 			}
 			run = s
 		}
-		b.setSend(b.count, &msgs[i], msgs[i].Dst, s.scope)
-		b.count++
+		b.openSend(m, m.Dst, s.scope)
+		b.startRun(m, c.gsoAllowed(s))
 	}
-	return done, c.flush(b, run, msgs, &done)
 }
 
-// flush sends the b.count prepared messages, which are msgs[*done:], on s.
+// flush sends the b.count prepared entries, which hold msgs[*done:], on s.
 func (c *UDPConn) flush(b *mmsgBatch, s *udpSocket, msgs []Message, done *int) error {
 	defer b.reset()
 	for b.first < b.count {
 		n, err := b.run(s.rc, unix.SYS_SENDMMSG, true)
-		for _, m := range msgs[*done : *done+n] {
-			c.counters.sent(1, len(m.Buf))
+		for e := b.first; e < b.first+n; e++ {
+			segs := int(b.segs[e])
+			c.counters.sent(segs, int(b.hdrs[e].Len))
+			if segs > 1 {
+				c.counters.gsoSent(segs)
+			}
+			*done += segs
 		}
-		*done += n
 		b.first += n
 		if err != nil {
-			// sendmmsg stops at the first datagram it cannot send and fails on it when retried.
+			// sendmmsg stops at the first entry it cannot send and fails on it when retried.
+			if b.segs[b.first] > 1 && gsoRefused(err) {
+				return c.gsoFallback(b, s, msgs, done, err)
+			}
 			c.counters.drop(DropSendError)
+			// The caller gets the unsent messages back as they were given: renumbered to ID 0.
+			c.renumber(b, s, msgs, *done)
 			return err
 		}
 	}
@@ -198,6 +265,12 @@ func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
 
 // Receive implements [Conn]. It may exchange Buf slices among msgs: every filled message's Buf is
 // one of the buffers offered. TOS and TTL are reported as zero.
+//
+// With GRO on (the default), a listening socket reads up to [UDPConfig.GROSlots] coalesced
+// buffers per system call into 64 KiB buffers of its own, allocated on its first read, and copies
+// each datagram out into the next message, setting SegmentSize when it arrived coalesced.
+// Datagrams beyond len(msgs) wait for the next Receive, which returns them without a system call.
+// Concurrent Receives on one socket then take turns rather than reading side by side.
 func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	if err := validateReceive(msgs); err != nil {
 		return 0, err
@@ -230,6 +303,9 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 
 // receiveFrom reads one batch from s, dropping truncated datagrams; it may return 0 if all were.
 func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, error) {
+	if s.gro {
+		return c.receiveGRO(s, msgs, wait)
+	}
 	var b *mmsgBatch
 	if s.rxMu.TryLock() {
 		defer s.rxMu.Unlock()
@@ -265,11 +341,8 @@ func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, err
 		}
 		msgs[n], msgs[i] = msgs[i], msgs[n]
 		m := &msgs[n]
-		if src.Addr().Is6() && s.local.Addr().Zone() != "" && src.Addr().IsLinkLocalUnicast() {
-			src = netip.AddrPortFrom(src.Addr().WithZone(s.local.Addr().Zone()), src.Port())
-		}
 		m.Buf = m.Buf[:size]
-		m.Src, m.Dst = src, s.local
+		m.Src, m.Dst = s.source(src), s.local
 		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
 		bytes += size
 		n++
@@ -278,14 +351,42 @@ func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, err
 	return n, nil
 }
 
+// source completes a received source address with the zone of a link-local listener.
+func (s *udpSocket) source(src netip.AddrPort) netip.AddrPort {
+	if src.Addr().Is6() && s.local.Addr().Zone() != "" && src.Addr().IsLinkLocalUnicast() {
+		return netip.AddrPortFrom(src.Addr().WithZone(s.local.Addr().Zone()), src.Port())
+	}
+	return src
+}
+
 // BatchSize implements [Conn].
 func (c *UDPConn) BatchSize() int { return IdealBatchSize }
 
 // LocalAddrs implements [Conn].
 func (c *UDPConn) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort(nil), c.locals...) }
 
-// Counters implements [Conn].
-func (c *UDPConn) Counters() Counters { return c.counters.snapshot() }
+// Counters implements [Conn]. Drops[DropQueueFull] counts the datagrams the kernel dropped for
+// a listening socket, nearly always because its receive buffer was full.
+func (c *UDPConn) Counters() Counters {
+	s := c.counters.snapshot()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.dropsKept {
+		s.Drops[DropQueueFull] += c.listenerDrops()
+	}
+	return s
+}
+
+// listenerDrops sums the kernel's drop counts of the listening sockets.
+func (c *UDPConn) listenerDrops() uint64 {
+	var sum uint64
+	for _, l := range c.listeners {
+		if d, ok := kernelDrops(l.rc); ok {
+			sum += d
+		}
+	}
+	return sum
+}
 
 // SendSockets returns the number of source-port sockets opened so far.
 func (c *UDPConn) SendSockets() int {
@@ -302,10 +403,13 @@ func (c *UDPConn) Close() error {
 	if c.poll != nil {
 		c.poll.wake()
 	}
+	c.mu.Lock()
+	// The kernel's drop counts go with the sockets; keep them.
+	c.counters.drops[DropQueueFull].Add(c.listenerDrops())
+	c.dropsKept = true
 	for _, s := range c.listeners {
 		s.conn.Close()
 	}
-	c.mu.Lock()
 	for k, s := range c.senders {
 		s.conn.Close()
 		delete(c.senders, k)

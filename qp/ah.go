@@ -13,6 +13,16 @@ type AH struct {
 	destroyed atomic.Bool
 }
 
+// AddressHandle is what a UD or GSI work request is addressed with: an *AH, or a type of a layer
+// above that wraps one, so that users of that layer need not unwrap it.
+type AddressHandle interface {
+	// Handle returns the address handle, or nil for a nil wrapper.
+	Handle() *AH
+}
+
+// Handle returns ah itself: *AH is its own AddressHandle.
+func (ah *AH) Handle() *AH { return ah }
+
 // CreateAH validates av for RoCE (a GRH is required) and creates an address handle (ibv_create_ah).
 func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 	if err := checkAV(av, "ah_attr", &t.cfg.Limits); err != nil {

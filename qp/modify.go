@@ -15,12 +15,8 @@ const psnMask = 1<<24 - 1
 // returns; entering SQD starts a drain that ends with EventSQDrained.
 func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 	q.mu.Lock()
-	err := q.modifyLocked(attr, mask)
-	q.mu.Unlock()
-	if err == nil {
-		q.wake()
-	}
-	return err
+	defer q.mu.Unlock()
+	return q.modifyLocked(attr, mask)
 }
 
 func (q *QP) modifyLocked(attr *Attr, mask AttrMask) error {
@@ -249,7 +245,6 @@ func (q *QP) EnterError() {
 	}
 	q.setStateLocked(StateErr)
 	q.mu.Unlock()
-	q.wake()
 }
 
 // EnterSQError moves a UC, UD or GSI QP from RTS or SQD to SQE after a send error, flushing the
@@ -267,5 +262,4 @@ func (q *QP) EnterSQError() {
 	}
 	q.setStateLocked(StateSQE)
 	q.mu.Unlock()
-	q.wake()
 }

@@ -15,7 +15,6 @@ const maxMessage = 1 << 31
 func (q *QP) PostSend(wrs []SendWR) error {
 	s := &q.sq
 	s.mu.Lock()
-	posted := false
 	var err error
 	for i := range wrs {
 		wr := &wrs[i]
@@ -37,12 +36,8 @@ func (q *QP) PostSend(wrs []SendWR) error {
 			break
 		}
 		s.storeLocked(wr)
-		posted = true
 	}
 	s.mu.Unlock()
-	if posted {
-		q.wake()
-	}
 	return err
 }
 
@@ -116,7 +111,10 @@ func (q *QP) checkSendWR(state State, wr *SendWR) error {
 		}
 	}
 	if q.typ.datagram() {
-		ah := wr.UD.AH
+		var ah *AH
+		if wr.UD.AH != nil {
+			ah = wr.UD.AH.Handle()
+		}
 		if ah == nil || ah.destroyed.Load() {
 			return ErrInvalidAH
 		}

@@ -22,7 +22,6 @@ type QP struct {
 	sigAll  bool
 	caps    Caps
 	context any
-	driver  atomic.Value
 
 	mu        sync.Mutex // guards attr, state and destroyed; taken before sq.mu and rqMu
 	attr      Attr
@@ -132,12 +131,6 @@ func (q *QP) SRQ() *SRQ { return q.srq }
 // Context returns InitAttr.Context.
 func (q *QP) Context() any { return q.context }
 
-// SetDriverData attaches the transport's per-QP state, so the receive path finds it with the QP.
-func (q *QP) SetDriverData(v any) { q.driver.Store(v) }
-
-// DriverData returns what SetDriverData stored, or nil.
-func (q *QP) DriverData() any { return q.driver.Load() }
-
 // SendQueue returns the send ring, for the transport.
 func (q *QP) SendQueue() *SendQueue { return &q.sq }
 
@@ -198,7 +191,6 @@ func (q *QP) Destroy() error {
 		q.srq.users.Add(-1)
 	}
 	q.pd.Release()
-	q.wake()
 	return nil
 }
 
@@ -214,9 +206,3 @@ func (q *QP) Destroyed() bool {
 func (q *QP) RaiseEvent(t EventType) { q.raise(t) }
 
 func (q *QP) raise(t EventType) { q.table.raise(Event{Type: t, QP: q}) }
-
-func (q *QP) wake() {
-	if q.table.cfg.Wake != nil {
-		q.table.cfg.Wake(q)
-	}
-}

@@ -12,14 +12,11 @@ const GSIQPN = 1
 // lacks, 1 is GSI and the rest of the low numbers are left unused as rxe does.
 const minQPN = 16
 
-// Config is what a device hands its QP table: its limits, where asynchronous events go, and how to
-// wake the transport worker of a QP.
+// Config is what a device hands its QP table: its limits and where asynchronous events go. The
+// table calls nothing else above it: whoever posts work or changes a QP tells the transport.
 type Config struct {
 	Limits Limits
 	Events EventSink // may be nil: events are dropped
-	// Wake is called, without locks held, after work is posted to a send queue, after every state
-	// change and after Destroy, so the QP's worker looks at it. Nil means nobody is woken.
-	Wake func(*QP)
 }
 
 // Table is a device's set of QPs: it creates QPs, SRQs and AHs against the device's limits, hands

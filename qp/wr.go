@@ -129,7 +129,7 @@ type AtomicInfo struct {
 
 // UDInfo addresses a UD or GSI work request.
 type UDInfo struct {
-	AH         *AH
+	AH         AddressHandle
 	RemoteQPN  uint32
 	RemoteQKey uint32 // a value with the high bit set means "use the QP's own Q_Key"
 	PKeyIndex  uint16 // GSI only: the P_Key to send with

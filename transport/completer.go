@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -19,6 +20,8 @@ type completer struct {
 	psn       packet.PSN // oldest unacknowledged PSN
 	retryLeft uint8      // retransmissions left before RETRY_EXC_ERR (retry_cnt)
 	rnrLeft   uint8      // RNR retries left before RNR_RETRY_EXC_ERR (rnr_retry; 7 is infinite)
+	lateLeft  uint8      // late timer expiries still forgiven before progress (see lateExpiry)
+	rtt       rttTimer   // round-trip estimate that stretches the timeout (see rto.go)
 	timer     time.Time  // retransmit deadline; zero when nothing is outstanding or timeouts are off
 
 	// retried says a go-back-N retransmission from retriedPSN is under way, so further NAKs or
@@ -34,7 +37,12 @@ func (c *completer) init(e *Engine) { c.e = e }
 func (c *completer) start(psn packet.PSN) {
 	c.psn = psn
 	c.resetRetries()
+	c.rtt.reset()
 }
+
+// timeout returns the retransmit timeout now: the QP's Local ACK Timeout, stretched by the
+// measured round trip within what IBTA allows (see rto.go).
+func (c *completer) timeout() time.Duration { return c.rtt.rto(c.e.req.a.timeout) }
 
 // reset forgets timers and retry state (QP reset or error).
 func (c *completer) reset() {
@@ -44,7 +52,7 @@ func (c *completer) reset() {
 
 func (c *completer) resetRetries() {
 	a := &c.e.req.a
-	c.retryLeft, c.rnrLeft = a.retryCnt, a.rnrRetry
+	c.retryLeft, c.rnrLeft, c.lateLeft = a.retryCnt, a.rnrRetry, maxLateExpiries
 }
 
 // deadline returns when the retransmit timer fires, or zero.
@@ -53,21 +61,32 @@ func (c *completer) deadline() time.Time { return c.timer }
 // sent arms the retransmit timer when request packets went out and none is running.
 func (c *completer) sent(now time.Time) {
 	r := &c.e.req
+	if r.a.timeout != 0 && r.psn == r.tip {
+		// New packets, not a retransmission: time the last one sent.
+		c.rtt.start(r.tip.Sub(1), now)
+	}
 	if c.timer.IsZero() && r.a.timeout != 0 && c.psn != r.tip {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
 // tick fires the retransmit timer: the oldest unacknowledged packet and everything after it are
-// sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered.
+// sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered. An
+// expiry noticed late is not counted (see lateExpiry).
 func (c *completer) tick(now time.Time, _ *Output) {
 	r := &c.e.req
 	r.sync()
 	if c.timer.IsZero() || now.Before(c.timer) {
 		return
 	}
+	deadline := c.timer
 	c.timer = time.Time{}
 	if r.a.typ != qp.TypeRC || !r.canSend() || c.psn == r.tip {
+		return
+	}
+	if c.lateExpiry(now, deadline) {
+		c.e.ctr.Inc(counter.LateTimeouts)
+		c.timer = now.Add(c.timeout())
 		return
 	}
 	c.retry(now, true)
@@ -82,26 +101,28 @@ func (c *completer) retry(now time.Time, timeout bool) {
 	if !timeout && c.retried && c.retriedPSN == c.psn {
 		return
 	}
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	if c.retryLeft == 0 {
-		ctr.RetryExceededErr.Add(1)
+		ctr.Inc(counter.RetryExceededErr)
 		c.failHead(now, cq.WCRetryExcErr)
 		return
 	}
 	c.retryLeft--
 	c.retried, c.retriedPSN = true, c.psn
-	ctr.CompleterRetryErr.Add(1)
+	ctr.Inc(counter.CompleterRetryErr)
 	r := &c.e.req
 	if timeout {
+		c.rtt.timedOut()
 		// Silence may mean loss or a responder still working through a backlog (a software stack
 		// on a slow machine): resend one packet, not the whole window, and grow back as
 		// acknowledgements return. A NAK, by contrast, comes from a responder that is keeping up.
 		r.shrinkWindow()
 	}
 	r.rewind(c.psn)
+	c.rtt.cancel()
 	c.timer = time.Time{}
 	if r.a.timeout != 0 {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
@@ -114,6 +135,8 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 	c.psn = psn
 	c.resetRetries()
 	c.retried = false
+	c.rtt.acked(psn, now)
+	c.rtt.progress()
 	r := &c.e.req
 	r.growWindow()
 	if r.psn.LessThan(psn) {
@@ -122,30 +145,30 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 	}
 	c.timer = time.Time{}
 	if c.psn != r.tip && r.a.timeout != 0 {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
 // receive handles an acknowledgement, READ response or atomic acknowledgement.
-func (c *completer) receive(now time.Time, p *packet.Parsed, from *Path, _ *Output) {
+func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, _ *Output) {
 	r := &c.e.req
 	r.sync()
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	switch {
 	case r.a.typ != qp.TypeRC || p.Opcode().Transport() != packet.TransportRC:
-		ctr.DroppedOpcode.Add(1)
+		ctr.Inc(counter.RcvdBadOpcode)
 		return
 	case !r.canSend():
-		ctr.DroppedState.Add(1)
+		ctr.Inc(counter.RcvdWrongState)
 		return
 	case !sameHost(from.Src.Addr(), r.a.path.Dst.Addr()):
-		ctr.DroppedPath.Add(1)
+		ctr.Inc(counter.RcvdWrongPath)
 		return
 	}
 	psn := p.BTH().PSN()
 	if !psn.InWindow(c.psn, uint32(r.tip.Diff(c.psn))) {
 		// Stale (already acknowledged: a duplicate or a late copy) or never sent.
-		ctr.DroppedUnknown.Add(1)
+		ctr.Inc(counter.RcvdUnexpected)
 		return
 	}
 	c.process(now, p, psn)
@@ -163,7 +186,7 @@ func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
 		var ok bool
 		w, ok = sq.Head()
 		if !ok || (w.Progress.State != wqeSending && w.Progress.State != wqeSent) {
-			c.e.dev.Counters.DroppedUnknown.Add(1)
+			c.e.ctr.Inc(counter.RcvdUnexpected)
 			return
 		}
 		last := packet.PSN(w.Progress.LastPSN)
@@ -187,13 +210,13 @@ func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
 	case packet.KindRDMAReadResponse:
 		c.readResponse(now, w, p, psn)
 	default:
-		c.e.dev.Counters.DroppedOpcode.Add(1)
+		c.e.ctr.Inc(counter.RcvdBadOpcode)
 	}
 }
 
 // acknowledge handles an ACKNOWLEDGE packet for a PSN of w, the oldest outstanding WQE.
 func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, psn packet.PSN) {
-	ctr := c.e.dev.Counters
+	ctr := &c.e.ctr
 	syn := p.AETH().Syndrome()
 	switch syn.Type() {
 	case packet.SyndromeTypeACK:
@@ -209,13 +232,13 @@ func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, 
 		if psn == c.psn && now.Before(r.hold) {
 			return // a copy of the NAK that started the current back-off
 		}
-		ctr.RcvdRNRErr.Add(1)
+		ctr.Inc(counter.RcvdRNRErr)
 		c.advance(now, psn)
 		c.rnr(now, w, syn.Value())
 	case packet.SyndromeTypeNAK:
 		c.advance(now, psn)
 		if syn == packet.SyndromeNAKPSNSequenceError {
-			ctr.RcvdSeqErr.Add(1)
+			ctr.Inc(counter.RcvdSeqErr)
 			c.retry(now, false)
 			return
 		}
@@ -229,7 +252,7 @@ func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, 
 // delay the NAK's timer code names has passed, unless rnr_retry is used up (7 never is).
 func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
 	if c.rnrLeft == 0 {
-		c.e.dev.Counters.RetryRNRExceededErr.Add(1)
+		c.e.ctr.Inc(counter.RetryRNRExceededErr)
 		c.fail(now, w, cq.WCRNRRetryExcErr)
 		return
 	}
@@ -238,6 +261,7 @@ func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
 	}
 	r := &c.e.req
 	r.rewind(c.psn)
+	c.rtt.cancel()
 	r.hold = now.Add(packet.RNRTimer(code))
 	c.timer = time.Time{}
 	c.retried, c.retriedPSN = true, c.psn
@@ -312,7 +336,7 @@ func (c *completer) readResponse(now time.Time, w *qp.SendWQE, p *packet.Parsed,
 		c.fail(now, w, localStatus(err))
 		return
 	}
-	c.e.dev.Counters.RcvdBytes.Add(uint64(len(payload)))
+	c.e.ctr.Add(counter.RcvdBytes, uint64(len(payload)))
 	c.advance(now, psn.Add(1))
 	if isLast {
 		c.complete(w, cq.WCSuccess)
@@ -384,7 +408,7 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 	switch w.WR.Opcode {
 	case qp.WRSend, qp.WRSendWithImm, qp.WRSendWithInv:
 		// rxe's rdma_sends counts SEND work requests retired, whatever their status.
-		c.e.dev.Counters.RDMASends.Add(1)
+		c.e.ctr.Inc(counter.RDMASends)
 	}
 	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
 	switch {

@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/require"
 )
 
 // sendTimes returns the fake times (since hStart) at which the probe saw packets with PSN psn.
@@ -23,8 +25,9 @@ func (pr *probe) sendTimes(psn packet.PSN) []time.Duration {
 }
 
 // TestCompleterRetryExhaustion checks that an unanswered request is sent again exactly retry_cnt
-// times, one Local ACK Timeout apart, then fails with RETRY_EXC_ERR one timeout after the last
-// retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
+// times, the Local ACK Timeout T after the first transmission, then backed off to 2 T and 4 T (the
+// most the adapted timeout may stretch, see rto.go), then fails with RETRY_EXC_ERR one timeout
+// after the last retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
 // not infinite (IBTA; rxe differs). After a timeout the requester probes with the oldest packet
 // alone, so the second request, never acknowledged, goes out only once.
 func TestCompleterRetryExhaustion(t *testing.T) {
@@ -42,12 +45,10 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)
 			}
 			for i, at := range ts {
-				if at != time.Duration(i)*period {
-					t.Fatalf("timeout %d: transmission %d at %v, want %v", tc.timeout, i, at, time.Duration(i)*period)
-				}
+				require.Equal(t, backedOff(period, i), at, "timeout %d: transmission %d", tc.timeout, i)
 			}
 		}
-		if got, want := pr.h.now.Sub(hStart), time.Duration(tc.retry+1)*period; got != want {
+		if got, want := pr.h.now.Sub(hStart), backedOff(period, int(tc.retry)+1); got != want {
 			t.Fatalf("failed at %v, want %v", got, want)
 		}
 		wcs := pr.a.pollSend()
@@ -59,14 +60,24 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 		if pr.a.q.State() != qp.StateErr {
 			t.Fatalf("state %v", pr.a.q.State())
 		}
-		ctr := pr.a.d.ctr
-		if ctr.RetryExceededErr.Load() != 1 || ctr.CompleterRetryErr.Load() != uint64(tc.retry) {
-			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.RetryExceededErr.Load(), ctr.CompleterRetryErr.Load())
+		ctr := pr.a.d
+		if ctr.count(counter.RetryExceededErr) != 1 || ctr.count(counter.CompleterRetryErr) != uint64(tc.retry) {
+			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.count(counter.RetryExceededErr), ctr.count(counter.CompleterRetryErr))
 		}
 		if !pr.a.e.Deadline().IsZero() {
 			t.Fatal("deadline armed in ERR")
 		}
 	}
+}
+
+// backedOff returns when transmission n of an unanswered packet goes out: the timeouts before it
+// are T, 2 T, then 4 T each.
+func backedOff(period time.Duration, n int) time.Duration {
+	var at time.Duration
+	for i := range n {
+		at += period << min(i, 2)
+	}
+	return at
 }
 
 // TestCompleterTimeoutZero checks that timeout 0 disables retransmission.
@@ -122,8 +133,8 @@ func TestCompleterRNRBackoff(t *testing.T) {
 		}
 		wantWC(t, wcs[0], 1, cq.WCRNRRetryExcErr, 0)
 		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
-		if pr.a.d.ctr.RcvdRNRErr.Load() != uint64(tc.retry)+1 || pr.a.d.ctr.RetryRNRExceededErr.Load() != 1 {
-			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.ctr.RcvdRNRErr.Load(), pr.a.d.ctr.RetryRNRExceededErr.Load())
+		if pr.a.d.count(counter.RcvdRNRErr) != uint64(tc.retry)+1 || pr.a.d.count(counter.RetryRNRExceededErr) != 1 {
+			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.count(counter.RcvdRNRErr), pr.a.d.count(counter.RetryRNRExceededErr))
 		}
 	}
 	if packet.RNRTimer(25) != 61440*time.Microsecond || packet.RNRTimer(0) != 655360*time.Microsecond || packet.RNRTimer(1) != 10*time.Microsecond {
@@ -204,9 +215,9 @@ func TestCompleterSequenceNAK(t *testing.T) {
 	if len(wcs) != 2 || wcs[0].WRID != 0 || wcs[1].WRID != 1 {
 		t.Fatalf("completions %+v", wcs)
 	}
-	if pr.a.d.ctr.RcvdSeqErr.Load() != 2 || pr.a.d.ctr.CompleterRetryErr.Load() != 1 || pr.a.d.ctr.DroppedUnknown.Load() != 1 {
-		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.ctr.RcvdSeqErr.Load(), pr.a.d.ctr.CompleterRetryErr.Load(),
-			pr.a.d.ctr.DroppedUnknown.Load())
+	if pr.a.d.count(counter.RcvdSeqErr) != 2 || pr.a.d.count(counter.CompleterRetryErr) != 1 || pr.a.d.count(counter.RcvdUnexpected) != 1 {
+		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.count(counter.RcvdSeqErr), pr.a.d.count(counter.CompleterRetryErr),
+			pr.a.d.count(counter.RcvdUnexpected))
 	}
 	// A cumulative ACK of the last PSN completes the rest in order.
 	pr.respond(pr.ackHeaders(103, packet.SyndromeACKUnlimited), nil)
@@ -331,11 +342,11 @@ func TestCompleterBadResponses(t *testing.T) {
 		pr.idle()
 		p := pr.build(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
 		p.path.Src = netipAP(mustAddr("10.9.9.9"), 0xC000)
-		hMust(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
+		require.NoError(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
 		pr.h.flight = append(pr.h.flight, p)
 		pr.idle()
-		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.ctr.DroppedPath.Load() != 1 {
-			t.Fatalf("%d completions, %d path drops", n, pr.a.d.ctr.DroppedPath.Load())
+		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.count(counter.RcvdWrongPath) != 1 {
+			t.Fatalf("%d completions, %d path drops", n, pr.a.d.count(counter.RcvdWrongPath))
 		}
 	})
 }
@@ -346,7 +357,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	pr := newProbe(t, hQPOptions{})
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
 	pr.a.post(qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
 	if len(pr.sent) != 1 {
@@ -356,7 +367,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	if ev := pr.a.d.eventTypes(pr.a.q); len(ev) != 1 || ev[0] != qp.EventSQDrained {
 		t.Fatalf("events %v", ev)
 	}
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
 	pr.idle()
 	if len(pr.sent) != 2 || pr.sent[1].h.BTH.PSN != 1 {
 		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))
@@ -408,8 +419,8 @@ func TestCompleterRetryCountIsConsecutive(t *testing.T) {
 	if len(pr.sent) != 5 || pr.a.q.State() != qp.StateRTS {
 		t.Fatalf("%d packets, state %v", len(pr.sent), pr.a.q.State())
 	}
-	pr.h.advance(period)
-	pr.idle() // a second timeout in a row: exhausted
+	pr.h.advance(2 * period)
+	pr.idle() // a second timeout in a row (backed off to 2 T): exhausted
 	wcs := pr.a.pollSend()
 	if len(wcs) != 2 {
 		t.Fatalf("completions %+v", wcs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
@@ -232,10 +233,10 @@ func TestE2EMessageCounters(t *testing.T) {
 	if n := len(x.b.pollRecv()); n != 2 {
 		t.Fatalf("%d receive completions", n)
 	}
-	if got := x.a.d.ctr.RDMASends.Load(); got != 1 {
+	if got := x.a.d.count(counter.RDMASends); got != 1 {
 		t.Fatalf("rdma_sends %d, want 1 (one SEND work request)", got)
 	}
-	if got := x.b.d.ctr.RDMARecvs.Load(); got != 2 {
+	if got := x.b.d.count(counter.RDMARecvs); got != 2 {
 		t.Fatalf("rdma_recvs %d, want 2 (the SEND and the WRITE with immediate)", got)
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 )
 
-// Env is the per-device environment the engines of one device share: registered memory, the addresses packets
-// leave from, and the statistics.
+// Env is the per-device environment the engines of one device share: registered memory and the
+// addresses packets leave from.
 type Env struct {
 	Mem *mr.Table
 	// SourceAddr returns the local address of a GID table index, the source of packets sent on a
@@ -21,8 +22,7 @@ type Env struct {
 	DstPort uint16
 	// PortMTU is the port's active MTU, the payload limit of datagram QPs, which have no path
 	// MTU of their own; zero means 4096.
-	PortMTU  qp.MTU
-	Counters *Counters
+	PortMTU qp.MTU
 }
 
 // dstPort returns the UDP port packets go to.
@@ -49,6 +49,7 @@ type Engine struct {
 	req  requester
 	comp completer
 	resp responder
+	ctr  counter.Set // this QP's statistics; only the engine writes them
 
 	burst time.Time // time of the first ReceiveMore of a burst not yet ended, or zero
 }
@@ -65,10 +66,14 @@ func New(dev *Env, q *qp.QP) *Engine {
 // QP returns the verbs object this engine serves.
 func (e *Engine) QP() *qp.QP { return e.q }
 
+// Counters returns the QP's statistics. The engine increments them from its caller's goroutine;
+// other goroutines may read them at any time.
+func (e *Engine) Counters() *counter.Set { return &e.ctr }
+
 // Receive handles one packet addressed to this QP. from describes how it arrived: Src is the
 // sender, Dst the local address. Requests go to the responder; acknowledgements and read or
 // atomic responses go to the completer.
-func (e *Engine) Receive(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
 	e.receive(now, p, &from, out)
 	e.endBurst(now, out)
 }
@@ -80,15 +85,15 @@ func (e *Engine) Receive(now time.Time, p *packet.Parsed, from Path, out *Output
 // it, and requesters, rxe's included, retire them so), and the requester sends what the burst's
 // acknowledgements allow once, in one go. Until that Receive (or a Run), Deadline reports the
 // work as due.
-func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from Path, out *Output) {
+func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
 	e.receive(now, p, &from, out)
 	if e.burst.IsZero() {
 		e.burst = now
 	}
 }
 
-func (e *Engine) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
-	e.dev.Counters.RcvdPkts.Add(1)
+func (e *Engine) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
+	e.ctr.Inc(counter.RcvdPkts)
 	if p.Opcode().IsResponse() {
 		e.comp.receive(now, p, from, out)
 	} else {

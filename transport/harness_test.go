@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The harness connects transport engines through a deterministic in-memory network. Every packet
@@ -36,7 +39,7 @@ type hStats struct {
 // hPacket is a packet in flight.
 type hPacket struct {
 	buf   []byte
-	path  Path
+	path  packet.Envelope
 	at    time.Time // when it was emitted
 	ready time.Time // when a slow receiver gets to it (see hDevice.service)
 }
@@ -74,9 +77,8 @@ type hDevice struct {
 	qps     *qp.Table
 	pd      *mr.PD
 	dev     *Env
-	ctr     *Counters
-	engines []*Engine // sorted by QPN
-	woken   map[uint32]bool
+	engines []*Engine         // sorted by QPN
+	marks   map[*Engine]hMark // what the harness last saw of each engine's QP
 	events  []qp.Event
 	out     Output
 	// service, when set, makes the device a slow receiver: each packet takes that long to
@@ -88,6 +90,10 @@ type hDevice struct {
 	// carries the zone, and packets it receives name both ends with it, as a socket bound to a
 	// link-local address reports them. The wire (and so every GID) has no zones.
 	zone string
+	// stall, when set, models a descheduled process: it returns when the device runs again if
+	// it is stalled at t, or the zero time. A stalled device runs no engine (no timers fire) and
+	// its arriving packets wait in inbox, as in a socket buffer nobody reads.
+	stall func(t time.Time) time.Time
 }
 
 // hZoned gives a the zone a socket on interface zone reports it with: IPv6 link-local addresses
@@ -98,6 +104,16 @@ func hZoned(a netip.Addr, zone string) netip.Addr {
 		return a.WithZone(zone)
 	}
 	return a
+}
+
+// runsAt returns t, or when the device runs again if it is stalled at t.
+func (d *hDevice) runsAt(t time.Time) time.Time {
+	if d.stall != nil {
+		if r := d.stall(t); !r.IsZero() {
+			return r
+		}
+	}
+	return t
 }
 
 // deviceAt returns the device with address a, or nil.
@@ -112,6 +128,40 @@ func (h *harness) deviceAt(a netip.Addr) *hDevice {
 
 // HandleEvent records an asynchronous event.
 func (d *hDevice) HandleEvent(e qp.Event) { d.events = append(d.events, e) }
+
+// hMark is what the harness last saw of a QP: its send queue's tail and its attribute version.
+type hMark struct{ tail, version uint64 }
+
+// due reports whether e's QP was posted to or changed since the harness last looked: the device
+// runtime is told of both by the verbs, and runs the engine.
+func (d *hDevice) due(e *Engine) bool {
+	_, _, tail := e.q.SendQueue().Positions()
+	m := hMark{tail, e.q.AttrVersion()}
+	if d.marks[e] == m {
+		return false
+	}
+	d.marks[e] = m
+	return true
+}
+
+// engine returns the engine of QP qpn, or nil.
+func (d *hDevice) engine(qpn uint32) *Engine {
+	for _, e := range d.engines {
+		if e.q.QPN() == qpn && !e.q.Destroyed() {
+			return e
+		}
+	}
+	return nil
+}
+
+// count sums counter id over the device's engines, the device total the runtime reports.
+func (d *hDevice) count(id counter.ID) uint64 {
+	var n uint64
+	for _, e := range d.engines {
+		n += e.Counters().Load(id)
+	}
+	return n
+}
 
 // eventTypes returns the recorded events of q.
 func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
@@ -128,14 +178,13 @@ func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
 // resolve to it.
 func (h *harness) device(addr string) *hDevice {
 	h.t.Helper()
-	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), ctr: &Counters{}, woken: map[uint32]bool{}}
-	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d, Wake: func(q *qp.QP) { d.woken[q.QPN()] = true }})
+	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), marks: map[*Engine]hMark{}}
+	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d})
 	pd, err := d.mem.AllocPD()
-	hMust(h.t, err)
+	require.NoError(h.t, err)
 	d.pd = pd
 	d.dev = &Env{
-		Mem:      d.mem,
-		Counters: d.ctr,
+		Mem: d.mem,
 		SourceAddr: func(i uint8) (netip.Addr, bool) {
 			return hZoned(d.addr, d.zone), i <= 1
 		},
@@ -223,13 +272,13 @@ func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
 	t.Helper()
 	o = o.withDefaults()
 	scq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	rcq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	q, err := d.qps.CreateQP(d.pd, &qp.InitAttr{SendCQ: scq, RecvCQ: rcq, Cap: o.caps, Type: o.typ, SQSigAll: o.sigAll})
-	hMust(t, err)
+	require.NoError(t, err)
 	e := New(d.dev, q)
-	q.SetDriverData(e)
+	d.marks[e] = hMark{version: q.AttrVersion()}
 	d.engines = append(d.engines, e)
 	slices.SortFunc(d.engines, func(a, b *Engine) int { return cmp.Compare(a.q.QPN(), b.q.QPN()) })
 	return &hEndpoint{d: d, q: q, e: e, scq: scq, rcq: rcq, o: o}
@@ -248,7 +297,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	t := ep.d.h.t
 	t.Helper()
 	o := ep.o
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
 		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	av := qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(peer.d.addr), HopLimit: 64, SGIDIndex: 1}}
 	rtr := &qp.Attr{
@@ -259,7 +308,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
 	}
-	hMust(t, ep.q.Modify(rtr, mask))
+	require.NoError(t, ep.q.Modify(rtr, mask))
 	rts := &qp.Attr{
 		State: qp.StateRTS, SQPSN: o.sqPSN, Timeout: o.timeout, RetryCnt: o.retryCnt, RNRRetry: o.rnrRetry,
 		MaxRdAtomic: o.maxRdAtomic,
@@ -268,7 +317,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRdAtomic
 	}
-	hMust(t, ep.q.Modify(rts, mask))
+	require.NoError(t, ep.q.Modify(rts, mask))
 }
 
 // activateUD moves a UD or GSI QP to RTS.
@@ -279,9 +328,9 @@ func (ep *hEndpoint) activateUD() {
 	if ep.o.typ == qp.TypeUD {
 		mask |= qp.AttrPort
 	}
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
 }
 
 // pair creates a connected pair of QPs on two devices (created on first use) with options a and
@@ -321,20 +370,20 @@ func (d *hDevice) region(n int, access mr.Access) hRegion {
 	}
 	buf := make([]byte, n)
 	m, err := d.mem.RegMR(d.pd, buf, access)
-	hMust(d.h.t, err)
+	require.NoError(d.h.t, err)
 	return hRegion{mr: m, buf: buf}
 }
 
 // post posts send work requests.
 func (ep *hEndpoint) post(wrs ...qp.SendWR) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostSend(wrs))
+	require.NoError(ep.d.h.t, ep.q.PostSend(wrs))
 }
 
 // postRecv posts one receive WQE per SGE list.
 func (ep *hEndpoint) postRecv(id uint64, sges ...mr.SGE) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
+	require.NoError(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
 }
 
 // pollSend returns every send completion waiting.
@@ -360,11 +409,12 @@ func hPoll(c *cq.CQ) []cq.WC {
 func (h *harness) step() bool {
 	busy := false
 	for _, d := range h.devs {
+		if d.runsAt(h.now) != h.now {
+			continue
+		}
 		for _, e := range d.engines {
-			qpn := e.q.QPN()
 			dl := e.Deadline()
-			if d.woken[qpn] || (!dl.IsZero() && !dl.After(h.now)) {
-				delete(d.woken, qpn)
+			if d.due(e) || (!dl.IsZero() && !dl.After(h.now)) {
 				e.Run(h.now, &d.out)
 				h.collect(d)
 				busy = true
@@ -375,6 +425,12 @@ func (h *harness) step() bool {
 	h.flight = nil
 	for i := range round {
 		p := &round[i]
+		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.stall != nil {
+			// Taken in arrival order, one per service time while the process runs (below).
+			p.ready = h.now
+			d.inbox = append(d.inbox, *p)
+			continue
+		}
 		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.service > 0 {
 			d.busyUntil = later(h.now, d.busyUntil).Add(d.service)
 			p.ready = d.busyUntil
@@ -385,6 +441,17 @@ func (h *harness) step() bool {
 		busy = true
 	}
 	for _, d := range h.devs {
+		if d.stall != nil {
+			// A process that runs only in slices reads its socket only then, at its own pace.
+			if len(d.inbox) > 0 && d.runsAt(h.now) == h.now && !d.busyUntil.After(h.now) {
+				p := d.inbox[0]
+				d.inbox = d.inbox[1:]
+				d.busyUntil = h.now.Add(d.service)
+				h.deliver(&p)
+				busy = true
+			}
+			continue
+		}
 		n := 0
 		for n < len(d.inbox) && !d.inbox[n].ready.After(h.now) {
 			h.deliver(&d.inbox[n])
@@ -407,7 +474,7 @@ func later(a, b time.Time) time.Time {
 func (h *harness) collect(d *hDevice) {
 	h.t.Helper()
 	for _, o := range d.out.Packets {
-		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Path, at: h.now}
+		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Env, at: h.now}
 		var parsed packet.Parsed
 		if err := packet.Parse(p.buf, &parsed); err != nil {
 			h.t.Fatalf("engine emitted an unparsable packet: %v", err)
@@ -458,7 +525,7 @@ func (h *harness) collect(d *hDevice) {
 
 // hEnvelope is the framing a gorxe socket gives a packet on path p: IPv4 from an unconnected
 // socket with DF set carries IP ID 0.
-func hEnvelope(p *Path) packet.Envelope {
+func hEnvelope(p *packet.Envelope) packet.Envelope {
 	env := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
 	if p.Src.Addr().Is4() {
 		env.IPFlags = packet.IPv4DontFragment
@@ -483,16 +550,12 @@ func (h *harness) deliver(p *hPacket) {
 		if d.addr != p.path.Dst.Addr().WithZone("") {
 			continue
 		}
-		q := d.qps.Lookup(parsed.BTH().DestQP())
-		if q == nil {
-			break
-		}
-		e, _ := q.DriverData().(*Engine)
+		e := d.engine(parsed.BTH().DestQP())
 		if e == nil {
 			break
 		}
 		h.stats.Delivered++
-		from := Path{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}
+		from := packet.Envelope{Src: p.path.Src, Dst: p.path.Dst, TrafficClass: p.path.TrafficClass, HopLimit: p.path.HopLimit}
 		from.Src = netip.AddrPortFrom(hZoned(from.Src.Addr(), d.zone), from.Src.Port())
 		from.Dst = netip.AddrPortFrom(hZoned(from.Dst.Addr(), d.zone), from.Dst.Port())
 		e.Receive(h.now, &parsed, from, &d.out)
@@ -518,10 +581,16 @@ func (h *harness) nextDeadline() time.Time {
 	var next time.Time
 	for _, d := range h.devs {
 		for _, e := range d.engines {
-			next = earliest(next, e.Deadline())
+			if dl := e.Deadline(); !dl.IsZero() {
+				next = earliest(next, d.runsAt(later(dl, h.now)))
+			}
 		}
 		if len(d.inbox) > 0 {
-			next = earliest(next, d.inbox[0].ready)
+			ready := d.inbox[0].ready
+			if d.stall != nil {
+				ready = d.busyUntil
+			}
+			next = earliest(next, d.runsAt(later(ready, h.now)))
 		}
 	}
 	return next
@@ -560,13 +629,6 @@ func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
 
 // advance moves the clock forward by d without running anything.
 func (h *harness) advance(d time.Duration) { h.now = h.now.Add(d) }
-
-func hMust(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // hPattern returns n bytes of a pattern that differs with seed and position.
 func hPattern(n int, seed uint64) []byte {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
@@ -29,7 +30,7 @@ func TestE2ELinkLocalZones(t *testing.T) {
 	wantWC(t, x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}}), 1, cq.WCSuccess, cq.OpcodeSend)
 	rw := b.pollRecv()
 	if len(rw) != 1 {
-		t.Fatalf("%d receive completions, want 1 (path drops %d, %d)", len(rw), a.d.ctr.DroppedPath.Load(), b.d.ctr.DroppedPath.Load())
+		t.Fatalf("%d receive completions, want 1 (path drops %d, %d)", len(rw), a.d.count(counter.RcvdWrongPath), b.d.count(counter.RcvdWrongPath))
 	}
 	wantWC(t, rw[0], 9, cq.WCSuccess, cq.OpcodeRecv)
 	if !bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]) {
@@ -43,7 +44,7 @@ func TestE2ELinkLocalZones(t *testing.T) {
 		t.Fatal("read data differs")
 	}
 	for _, d := range h.devs {
-		if n := d.ctr.DroppedPath.Load(); n != 0 {
+		if n := d.count(counter.RcvdWrongPath); n != 0 {
 			t.Errorf("device %v dropped %d packets as not from its peer", d.addr, n)
 		}
 	}

@@ -10,27 +10,20 @@ import (
 // with the largest header set and the ICRC.
 const MaxPacketSize = 4096 + 64
 
-// Path is where a packet goes: the IP/UDP framing the ICRC covers plus the masked fields the
-// sender still sets on the wire. IPv6 link-local addresses may carry the zone of their interface;
-// the engine ignores zones when it compares addresses (see sameHost).
-type Path struct {
-	Src, Dst     netip.AddrPort // Src port is the QP's UDP source port, Dst port is 4791
-	TrafficClass uint8
-	HopLimit     uint8
-}
-
 // sameHost reports whether a and b are the same IP address, ignoring IPv4 mapping and IPv6 zones.
-// A GID has no zone, but the device layer reports link-local addresses (GID index 0) with the
-// zone of the interface they arrived on, and the path's own end may carry it too: comparing
-// zones would reject every packet between two link-local GIDs.
+// A GID has no zone, but the runtime reports link-local addresses (GID index 0) with the zone of
+// the interface they arrived on, and the path's own end may carry it too: comparing zones would
+// reject every packet between two link-local GIDs.
 func sameHost(a, b netip.Addr) bool {
 	return a.Unmap().WithZone("") == b.Unmap().WithZone("")
 }
 
-// Packet is one datagram the engine produced: Buf holds the RoCEv2 packet from the BTH to the ICRC.
+// Packet is one datagram the engine produced: Buf holds the RoCEv2 packet from the BTH to the ICRC,
+// Env the IP/UDP framing it leaves with (Src port the QP's UDP source port, Dst port 4791) and
+// that its ICRC covers.
 type Packet struct {
-	Buf  []byte
-	Path Path
+	Buf []byte
+	Env packet.Envelope
 }
 
 // Output collects the packets produced by one call into the engine. The device layer supplies
@@ -45,11 +38,12 @@ type Output struct {
 // Reset forgets the collected packets, keeping the slice for reuse.
 func (o *Output) Reset() { o.Packets = o.Packets[:0] }
 
-// envelope returns the IP/UDP framing of a packet sent on p, as gorxe's sockets put it on the
-// wire: IPv4 packets leave an unconnected socket with DF set and IP ID 0, which the ICRC covers.
-func (p *Path) envelope() packet.Envelope {
-	e := packet.Envelope{Src: p.Src, Dst: p.Dst, TrafficClass: p.TrafficClass, HopLimit: p.HopLimit}
-	if p.Src.Addr().Unmap().Is4() {
+// asSent returns e as gorxe's sockets put it on the wire: IPv4 packets leave an unconnected
+// socket with DF set and IP ID 0, which the ICRC covers.
+func asSent(e packet.Envelope) packet.Envelope {
+	e.IPID = 0
+	e.IPFlags = 0
+	if e.Src.Addr().Unmap().Is4() {
 		e.IPFlags = packet.IPv4DontFragment
 	}
 	return e
@@ -66,11 +60,10 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 	return pkt, payload
 }
 
-// finish computes the ICRC of pkt for path p and queues it.
-func (o *Output) finish(pkt []byte, p *Path) {
-	env := p.envelope()
+// finish computes the ICRC of pkt for the framing env (built by pathTo, so as sent) and queues it.
+func (o *Output) finish(pkt []byte, env *packet.Envelope) {
 	if err := env.PutICRC(pkt); err != nil {
 		panic("transport: ICRC of a built packet: " + err.Error())
 	}
-	o.Packets = append(o.Packets, Packet{Buf: pkt, Path: *p})
+	o.Packets = append(o.Packets, Packet{Buf: pkt, Env: *env})
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -46,10 +47,6 @@ const (
 	// runBudget bounds the packets one call produces so a huge UC or UD backlog cannot grow the
 	// output without limit; Deadline reports the rest as due at once.
 	runBudget = 256
-	// defaultPKey is the only P_Key in gorxe's P_Key table (full membership, as rxe sends).
-	defaultPKey = 0xFFFF
-	// multicastQPN is the destination QPN of a multicast datagram.
-	multicastQPN = 0xFFFFFF
 	// maxOutstandingPSNs is the most PSNs an RC requester may have unacknowledged (IBTA: half the
 	// PSN space, beyond which old and new PSNs cannot be told apart).
 	maxOutstandingPSNs = 1 << 23
@@ -69,8 +66,8 @@ type sendAttrs struct {
 	retryCnt    uint8
 	rnrRetry    uint8
 	maxRdAtomic int
-	path        Path // RC and UC: where requests go
-	pathOK      bool // the source GID index resolves to a local address
+	path        packet.Envelope // RC and UC: where requests go
+	pathOK      bool            // the source GID index resolves to a local address
 }
 
 // requester is the send half of a QP's transport (IBTA 9.7.4 requester side).
@@ -157,16 +154,16 @@ func (r *requester) sync() {
 }
 
 // pathTo resolves an address vector into the framing of packets sent along it.
-func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (Path, bool) {
+func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (packet.Envelope, bool) {
 	g := &av.GRH
-	p := Path{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
+	p := packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
 	p.Dst = netipAddrPort(g.DGID, r.e.dev.dstPort())
 	src, ok := r.e.dev.SourceAddr(g.SGIDIndex)
 	if !ok {
 		return p, false
 	}
 	p.Src = addrPort(src, sport)
-	return p, p.Src.Addr().Is4() == p.Dst.Addr().Is4()
+	return asSent(p), p.Src.Addr().Is4() == p.Dst.Addr().Is4()
 }
 
 // resetSend forgets all send-side progress: the QP was reset, or left RTS in error and the qp
@@ -411,7 +408,7 @@ func (r *requester) packets(w *qp.SendWQE) int {
 
 // fail finishes w in error; the completer completes it in order and moves the QP out of RTS.
 func (r *requester) fail(w *qp.SendWQE, st cq.Status) {
-	r.e.dev.Counters.SendErr.Add(1)
+	r.e.ctr.Inc(counter.SendErr)
 	w.Progress.State = wqeFailed | uint8(st)
 }
 

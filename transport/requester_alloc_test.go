@@ -18,14 +18,14 @@ type allocRig struct {
 	i      int
 	resp   []byte
 	parsed packet.Parsed
-	from   Path
+	from   packet.Envelope
 }
 
 func newAllocRig(t *testing.T) *allocRig {
 	h := newHarness(t)
 	a, b := h.pair(hQPOptions{mtu: qp.MTU1024})
 	r := &allocRig{t: t, a: a, b: b, resp: make([]byte, 0, MaxPacketSize),
-		from: Path{Src: netipAP(b.d.addr, 0xC001), Dst: netipAP(a.d.addr, packet.UDPPort)}}
+		from: packet.Envelope{Src: netipAP(b.d.addr, 0xC001), Dst: netipAP(a.d.addr, packet.UDPPort)}}
 	for range 64 {
 		r.bufs = append(r.bufs, make([]byte, 0, MaxPacketSize))
 	}

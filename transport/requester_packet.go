@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -24,13 +25,13 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	last := true
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
-	h.BTH = packet.BTHFields{PKey: defaultPKey, DestQP: r.a.destQPN, PSN: psn}
+	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
 	path := &r.a.path
 	pathOK := r.a.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
-		var udPath Path
+		var udPath packet.Envelope
 		udPath, pathOK = r.datagramHeaders(wr, &h)
 		path = &udPath
 		n = w.Length
@@ -77,7 +78,7 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	} else {
 		// No local address for the path's source GID: the packet is lost as if the route had
 		// failed; RC retransmits it, UC and UD lose the message.
-		r.e.dev.Counters.SendErr.Add(1)
+		r.e.ctr.Inc(counter.SendErr)
 	}
 
 	p.Sent = off + n
@@ -100,7 +101,7 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 
 // emit encodes the packet, copies its payload from the WQE's data straight into the output
 // buffer and queues it.
-func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, path *Path) (cq.Status, bool) {
+func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, path *packet.Envelope) (cq.Status, bool) {
 	wr := &w.WR
 	off := w.Progress.Sent
 	if wr.Opcode == qp.WRAtomicWrite {
@@ -125,7 +126,7 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 		}
 	}
 	out.finish(pkt, path)
-	r.e.dev.Counters.SentBytes.Add(uint64(n))
+	r.e.ctr.Add(counter.SentBytes, uint64(n))
 	return 0, true
 }
 
@@ -195,8 +196,8 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
 // work request's address handle.
-func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (Path, bool) {
-	av := wr.UD.AH.Attr()
+func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (packet.Envelope, bool) {
+	av := wr.UD.AH.Handle().Attr()
 	path, ok := r.pathTo(&av, packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {
@@ -209,7 +210,7 @@ func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (Path, boo
 	}
 	h.BTH.DestQP = wr.UD.RemoteQPN & packet.QPNMask
 	if path.Dst.Addr().IsMulticast() {
-		h.BTH.DestQP = multicastQPN
+		h.BTH.DestQP = packet.MulticastQPN
 	}
 	// GSI: the P_Key comes from the work request's pkey_index; gorxe's table holds only the
 	// default key, so every index sends 0xFFFF.

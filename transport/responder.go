@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -20,9 +21,9 @@ type responder struct {
 	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
 	version   uint64
 	refreshed bool
-	path      Path // where RC responses go (connected QPs), derived from attr
-	pathOK    bool // path resolved: its source GID index names a local address
-	mtu       int  // path MTU in bytes (connected QPs)
+	path      packet.Envelope // where RC responses go (connected QPs), derived from attr
+	pathOK    bool            // path resolved: its source GID index names a local address
+	mtu       int             // path MTU in bytes (connected QPs)
 
 	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
 	// rq_psn they were initialised from, so a new connection is noticed even when the state
@@ -150,35 +151,35 @@ func (r *responder) stop(flush bool) {
 }
 
 // receive handles one request packet addressed to the QP.
-func (r *responder) receive(now time.Time, p *packet.Parsed, from *Path, out *Output) {
-	c := r.e.dev.Counters
+func (r *responder) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
+	c := &r.e.ctr
 	r.refresh()
 	if !r.started {
-		c.DroppedState.Add(1)
+		c.Inc(counter.RcvdWrongState)
 		return
 	}
 	op := p.Opcode()
 	switch r.e.q.Type() {
 	case qp.TypeRC:
 		if op.Transport() != packet.TransportRC {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 	case qp.TypeUC:
 		if op.Transport() != packet.TransportUC {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 	default:
 		if op.Transport() != packet.TransportUD {
-			c.DroppedOpcode.Add(1)
+			c.Inc(counter.RcvdBadOpcode)
 			return
 		}
 		r.receiveUD(p, from)
 		return
 	}
-	if !r.pathOK || !r.path.fromPeer(from) {
-		c.DroppedPath.Add(1)
+	if !r.pathOK || !fromPeer(&r.path, from) {
+		c.Inc(counter.RcvdWrongPath)
 		return
 	}
 	if r.attr.State == qp.StateRTR && !r.commEst {
@@ -225,7 +226,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		// PSNs, as rxe and gorxe do, sends nothing new before the last burst of a long READ.)
 		r.sendRead(out, readBurst)
 		if r.read.active {
-			r.e.dev.Counters.DroppedBusy.Add(1)
+			r.e.ctr.Inc(counter.RcvdBusy)
 			return
 		}
 	}
@@ -235,12 +236,12 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		// A lost packet: ask for it once with a PSN sequence error NAK, then drop until it comes.
 		if !r.nakSent {
 			r.nakSent = true
-			r.e.dev.Counters.OutOfSeqRequest.Add(1)
+			r.e.ctr.Inc(counter.OutOfSeqRequest)
 			r.sendAck(packet.SyndromeNAKPSNSequenceError, r.psn, out)
 		}
 		return
 	case d < 0:
-		r.e.dev.Counters.DuplicateRequest.Add(1)
+		r.e.ctr.Inc(counter.DuplicateRequest)
 		r.duplicate(now, p, out)
 		return
 	}
@@ -276,7 +277,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 			}
 		}
 	case rnr:
-		r.e.dev.Counters.SendRNRErr.Add(1)
+		r.e.ctr.Inc(counter.SendRNRErr)
 		r.sendAck(packet.SyndromeRNRNAK(r.attr.MinRNRTimer), psn, out)
 	case cqOverflow:
 		// Not acknowledged: the message was never reported.
@@ -338,6 +339,12 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 		r.complete(&wc, false)
 	}
 	if r.e.q.Type() == qp.TypeRC {
+		switch syn {
+		case packet.SyndromeNAKRemoteAccessError:
+			r.e.ctr.Inc(counter.SentAccessNAK)
+		case packet.SyndromeNAKInvalidRequest:
+			r.e.ctr.Inc(counter.SentInvReqNAK)
+		}
 		r.sendAck(syn, psn, out)
 	}
 	r.msgKind = packet.KindInvalid
@@ -361,7 +368,7 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 	}
 	if err == nil && wc.Status == cq.WCSuccess {
 		// rxe's rdma_recvs counts successful receive completions.
-		r.e.dev.Counters.RDMARecvs.Add(1)
+		r.e.ctr.Inc(counter.RDMARecvs)
 	}
 	return true
 }
@@ -403,7 +410,7 @@ func (r *responder) sendAck(syn packet.Syndrome, psn packet.PSN, out *Output) {
 
 func (r *responder) sendAckMSN(syn packet.Syndrome, psn packet.PSN, msn uint32, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: syn, MSN: msn}
 	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)
@@ -417,6 +424,6 @@ func (r *responder) build(h *packet.Headers, payloadLen int, out *Output) (pkt, 
 
 // fromPeer reports whether a packet that arrived on from was sent by the other end of path p and
 // addressed to its local end. Ports are not compared: a peer may send from any UDP source port.
-func (p *Path) fromPeer(from *Path) bool {
+func fromPeer(p, from *packet.Envelope) bool {
 	return sameHost(from.Src.Addr(), p.Dst.Addr()) && sameHost(from.Dst.Addr(), p.Src.Addr())
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -27,7 +28,7 @@ func (r *responder) send(p *packet.Parsed) verdict {
 	if err := r.e.dev.Mem.Scatter(&r.cur, r.e.q.PD(), payload); err != nil {
 		return localErr
 	}
-	r.e.dev.Counters.RcvdBytes.Add(uint64(len(payload)))
+	r.e.ctr.Add(counter.RcvdBytes, uint64(len(payload)))
 	if pos == packet.PositionFirst || pos == packet.PositionMiddle {
 		r.msgKind = packet.KindSend
 		return accepted
@@ -108,7 +109,7 @@ func (r *responder) write(p *packet.Parsed) verdict {
 	span.Release()
 	r.writeVA += uint64(n)
 	r.writeResid -= n
-	r.e.dev.Counters.RcvdBytes.Add(uint64(n))
+	r.e.ctr.Add(counter.RcvdBytes, uint64(n))
 	if pos == packet.PositionFirst || pos == packet.PositionMiddle {
 		r.msgKind = packet.KindRDMAWrite
 		return accepted

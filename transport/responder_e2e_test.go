@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -45,7 +46,7 @@ func TestResponderE2EReadReplay(t *testing.T) {
 	if !bytes.Equal(x.aBuf.buf[:n], x.bBuf.buf[5:5+n]) {
 		t.Fatal("read data differs after a replay")
 	}
-	if x.b.d.ctr.DuplicateRequest.Load() == 0 {
+	if x.b.d.count(counter.DuplicateRequest) == 0 {
 		t.Fatal("the retried READ was not handled as a duplicate")
 	}
 }
@@ -73,7 +74,7 @@ func TestResponderE2ERNRThenSuccess(t *testing.T) {
 	x := newE2E(t, hQPOptions{minRNRTimer: 14})
 	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}})
 	// Let a few RNR NAKs go by (1.28 ms each) before a receive is posted.
-	x.h.runUntil(func() bool { return x.b.d.ctr.SendRNRErr.Load() >= 3 }, time.Second)
+	x.h.runUntil(func() bool { return x.b.d.count(counter.SendRNRErr) >= 3 }, time.Second)
 	if len(x.a.pollSend()) != 0 {
 		t.Fatal("send completed without a receive")
 	}
@@ -89,7 +90,7 @@ func TestResponderE2ERNRThenSuccess(t *testing.T) {
 	if !bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]) {
 		t.Fatal("data")
 	}
-	if x.a.d.ctr.RcvdRNRErr.Load() < 3 {
+	if x.a.d.count(counter.RcvdRNRErr) < 3 {
 		t.Fatal("RNR NAKs not counted by the requester")
 	}
 }
@@ -146,7 +147,7 @@ func TestResponderE2ELossy(t *testing.T) {
 			recv := x.b.d.region(e2eSize, 0)
 			src := x.b.d.region(e2eSize, 0) // what the READs read; nothing writes it
 			copy(src.buf, hPattern(e2eSize, 33))
-			counter := x.b.d.region(8, 0)
+			target := x.b.d.region(8, 0)
 			const ops = 40
 			var wrs []qp.SendWR
 			type check struct {
@@ -174,7 +175,7 @@ func TestResponderE2ELossy(t *testing.T) {
 					checks = append(checks, check{x.aBuf.buf[off : off+n], src.buf[off : off+n]})
 				case 3:
 					wr.Opcode, wr.SGList = qp.WRAtomicFetchAndAdd, []mr.SGE{x.aBuf.sge(off, 8)}
-					wr.Atomic = qp.AtomicInfo{RemoteAddr: counter.mr.IOVA(), RKey: counter.mr.RKey(), CompareAdd: 1}
+					wr.Atomic = qp.AtomicInfo{RemoteAddr: target.mr.IOVA(), RKey: target.mr.RKey(), CompareAdd: 1}
 				}
 				wrs = append(wrs, wr)
 			}
@@ -208,11 +209,11 @@ func TestResponderE2ELossy(t *testing.T) {
 					t.Fatalf("fetch-add results %v", got)
 				}
 			}
-			if c := binary.NativeEndian.Uint64(counter.buf); c != uint64(len(got)) {
+			if c := binary.NativeEndian.Uint64(target.buf); c != uint64(len(got)) {
 				t.Fatalf("counter %d after %d fetch-adds", c, len(got))
 			}
 			t.Logf("network: %+v; responder duplicates %d, out of sequence %d",
-				x.h.stats, x.b.d.ctr.DuplicateRequest.Load(), x.b.d.ctr.OutOfSeqRequest.Load())
+				x.h.stats, x.b.d.count(counter.DuplicateRequest), x.b.d.count(counter.OutOfSeqRequest))
 		})
 	}
 }

@@ -5,10 +5,14 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
@@ -18,7 +22,7 @@ func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
 	// PSN 100 was lost: the first later packet is NAKed with the expected PSN, the next dropped.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 100, 0)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 102, true, nil, nil)))
-	if got := env.dev.Counters.OutOfSeqRequest.Load(); got != 1 {
+	if got := env.e.Counters().Load(counter.OutOfSeqRequest); got != 1 {
 		t.Fatalf("out_of_seq_request %d", got)
 	}
 	// Recovery: the retransmission is accepted; a later gap is NAKed again.
@@ -42,7 +46,7 @@ func TestResponderDuplicateSendReAcks(t *testing.T) {
 	if wcs := env.poll(); len(wcs) != 2 {
 		t.Fatalf("%d completions, want 2", len(wcs))
 	}
-	if env.dev.Counters.DuplicateRequest.Load() != 1 {
+	if env.e.Counters().Load(counter.DuplicateRequest) != 1 {
 		t.Fatal("duplicate not counted")
 	}
 }
@@ -88,7 +92,7 @@ func TestResponderDuplicateReadReplays(t *testing.T) {
 	rspWantState(t, env.q, qp.StateRTS)
 
 	// The region is gone by the time of a replay: the re-validation fails with a remote access error.
-	rspMust(t, m.DeregMR())
+	require.NoError(t, m.DeregMR())
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n))),
 		packet.SyndromeNAKRemoteAccessError, 100, 2)
 	rspWantState(t, env.q, qp.StateErr)
@@ -121,7 +125,7 @@ func TestResponderRNR(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)),
 		packet.SyndromeRNRNAK(rspRNRCode), 100, 0)
 	rspWantState(t, env.q, qp.StateRTS)
-	if env.dev.Counters.SendRNRErr.Load() != 1 {
+	if env.e.Counters().Load(counter.SendRNRErr) != 1 {
 		t.Fatal("send_rnr_err not counted")
 	}
 	// After a receive is posted the retransmission succeeds.
@@ -170,7 +174,7 @@ func TestResponderSRQLastWQEAfterFlush(t *testing.T) {
 	env.postRecv(1, 1024)
 	env.postRecv(2, 1024)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 0, false, rspPattern(rspMTUB, 1), nil)))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	env.run()
 	wcs := env.poll()
 	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCWRFlushErr {
@@ -342,6 +346,16 @@ func TestResponderClassCErrors(t *testing.T) {
 			last := pkts[len(pkts)-1]
 			rspWantAck(t, s.env.deliver(last), tc.syn, uint32(last.BTH().PSN()), 0)
 			rspWantState(t, s.env.q, qp.StateErr)
+			// Each refusal is counted under its NAK, so an attack leaves a trace.
+			ctr := s.env.e.Counters()
+			wantAccess, wantInvReq := uint64(0), uint64(0)
+			if tc.syn == packet.SyndromeNAKRemoteAccessError {
+				wantAccess = 1
+			} else {
+				wantInvReq = 1
+			}
+			assert.Equal(t, wantAccess, ctr.Load(counter.SentAccessNAK), "sent_access_nak")
+			assert.Equal(t, wantInvReq, ctr.Load(counter.SentInvReqNAK), "sent_inv_req_nak")
 			if len(pkts) == 1 && !bytes.Equal(s.buf, make([]byte, 4096)) {
 				t.Fatal("a failed request changed memory")
 			}
@@ -353,7 +367,7 @@ func TestResponderClassCErrors(t *testing.T) {
 			}
 			// Nothing is answered any more.
 			rspWantNone(t, s.env.deliver(last))
-			if s.env.dev.Counters.DroppedState.Load() != 1 {
+			if s.env.e.Counters().Load(counter.RcvdWrongState) != 1 {
 				t.Fatal("packet in ERR not counted")
 			}
 		})
@@ -378,8 +392,8 @@ func TestResponderBadReceiveBuffer(t *testing.T) {
 	env := newRC(t)
 	// A receive WQE whose lkey was deregistered: class A, remote operational error.
 	m, _ := env.region(64, mr.AccessLocalWrite)
-	rspMust(t, env.q.PostRecv([]qp.RecvWR{{ID: 4, SGList: []mr.SGE{{Addr: m.IOVA(), Length: 64, LKey: m.LKey()}}}}))
-	rspMust(t, m.DeregMR())
+	require.NoError(t, env.q.PostRecv([]qp.RecvWR{{ID: 4, SGList: []mr.SGE{{Addr: m.IOVA(), Length: 64, LKey: m.LKey()}}}}))
+	require.NoError(t, m.DeregMR())
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("x"), nil)),
 		packet.SyndromeNAKRemoteOperationalError, 100, 0)
 	rspWantState(t, env.q, qp.StateErr)
@@ -391,10 +405,10 @@ func TestResponderBadReceiveBuffer(t *testing.T) {
 func TestResponderSendWithInvalidate(t *testing.T) {
 	env := newRC(t)
 	fr, err := env.mem.AllocMR(env.pd, 1)
-	rspMust(t, err)
+	require.NoError(t, err)
 	page := make([]byte, 4096)
 	key := mr.IncKey(fr.RKey())
-	rspMust(t, env.mem.RegFast(env.pd, &mr.FastReg{Key: key, Access: remoteAccess, IOVA: 0x10000, Length: 4096, PageSize: 4096, Pages: [][]byte{page}}))
+	require.NoError(t, env.mem.RegFast(env.pd, &mr.FastReg{Key: key, Access: remoteAccess, IOVA: 0x10000, Length: 4096, PageSize: 4096, Pages: [][]byte{page}}))
 	env.postRecv(1, 64)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnlyWithInvalidate, 100, true, []byte("bye"), func(h *packet.Headers) {
 		h.IETH.RKey = key
@@ -430,9 +444,9 @@ func TestResponderDropsWrongState(t *testing.T) {
 	env.postRecv(1, 8)
 	// RTR receives (and reports communication established).
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, nil, nil)), packet.SyndromeACKUnlimited, 0, 1)
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 1, true, nil, nil)))
-	if env.dev.Counters.DroppedState.Load() != 1 {
+	if env.e.Counters().Load(counter.RcvdWrongState) != 1 {
 		t.Fatal("not counted")
 	}
 }
@@ -442,12 +456,12 @@ func TestResponderReinitialisesOnNewConnection(t *testing.T) {
 	env.postRecv(1, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
 	// RESET and a new RTR with another rq_psn start a fresh PSN and MSN sequence.
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess},
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess},
 		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	a, _ := env.q.Query()
 	a.State, a.RQPSN = qp.StateRTR, 5000
-	rspMust(t, env.q.Modify(&a, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRdAtomic|qp.AttrMinRNRTimer))
+	require.NoError(t, env.q.Modify(&a, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRdAtomic|qp.AttrMinRNRTimer))
 	env.postRecv(2, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 5000, true, nil, nil)), packet.SyndromeACKUnlimited, 5000, 1)
 }
@@ -460,13 +474,13 @@ func TestResponderWrongPathAndOpcode(t *testing.T) {
 	env.from.Src = netip.MustParseAddrPort("10.0.0.9:5000")
 	rspWantNone(t, env.deliver(p))
 	env.from = from
-	if env.dev.Counters.DroppedPath.Load() != 1 {
+	if env.e.Counters().Load(counter.RcvdWrongPath) != 1 {
 		t.Fatal("wrong source not counted")
 	}
 	// A UC or UD opcode on an RC QP is dropped.
 	rspWantNone(t, env.deliver(env.req(packet.UCSendOnly, 100, true, nil, nil)))
 	rspWantNone(t, env.deliver(env.req(packet.UDSendOnly, 100, true, nil, nil)))
-	if env.dev.Counters.DroppedOpcode.Load() != 2 {
+	if env.e.Counters().Load(counter.RcvdBadOpcode) != 2 {
 		t.Fatal("opcode not counted")
 	}
 	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)

@@ -92,7 +92,7 @@ func (r *responder) sendRead(out *Output, budget int) {
 	}
 	mtu := uint32(r.mtu)
 	var h packet.Headers
-	h.BTH = packet.BTHFields{PKey: defaultPKey, DestQP: r.attr.DestQPNum}
+	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: rr.msn}
 	var off uint64
 	for ; budget != 0 && rr.active; budget-- {
@@ -217,7 +217,7 @@ func memVerdict(err error) verdict {
 // sendAtomicAck queues the ATOMIC_ACKNOWLEDGE of the atomic at psn.
 func (r *responder) sendAtomicAck(psn packet.PSN, orig uint64, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
 	h.AtomicAckETH = packet.AtomicAckETHFields{OriginalRemoteData: orig}
 	pkt, _ := r.build(&h, 0, out)
@@ -228,7 +228,7 @@ func (r *responder) sendAtomicAck(psn packet.PSN, orig uint64, out *Output) {
 // IBTA 1.5 prescribes.
 func (r *responder) sendPlacementAck(psn packet.PSN, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PKey: defaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
 	pkt, _ := r.build(&h, 0, out)
 	out.finish(pkt, &r.path)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -40,7 +41,7 @@ func TestResponderSendOnly(t *testing.T) {
 	if len(wcs) != 1 || wcs[0] != want {
 		t.Fatalf("completions %+v, want %+v", wcs, want)
 	}
-	if got := env.dev.Counters.RcvdBytes.Load(); got != 40 {
+	if got := env.e.Counters().Load(counter.RcvdBytes); got != 40 {
 		t.Fatalf("rcvd_bytes %d", got)
 	}
 }
@@ -323,7 +324,7 @@ func TestResponderAtomics(t *testing.T) {
 	if got := binary.NativeEndian.Uint64(buf[8:]); got != 99 {
 		t.Fatalf("duplicate atomic executed again: memory %d", got)
 	}
-	if env.dev.Counters.DuplicateRequest.Load() != 1 {
+	if env.e.Counters().Load(counter.DuplicateRequest) != 1 {
 		t.Fatal("duplicate not counted")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -50,7 +51,7 @@ func TestUCGapDropsMessageAndReusesWQE(t *testing.T) {
 	if wcs := env.poll(); len(wcs) != 0 {
 		t.Fatalf("a broken message completed: %+v", wcs)
 	}
-	if env.dev.Counters.OutOfSeqRequest.Load() != 1 {
+	if env.e.Counters().Load(counter.OutOfSeqRequest) != 1 {
 		t.Fatal("gap not counted")
 	}
 	// The next message starts with FIRST at a later PSN and lands in the same (first) WQE.
@@ -75,23 +76,23 @@ func TestUCGapDropsMessageAndReusesWQE(t *testing.T) {
 
 func TestUCErrorsAreSilent(t *testing.T) {
 	env := newUC(t)
-	c := env.dev.Counters
+	c := env.e.Counters()
 	// No receive WQE: the whole message is dropped.
 	env.deliver(env.req(packet.UCSendFirst, 10, false, rspPattern(rspMTUB, 1), nil))
 	env.deliver(env.req(packet.UCSendLast, 11, false, []byte("x"), nil))
-	if c.DroppedNoRecv.Load() != 1 {
+	if c.Load(counter.RcvdNoRecvWQE) != 1 {
 		t.Fatal("no-WQE drop not counted")
 	}
 	// Bad R_Key: dropped, memory untouched, no NAK.
 	m, buf := env.region(64, remoteAccess)
 	rspWantNone(t, env.deliver(env.req(packet.UCRDMAWriteOnly, 12, false, []byte("x"), rspRETH(m.IOVA(), m.RKey()+1, 1))))
-	if c.DroppedAccess.Load() != 1 || buf[0] != 0 {
+	if c.Load(counter.RcvdBadAccess) != 1 || buf[0] != 0 {
 		t.Fatal("bad R_Key")
 	}
 	// Too long for the receive WQE: dropped, the WQE serves the next message.
 	env.postRecv(3, 4)
 	rspWantNone(t, env.deliver(env.req(packet.UCSendOnly, 13, false, []byte("12345"), nil)))
-	if c.DroppedLength.Load() != 1 || len(env.poll()) != 0 {
+	if c.Load(counter.RcvdTooLong) != 1 || len(env.poll()) != 0 {
 		t.Fatal("too-long message")
 	}
 	env.deliver(env.req(packet.UCSendOnly, 14, false, []byte("1234"), nil))
@@ -100,7 +101,7 @@ func TestUCErrorsAreSilent(t *testing.T) {
 	}
 	// RC-only operations are not UC opcodes at all; an RC opcode is dropped.
 	env.deliver(env.req(packet.RCRDMAReadRequest, 15, false, nil, rspRETH(m.IOVA(), m.RKey(), 8)))
-	if c.DroppedOpcode.Load() != 1 {
+	if c.Load(counter.RcvdBadOpcode) != 1 {
 		t.Fatal("RC opcode on UC")
 	}
 	rspWantState(t, env.q, qp.StateRTS)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -12,27 +13,29 @@ const grhSize = 40
 
 // receiveUD delivers a UD or GSI datagram (a SEND_ONLY with or without immediate) into the next
 // receive WQE: the network header area, then the payload. There is no acknowledgement; a datagram
-// with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped, and the
-// WQE, if one was taken, is kept for the next datagram. Multicast datagrams (destination QPN
+// with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped. A WQE
+// taken for a datagram too long for it serves the next datagram, unless it came from an SRQ: then
+// it completes with LOC_LEN_ERR (see abandon). Multicast datagrams (destination QPN
 // 0xFFFFFF) arrive here once per attached QP, handed out by the device.
-func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
-	c := r.e.dev.Counters
+func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
+	c := &r.e.ctr
 	deth := p.DETH()
 	qkey := r.attr.QKey
 	if r.e.q.Type() == qp.TypeGSI {
 		qkey = packet.GSIQKey
 	}
 	if deth.QKey() != qkey {
-		c.DroppedQKey.Add(1)
+		c.Inc(counter.QKeyViolation)
 		return
 	}
 	if !r.takeWQE() {
-		c.DroppedNoRecv.Add(1)
+		c.Inc(counter.RcvdNoRecvWQE)
 		return
 	}
 	payload := p.Payload()
 	if uint64(len(payload))+grhSize > r.wqe.Length {
-		c.DroppedLength.Add(1)
+		c.Inc(counter.RcvdTooLong)
+		r.abandon(cq.WCLocLenErr)
 		return
 	}
 	var grh [grhSize]byte
@@ -47,7 +50,7 @@ func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
 		r.fail(localErr, p.BTH().PSN(), nil)
 		return
 	}
-	c.RcvdBytes.Add(uint64(len(payload)))
+	c.Add(counter.RcvdBytes, uint64(len(payload)))
 	wc := cq.WC{
 		Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: uint32(r.cur.Pos()),
 		SrcQP: deth.SrcQP(), WCFlags: cq.WCFlagGRH,
@@ -64,8 +67,8 @@ func (r *responder) receiveUD(p *packet.Parsed, from *Path) {
 // arrived on from into dst, as rxe lays it out: for IPv4, 20 zero bytes and the IPv4 header; for
 // IPv6, the IPv6 header. A UDP socket does not reveal the IPv4 Identification, so it reads 0, the
 // value gorxe's own senders use.
-func putNetworkHeader(dst *[grhSize]byte, from *Path, pktLen int) {
-	env := from.envelope()
+func putNetworkHeader(dst *[grhSize]byte, from *packet.Envelope, pktLen int) {
+	env := asSent(*from)
 	var buf [packet.IPv6HeaderSize + packet.UDPHeaderSize]byte
 	b, err := env.AppendHeaders(buf[:0], pktLen)
 	if err != nil {

@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 const udQKey = 0x11111111
@@ -85,21 +88,21 @@ func TestUDReceiveIPv6(t *testing.T) {
 
 func TestUDDrops(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
-	c := env.dev.Counters
+	c := env.e.Counters()
 	// No receive WQE.
 	env.deliver(udSend(env, udQKey, []byte("x"), false))
-	if c.DroppedNoRecv.Load() != 1 {
+	if c.Load(counter.RcvdNoRecvWQE) != 1 {
 		t.Fatal("no-WQE drop not counted")
 	}
 	bufs := env.postRecv(1, 40+10)
 	// Wrong Q_Key.
 	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
-	if c.DroppedQKey.Load() != 1 {
+	if c.Load(counter.QKeyViolation) != 1 {
 		t.Fatal("Q_Key violation not counted")
 	}
 	// Payload + 40 does not fit: dropped, the WQE stays for the next datagram.
 	env.deliver(udSend(env, udQKey, rspPattern(11, 1), false))
-	if c.DroppedLength.Load() != 1 {
+	if c.Load(counter.RcvdTooLong) != 1 {
 		t.Fatal("too-long drop not counted")
 	}
 	if len(env.poll()) != 0 || !bytes.Equal(bufs[0], make([]byte, 50)) {
@@ -111,7 +114,7 @@ func TestUDDrops(t *testing.T) {
 	}
 	// A connected-QP opcode on a UD QP is dropped.
 	env.deliver(env.req(packet.RCSendOnly, 1, false, nil, nil))
-	if c.DroppedOpcode.Load() != 1 {
+	if c.Load(counter.RcvdBadOpcode) != 1 {
 		t.Fatal("opcode drop not counted")
 	}
 }
@@ -131,7 +134,7 @@ func TestUDMulticastAndGSI(t *testing.T) {
 	gsi := newRspEnv(t, rspOptions{typ: qp.TypeGSI, qkey: 0x1234})
 	gsi.postRecv(2, 300)
 	gsi.deliver(udSend(gsi, 0x1234, []byte("mad"), false))
-	if gsi.dev.Counters.DroppedQKey.Load() != 1 {
+	if gsi.e.Counters().Load(counter.QKeyViolation) != 1 {
 		t.Fatal("GSI accepted a Q_Key other than 0x80010000")
 	}
 	gsi.deliver(udSend(gsi, packet.GSIQKey, []byte("mad"), false))
@@ -145,16 +148,16 @@ func TestUDSolicitedEvent(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
 	// Replace the receive CQ by one on a channel, armed for solicited completions only.
 	rcq, err := cq.New(8, cq.Options{Channel: ch})
-	rspMust(t, err)
+	require.NoError(t, err)
 	q, err := env.qps.CreateQP(env.pd, &qp.InitAttr{SendCQ: env.sendCQ, RecvCQ: rcq, Type: qp.TypeUD,
 		Cap: qp.Caps{MaxSendWR: 1, MaxRecvWR: 4, MaxRecvSGE: 1, MaxSendSGE: 1}})
-	rspMust(t, err)
-	rspMust(t, q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
-	rspMust(t, q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, err)
+	require.NoError(t, q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
+	require.NoError(t, q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
 	env.q, env.e, env.recvCQ = q, New(env.dev, q), rcq
 	env.postRecv(1, 64)
 	env.postRecv(2, 64)
-	rspMust(t, rcq.ReqNotify(true))
+	require.NoError(t, rcq.ReqNotify(true))
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // GetEvent on a done context polls without blocking
 	env.deliver(udSend(env, udQKey, []byte("a"), false))
@@ -178,9 +181,9 @@ func TestUDResetDropsHeldWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
 	env.postRecv(1, 40+4)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false)) // too long: WQE kept
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
 	bufs := env.postRecv(2, 100)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
 	wcs := env.poll()

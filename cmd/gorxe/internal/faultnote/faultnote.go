@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -47,10 +47,20 @@ func (n *Note) Tap(dir netio.Direction, _ *netio.Message) {
 // datagrams they dropped out of those sent, the retransmissions this side started
 // (completer_retry_err) and the duplicate and out-of-sequence requests it received, which is how
 // the peer's recovery shows, and the received packets it dropped.
-func (n *Note) Summary(c gorxe.Counters) string {
-	dropped := c.RcvdMalformed + c.RcvdICRCErr + c.RcvdBadPKey + c.RcvdUnknownQPN + c.RcvdNoMcastGroup +
-		c.RcvdWrongPath + c.RcvdWrongState + c.RcvdBadOpcode + c.RcvdBadAccess + c.RcvdBusy +
-		c.QKeyViolation + c.RcvdNoRecvWQE + c.RcvdTooLong + c.RcvdUnexpected + c.RcvdNetErr
+func (n *Note) Summary(c counter.Snapshot) string {
+	var dropped uint64
+	for _, id := range receiveDrops {
+		dropped += c.Get(id)
+	}
 	return fmt.Sprintf("%s: %d of %d datagrams dropped by the faults; %d retransmissions, %d duplicate and %d out-of-sequence requests received, %d received packets dropped",
-		netio.EnvFaults, n.lost.Load(), c.SentPkts, c.CompleterRetryErr, c.DuplicateRequest, c.OutOfSeqRequest, dropped)
+		netio.EnvFaults, n.lost.Load(), c.Get(counter.SentPkts), c.Get(counter.CompleterRetryErr),
+		c.Get(counter.DuplicateRequest), c.Get(counter.OutOfSeqRequest), dropped)
+}
+
+// receiveDrops are the counters of received packets the device dropped.
+var receiveDrops = [...]counter.ID{
+	counter.RcvdMalformed, counter.RcvdICRCErr, counter.RcvdBadPKey, counter.RcvdUnknownQPN,
+	counter.RcvdNoMcastGroup, counter.RcvdWrongPath, counter.RcvdWrongState, counter.RcvdBadOpcode,
+	counter.RcvdBadAccess, counter.RcvdBusy, counter.QKeyViolation, counter.RcvdNoRecvWQE,
+	counter.RcvdTooLong, counter.RcvdUnexpected, counter.RcvdNetErr,
 }

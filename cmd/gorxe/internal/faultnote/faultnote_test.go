@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -44,7 +44,8 @@ func TestSummary(t *testing.T) {
 	for _, dir := range []netio.Direction{netio.Sent, netio.Lost, netio.Received, netio.Lost, netio.Sent} {
 		n.Tap(dir, &netio.Message{})
 	}
-	c := gorxe.Counters{SentPkts: 10, CompleterRetryErr: 3, DuplicateRequest: 4, OutOfSeqRequest: 5,
-		RcvdUnexpected: 1, RcvdICRCErr: 2}
+	var c counter.Snapshot
+	c[counter.SentPkts], c[counter.CompleterRetryErr], c[counter.DuplicateRequest] = 10, 3, 4
+	c[counter.OutOfSeqRequest], c[counter.RcvdUnexpected], c[counter.RcvdICRCErr] = 5, 1, 2
 	assert.Equal(t, "GORXE_FAULTS: 2 of 10 datagrams dropped by the faults; 3 retransmissions, 4 duplicate and 5 out-of-sequence requests received, 3 received packets dropped", n.Summary(c))
 }

@@ -25,7 +25,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	sel := devselect.Selection{Bind: p.Bind, Device: p.Device}
+	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	defer func() {
 		err = errors.Join(err, dev.Close())
 		if note != nil {
-			warn(note.Summary(dev.Counters()))
+			warn(note.Summary(dev.Counters().Snapshot()))
 		}
 	}()
 	mtu, err := portMTU(p, dev, warn)

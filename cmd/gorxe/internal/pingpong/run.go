@@ -34,7 +34,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 			err = cerr
 		}
 		if note != nil && s.dev != nil {
-			fmt.Fprintln(stderr, note.Summary(s.dev.Counters()))
+			fmt.Fprintln(stderr, note.Summary(s.dev.Counters().Snapshot()))
 		}
 	}()
 	if err := s.open(); err != nil {

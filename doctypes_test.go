@@ -1,0 +1,63 @@
+package gorxe
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The structs users fill in or read are defined in the internal packages and named here by
+// aliases, which go doc shows without their fields; each alias's comment names every field
+// instead. This test keeps those comments complete when a field is added below.
+func TestAliasDocsNameEveryField(t *testing.T) {
+	structs := map[string]reflect.Type{
+		"QPAttr": reflect.TypeFor[QPAttr](), "QPCap": reflect.TypeFor[QPCap](),
+		"AHAttr": reflect.TypeFor[AHAttr](), "GlobalRoute": reflect.TypeFor[GlobalRoute](),
+		"SendWR": reflect.TypeFor[SendWR](), "RecvWR": reflect.TypeFor[RecvWR](),
+		"RDMAInfo": reflect.TypeFor[RDMAInfo](), "AtomicInfo": reflect.TypeFor[AtomicInfo](),
+		"UDInfo": reflect.TypeFor[UDInfo](), "FlushInfo": reflect.TypeFor[FlushInfo](),
+		"MWBind": reflect.TypeFor[MWBind](), "FastReg": reflect.TypeFor[FastReg](),
+		"SRQAttr": reflect.TypeFor[SRQAttr](), "WC": reflect.TypeFor[WC](), "SGE": reflect.TypeFor[SGE](),
+		"BufferOptions": reflect.TypeFor[BufferOptions](), "FaultConfig": reflect.TypeFor[FaultConfig](),
+	}
+	docs := map[string]string{}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	require.NoError(t, err)
+	for _, f := range pkgs["gorxe"].Files {
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if !ts.Assign.IsValid() {
+					continue
+				}
+				docs[ts.Name.Name] = g.Doc.Text() + ts.Doc.Text()
+			}
+		}
+	}
+	for name, typ := range structs {
+		doc, ok := docs[name]
+		require.True(t, ok, "%s is not an alias of this package", name)
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			assert.Regexp(t, regexp.MustCompile(`\b`+f.Name+`\b`), doc, "the comment of %s does not name its field %s", name, f.Name)
+		}
+	}
+}

@@ -1,0 +1,15 @@
+package runtime
+
+import "errors"
+
+// Errors of the runtime; the facade maps them onto its own.
+var (
+	// ErrClosed: the runtime was closed; nothing runs any more.
+	ErrClosed = errors.New("runtime closed")
+	// ErrAttached: the QP is already attached to the multicast group.
+	ErrAttached = errors.New("QP already attached to the group")
+	// ErrNotAttached: the QP is not attached to the multicast group.
+	ErrNotAttached = errors.New("QP not attached to the group")
+	// ErrGroupFull: the multicast group has MaxMcastQPAttach QPs.
+	ErrGroupFull = errors.New("multicast group full")
+)

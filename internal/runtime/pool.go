@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"sync"
+
+	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/transport"
+)
+
+// pktBuf is one pooled packet buffer, large enough for any packet the transport builds or a peer
+// may send at MTU 4096.
+type pktBuf = [transport.MaxPacketSize]byte
+
+var bufPool = sync.Pool{New: func() any { return new(pktBuf) }}
+
+// getBuf returns a pooled buffer as a full-length slice.
+func getBuf() []byte { return bufPool.Get().(*pktBuf)[:] }
+
+// putBuf returns a buffer obtained from getBuf (possibly re-sliced from its start). Slices of any
+// other memory are left to the garbage collector.
+func putBuf(b []byte) {
+	if cap(b) != transport.MaxPacketSize {
+		return
+	}
+	bufPool.Put((*pktBuf)(b[:transport.MaxPacketSize]))
+}
+
+// rxPacket is one received packet on its way from the receive goroutine to a worker. It owns buf;
+// parsed views alias it.
+type rxPacket struct {
+	buf    []byte
+	parsed packet.Parsed
+	from   packet.Envelope
+	qp     *QP
+	more   bool // another packet for qp follows in the batch
+}
+
+// rxBatch carries the packets of one receive call that belong to one worker.
+type rxBatch struct{ pkts []rxPacket }
+
+var batchPool = sync.Pool{New: func() any { return &rxBatch{pkts: make([]rxPacket, 0, netio.IdealBatchSize)} }}
+
+func getBatch() *rxBatch { return batchPool.Get().(*rxBatch) }
+
+func putBatch(b *rxBatch) {
+	b.pkts = b.pkts[:0]
+	batchPool.Put(b)
+}
+
+// dropBatch returns the buffers of a batch nobody will handle, and the batch.
+func dropBatch(b *rxBatch) {
+	for i := range b.pkts {
+		putBuf(b.pkts[i].buf)
+		b.pkts[i] = rxPacket{}
+	}
+	putBatch(b)
+}
+
+// received returns the framing a datagram arrived with, as the transport sees it.
+func received(m *netio.Message) packet.Envelope {
+	return packet.Envelope{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
+}
+
+// outgoing returns the datagram that carries a packet the transport built.
+func outgoing(p *transport.Packet) netio.Message {
+	return netio.Message{Buf: p.Buf, Src: p.Env.Src, Dst: p.Env.Dst, TOS: p.Env.TrafficClass, TTL: p.Env.HopLimit}
+}

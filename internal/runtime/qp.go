@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/qp"
+)
+
+// QP is the runtime's handle on one queue pair: its engine and the worker that owns it. The
+// facade keeps it beside the qp package's object and calls it after verbs that give the engine
+// work.
+type QP struct {
+	qpn uint32
+	q   *qp.QP
+	eng Engine
+	w   *worker
+
+	queued atomic.Bool // on w.pending, waiting for Run
+
+	// Guarded by the worker's run lock.
+	deadline time.Time
+	dead     bool
+	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
+	version  uint64 // q.AttrVersion when the engine last saw the QP
+}
+
+// Add starts running q's engine on its worker and makes q reachable by QPN from the network.
+func (r *Runtime) Add(q *qp.QP) (*QP, error) {
+	h := &QP{qpn: q.QPN(), q: q, w: r.workerFor(q.QPN())}
+	h.eng = r.cfg.NewEngine(&r.env, q)
+	h.version = q.AttrVersion()
+	if err := h.w.do(func() { h.w.own[h] = struct{}{} }); err != nil {
+		return nil, err
+	}
+	// Published last: the receive path ignores the QP until then.
+	r.qps.insert(h)
+	return h, nil
+}
+
+// Posted tells the runtime that work was posted to the QP's send queue. Work posted to a QP with
+// nothing outstanding starts on the caller's goroutine, which saves a goroutine hand-off on the
+// way to the wire; while earlier work is in flight, the worker picks new work up and sends it
+// with whatever else accumulated.
+func (h *QP) Posted() {
+	head, cursor, _ := h.q.SendQueue().Positions()
+	h.notify(head == cursor)
+}
+
+// Modify changes the QP's attributes on its worker, then runs the engine once, so the transport
+// sees the change before it handles another packet for the QP.
+func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
+	var err error
+	if derr := h.w.do(func() {
+		if err = h.q.Modify(attr, mask); err == nil && !h.dead {
+			h.w.runEngine(h, h.w.r.clk.Now())
+		}
+	}); derr != nil {
+		return derr
+	}
+	return err
+}
+
+// Destroy destroys the QP on its worker, leaves its multicast groups, stops its traffic and folds
+// its counters into the device's retired totals. Once the runtime is closed it only destroys the
+// QP: nothing runs the engine any more.
+func (h *QP) Destroy() error {
+	r := h.w.r
+	r.mcast.leaveAll(h)
+	var err error
+	if derr := h.w.do(func() {
+		if err = h.q.Destroy(); err == nil {
+			h.dead = true
+			delete(h.w.own, h)
+		}
+	}); derr != nil {
+		err = h.q.Destroy()
+	}
+	if err == nil {
+		r.qps.retire(h, &r.retired)
+	}
+	return err
+}
+
+// Attach joins the QP to the multicast group with address group (at most MaxMcastQPAttach QPs).
+func (h *QP) Attach(group netip.Addr) error { return h.w.r.mcast.attach(group, h) }
+
+// Detach leaves the multicast group.
+func (h *QP) Detach(group netip.Addr) error { return h.w.r.mcast.detach(group, h) }
+
+// Counters returns the QP's statistics.
+func (h *QP) Counters() counter.Snapshot { return h.eng.Counters().Snapshot() }
+
+// notify asks the QP's worker to run its engine soon. With inline set and the worker idle, the
+// engine runs at once on the caller's goroutine; otherwise whoever runs the worker picks the QP
+// up. It never waits for the worker.
+func (h *QP) notify(inline bool) {
+	if h.queued.Swap(true) {
+		return
+	}
+	w := h.w
+	w.mu.Lock()
+	w.pending = append(w.pending, h)
+	draining := w.draining
+	w.mu.Unlock()
+	switch {
+	case draining:
+	case inline:
+		w.help()
+	default:
+		w.wake()
+	}
+}

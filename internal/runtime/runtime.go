@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
+	"github.com/gorxe/gorxe/transport"
+)
+
+// Engine is what a worker drives for each QP: the transport's per-QP state machine
+// (*transport.Engine; tests put in fakes).
+type Engine interface {
+	Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output)
+	ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output)
+	Run(now time.Time, out *transport.Output)
+	Deadline() time.Time
+	Counters() *counter.Set
+}
+
+// Config is what a runtime runs on.
+type Config struct {
+	Conn    netio.Conn   // owned by the runtime from New on: Close closes it
+	Workers int          // at least 1
+	Clock   clock.Clock  // nil means the real clock
+	Log     *slog.Logger // send failures; nil discards
+	// Env is the engines' view of the device: memory, source addresses, port and MTU.
+	Env transport.Env
+	// Strict verifies IPv4 ICRCs exactly with the IP ID 0 and DF gorxe senders use (a network that
+	// carries no IP header); otherwise an unknown IP ID is solved for, as from a UDP socket.
+	Strict bool
+	// NewEngine builds the engine of a QP; nil means transport.New.
+	NewEngine func(env *transport.Env, q *qp.QP) Engine
+}
+
+// Runtime runs one device's traffic. All methods are safe for concurrent use.
+type Runtime struct {
+	cfg     Config
+	conn    netio.Conn
+	clk     clock.Clock
+	log     *slog.Logger
+	env     transport.Env
+	workers []*worker
+	qps     index
+	mcast   groups
+	done    chan struct{} // closed when Close starts
+	rxWG    sync.WaitGroup
+	wWG     sync.WaitGroup
+
+	dev     counter.Set // drops before a QP is known, and send errors
+	retired counter.Set // the counters of destroyed QPs
+}
+
+// New starts the workers and the receive loop on cfg.Conn.
+func New(cfg Config) *Runtime {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NewEngine == nil {
+		cfg.NewEngine = func(env *transport.Env, q *qp.QP) Engine { return transport.New(env, q) }
+	}
+	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{})}
+	r.qps.init()
+	r.mcast.init()
+	r.workers = make([]*worker, max(cfg.Workers, 1))
+	for i := range r.workers {
+		r.workers[i] = newWorker(r, i)
+	}
+	r.wWG.Add(len(r.workers))
+	for _, w := range r.workers {
+		go w.loop()
+	}
+	r.rxWG.Add(1)
+	go r.receiveLoop()
+	return r
+}
+
+// Workers returns the number of workers.
+func (r *Runtime) Workers() int { return len(r.workers) }
+
+// LocalAddrs returns the addresses and port the connection listens on.
+func (r *Runtime) LocalAddrs() []netip.AddrPort { return r.conn.LocalAddrs() }
+
+// Close stops receiving, moves every QP to the error state so that its outstanding work requests
+// complete with a flush error, stops the timers and the goroutines, and closes the connection.
+func (r *Runtime) Close() error {
+	close(r.done)
+	err := r.conn.Close()
+	r.rxWG.Wait()
+	for _, w := range r.workers {
+		close(w.quit)
+	}
+	r.wWG.Wait()
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Counters returns the device's statistics: its own counters, those of every live QP and those
+// destroyed QPs left behind, and the network's drops.
+func (r *Runtime) Counters() counter.Snapshot {
+	s := r.dev.Snapshot()
+	r.qps.sum(&s, &r.retired)
+	nc := r.conn.Counters()
+	s[counter.NetDropQueueFull] += nc.Drops[netio.DropQueueFull]
+	s[counter.NetDropNoRoute] += nc.Drops[netio.DropNoRoute]
+	s[counter.NetDropTruncated] += nc.Drops[netio.DropTruncated]
+	s[counter.NetDropSendError] += nc.Drops[netio.DropSendError]
+	return s
+}
+
+// workerFor returns the worker that owns QP number qpn.
+func (r *Runtime) workerFor(qpn uint32) *worker { return r.workers[int(qpn%uint32(len(r.workers)))] }

@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/qp"
+	"github.com/gorxe/gorxe/transport"
+)
+
+// worker runs the engines of the QPs mapped to it, one call at a time. Engines run under the
+// worker's run lock, on whichever goroutine holds it: the receive goroutine for the packets it
+// has just read, a poster for the work it has just posted, a verb for its control request, or
+// the worker's own goroutine, which takes over what the others found the lock busy for and
+// fires the timers. Running work where it arises instead of handing it to another goroutine
+// saves a goroutine wake-up per hand-off, which on a small machine costs as much as the
+// protocol work itself. An engine never sees two callers at once, and Modify is ordered with the
+// packets around it.
+type worker struct {
+	r    *Runtime
+	idx  int
+	kick chan struct{} // capacity 1: queued work the lock holder may not see, or a timer
+	quit chan struct{} // closed by Runtime.Close
+
+	mu       sync.Mutex
+	pending  []*QP      // QPs that asked to be run; guarded by mu
+	inbox    []*rxBatch // received batches not yet handled; guarded by mu
+	draining bool       // the run lock holder will look at pending and inbox again; guarded by mu
+
+	timerDue atomic.Bool
+
+	// run is held while engines run; it guards everything below.
+	run      sync.Mutex
+	stopped  bool             // shut down by Runtime.Close: nothing runs any more
+	own      map[*QP]struct{} // live QPs of this worker
+	running  []*QP            // the pending list being worked on, swapped with pending
+	batches  []*rxBatch       // the inbox being worked on, swapped with inbox
+	stamp    uint64           // counts received batches, to find each QP's last packet in one
+	timer    clock.Timer
+	timerAt  time.Time
+	timers   clock.Queue[*QP] // QP deadlines; an entry that no longer matches its QP's deadline is stale
+	out      transport.Output
+	msgs     []netio.Message
+	lastSend error
+}
+
+// maxDrainRounds bounds how often one drain goes back for work that arrived while it ran, so a
+// goroutine that helped out (the receive goroutine, a poster) returns to its own job; the
+// worker's goroutine takes over the rest.
+const maxDrainRounds = 8
+
+// maxInbox is the number of received batches a worker may have queued before the receive
+// goroutine waits for the run lock instead of queuing more, which slows reading to the pace the
+// engines keep (the kernel's socket buffer holds the rest).
+const maxInbox = 64
+
+// flushThreshold is the number of queued outgoing packets that makes a worker send before it
+// handles the next packet, which bounds the buffers one drain can hold.
+const flushThreshold = netio.IdealBatchSize
+
+// yieldBeforeSend is the number of packets from which a send is long enough (several µs per
+// datagram in the kernel) that the sender yields its processor before it (see flush); shorter
+// ones, a lone ACK or a latency test's packet, go at once.
+const yieldBeforeSend = 8
+
+func newWorker(r *Runtime, idx int) *worker {
+	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{})}
+	w.out.Alloc = getBuf
+	return w
+}
+
+// wake makes the worker's goroutine drain the worker.
+func (w *worker) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// help drains the worker on the calling goroutine if nobody runs it, and otherwise wakes the
+// worker's goroutine, which drains once the lock is free.
+func (w *worker) help() {
+	if !w.run.TryLock() {
+		w.wake()
+		return
+	}
+	w.drain()
+	w.run.Unlock()
+}
+
+// deliver queues a batch of received packets for the worker. With inline set the caller runs the
+// worker itself if nobody does, as it also does when the worker is far behind.
+func (w *worker) deliver(b *rxBatch, inline bool) {
+	w.mu.Lock()
+	w.inbox = append(w.inbox, b)
+	backlog, draining := len(w.inbox), w.draining
+	w.mu.Unlock()
+	switch {
+	case backlog > maxInbox:
+		w.run.Lock()
+		w.drain()
+		w.run.Unlock()
+	case draining:
+	case inline:
+		w.help()
+	default:
+		w.wake()
+	}
+}
+
+func (w *worker) loop() {
+	defer w.r.wWG.Done()
+	for {
+		select {
+		case <-w.kick:
+			w.run.Lock()
+			w.drain()
+			w.run.Unlock()
+		case <-w.quit:
+			w.run.Lock()
+			w.shutdown()
+			w.run.Unlock()
+			return
+		}
+	}
+}
+
+// do runs f under the worker's run lock, then whatever f queued, and returns. It fails with
+// ErrClosed once the worker has shut down; f then does not run.
+func (w *worker) do(f func()) error {
+	w.run.Lock()
+	defer w.run.Unlock()
+	if w.stopped {
+		return ErrClosed
+	}
+	f()
+	w.drain()
+	return nil
+}
+
+// drain handles the received batches, the QPs that asked to be run and the expired timers, again
+// as long as more arrives (up to maxDrainRounds rounds), then sends what the engines produced and
+// re-arms the timer. The caller holds w.run.
+func (w *worker) drain() {
+	if w.stopped {
+		return
+	}
+	now := w.r.clk.Now()
+	for round := 0; ; round++ {
+		w.mu.Lock()
+		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load()
+		if idle || round == maxDrainRounds {
+			w.draining = false
+			w.mu.Unlock()
+			if !idle {
+				w.wake()
+			}
+			break
+		}
+		w.draining = true
+		w.batches, w.inbox = w.inbox, w.batches[:0]
+		w.running, w.pending = w.pending, w.running[:0]
+		w.mu.Unlock()
+		now = w.r.clk.Now()
+		for i, b := range w.batches {
+			w.receive(b, now)
+			w.batches[i] = nil
+		}
+		for i, h := range w.running {
+			h.queued.Store(false)
+			if !h.dead {
+				w.runEngine(h, now)
+			}
+			w.running[i] = nil
+		}
+		if w.timerDue.Swap(false) {
+			w.timerAt = time.Time{}
+			w.expire(now)
+		}
+	}
+	w.flush()
+	w.arm(now)
+}
+
+// receive hands each packet of b to its QP's engine, then recycles the buffers and the batch.
+// The packets of one QP arrived together, so all but its last go in with ReceiveMore: the engine
+// answers the burst with one ACK and sends what the burst's acknowledgements allow at once.
+func (w *worker) receive(b *rxBatch, now time.Time) {
+	w.stamp++
+	for i := len(b.pkts) - 1; i >= 0; i-- {
+		p := &b.pkts[i]
+		p.more = p.qp.seen == w.stamp
+		p.qp.seen = w.stamp
+	}
+	for i := range b.pkts {
+		p := &b.pkts[i]
+		if h := p.qp; !h.dead {
+			v, n := h.q.AttrVersion(), len(w.out.Packets)
+			if p.more {
+				h.eng.ReceiveMore(now, &p.parsed, p.from, &w.out)
+			} else {
+				h.eng.Receive(now, &p.parsed, p.from, &w.out)
+			}
+			w.ran(h, v, n)
+		}
+		putBuf(p.buf)
+		*p = rxPacket{}
+	}
+	putBatch(b)
+}
+
+// runEngine runs h's engine for whatever is due.
+func (w *worker) runEngine(h *QP, now time.Time) {
+	v, n := h.q.AttrVersion(), len(w.out.Packets)
+	h.eng.Run(now, &w.out)
+	w.ran(h, v, n)
+}
+
+// ran does what follows every engine call: it counts the packets the engine produced (n were
+// queued before the call), queues the QP to run again if the call changed the QP's state (the
+// QP's attribute version was v before it: a QP that entered ERR has work to flush), records the
+// engine's next deadline and sends when enough packets are queued.
+func (w *worker) ran(h *QP, v uint64, n int) {
+	if sent := len(w.out.Packets) - n; sent > 0 {
+		h.eng.Counters().Add(counter.SentPkts, uint64(sent))
+	}
+	if h.q.AttrVersion() != v {
+		h.notify(false)
+	}
+	w.track(h)
+	if len(w.out.Packets) >= flushThreshold {
+		w.flush()
+	}
+}
+
+// track records c's next deadline after an engine call.
+func (w *worker) track(c *QP) {
+	dl := c.eng.Deadline()
+	if dl.Equal(c.deadline) {
+		return
+	}
+	c.deadline = dl
+	if !dl.IsZero() {
+		w.timers.Push(dl, c)
+	}
+}
+
+// expire runs every QP whose deadline is not after now.
+func (w *worker) expire(now time.Time) {
+	for {
+		at, c, ok := w.timers.Peek()
+		if !ok || at.After(now) {
+			return
+		}
+		w.timers.Pop()
+		if c.dead || !c.deadline.Equal(at) {
+			continue // superseded entry
+		}
+		c.deadline = time.Time{}
+		w.runEngine(c, now)
+	}
+}
+
+// arm sets the worker's single timer to the earliest live deadline of its QPs.
+func (w *worker) arm(now time.Time) {
+	var at time.Time
+	for {
+		t, c, ok := w.timers.Peek()
+		if !ok {
+			if w.timer != nil && !w.timerAt.IsZero() {
+				w.timer.Stop()
+			}
+			w.timerAt = time.Time{}
+			return
+		}
+		if !c.dead && c.deadline.Equal(t) {
+			at = t
+			break
+		}
+		w.timers.Pop() // superseded entry
+	}
+	if at.Equal(w.timerAt) {
+		return
+	}
+	w.timerAt = at
+	if w.timer == nil {
+		w.timer = w.r.clk.AfterFunc(at.Sub(now), w.onTimer)
+	} else {
+		w.timer.Reset(at.Sub(now))
+	}
+}
+
+// onTimer runs on the clock's goroutine: it only flags the expiry for the worker.
+func (w *worker) onTimer() {
+	w.timerDue.Store(true)
+	w.wake()
+}
+
+// flush sends the packets the engines produced and returns their buffers to the pool.
+func (w *worker) flush() {
+	pkts := w.out.Packets
+	if len(pkts) == 0 {
+		return
+	}
+	if len(pkts) >= yieldBeforeSend {
+		// A goroutine the engines just woke (a CQ waiter, a poster) waits in this P's
+		// runnext slot, and a long sendmmsg keeps the P: traced on two cores, it stayed stranded
+		// there for the whole call, a median 280 µs, with the other P idle. Let it run first.
+		runtime.Gosched()
+	}
+	msgs := w.msgs[:0]
+	for i := range pkts {
+		msgs = append(msgs, outgoing(&pkts[i]))
+	}
+	for sent := 0; sent < len(msgs); {
+		n, err := w.r.conn.Send(msgs[sent:])
+		sent += n
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, net.ErrClosed) {
+			break
+		}
+		// msgs[sent] was refused (no route, bad address): count it and go on with the rest.
+		w.r.dev.Inc(counter.SendErr)
+		if w.lastSend == nil || w.lastSend.Error() != err.Error() {
+			w.r.log.Warn("gorxe send failed", "dst", msgs[sent].Dst, "err", err)
+		}
+		w.lastSend = err
+		sent++
+	}
+	for i := range pkts {
+		putBuf(pkts[i].Buf)
+		pkts[i] = transport.Packet{}
+	}
+	for i := range msgs {
+		msgs[i] = netio.Message{}
+	}
+	w.msgs = msgs[:0]
+	w.out.Reset()
+}
+
+// shutdown moves the worker's QPs to the error state, so their outstanding work completes with
+// WCWRFlushErr, runs them once more and stops the timer. Nothing runs on the worker afterwards.
+// The caller holds w.run.
+func (w *worker) shutdown() {
+	now := w.r.clk.Now()
+	for h := range w.own {
+		_ = h.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState)
+		h.eng.Run(now, &w.out)
+		h.dead = true
+	}
+	w.flush()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.timers.Reset()
+	w.stopped = true
+	// Received batches still queued hold pooled buffers; give them back.
+	w.mu.Lock()
+	inbox := w.inbox
+	w.inbox = nil
+	w.mu.Unlock()
+	for _, b := range inbox {
+		dropBatch(b)
+	}
+}

@@ -1,0 +1,109 @@
+package netio
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// udpModes are the two ways the UDP backend moves datagrams: one sendmmsg/recvmmsg entry per
+// datagram, and runs segmented on send (GSO) and coalesced on receive (GRO).
+var udpModes = []struct {
+	name string
+	cfg  UDPConfig
+}{
+	{"mmsg", UDPConfig{DisableGSO: true, DisableGRO: true}},
+	{"gso", UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}},
+	// GRO on at the receiver, but a sender that does not segment (kernel rxe, or gorxe sending
+	// zero checksums): every datagram arrives alone and is copied out.
+	{"gro-only", UDPConfig{DisableGSO: true}},
+}
+
+var benchSizes = []int{80, 1040, 4112}
+
+// BenchmarkUDPSend measures Send of full batches of one flow while another goroutine drains the
+// receiver; %delivered shows whether the receiver kept up.
+func BenchmarkUDPSend(b *testing.B) {
+	for _, mode := range udpModes {
+		for _, size := range benchSizes {
+			b.Run(mode.name+"/"+byteSize(size), func(b *testing.B) {
+				conns := listenPair(b, mode.cfg, []netip.Addr{lo1}, []netip.Addr{lo2})
+				tx, rx := conns[0], conns[1]
+				out := makeMsgs(IdealBatchSize, size)
+				for i := range out {
+					out[i].Dst = rx.LocalAddrs()[0]
+					out[i].Src = netip.AddrPortFrom(lo1, 0xC001)
+				}
+				done := make(chan int)
+				go func() {
+					in := makeMsgs(IdealBatchSize, 4200)
+					total := 0
+					for {
+						resetBufs(in)
+						n, err := rx.Receive(in)
+						if err != nil {
+							done <- total
+							return
+						}
+						total += n
+					}
+				}()
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				sent := 0
+				for sent < b.N {
+					n, err := tx.Send(out)
+					require.NoError(b, err)
+					sent += n
+				}
+				b.StopTimer()
+				rx.Close()
+				got := <-done
+				b.ReportMetric(float64(got)/float64(sent)*100, "%delivered")
+			})
+		}
+	}
+}
+
+// BenchmarkUDPReceive measures Receive of full batches while another goroutine keeps the socket
+// fed; one op is one datagram received.
+func BenchmarkUDPReceive(b *testing.B) {
+	for _, mode := range udpModes {
+		for _, size := range benchSizes {
+			b.Run(mode.name+"/"+byteSize(size), func(b *testing.B) {
+				conns := listenPair(b, mode.cfg, []netip.Addr{lo1}, []netip.Addr{lo2})
+				tx, rx := conns[0], conns[1]
+				var stop atomic.Bool
+				fed := make(chan struct{})
+				go func() {
+					defer close(fed)
+					out := makeMsgs(IdealBatchSize, size)
+					for i := range out {
+						out[i].Dst = rx.LocalAddrs()[0]
+					}
+					for !stop.Load() {
+						if _, err := tx.Send(out); err != nil {
+							return
+						}
+					}
+				}()
+				in := makeMsgs(IdealBatchSize, 4200)
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for got := 0; got < b.N; {
+					resetBufs(in)
+					n, err := rx.Receive(in)
+					require.NoError(b, err)
+					got += n
+				}
+				b.StopTimer()
+				stop.Store(true)
+				<-fed
+			})
+		}
+	}
+}

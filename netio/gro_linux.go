@@ -1,0 +1,143 @@
+package netio
+
+import (
+	"errors"
+	"net"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// UDP generic receive offload (GRO): with UDP_GRO on, the kernel may hand a socket one buffer
+// holding consecutive datagrams of one flow, all of the size its UDP_GRO control message gives
+// except perhaps the last. A segmented send over loopback arrives this way without ever being cut
+// up, which is where most of GSO's gain on one host comes from.
+
+// groSlotSize is the buffer of one read slot: the largest coalesced buffer the kernel delivers.
+const groSlotSize = 1 << 16
+
+// groReader is how a listening socket with GRO on reads. Since one slot may receive many
+// datagrams, the socket reads into 64 KiB buffers of its own and copies each datagram into a
+// caller's buffer. Receive's contract stays as it was (one datagram per Message, in the caller's
+// buffers), for one copy per datagram, small next to the kernel work GRO saves. Datagrams the
+// caller had no room for stay here for the next Receive, which hands them out without a system
+// call. Guarded by the socket's rxMu.
+type groReader struct {
+	b    *mmsgBatch
+	mem  []byte // slots of groSlotSize bytes
+	got  int    // slots the last read filled
+	slot int    // slot of the next datagram to hand out
+	off  int    // its offset in the slot
+	seg  int    // segment size of the slot: its datagrams' size, the last may be shorter
+}
+
+func newGROReader(slots int) *groReader {
+	slots = min(max(slots, 1), IdealBatchSize)
+	r := &groReader{b: newReceiveBatch(), mem: make([]byte, slots*groSlotSize)}
+	r.b.count = slots
+	for i := range slots {
+		r.b.hdrs[i].Hdr.Control = (*byte)(unsafe.Pointer(&r.b.oob[i][0]))
+		r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize:(i+1)*groSlotSize])
+	}
+	return r
+}
+
+// receiveGRO hands out the datagrams left from the last read or, when there are none, reads.
+// It may return 0 when every datagram read was dropped as truncated.
+func (c *UDPConn) receiveGRO(s *udpSocket, msgs []Message, wait bool) (int, error) {
+	s.rxMu.Lock()
+	defer s.rxMu.Unlock()
+	if c.closed.Load() {
+		return 0, net.ErrClosed // datagrams still waiting here go with the socket
+	}
+	if s.gror == nil {
+		s.gror = newGROReader(c.cfg.GROSlots)
+	}
+	r := s.gror
+	if r.slot < r.got {
+		return c.handOut(s, r, msgs), nil
+	}
+	for i := 0; i < r.b.count; i++ {
+		r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize])
+	}
+	got, err := r.b.run(s.rc, unix.SYS_RECVMMSG, wait)
+	if err != nil {
+		if errors.Is(err, net.ErrClosed) || c.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		return 0, err
+	}
+	r.got, r.slot, r.off = got, 0, 0
+	for i := range got {
+		size := int(r.b.hdrs[i].Len)
+		if seg := r.b.groSegment(i); seg > 0 && seg < size {
+			c.counters.groRead((size + seg - 1) / seg)
+		}
+	}
+	return c.handOut(s, r, msgs), nil
+}
+
+// handOut copies the next datagrams of r into msgs, one per message, and returns how many.
+func (c *UDPConn) handOut(s *udpSocket, r *groReader, msgs []Message) int {
+	n, bytes := 0, 0
+	for n < len(msgs) && r.slot < r.got {
+		slot := r.slot
+		h := &r.b.hdrs[slot]
+		size := int(h.Len)
+		if r.off == 0 {
+			if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
+				// Cannot happen with 64 KiB slots; if it did, the segment boundaries are lost.
+				c.counters.drop(DropTruncated)
+				r.slot++
+				continue
+			}
+			r.seg = r.b.groSegment(slot)
+			if r.seg <= 0 || r.seg > size {
+				r.seg = size // a single datagram, or a size that makes no sense: take it whole
+			}
+		}
+		data := r.mem[slot*groSlotSize : slot*groSlotSize+size]
+		dg := data[r.off:min(r.off+r.seg, size)]
+		coalesced := r.seg < size
+		r.off += len(dg)
+		if r.off >= size {
+			r.slot, r.off = r.slot+1, 0
+		}
+		m := &msgs[n]
+		if len(dg) > cap(m.Buf) {
+			c.counters.drop(DropTruncated)
+			continue
+		}
+		m.Buf = m.Buf[:len(dg)]
+		copy(m.Buf, dg)
+		m.Src, m.Dst = s.source(getSockaddr(&r.b.names[slot])), s.local
+		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
+		if coalesced {
+			m.SegmentSize = uint16(r.seg)
+		}
+		bytes += len(dg)
+		n++
+	}
+	c.counters.received(n, bytes)
+	return n
+}
+
+// groSegment returns the segment size slot i's UDP_GRO control message reports, or 0 if it has
+// none (the slot holds one datagram).
+func (b *mmsgBatch) groSegment(i int) int {
+	h := &b.hdrs[i].Hdr
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&b.oob[i][0])), cmsgWords*8)
+	buf = buf[:min(int(h.Controllen), len(buf))]
+	for len(buf) >= unix.SizeofCmsghdr {
+		cm := (*unix.Cmsghdr)(unsafe.Pointer(&buf[0]))
+		l := int(cm.Len)
+		if l < unix.SizeofCmsghdr || l > len(buf) {
+			return 0
+		}
+		if cm.Level == unix.SOL_UDP && cm.Type == unix.UDP_GRO && l >= unix.CmsgLen(4) {
+			return int(*(*int32)(unsafe.Pointer(&buf[unix.CmsgLen(0)])))
+		}
+		buf = buf[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(buf)):]
+	}
+	return 0
+}

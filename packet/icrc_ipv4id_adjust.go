@@ -1,0 +1,41 @@
+package packet
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+)
+
+// zeros feeds runs of zero bytes to the CRC.
+var zeros [1024]byte
+
+// ipv4IDTrailer is how many bytes of the ICRC's input follow the IPv4 Identification field,
+// beyond the packet's own length: the rest of the IPv4 header (14) and the UDP header (8), less
+// the ICRC itself (4), which the input does not include.
+const ipv4IDTrailer = IPv4HeaderSize - 6 + UDPHeaderSize - ICRCSize
+
+// AdjustICRCIPv4ID rewrites the ICRC carried in pkt (BTH to ICRC), computed for the IPv4
+// Identification from, into the ICRC of the same packet sent with Identification to. A sender
+// needs it when the kernel numbers the datagrams of one UDP_SEGMENT send 0, 1, 2, ...: the ICRC
+// covers the ID. CRC-32 is affine, so the change depends only on from^to and the packet's length
+// (the register run from zero over the changed bits and the zero bytes after them); the rest of
+// the packet is not read, so a packet corrupted on purpose stays corrupt.
+func AdjustICRCIPv4ID(pkt []byte, from, to uint16) {
+	x := from ^ to
+	if x == 0 || len(pkt) < ICRCSize {
+		return
+	}
+	n := 2 + len(pkt) + ipv4IDTrailer // the ID field and everything after it
+	// The linear part L(d) of the CRC of a difference d equals crc(d) ^ crc(0...0) over the same
+	// length; leading zero bytes of d do not change it, so d starts at the ID field.
+	diff := [2]byte{byte(x >> 8), byte(x)}
+	d := updateSmall(0, diff[:]) // not crc32.Update, through which a stack slice escapes
+	z := updateSmall(0, zeros[:2])
+	for rest := n - 2; rest > 0; {
+		k := min(rest, len(zeros))
+		d = crc32.Update(d, crc32.IEEETable, zeros[:k])
+		z = crc32.Update(z, crc32.IEEETable, zeros[:k])
+		rest -= k
+	}
+	icrc := pkt[len(pkt)-ICRCSize:]
+	binary.LittleEndian.PutUint32(icrc, binary.LittleEndian.Uint32(icrc)^d^z)
+}
