@@ -67,11 +67,12 @@ func Open(cfg Config) (*Device, error) {
 		mtu:  activeMTU(b.MTU),
 		guid: b.NodeGUID(),
 		keys: mr.NewTable(),
-		log:  rc.log,
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
 	}
+	// Every record the device and its runtime log names the device.
+	d.log = rc.log.With("device", d.name)
 	if rc.Network == nil && b.NetDev == "" {
 		// The socket layer would refuse the address too, less clearly.
 		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, fmt.Sprintf("%v is not an address of any local interface", rc.Addr)}}
@@ -79,12 +80,12 @@ func Open(cfg Config) (*Device, error) {
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	conn, err := openConn(rc, b.Addrs)
+	conn, err := openConn(rc, d.log, b.Addrs)
 	if err != nil {
 		return nil, err
 	}
 	d.rt = runtime.New(runtime.Config{
-		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: rc.log, Strict: rc.Network != nil,
+		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil,
 		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
 	})
 	d.events.init()
@@ -94,13 +95,13 @@ func Open(cfg Config) (*Device, error) {
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
 	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
-	d.log.Info("gorxe device open", "name", d.name, "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
+	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
 }
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
 // supplied network, shown to the tap and wrapped in the fault injector when those are configured.
-func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
+func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr) (netio.Conn, error) {
 	var c netio.Conn
 	var err error
 	if rc.Network != nil {
@@ -128,7 +129,7 @@ func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
 			// their place among the survivors of a batch.
 			fc.Observe(rc.Tap)
 		}
-		rc.log.Info("gorxe fault injection on", "faults", rc.faults.String())
+		log.Info("gorxe fault injection on", "faults", rc.faults.String())
 		c = fc
 	}
 	return c, nil
@@ -156,7 +157,7 @@ func (d *Device) Close() error {
 
 	err := d.rt.Close()
 	close(d.events.closed)
-	d.log.Info("gorxe device closed", "name", d.name)
+	d.log.Info("gorxe device closed")
 	if err != nil {
 		return &Error{Op: "close_device", Err: err}
 	}

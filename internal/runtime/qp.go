@@ -25,6 +25,7 @@ type QP struct {
 	dead     bool
 	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
 	version  uint64 // q.AttrVersion when the engine last saw the QP
+	limit    logLimit
 }
 
 // Add starts running q's engine on its worker and makes q reachable by QPN from the network.
@@ -54,7 +55,11 @@ func (h *QP) Posted() {
 func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
 	var err error
 	if derr := h.w.do(func() {
-		if err = h.q.Modify(attr, mask); err == nil && !h.dead {
+		from := h.q.State()
+		if err = h.q.Modify(attr, mask); err == nil && mask&qp.AttrState != 0 {
+			h.w.r.logState(h, from, attr.State, "")
+		}
+		if err == nil && !h.dead {
 			h.w.runEngine(h, h.w.r.clk.Now())
 		}
 	}); derr != nil {
