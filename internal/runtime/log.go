@@ -31,25 +31,34 @@ func limited(k transport.EventKind) bool {
 	return k != transport.EventQPError && k != transport.EventCompletionError
 }
 
-// logInterval is the least time between two records of one kind of rate-limited event on one QP;
-// the events in between are counted, and the next record says how many were left out.
-const logInterval = time.Second
+// A QP logs at most logBurst records of one kind of rate-limited event per logInterval: enough
+// for the retransmit timeouts of a whole retry_cnt, few enough that a flood of NAKs does not
+// swamp the log. The events left out are counted, and the next record says how many.
+const (
+	logInterval = time.Second
+	logBurst    = 10
+)
 
 // logLimit is a QP's rate-limit state, one entry per kind of event.
 type logLimit [transport.NumEventKinds]struct {
-	last       time.Time // when the last record of the kind was logged
-	suppressed uint64    // events of the kind left out since
+	since      time.Time // start of the current interval
+	logged     int       // records logged in it
+	suppressed uint64    // events left out since the last record
 }
 
 // allow reports whether an event of kind k at now is logged and, if so, how many were left out
 // before it.
 func (l *logLimit) allow(k transport.EventKind, now time.Time) (suppressed uint64, ok bool) {
 	e := &l[k]
-	if !e.last.IsZero() && now.Sub(e.last) < logInterval {
+	if e.since.IsZero() || now.Sub(e.since) >= logInterval {
+		e.since, e.logged = now, 0
+	}
+	if e.logged == logBurst {
 		e.suppressed++
 		return 0, false
 	}
-	suppressed, e.suppressed, e.last = e.suppressed, 0, now
+	e.logged++
+	suppressed, e.suppressed = e.suppressed, 0
 	return suppressed, true
 }
 
