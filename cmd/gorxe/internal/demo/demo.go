@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -18,6 +19,7 @@ type Options struct {
 	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
 	Pcap    io.Writer         // when set, every packet is also written here as a pcap capture
 	Timeout time.Duration     // per step; default 10 s
+	Logger  *slog.Logger      // receives both devices' events; nil discards them
 }
 
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed

@@ -3,6 +3,7 @@ package devselect
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -43,6 +44,8 @@ type Selection struct {
 	Device string
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
+	// Logger, when set, becomes the device's Config.Logger.
+	Logger *slog.Logger
 }
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
@@ -53,7 +56,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap = port, s.Tap
+	cfg.Port, cfg.Tap, cfg.Logger = port, s.Tap, s.Logger
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)
