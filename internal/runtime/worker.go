@@ -364,7 +364,9 @@ func (w *worker) shutdown() {
 			w.r.logState(h, from, qp.StateErr, "device closed")
 		}
 		h.eng.Run(now, &w.out)
-		w.report(h)
+		if len(w.out.Events) != 0 {
+			w.report(h)
+		}
 		h.dead = true
 	}
 	w.flush()
