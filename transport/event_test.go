@@ -125,6 +125,23 @@ func TestEventsReceiveCompletionError(t *testing.T) {
 	}, x.b.d.reported)
 }
 
+// A UC send that fails locally moves the QP to SQE, not ERR; the flush of the WQE behind it is
+// not reported.
+func TestEventsSendQueueError(t *testing.T) {
+	x := newE2E(t, hQPOptions{typ: qp.TypeUC})
+	x.a.d.out.Want = AllEvents
+	bad := x.aBuf.sge(0, 100)
+	bad.LKey = 0
+	x.a.post(qp.SendWR{ID: 5, Opcode: qp.WRSend, SGList: []mr.SGE{bad}}, qp.SendWR{ID: 6, Opcode: qp.WRSend})
+	x.h.settle(time.Second)
+
+	a := x.a.q.QPN()
+	assert.Equal(t, []Event{
+		{Kind: EventCompletionError, QPN: a, Status: cq.WCLocProtErr, Opcode: cq.OpcodeSend, WRID: 5},
+		{Kind: EventQPError, QPN: a, From: qp.StateRTS, To: qp.StateSQE, Status: cq.WCLocProtErr},
+	}, x.a.d.reported)
+}
+
 // The engine records only the kinds the caller asks for, and nothing when it asks for none.
 func TestEventsOnlyWhatIsWanted(t *testing.T) {
 	for _, want := range []EventMask{0, EventQPError.Mask()} {
