@@ -17,13 +17,9 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	a := netip.MustParseAddr("10.0.0.1")
 	b := netip.MustParseAddr("10.0.0.2")
 	ea, err := f.NewEndpoint(DefaultPort, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	eb, err := f.NewEndpoint(DefaultPort, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var sent, received []string
 	ta := Tap(ea, func(dir Direction, m *Message) {
 		if dir == Sent {
@@ -44,13 +40,11 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	if n, err := tb.Receive(in); n != 2 || err != nil {
 		t.Fatalf("Receive = %d, %v", n, err)
 	}
-	if want := []string{"one", "two"}; len(sent) != 2 || sent[0] != want[0] || sent[1] != want[1] {
-		t.Errorf("tap saw sent %q, want %q", sent, want)
-	}
+	want := []string{"one", "two"}
+	assert.False(t, len(sent) != 2 || sent[0] != want[0] || sent[1] != want[1], "tap saw sent %q, want %q", sent, want)
 	src := netip.AddrPortFrom(a, DefaultPort).String()
-	if want := []string{"one@" + src, "two@" + src}; len(received) != 2 || received[0] != want[0] || received[1] != want[1] {
-		t.Errorf("tap saw received %q, want %q", received, want)
-	}
+	want = []string{"one@" + src, "two@" + src}
+	assert.False(t, len(received) != 2 || received[0] != want[0] || received[1] != want[1], "tap saw received %q, want %q", received, want)
 }
 
 // TestFaultConnObserverSeesWireOrder checks that the observer is shown every datagram of a batch in
@@ -97,9 +91,7 @@ func TestFaultConnObserverSeesWireOrder(t *testing.T) {
 	lost, dup, corrupt := 0, 0, 0
 	for _, s := range order {
 		require.NotEqual(t, Received, s.dir.Base())
-		if s.dir.Has(Delayed) {
-			t.Fatalf("a delayed datagram was shown before its delay expired: %v", s.dir)
-		}
+		require.False(t, s.dir.Has(Delayed), "a delayed datagram was shown before its delay expired: %v", s.dir)
 		if !s.dir.Has(Corrupt) {
 			require.GreaterOrEqual(t, int(s.seq), last, "datagram %d shown after %d", s.seq, last)
 			last = int(s.seq)
