@@ -132,9 +132,7 @@ type rawPeer struct {
 func newRawPeer(t *testing.T, f *testRig, addr string) *rawPeer {
 	a := netip.MustParseAddr(addr)
 	ep, err := f.fab.NewEndpoint(0, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ep.Close() })
 	return &rawPeer{ep: ep, addr: netip.AddrPortFrom(a, 0xC123)}
 }
@@ -144,14 +142,10 @@ func newRawPeer(t *testing.T, f *testRig, addr string) *rawPeer {
 func (r *rawPeer) send(t *testing.T, dst netip.Addr, h *packet.Headers, payload []byte, corrupt bool) {
 	t.Helper()
 	pkt, err := packet.AppendPacket(nil, h, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	to := netip.AddrPortFrom(dst, packet.UDPPort)
 	env := packet.Envelope{Src: r.addr, Dst: to, IPFlags: packet.IPv4DontFragment}
-	if err := env.PutICRC(pkt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, env.PutICRC(pkt))
 	if corrupt {
 		pkt[len(pkt)-1] ^= 0x40
 	}
