@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"github.com/stretchr/testify/require"
 	"net"
 	"net/netip"
 	"strconv"
@@ -49,9 +50,7 @@ func TestRCPingpongIPv6LinkLocal(t *testing.T) {
 		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
 	}
 	udp, err := net.ListenPacket("udp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
 	udp.Close()
 	port := FreeTCPPort(t)

@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"os"
 	"os/exec"
 	"slices"
@@ -41,9 +42,8 @@ func newLLLink(t *testing.T) *llLink {
 	}
 	run := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		require.NoError(t, err, "ip %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	for _, ns := range l.ns {
 		exec.Command("ip", "netns", "del", ns).Run() // a killed earlier run's
@@ -51,9 +51,8 @@ func newLLLink(t *testing.T) *llLink {
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 		// No duplicate address detection, so the link-local address is usable at once.
 		for _, s := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
-			if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", s).CombinedOutput(); err != nil {
-				t.Fatalf("sysctl %s: %v\n%s", s, err, out)
-			}
+			out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", s).CombinedOutput()
+			require.NoError(t, err, "sysctl %s: %v\n%s", s, err, out)
 		}
 		run("-n", ns, "link", "set", "lo", "up")
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"os"
@@ -75,13 +76,9 @@ func start(t testing.TB, env []string, bin string, args ...string) *Proc {
 	p.cmd = exec.CommandContext(ctx, bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := p.cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -194,9 +191,7 @@ var pairs atomic.Uint32
 // 127.0.0.0/8). Other packages' tests stay off 127.10.0.0/16.
 func LoopbackPair(t testing.TB) (server, client string) {
 	n := pairs.Add(1)
-	if n > 255*250 {
-		t.Fatal("out of loopback address pairs")
-	}
+	require.LessOrEqual(t, n, uint32(255*250), "out of loopback address pairs")
 	b2, b3 := 10+n/250, n%250
 	return fmt.Sprintf("127.%d.%d.1", b2, b3), fmt.Sprintf("127.%d.%d.2", b2, b3)
 }
@@ -205,9 +200,7 @@ func LoopbackPair(t testing.TB) (server, client string) {
 func FreeTCPPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
