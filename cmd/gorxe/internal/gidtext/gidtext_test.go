@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/require"
 )
 
 func gidOf(s string) gorxe.GID { return gorxe.GID(netip.MustParseAddr(s).As16()) }
@@ -38,13 +39,10 @@ func TestFormatGID(t *testing.T) {
 func TestWireGID(t *testing.T) {
 	g := gidOf("::ffff:10.99.0.2")
 	wire := string(AppendWire(nil, g))
-	if wire != "00000000000000000000ffff0a630002" {
-		t.Fatalf("AppendWire = %q", wire)
-	}
+	require.Equal(t, "00000000000000000000ffff0a630002", wire, "AppendWire = %q", wire)
 	back, err := ParseWire([]byte("00000000000000000000FFFF0A630002"))
-	if err != nil || back != g {
-		t.Fatalf("ParseWire = %v, %v; want %v", back, err, g)
-	}
+	require.NoError(t, err, "ParseWire = %v, %v; want %v", back, err, g)
+	require.Equal(t, g, back, "ParseWire = %v, %v; want %v", back, err, g)
 	for _, bad := range []string{"", "00", "0000000000000000000000000000000g", "000000000000000000000000000000000"} {
 		if _, err := ParseWire([]byte(bad)); !errors.Is(err, ErrBadGID) {
 			t.Errorf("ParseWire(%q) = %v, want ErrBadGID", bad, err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden output files")
@@ -153,9 +155,7 @@ func firstKey(t *testing.T, c *conversation, client bool) Dest {
 	for _, m := range c.side(client) {
 		if len(m) == KeyLen {
 			d, err := ParseKey(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return d
 		}
 	}
@@ -170,9 +170,7 @@ func firstReport(t *testing.T, c *conversation, client bool) Report {
 	i := 0
 	for _, m := range c.side(client) {
 		if len(m) == ReportFieldLen && i < ReportFields {
-			if err := SetReportField(&r, i, m); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, SetReportField(&r, i, m))
 			i++
 		}
 	}
@@ -212,9 +210,7 @@ func TestFlowAgainstCapture(t *testing.T) {
 					args = append(args, "10.99.0.2")
 				}
 				p, err := ParseArgs(cc.test, args)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				mine := firstKey(t, conv, client)
 				fp := &fakePlane{
 					dests:  []Dest{mine},
@@ -230,19 +226,14 @@ func TestFlowAgainstCapture(t *testing.T) {
 				var out, errs bytes.Buffer
 				f := &flow{p: p, x: newSession(rp, client), s: rp, pl: fp, out: &out, full: true,
 					warn: func(s string) { errs.WriteString(s + "\n") }, cycleBuffer: 4096}
-				if err := f.run(context.Background(), gorxe.MTU1024); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, f.run(context.Background(), gorxe.MTU1024))
 				rp.skipPeerDone()
 				if len(rp.steps) != 0 {
 					t.Errorf("%d recorded messages left over, first %q", len(rp.steps), rp.steps[0].data)
 				}
-				if want := firstKey(t, conv, !client); len(fp.remote) != 1 || fp.remote[0] != want {
-					t.Errorf("connected to %+v, want %+v", fp.remote, want)
-				}
-				if fp.neg != (negotiated{mtu: gorxe.MTU1024, cycleBuffer: 4096, cacheLine: 64}) {
-					t.Errorf("negotiated %+v", fp.neg)
-				}
+				want := firstKey(t, conv, !client)
+				assert.False(t, len(fp.remote) != 1 || fp.remote[0] != want, "connected to %+v, want %+v", fp.remote, want)
+				assert.Equal(t, (negotiated{mtu: gorxe.MTU1024, cycleBuffer: 4096, cacheLine: 64}), fp.neg, "negotiated %+v", fp.neg)
 				checkGolden(t, filepath.Join("testdata", "golden", cc.name+"-"+side+".txt"), out.String())
 			})
 		}
@@ -252,21 +243,13 @@ func TestFlowAgainstCapture(t *testing.T) {
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	require.NoError(t, err, "%v (run with -update to create it)", err)
+	assert.Equal(t, string(want), got, "output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
 }
 
 // TestFlowCalls checks where each test drives the RDMA side relative to the exchange.
@@ -290,12 +273,8 @@ func TestFlowCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
 			cli, srv := runPair(t, tt.test, strings.Fields(tt.args), nil)
-			if fmt.Sprint(cli.calls) != fmt.Sprint(tt.client) {
-				t.Errorf("client calls %v, want %v", cli.calls, tt.client)
-			}
-			if fmt.Sprint(srv.calls) != fmt.Sprint(tt.server) {
-				t.Errorf("server calls %v, want %v", srv.calls, tt.server)
-			}
+			assert.Equal(t, fmt.Sprint(tt.client), fmt.Sprint(cli.calls), "client calls %v, want %v", cli.calls, tt.client)
+			assert.Equal(t, fmt.Sprint(tt.server), fmt.Sprint(srv.calls), "server calls %v, want %v", srv.calls, tt.server)
 		})
 	}
 }
@@ -330,9 +309,7 @@ func runPair(t *testing.T, test Test, args []string, tweak func(*Params)) (*fake
 			argv = append(argv, "peer")
 		}
 		p, err := ParseArgs(test, argv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if tweak != nil {
 			tweak(p)
 		}
@@ -356,9 +333,7 @@ func runPair(t *testing.T, test Test, args []string, tweak func(*Params)) (*fake
 		}()
 	}
 	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, <-errs)
 	}
 	return planes[0], planes[1]
 }

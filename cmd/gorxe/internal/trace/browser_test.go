@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"os/exec"
@@ -101,13 +102,9 @@ func chromiumPath(t *testing.T) string {
 func startBrowser(ctx context.Context, t *testing.T) *browser {
 	t.Helper()
 	toBrowser, browserIn, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	browserOut, fromBrowser, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := exec.Command(chromiumPath(t),
 		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
@@ -115,9 +112,7 @@ func startBrowser(ctx context.Context, t *testing.T) *browser {
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // fd 3 and fd 4 in the browser
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	toBrowser.Close()
 	fromBrowser.Close()
 	b := &browser{t: t, cmd: cmd, in: browserIn, msgs: make(chan cdpMessage), ctx: ctx}
