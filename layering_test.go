@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -116,9 +117,8 @@ func TestImportGraph(t *testing.T) {
 			if !ok {
 				continue // reported as a package of its own
 			}
-			if il > layer || (il == layer && layer != toolLayer) {
-				t.Errorf("%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
-			}
+			assert.LessOrEqual(t, il, layer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
+			assert.False(t, il == layer && layer != toolLayer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
 		}
 	}
 }
