@@ -41,7 +41,7 @@ func (c *conversation) side(client bool) [][]byte {
 
 // perftestRuns returns the capture's perftest connections (those that start with a 16-byte
 // version message), in order: write_bw, read_bw, send_bw, atomic_bw, send_lat.
-func perftestRuns(t *testing.T) []*conversation {
+func perftestRuns(t testing.TB) []*conversation {
 	t.Helper()
 	f, err := os.Open(captureFile)
 	require.NoError(t, err)
