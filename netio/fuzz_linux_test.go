@@ -29,13 +29,14 @@ func FuzzSockaddr(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var sa unix.RawSockaddrInet6
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&sa)), unix.SizeofSockaddrInet6), b)
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(&sa)), unix.SizeofSockaddrInet6)
+		copy(raw, b)
 		got := getSockaddr(&sa)
 		switch sa.Family {
 		case unix.AF_INET:
 			require.True(t, got.Addr().Is4(), "%v", got)
-			require.Equal(t, uint16(b[2])<<8|uint16(b[3]), got.Port())
-			require.Equal(t, [4]byte(b[4:8]), got.Addr().As4())
+			require.Equal(t, uint16(raw[2])<<8|uint16(raw[3]), got.Port())
+			require.Equal(t, [4]byte(raw[4:8]), got.Addr().As4())
 		case unix.AF_INET6:
 			require.True(t, got.Addr().Is6(), "%v", got)
 			require.Equal(t, [16]byte(sa.Addr), got.Addr().As16())
