@@ -141,7 +141,7 @@ func TestRealAfterFunc(t *testing.T) {
 	c.AfterFunc(time.Millisecond, func() { done <- time.Now() })
 	at := <-done
 	require.GreaterOrEqual(t, at.Sub(before), time.Millisecond, "fired after %v, want >= 1ms", at.Sub(before))
-	tm := c.AfterFunc(time.Hour, func() { t.Error("stopped timer fired") })
+	tm := c.AfterFunc(time.Hour, func() { assert.Fail(t, "stopped timer fired") })
 	require.True(t, tm.Stop(), "Stop of pending real timer returned false")
 }
 
