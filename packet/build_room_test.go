@@ -3,6 +3,7 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -24,6 +25,6 @@ func TestAppendPacketRoomMatchesAppendPacket(t *testing.T) {
 	copy(room, payload)
 	assert.Equal(t, want, pkt, "AppendPacketRoom + copy = % x\nwant % x", pkt, want)
 	if _, _, err := AppendPacketRoom(nil, &h, -1); !errors.Is(err, ErrBadPayloadLength) {
-		t.Errorf("negative payload length: err = %v", err)
+		assert.Fail(t, fmt.Sprintf("negative payload length: err = %v", err))
 	}
 }

@@ -3,6 +3,7 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"net/netip"
@@ -80,7 +81,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		if _, _, err := ParseEnvelope(c.b); !errors.Is(err, c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+			assert.Fail(t, fmt.Sprintf("%s: got %v, want %v", c.name, err, c.want))
 		}
 	}
 	// Trailing link-layer padding is dropped.
@@ -89,10 +90,10 @@ func TestParseEnvelopeErrors(t *testing.T) {
 	assert.Len(t, p, 16, "padded: %v %d %+v", err, len(p), e)
 	assert.Equal(t, IPv4DontFragment, e.IPFlags, "padded: %v %d %+v", err, len(p), e)
 	if _, err := env.AppendHeaders(nil, maxIPv4Payload+1); !errors.Is(err, ErrTooLong) {
-		t.Errorf("too long: %v", err)
+		assert.Fail(t, fmt.Sprintf("too long: %v", err))
 	}
 	if _, err := (&Envelope{}).AppendHeaders(nil, 1); !errors.Is(err, ErrAddressFamily) {
-		t.Errorf("no addresses: %v", err)
+		assert.Fail(t, fmt.Sprintf("no addresses: %v", err))
 	}
 }
 

@@ -3,6 +3,7 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/stretchr/testify/require"
 	"net/netip"
 	"testing"
@@ -65,10 +66,10 @@ func FuzzVerifyICRC(f *testing.F) {
 		}
 		// Arbitrary input: no panic, only the documented errors.
 		if err := env.VerifyICRC(b); err != nil && !errors.Is(err, ErrBadICRC) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLong) {
-			t.Fatalf("VerifyICRC: %v", err)
+			require.Fail(t, fmt.Sprintf("VerifyICRC: %v", err))
 		}
 		if _, _, err := VerifyICRCIPv4AnyID(src4, dst4, b); err != nil && !errors.Is(err, ErrBadICRC) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLong) {
-			t.Fatalf("VerifyICRCIPv4AnyID: %v", err)
+			require.Fail(t, fmt.Sprintf("VerifyICRCIPv4AnyID: %v", err))
 		}
 		// With a correct ICRC both verifiers accept, and the any-ID one finds
 		// the ID and flags (the reserved flag bit is not solved for).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"hash/crc32"
@@ -52,7 +53,7 @@ func TestGoldenICRC(t *testing.T) {
 		c := bytes.Clone(g.pkt)
 		clear(c[len(c)-ICRCSize:])
 		if err := g.env.PutICRC(c); err != nil || !bytes.Equal(c, g.pkt) {
-			t.Fatalf("frame %d: PutICRC gave % x (%v)", g.frame, c[len(c)-ICRCSize:], err)
+			require.Fail(t, fmt.Sprintf("frame %d: PutICRC gave % x (%v)", g.frame, c[len(c)-ICRCSize:], err))
 		}
 	}
 }
@@ -134,7 +135,7 @@ func TestICRCCoverage(t *testing.T) {
 				if masked[i]>>bit&1 != 0 {
 					assert.NoError(t, err, "%v: flipping masked byte %d bit %d", env.Src, i, bit)
 				} else if err == nil {
-					t.Errorf("%v: flipping covered byte %d bit %d still verifies", env.Src, i, bit)
+					assert.Fail(t, fmt.Sprintf("%v: flipping covered byte %d bit %d still verifies", env.Src, i, bit))
 				}
 			}
 		}
@@ -147,7 +148,7 @@ func TestICRCCoverage(t *testing.T) {
 					continue // FECN, BECN, resv6a: masked, checked above
 				}
 				if err := env.VerifyICRC(p); !errors.Is(err, ErrBadICRC) {
-					t.Errorf("%v: packet byte %d bit %d: %v", env.Src, i, bit, err)
+					assert.Fail(t, fmt.Sprintf("%v: packet byte %d bit %d: %v", env.Src, i, bit, err))
 				}
 			}
 		}
@@ -175,7 +176,7 @@ func TestICRCAnyIDRandomised(t *testing.T) {
 			if _, _, err := VerifyICRCIPv4AnyID(
 				netip.AddrPortFrom(netip.AddrFrom16(src.Addr().As16()), src.Port()),
 				netip.AddrPortFrom(netip.AddrFrom16(dst.Addr().As16()), dst.Port()), pkt); err != nil {
-				t.Fatalf("mapped addresses: %v", err)
+				require.Fail(t, fmt.Sprintf("mapped addresses: %v", err))
 			}
 			// A random corruption is caught unless it happens to look like an ID
 			// change: about 2^-14 of the time.
@@ -185,10 +186,10 @@ func TestICRCAnyIDRandomised(t *testing.T) {
 			if _, _, err := VerifyICRCIPv4AnyID(src, dst, c); err == nil {
 				falseAccepts++
 			} else if !errors.Is(err, ErrBadICRC) {
-				t.Fatal(err)
+				require.Fail(t, fmt.Sprint(err))
 			}
 			if err := env.VerifyICRC(c); !errors.Is(err, ErrBadICRC) {
-				t.Fatalf("exact verifier accepted a corrupted packet: %v", err)
+				require.Fail(t, fmt.Sprintf("exact verifier accepted a corrupted packet: %v", err))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -124,7 +125,7 @@ func TestOpcodeCoverage(t *testing.T) {
 		op := Opcode(i)
 		if !op.Valid() {
 			if want := "Opcode(0x" + string(hexDigit(uint8(i)>>4)) + string(hexDigit(uint8(i))) + ")"; op.String() != want {
-				t.Errorf("invalid opcode %#x prints %q", i, op.String())
+				assert.Fail(t, fmt.Sprintf("invalid opcode %#x prints %q", i, op.String()))
 			}
 			assert.Equal(t, 0, op.HeaderLen(), "invalid opcode %#x has table data", i)
 			assert.Equal(t, KindInvalid, op.Kind(), "invalid opcode %#x has table data", i)

@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bytes"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -12,7 +13,7 @@ func mustAppend(t testing.TB, h *Headers, payload []byte) []byte {
 	t.Helper()
 	b, err := AppendPacket(nil, h, payload)
 	if err != nil {
-		t.Fatalf("AppendPacket(%v, %d bytes): %v", h.BTH.Opcode, len(payload), err)
+		require.Fail(t, fmt.Sprintf("AppendPacket(%v, %d bytes): %v", h.BTH.Opcode, len(payload), err))
 	}
 	return b
 }
@@ -173,7 +174,7 @@ func TestAppendPacketErrors(t *testing.T) {
 			require.Equal(t, byte(9), b[0], "%v/%d: length %d, want %d", op, n, len(b)-1, PacketLen(op, n))
 			var p Parsed
 			if err := Parse(b[1:], &p); err != nil || len(p.Payload()) != n || p.PadCount() != -n&3 {
-				t.Fatalf("%v/%d: Parse %v, payload %d, pad %d", op, n, err, len(p.Payload()), p.PadCount())
+				require.Fail(t, fmt.Sprintf("%v/%d: Parse %v, payload %d, pad %d", op, n, err, len(p.Payload()), p.PadCount()))
 			}
 		}
 	}

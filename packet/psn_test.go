@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -46,10 +47,10 @@ func TestPSNArithmetic(t *testing.T) {
 		got := c.p.Diff(c.q)
 		assert.Equal(t, c.want, got, "%d: %#x.Diff(%#x) = %d, want %d", i, c.p, c.q, got, c.want)
 		if got := c.p.LessThan(c.q); got != (c.want < 0) {
-			t.Errorf("%d: %#x.LessThan(%#x) = %v", i, c.p, c.q, got)
+			assert.Fail(t, fmt.Sprintf("%d: %#x.LessThan(%#x) = %v", i, c.p, c.q, got))
 		}
 		if got := c.p.LessThanEq(c.q); got != (c.want <= 0) {
-			t.Errorf("%d: %#x.LessThanEq(%#x) = %v", i, c.p, c.q, got)
+			assert.Fail(t, fmt.Sprintf("%d: %#x.LessThanEq(%#x) = %v", i, c.p, c.q, got))
 		}
 	}
 }
