@@ -2,6 +2,7 @@ package layers
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -54,7 +55,7 @@ func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
 		case *gopacket.Payload:
 			gotF, wantF = []byte(*l), p.Payload()
 		default:
-			t.Fatalf("unexpected layer %T", l)
+			require.Fail(t, fmt.Sprintf("unexpected layer %T", l))
 		}
 		assert.Equal(t, wantF, gotF, "%v: %+v, want %+v", l.LayerType(), gotF, wantF)
 	}
@@ -69,7 +70,7 @@ func TestCaptureAgreesWithPacket(t *testing.T) {
 	for i, frame := range captureFrames(t) {
 		p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.NoCopy)
 		if el := p.ErrorLayer(); el != nil {
-			t.Fatalf("frame %d: %v", i+1, el.Error())
+			require.Fail(t, fmt.Sprintf("frame %d: %v", i+1, el.Error()))
 		}
 		udp := p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)
 		checkAgainstParsed(t, roceLayers(p), udp.Payload)

@@ -3,6 +3,7 @@ package layers
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"testing"
@@ -59,7 +60,7 @@ func TestLayerTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tt.l.CanDecode() != tt.want || tt.l.(gopacket.Layer).LayerType() != tt.want || tt.want.String() != tt.name {
-			t.Errorf("%T: CanDecode %v LayerType %v name %q, want %v %q", tt.l, tt.l.CanDecode(), tt.l.(gopacket.Layer).LayerType(), tt.want.String(), tt.want, tt.name)
+			assert.Fail(t, fmt.Sprintf("%T: CanDecode %v LayerType %v name %q, want %v %q", tt.l, tt.l.CanDecode(), tt.l.(gopacket.Layer).LayerType(), tt.want.String(), tt.want, tt.name))
 		}
 	}
 	var udp gplayers.UDP
@@ -100,7 +101,7 @@ func TestNextLayerChain(t *testing.T) {
 		parser := gopacket.NewDecodingLayerParser(LayerTypeBTH, roce.Layers()...)
 		got = nil
 		if err := parser.DecodeLayers(b, &got); err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: parser layers %v (%v), want %v", op, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v: parser layers %v (%v), want %v", op, got, err, want))
 		}
 	}
 }
@@ -176,7 +177,7 @@ func TestSerializeIPv6(t *testing.T) {
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
 	if err := gopacket.SerializeLayers(buf, opts, udp, bth, deth, imm, payload); !errors.Is(err, ErrNoNetworkLayer) {
-		t.Fatalf("ICRC without network layer: %v, want ErrNoNetworkLayer", err)
+		require.Fail(t, fmt.Sprintf("ICRC without network layer: %v, want ErrNoNetworkLayer", err))
 	}
 	require.NoError(t, udp.SetNetworkLayerForChecksum(ip6))
 	require.NoError(t, bth.SetNetworkLayerForICRC(ip6, udp))
@@ -197,7 +198,7 @@ func TestSerializeIPv6(t *testing.T) {
 	got[len(got)-1] ^= 1
 	p = gopacket.NewPacket(buf.Bytes(), gplayers.LayerTypeIPv6, gopacket.Default)
 	if err := VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)); !errors.Is(err, packet.ErrBadICRC) {
-		t.Errorf("corrupted ICRC: %v, want ErrBadICRC", err)
+		assert.Fail(t, fmt.Sprintf("corrupted ICRC: %v, want ErrBadICRC", err))
 	}
 }
 
