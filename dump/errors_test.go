@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -177,11 +178,11 @@ func TestBadFrames(t *testing.T) {
 		var fe *FrameError
 		switch {
 		case i == 3 && (err != nil || !errors.Is(p.ICRCErr, packet.ErrBadICRC)):
-			t.Errorf("frame 4: %v, ICRC %v; want ErrBadICRC", err, p.ICRCErr)
+			assert.Fail(t, fmt.Sprintf("frame 4: %v, ICRC %v; want ErrBadICRC", err, p.ICRCErr))
 		case w != nil && !errors.Is(err, w):
-			t.Errorf("frame %d: %v, want %v", i+1, err, w)
+			assert.Fail(t, fmt.Sprintf("frame %d: %v, want %v", i+1, err, w))
 		case w != ErrNotRoCE && err != nil && (!errors.As(err, &fe) || fe.Frame != i+1):
-			t.Errorf("frame %d: %v is not a *FrameError for it", i+1, err)
+			assert.Fail(t, fmt.Sprintf("frame %d: %v is not a *FrameError for it", i+1, err))
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestJSONMatchesWireshark(t *testing.T) {
 		var r Record
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %d", n+1)
 		for _, d := range diffRecord(&r, rows[n], col) {
-			t.Errorf("frame %d: %s", r.Frame, d)
+			assert.Fail(t, fmt.Sprintf("frame %d: %s", r.Frame, d))
 		}
 		assert.True(t, r.ICRCOK, "frame %d: ICRC did not verify", r.Frame)
 		require.False(t, t.Failed(), "stopping at frame %d: %s", r.Frame, sc.Text())
