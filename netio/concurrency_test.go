@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,8 +41,7 @@ func TestFabricConcurrentRealClock(t *testing.T) {
 				} else {
 					_, err = a.Send(msg)
 				}
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 			}

@@ -22,7 +22,7 @@ func TestFabricDelivers(t *testing.T) {
 		{Buf: []byte("second"), Dst: dst}, // Src unset: first IPv4 address, listening port
 	}
 	if n, err := a.Send(out); n != 2 || err != nil {
-		t.Fatalf("Send = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Send = %d, %v", n, err))
 	}
 	payload[0] = 'J' // the fabric must have copied
 	in := makeMsgs(4, 100)
@@ -59,16 +59,16 @@ func TestFabricIPv6AndPorts(t *testing.T) {
 	defer c.Close()
 	dst := netip.MustParseAddrPort("[fd00::2]:18515")
 	if _, err := a.Send([]Message{{Buf: []byte{1}, Dst: dst, Src: netip.AddrPortFrom(addr6, 0xD000)}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	// Same address, wrong port: nobody listens there.
 	if _, err := a.Send([]Message{{Buf: []byte{2}, Dst: netip.MustParseAddrPort("[fd00::2]:4791")}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(2, 8)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || in[0].Src != netip.AddrPortFrom(addr6, 0xD000) || in[0].Dst != dst {
-		t.Fatalf("Receive = %d, %v, %+v", n, err, in[0])
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %+v", n, err, in[0]))
 	}
 	got := a.Counters().Drops[DropNoRoute]
 	require.Equal(t, uint64(1), got, "no-route drops = %d, want 1", got)
@@ -104,7 +104,7 @@ func TestFabricSendErrors(t *testing.T) {
 		})
 	}
 	if _, err := a.Receive([]Message{{}}); !errors.Is(err, ErrEmptyBuffer) {
-		t.Fatalf("Receive with empty buffer: %v", err)
+		require.Fail(t, fmt.Sprintf("Receive with empty buffer: %v", err))
 	}
 }
 
@@ -126,7 +126,7 @@ func TestFabricEndpointErrors(t *testing.T) {
 		{[]netip.Addr{addrB, addrB}, ErrDuplicateAddress},
 	} {
 		if _, err := f.NewEndpoint(0, tt.addrs...); !errors.Is(err, tt.want) {
-			t.Errorf("NewEndpoint(%v) = %v, want %v", tt.addrs, err, tt.want)
+			assert.Fail(t, fmt.Sprintf("NewEndpoint(%v) = %v, want %v", tt.addrs, err, tt.want))
 		}
 	}
 	// A different port on the same address is a different endpoint.
@@ -134,10 +134,10 @@ func TestFabricEndpointErrors(t *testing.T) {
 	require.NoError(t, err)
 	e2.Close()
 	if err := e2.Close(); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("second Close = %v", err)
+		require.Fail(t, fmt.Sprintf("second Close = %v", err))
 	}
 	if _, err := e2.Send([]Message{{Dst: netip.AddrPortFrom(addrA, 4791)}}); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("Send after Close = %v", err)
+		require.Fail(t, fmt.Sprintf("Send after Close = %v", err))
 	}
 }
 
@@ -153,7 +153,7 @@ func TestFabricQueueFullAndTruncation(t *testing.T) {
 	require.NoError(t, err, "Receive = %d, %v; want 3", n, err)
 	require.Equal(t, 3, n, "Receive = %d, %v; want 3", n, err)
 	if got := []int{seqOf(in[0].Buf), seqOf(in[1].Buf), seqOf(in[2].Buf)}; !slices.Equal(got, []int{0, 1, 2}) {
-		t.Fatalf("received %v, want [0 1 2]", got)
+		require.Fail(t, fmt.Sprintf("received %v, want [0 1 2]", got))
 	}
 	c := b.Counters()
 	require.Equal(t, uint64(1), c.Drops[DropTruncated], "counters %+v", c)

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"errors"
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -20,7 +21,7 @@ func TestParseFaultConfig(t *testing.T) {
 	require.NoError(t, err, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
 	require.Equal(t, want, got, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
 	if got, err := ParseFaultConfig(""); err != nil || got != (FaultConfig{}) || got.Enabled() {
-		t.Fatalf("empty spec = %+v, %v", got, err)
+		require.Fail(t, fmt.Sprintf("empty spec = %+v, %v", got, err))
 	}
 }
 
@@ -82,11 +83,11 @@ func TestFaultConfigFromEnv(t *testing.T) {
 	require.Equal(t, (FaultConfig{Loss: 0.25, Seed: 9}), got, "FaultConfigFromEnv = %+v, %v", got, err)
 	t.Setenv(EnvFaults, "")
 	if got, err := FaultConfigFromEnv(); err != nil || got.Enabled() {
-		t.Fatalf("empty env = %+v, %v", got, err)
+		require.Fail(t, fmt.Sprintf("empty env = %+v, %v", got, err))
 	}
 	t.Setenv(EnvFaults, "lost=1")
 	if _, err := FaultConfigFromEnv(); !errors.Is(err, ErrUnknownFaultKey) {
-		t.Fatalf("bad env = %v", err)
+		require.Fail(t, fmt.Sprintf("bad env = %v", err))
 	}
 }
 

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -34,11 +35,11 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	dst := netip.AddrPortFrom(b, DefaultPort)
 	msgs := []Message{{Buf: []byte("one"), Dst: dst}, {Buf: []byte("two"), Dst: dst}}
 	if n, err := ta.Send(msgs); n != 2 || err != nil {
-		t.Fatalf("Send = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Send = %d, %v", n, err))
 	}
 	in := []Message{{Buf: make([]byte, 16)}, {Buf: make([]byte, 16)}}
 	if n, err := tb.Receive(in); n != 2 || err != nil {
-		t.Fatalf("Receive = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v", n, err))
 	}
 	want := []string{"one", "two"}
 	assert.False(t, len(sent) != 2 || sent[0] != want[0] || sent[1] != want[1], "tap saw sent %q, want %q", sent, want)

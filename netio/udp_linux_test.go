@@ -55,7 +55,7 @@ func listenPair(t testing.TB, cfg UDPConfig, sets ...[]netip.Addr) []*UDPConn {
 			c.Close()
 		}
 	}
-	t.Fatalf("no free port: %v", lastErr)
+	require.Fail(t, fmt.Sprintf("no free port: %v", lastErr))
 	return nil
 }
 
@@ -154,7 +154,7 @@ func TestUDPSocketOptions(t *testing.T) {
 		t.Helper()
 		got, err := getsockoptInt(s.rc, level, opt)
 		if err != nil || got != want {
-			t.Errorf("%v %s = %d, %v; want %d", s.local, name, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v %s = %d, %v; want %d", s.local, name, got, err, want))
 		}
 	}
 	socks := append([]*udpSocket(nil), c.listeners...)
@@ -176,7 +176,7 @@ func TestUDPSocketOptions(t *testing.T) {
 		got, err := getsockoptInt(s.rc, unix.SOL_SOCKET, unix.SO_RCVBUF)
 		// Linux reports twice the granted size; the grant is capped by rmem_max without CAP_NET_ADMIN.
 		if want := 2 * min(rmemMax, DefaultSocketBuffer); err != nil || got < want {
-			t.Errorf("%v SO_RCVBUF = %d, %v; want >= %d", s.local, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v SO_RCVBUF = %d, %v; want >= %d", s.local, got, err, want))
 		}
 	}
 }
@@ -199,12 +199,12 @@ func TestUDPIPv6ZeroChecksum(t *testing.T) {
 	c := conns[0]
 	dst := c.LocalAddrs()[0]
 	if _, err := c.Send([]Message{{Buf: []byte("v6"), Src: netip.AddrPortFrom(lo6, 0xC0DE), Dst: dst, TOS: 0x10, TTL: 3}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(1, 16)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || string(in[0].Buf) != "v6" || in[0].Src != netip.AddrPortFrom(lo6, 0xC0DE) || in[0].Dst != dst {
-		t.Fatalf("Receive = %d, %v, %+v", n, err, in[0])
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %+v", n, err, in[0]))
 	}
 }
 
@@ -229,7 +229,7 @@ func TestUDPTrafficClassAndTTL(t *testing.T) {
 		{0, 255, 0, 255},
 	} {
 		if _, err := c.Send([]Message{{Buf: []byte{1}, Dst: dst, TOS: tt.tos, TTL: tt.ttl}}); err != nil {
-			t.Fatal(err)
+			require.Fail(t, fmt.Sprint(err))
 		}
 		buf, oob := make([]byte, 16), make([]byte, 128)
 		_, oobn, _, _, err := rx.ReadMsgUDP(buf, oob)
@@ -263,8 +263,7 @@ func TestUDPMultiAddressReceive(t *testing.T) {
 		for total := 0; total < 2*perFamily; {
 			resetBufs(in)
 			n, err := a.Receive(in)
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				break
 			}
 			for _, m := range in[:n] {
@@ -305,7 +304,7 @@ func TestUDPErrors(t *testing.T) {
 			if c != nil {
 				c.Close()
 			}
-			t.Errorf("ListenUDP(%v) = %v, want %v", tt.addrs, err, tt.want)
+			assert.Fail(t, fmt.Sprintf("ListenUDP(%v) = %v, want %v", tt.addrs, err, tt.want))
 		}
 	}
 	conns := listenPair(t, UDPConfig{MaxSendSockets: 1}, []netip.Addr{lo1})
@@ -347,12 +346,12 @@ func TestUDPTruncation(t *testing.T) {
 	dst := c.LocalAddrs()[0]
 	out := []Message{{Buf: make([]byte, 100), Dst: dst}, {Buf: []byte("fits"), Dst: dst}}
 	if _, err := c.Send(out); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(2, 50)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || string(in[0].Buf) != "fits" || cap(in[0].Buf) != 50 {
-		t.Fatalf("Receive = %d, %v, %q", n, err, in[0].Buf)
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %q", n, err, in[0].Buf))
 	}
 	got := c.Counters().Drops[DropTruncated]
 	require.Equal(t, uint64(1), got, "truncated drops = %d", got)
