@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -150,7 +151,7 @@ func (r *rawPeer) send(t *testing.T, dst netip.Addr, h *packet.Headers, payload 
 		pkt[len(pkt)-1] ^= 0x40
 	}
 	if _, err := r.ep.Send([]netio.Message{{Buf: pkt, Src: r.addr, Dst: to}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 }
 
@@ -159,7 +160,7 @@ func waitRan(t *testing.T, e *fakeEngine) {
 	select {
 	case <-e.ran:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the engine was not called")
+		require.Fail(t, "the engine was not called")
 	}
 }
 
@@ -250,7 +251,7 @@ func TestMcastAttachLimitConcurrent(t *testing.T) {
 			if h.Attach(group) == nil {
 				ok.Add(1)
 			} else if err := h.Attach(group); !errors.Is(err, ErrGroupFull) && !errors.Is(err, ErrAttached) {
-				t.Errorf("attach: %v", err)
+				assert.Fail(t, fmt.Sprintf("attach: %v", err))
 			}
 		})
 	}
@@ -326,7 +327,7 @@ func waitTimer(t *testing.T, x *testRig, at time.Time) {
 	defer cancel()
 	if err := x.clk.WaitNextDeadline(ctx, at); err != nil {
 		next, ok := x.clk.NextDeadline()
-		t.Fatalf("no timer armed for %v (next %v, %v)", at, next, ok)
+		require.Fail(t, fmt.Sprintf("no timer armed for %v (next %v, %v)", at, next, ok))
 	}
 }
 
