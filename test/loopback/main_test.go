@@ -81,7 +81,7 @@ func start(t testing.TB, env []string, bin string, args ...string) *Proc {
 	require.NoError(t, err)
 	if err := p.cmd.Start(); err != nil {
 		cancel()
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -141,10 +141,10 @@ func (p *Proc) WaitLine(substr string, timeout time.Duration) string {
 			n := len(p.out)
 			p.mu.Unlock()
 			if n == seen {
-				p.t.Fatalf("%s exited (status %d) before printing %q; stdout:\n%s\nstderr:\n%s", p.name, p.code, substr, p.Stdout(), p.Stderr())
+				require.Fail(p.t, fmt.Sprintf("%s exited (status %d) before printing %q; stdout:\n%s\nstderr:\n%s", p.name, p.code, substr, p.Stdout(), p.Stderr()))
 			}
 		case <-deadline:
-			p.t.Fatalf("%s printed no %q within %v; stdout:\n%s\nstderr:\n%s", p.name, substr, timeout, p.Stdout(), p.Stderr())
+			require.Fail(p.t, fmt.Sprintf("%s printed no %q within %v; stdout:\n%s\nstderr:\n%s", p.name, substr, timeout, p.Stdout(), p.Stderr()))
 		}
 	}
 }
@@ -156,7 +156,7 @@ func (p *Proc) Wait(timeout time.Duration) int {
 	case <-p.done:
 		return p.code
 	case <-time.After(timeout):
-		p.t.Fatalf("%s still running after %v; stdout:\n%s\nstderr:\n%s", p.name, timeout, p.Stdout(), p.Stderr())
+		require.Fail(p.t, fmt.Sprintf("%s still running after %v; stdout:\n%s\nstderr:\n%s", p.name, timeout, p.Stdout(), p.Stderr()))
 		return -1
 	}
 }
@@ -223,7 +223,7 @@ func runPair(t *testing.T, ready, tool string, args ...string) toolRun {
 	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
 	for _, p := range []*Proc{client, server} {
 		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
+			require.Fail(t, fmt.Sprintf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr()))
 		}
 	}
 	return toolRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}

@@ -66,7 +66,7 @@ func parsePerftest(t *testing.T, who, out string) ptSide {
 		case ptGIDLine.MatchString(l):
 			s.gids = append(s.gids, ptGIDLine.FindStringSubmatch(l)[1])
 		case strings.Contains(l, "address:"), strings.HasPrefix(l, " GID:"):
-			t.Errorf("%s: malformed address line %q", who, l)
+			assert.Fail(t, fmt.Sprintf("%s: malformed address line %q", who, l))
 		}
 	}
 	assert.NotEqual(t, "", s.title, "%s: no test title in:\n%s", who, out)
@@ -98,7 +98,7 @@ func (r toolRun) checkPerftest(t *testing.T, title string, qps int, size string,
 	assert.Equal(t, fmt.Sprint(cli.remote), fmt.Sprint(srv.local), "addresses disagree: server %v/%v, client %v/%v", srv.local, srv.remote, cli.local, cli.remote)
 	assert.Equal(t, fmt.Sprint(srv.remote), fmt.Sprint(cli.local), "addresses disagree: server %v/%v, client %v/%v", srv.local, srv.remote, cli.local, cli.remote)
 	if len(srv.gids) > 0 && len(cli.gids) > 0 && (srv.gids[0] != decimalGID(r.srvAddr) || cli.gids[0] != decimalGID(r.cliAddr)) {
-		t.Errorf("GIDs %s and %s, want the bound addresses %s and %s", srv.gids[0], cli.gids[0], r.srvAddr, r.cliAddr)
+		assert.Fail(t, fmt.Sprintf("GIDs %s and %s, want the bound addresses %s and %s", srv.gids[0], cli.gids[0], r.srvAddr, r.cliAddr))
 	}
 	assert.False(t, len(cli.results) != 1 || cli.results[0][0] != size || cli.results[0][1] != iters, "client results %v, want size %s and %s iterations\n%s", cli.results, size, iters, r.client.Stdout())
 	assert.True(t, cli.footer, "client results %v, want size %s and %s iterations\n%s", cli.results, size, iters, r.client.Stdout())
@@ -168,12 +168,12 @@ func TestPerftestMTU(t *testing.T) {
 	client := Start(t, nil, "send_bw", "-p", port, "-n", "50", "-c", "UD", "-m", "1024", "--bind", cliAddr, srvAddr)
 	for _, p := range []*Proc{client, server} {
 		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: status %d\n%s\n%s", p.name, code, p.Stdout(), p.Stderr())
+			require.Fail(t, fmt.Sprintf("%s: status %d\n%s\n%s", p.name, code, p.Stdout(), p.Stderr()))
 		}
 		assert.Contains(t, p.Stdout(), " Mtu             : 1024[B]", "%s:\n%s\n%s", p.name, p.Stdout(), p.Stderr())
 		assert.Contains(t, p.Stderr(), "Max msg size in UD is MTU 1024", "%s:\n%s\n%s", p.name, p.Stdout(), p.Stderr())
 		if res := parsePerftest(t, p.name, p.Stdout()).results; len(res) != 1 || res[0][0] != "1024" {
-			t.Errorf("%s: results %v", p.name, res)
+			assert.Fail(t, fmt.Sprintf("%s: results %v", p.name, res))
 		}
 	}
 }
@@ -250,7 +250,7 @@ func TestPerftestErrors(t *testing.T) {
 		c := Start(t, nil, "write_bw", "--bind", cli, "-p", port, "-n", "20", "--timeout", "2s", srv)
 		for _, p := range []*Proc{c, s} {
 			if code := p.Wait(15 * time.Second); code == 0 {
-				t.Errorf("%s succeeded:\n%s", p.name, p.Stdout())
+				assert.Fail(t, fmt.Sprintf("%s succeeded:\n%s", p.name, p.Stdout()))
 			}
 		}
 	})
@@ -328,7 +328,7 @@ func TestPerftestIPv6(t *testing.T) {
 		client := Start(t, env, tool, "--bind", other.String(), "--ipv6", "-p", port, "-n", "20", "::1")
 		for _, p := range []*Proc{client, server} {
 			if code := p.Wait(20 * time.Second); code != 0 {
-				t.Fatalf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr())
+				require.Fail(t, fmt.Sprintf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr()))
 			}
 		}
 		srv := parsePerftest(t, "server", server.Stdout())

@@ -50,10 +50,10 @@ func parseOutput(t *testing.T, who, out string, size, iters int, udLocal bool) (
 		}
 	}
 	if m := bytesRE.FindStringSubmatch(lines[len(lines)-2]); m == nil || m[1] != strconv.Itoa(size*iters*2) {
-		t.Errorf("%s: summary line %q, want %d bytes", who, lines[len(lines)-2], size*iters*2)
+		assert.Fail(t, fmt.Sprintf("%s: summary line %q, want %d bytes", who, lines[len(lines)-2], size*iters*2))
 	}
 	if m := itersRE.FindStringSubmatch(lines[len(lines)-1]); m == nil || m[1] != strconv.Itoa(iters) {
-		t.Errorf("%s: summary line %q, want %d iters", who, lines[len(lines)-1], iters)
+		assert.Fail(t, fmt.Sprintf("%s: summary line %q, want %d iters", who, lines[len(lines)-1], iters))
 	}
 	return local, remote
 }
@@ -70,10 +70,10 @@ func (r toolRun) checkPingpong(t *testing.T, size, iters, qps int, ud bool) {
 	require.Len(t, cr, qps, "address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
 	for i := range qps {
 		if sl[i] != cr[i] || cl[i] != sr[i] {
-			t.Errorf("QP %d: server local %v remote %v, client local %v remote %v", i, sl[i], sr[i], cl[i], cr[i])
+			assert.Fail(t, fmt.Sprintf("QP %d: server local %v remote %v, client local %v remote %v", i, sl[i], sr[i], cl[i], cr[i]))
 		}
 		if sl[i].gid != "::ffff:"+r.srvAddr || cl[i].gid != "::ffff:"+r.cliAddr {
-			t.Errorf("QP %d: GIDs %s and %s, want the bound addresses", i, sl[i].gid, cl[i].gid)
+			assert.Fail(t, fmt.Sprintf("QP %d: GIDs %s and %s, want the bound addresses", i, sl[i].gid, cl[i].gid))
 		}
 	}
 }
