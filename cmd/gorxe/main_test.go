@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func TestDumpJSON(t *testing.T) {
 	defer f.Close()
 	var want bytes.Buffer
 	if _, err := dump.Run(&want, &bytes.Buffer{}, f, dump.FormatJSON); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	assert.Equal(t, want.String(), out, "gorxe dump -json differs from dump.Run")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -53,7 +54,7 @@ func TestDumpFormats(t *testing.T) {
 	code, out, _ := run("dump", goldenPcapng)
 	want := "#1 0.000000 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok\n"
 	if code != exitOK || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 2540 {
-		t.Errorf("exit %d, output starts %q", code, out[:min(len(out), 200)])
+		assert.Fail(t, fmt.Sprintf("exit %d, output starts %q", code, out[:min(len(out), 200)]))
 	}
 	code, out, _ = run("dump", "-v", goldenPcapng)
 	assert.Equal(t, exitOK, code, "-v: exit %d, %d verified ICRCs", code, strings.Count(out, "verified: OK"))

@@ -87,7 +87,7 @@ func TestSelectionDefault(t *testing.T) {
 	case cfg.Interface != "":
 		require.NotEqual(t, "lo", cfg.Interface, "default picked the loopback interface")
 	case cfg.Addr != netip.MustParseAddr("127.0.0.1"):
-		t.Fatalf("default = %+v, want an interface or 127.0.0.1", cfg)
+		require.Fail(t, fmt.Sprintf("default = %+v, want an interface or 127.0.0.1", cfg))
 	}
 }
 

@@ -48,8 +48,7 @@ func TestGetopt(t *testing.T) {
 	for _, tc := range tests {
 		var got parsed
 		ops, err := Parse(tc.args, options(&got))
-		if err != nil {
-			t.Errorf("Parse(%q): %v", tc.args, err)
+		if !assert.NoError(t, err, "Parse(%q)", tc.args) {
 			continue
 		}
 		assert.Equal(t, tc.want, got, "Parse(%q) = %+v %q, want %+v %q", tc.args, got, ops, tc.want, tc.operands)

@@ -2,10 +2,12 @@ package gidtext
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,7 +33,7 @@ func TestFormatGID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		if got := Format(tc.gid); got != tc.want {
-			t.Errorf("Format(% x) = %q, want %q", tc.gid[:], got, tc.want)
+			assert.Fail(t, fmt.Sprintf("Format(% x) = %q, want %q", tc.gid[:], got, tc.want))
 		}
 	}
 }
@@ -45,7 +47,7 @@ func TestWireGID(t *testing.T) {
 	require.Equal(t, g, back, "ParseWire = %v, %v; want %v", back, err, g)
 	for _, bad := range []string{"", "00", "0000000000000000000000000000000g", "000000000000000000000000000000000"} {
 		if _, err := ParseWire([]byte(bad)); !errors.Is(err, ErrBadGID) {
-			t.Errorf("ParseWire(%q) = %v, want ErrBadGID", bad, err)
+			assert.Fail(t, fmt.Sprintf("ParseWire(%q) = %v, want ErrBadGID", bad, err))
 		}
 	}
 }
@@ -55,7 +57,7 @@ func FuzzParseWireGID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := ParseWire(b)
 		if err == nil && string(AppendWire(nil, g)) != string(toLower(b)) {
-			t.Fatalf("round trip of %q gave %x", b, g[:])
+			require.Fail(t, fmt.Sprintf("round trip of %q gave %x", b, g[:]))
 		}
 	})
 }

@@ -2,6 +2,7 @@ package oob
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestExchange(t *testing.T) {
 	require.NoError(t, c.Write([]byte("ping"), "write"))
 	buf := make([]byte, 5)
 	if err := c.ReadFull(buf, "read"); err != nil || string(buf) != "ping!" {
-		t.Fatalf("got %q, %v", buf, err)
+		require.Fail(t, fmt.Sprintf("got %q, %v", buf, err))
 	}
 	require.NoError(t, <-done)
 }

@@ -2,6 +2,7 @@ package oob
 
 import (
 	"context"
+	"fmt"
 	"github.com/stretchr/testify/require"
 	"net"
 	"testing"
@@ -33,7 +34,7 @@ func TestSetTimeout(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, func() { close(reply) })
 	buf := make([]byte, 4)
 	if err := c.ReadFull(buf, "read"); err != nil || string(buf) != "late" {
-		t.Fatalf("without a limit: got %q, %v", buf, err)
+		require.Fail(t, fmt.Sprintf("without a limit: got %q, %v", buf, err))
 	}
 
 	c.SetTimeout(20 * time.Millisecond)

@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"os"
@@ -51,7 +52,7 @@ func hexField(t *testing.T, s string) uint64 {
 		case c >= 'a' && c <= 'f':
 			v = v<<4 | uint64(c-'a'+10)
 		default:
-			t.Fatalf("%q is not hexadecimal", s)
+			require.Fail(t, fmt.Sprintf("%q is not hexadecimal", s))
 		}
 	}
 	return v

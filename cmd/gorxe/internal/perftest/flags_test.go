@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,10 +109,10 @@ func TestOptions(t *testing.T) {
 	p, err = ParseArgs(wbw, strings.Fields("-a host"))
 	assert.False(t, err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize, "-a: %v, %v", p.sizes(), err)
 	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, ErrHelp) {
-		t.Errorf("-h: %v", err)
+		assert.Fail(t, fmt.Sprintf("-h: %v", err))
 	}
 	if _, err := ParseArgs(rlat, []string{"--version"}); !errors.Is(err, ErrVersion) {
-		t.Errorf("--version: %v", err)
+		assert.Fail(t, fmt.Sprintf("--version: %v", err))
 	}
 }
 

@@ -61,16 +61,12 @@ func (r *replay) Write(p []byte, op string) error {
 	switch {
 	case len(p) == VersionLen && len(want) == VersionLen:
 		// gorxe advertises its own version.
-		if !bytes.Equal(p, AppendVersion(nil, Version)) {
-			r.t.Errorf("%s: version message %q", op, p)
-		}
+		assert.Equal(r.t, AppendVersion(nil, Version), p, "%s: version message %q", op, p)
 	case r.server && len(p) == ReportFieldLen && len(want) == ReportFieldLen:
 		// perftest's server sends an uninitialised report; gorxe's is zero.
-		if !bytes.Equal(p, make([]byte, ReportFieldLen)) {
-			r.t.Errorf("%s: server report field %x, want zeros", op, p)
-		}
+		assert.Equal(r.t, make([]byte, ReportFieldLen), p, "%s: server report field %x, want zeros", op, p)
 	case !bytes.Equal(p, want):
-		r.t.Errorf("%s: gorxe wrote %q, the recorded side %q", op, p, want)
+		assert.Fail(r.t, fmt.Sprintf("%s: gorxe wrote %q, the recorded side %q", op, p, want))
 	}
 	return nil
 }
@@ -159,7 +155,7 @@ func firstKey(t *testing.T, c *conversation, client bool) Dest {
 			return d
 		}
 	}
-	t.Fatal("no key message")
+	require.Fail(t, "no key message")
 	return Dest{}
 }
 
@@ -229,7 +225,7 @@ func TestFlowAgainstCapture(t *testing.T) {
 				require.NoError(t, f.run(context.Background(), gorxe.MTU1024))
 				rp.skipPeerDone()
 				if len(rp.steps) != 0 {
-					t.Errorf("%d recorded messages left over, first %q", len(rp.steps), rp.steps[0].data)
+					assert.Fail(t, fmt.Sprintf("%d recorded messages left over, first %q", len(rp.steps), rp.steps[0].data))
 				}
 				want := firstKey(t, conv, !client)
 				assert.False(t, len(fp.remote) != 1 || fp.remote[0] != want, "connected to %+v, want %+v", fp.remote, want)

@@ -97,7 +97,7 @@ func resultFields(t *testing.T, out string) []string {
 			return strings.Fields(lines[i+1])
 		}
 	}
-	t.Fatalf("no result in:\n%s", out)
+	require.Fail(t, fmt.Sprintf("no result in:\n%s", out))
 	return nil
 }
 
@@ -135,7 +135,7 @@ func TestRDMA(t *testing.T) {
 			assert.False(t, got[0] != tt.size || got[1] != tt.iters, "client result %v, want size %s and %s iterations\n%s", got, tt.size, tt.iters, cli)
 			if tt.test.Kind == BW || tt.test.Verb == VerbWrite || tt.test.Verb == VerbSend {
 				if got := resultFields(t, srv); got[0] != tt.size || got[1] != tt.iters {
-					t.Errorf("server result %v\n%s", got, srv)
+					assert.Fail(t, fmt.Sprintf("server result %v\n%s", got, srv))
 				}
 			}
 		})

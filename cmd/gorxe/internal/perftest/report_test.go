@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"fmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"math"
@@ -149,7 +150,7 @@ func TestLatReport(t *testing.T) {
 	var b strings.Builder
 	writeLat(&b, &Params{}, 2, 13, &st)
 	if want := " 2       13          8.00           30.00        10.00    \t       10.00       \t0.89   \t\t30.00   \t\t30.00  \n"; b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
+		assert.Fail(t, fmt.Sprintf("got %q, want %q", b.String(), want))
 	}
 	b.Reset()
 	writeLat(&b, &Params{Output: "latency"}, 2, 13, &st)
@@ -157,7 +158,7 @@ func TestLatReport(t *testing.T) {
 	b.Reset()
 	writeLatDuration(&b, &Params{}, 64, 1000, 20*time.Millisecond, 2)
 	if want := " 64            1000            10.00          50000.00\n"; b.String() != want {
-		t.Errorf("duration: got %q, want %q", b.String(), want)
+		assert.Fail(t, fmt.Sprintf("duration: got %q, want %q", b.String(), want))
 	}
 }
 
@@ -170,9 +171,9 @@ func TestCycle(t *testing.T) {
 	// perftest wraps after cycle/step messages, so no message crosses the cycle buffer.
 	assert.False(t, c.step != 1536 || c.slots != 2 || ends[0] != 1500 || ends[1] != 3036 || ends[2] != 1500, "cycle %+v, ends %v", c, ends)
 	if c := newCycle(3, 4096, 64); c.step != 64 || c.slots != 64 || c.offset(64) != 0 || c.offset(63) != 4032 {
-		t.Errorf("small messages: %+v", c)
+		assert.Fail(t, fmt.Sprintf("small messages: %+v", c))
 	}
 	if c := newCycle(4096, 4096, 64); c.offset(7) != 0 {
-		t.Errorf("large messages move: %+v", c)
+		assert.Fail(t, fmt.Sprintf("large messages move: %+v", c))
 	}
 }

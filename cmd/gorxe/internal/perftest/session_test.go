@@ -77,11 +77,11 @@ func TestSessionSysDataAndMTU(t *testing.T) {
 	assert.Equal(t, int32(65536), cb, "sysData: %d %d %v", cb, cl, err)
 	assert.Equal(t, int32(64), cl, "sysData: %d %d %v", cb, cl, err)
 	if m, err := x.mtu(gorxe.MTU1024); err != nil || m != gorxe.MTU512 {
-		t.Errorf("peer asks 512: %v %v", m, err)
+		assert.Fail(t, fmt.Sprintf("peer asks 512: %v %v", m, err))
 	}
 	// A value that is no ibv_mtu leaves this side's MTU, as perftest does.
 	if m, err := x.mtu(gorxe.MTU1024); err != nil || m != gorxe.MTU1024 {
-		t.Errorf("peer sends 9: %v %v", m, err)
+		assert.Fail(t, fmt.Sprintf("peer sends 9: %v %v", m, err))
 	}
 	want := []string{"\x00\x00\x10\x00", "\x00\x00\x00\x40", "3\x00", "3\x00"}
 	assert.Equal(t, fmt.Sprintf("%q", want), fmt.Sprintf("%q", s.wrote), "wrote %q, want %q", s.wrote, want)
@@ -106,7 +106,7 @@ func TestSessionReportsAndClose(t *testing.T) {
 	// A peer that closes in the middle of the reports is an error, not a hang.
 	s = &script{peer: [][]byte{AppendReportField(nil, &theirs, 0)}}
 	if _, err := newSession(s, false).reports(&mine); err == nil || !strings.Contains(err.Error(), "couldn't read remote report") {
-		t.Errorf("short reports: %v", err)
+		assert.Fail(t, fmt.Sprintf("short reports: %v", err))
 	}
 }
 

@@ -3,6 +3,7 @@ package perftest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"net/netip"
 	"testing"
@@ -45,7 +46,7 @@ func TestCaptureMessagesRoundTrip(t *testing.T) {
 				case DoneLen:
 					again = doneMsg
 				default:
-					t.Fatalf("run %d: unexpected message of %d bytes: %q", i, len(m), m)
+					require.Fail(t, fmt.Sprintf("run %d: unexpected message of %d bytes: %q", i, len(m), m))
 				}
 				assert.Equal(t, m, again, "run %d: re-encoded %q, captured %q", i, again, m)
 			}
@@ -64,7 +65,7 @@ func TestCaptureKeys(t *testing.T) {
 				return d
 			}
 		}
-		t.Fatal("no key message")
+		require.Fail(t, "no key message")
 		return Dest{}
 	}
 	client := GIDFromString(t, "10.99.0.3")
@@ -136,7 +137,7 @@ func TestKeyFormat(t *testing.T) {
 	// Out-of-range values are masked to their field, keeping the message 108 bytes long.
 	d.QPN, d.PSN, d.OutReads = 0x1000011, 0x1abcdef, 0x10080
 	if got := AppendKey(nil, &d); len(got) != KeyLen || string(got) != want {
-		t.Errorf("masked key %q", got)
+		assert.Fail(t, fmt.Sprintf("masked key %q", got))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -127,7 +128,7 @@ func TestServerAgainstCapturedClient(t *testing.T) {
 		})
 		require.NoError(t, err, "%s", tc.tool)
 		if !connected || remote[0].PSN == 0 {
-			t.Errorf("%s: connect saw %v, remote[0] = %+v", tc.tool, connected, remote[0])
+			assert.Fail(t, fmt.Sprintf("%s: connect saw %v, remote[0] = %+v", tc.tool, connected, remote[0]))
 		}
 		assert.NoError(t, <-done, "%s: captured client", tc.tool)
 	}
@@ -213,7 +214,7 @@ func TestClientErrors(t *testing.T) {
 		assert.ErrorIs(t, err, oob.ErrPeerClosed, "client error %q", err)
 		assert.Contains(t, err.Error(), "after 0 of 52 bytes", "client error %q", err)
 		if err := <-srv; err == nil || err.Error() != "Failed to modify QP to RTR" {
-			t.Errorf("server error %v", err)
+			assert.Fail(t, fmt.Sprintf("server error %v", err))
 		}
 	})
 	t.Run("canceled", func(t *testing.T) {

@@ -60,8 +60,7 @@ func TestParseArgs(t *testing.T) {
 		want, _ := ParseArgs(tc.kind, nil)
 		tc.want(&want)
 		got, err := ParseArgs(tc.kind, tc.args)
-		if err != nil {
-			t.Errorf("%s %q: %v", tc.kind.Name(), tc.args, err)
+		if !assert.NoError(t, err, "%s %q", tc.kind.Name(), tc.args) {
 			continue
 		}
 		assert.Equal(t, want, got, "%s %q = %+v, want %+v", tc.kind.Name(), tc.args, got, want)
@@ -93,8 +92,7 @@ func TestParseArgsErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := ParseArgs(tc.kind, tc.args)
-		if err == nil {
-			t.Errorf("%s %q: no error", tc.kind.Name(), tc.args)
+		if !assert.Error(t, err, "%s %q: no error", tc.kind.Name(), tc.args) {
 			continue
 		}
 		assert.Equal(t, tc.usage, IsUsage(err), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)

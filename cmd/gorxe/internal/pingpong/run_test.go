@@ -56,9 +56,9 @@ func (s *syncBuffer) waitFor(t *testing.T, substr string, done <-chan error) {
 		select {
 		case <-changed:
 		case err := <-done:
-			t.Fatalf("ended before printing %q: %v", substr, err)
+			require.Fail(t, fmt.Sprintf("ended before printing %q: %v", substr, err))
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no %q after 10s", substr)
+			require.Fail(t, fmt.Sprintf("no %q after 10s", substr))
 		}
 	}
 }
@@ -94,10 +94,10 @@ func TestRunInProcess(t *testing.T) {
 			go func() { srvErr <- Run(ctx, so, &srvOut, io.Discard) }()
 			srvOut.waitFor(t, "local address", srvErr)
 			if err := Run(ctx, co, &cliOut, io.Discard); err != nil {
-				t.Fatalf("client: %v\n%s", err, cliOut.String())
+				require.Fail(t, fmt.Sprintf("client: %v\n%s", err, cliOut.String()))
 			}
 			if err := <-srvErr; err != nil {
-				t.Fatalf("server: %v\n%s", err, srvOut.String())
+				require.Fail(t, fmt.Sprintf("server: %v\n%s", err, srvOut.String()))
 			}
 			for side, out := range map[string]string{"server": srvOut.String(), "client": cliOut.String()} {
 				assert.Contains(t, out, fmt.Sprintf("%d iters in ", co.Iters), "%s output:\n%s", side, out)
@@ -121,6 +121,6 @@ func TestRunCanceled(t *testing.T) {
 	case err := <-done:
 		assert.False(t, err == nil || !strings.Contains(err.Error(), "interrupted"), "Run = %v, want an interruption", err)
 	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancellation")
+		require.Fail(t, "Run did not return after cancellation")
 	}
 }
