@@ -83,7 +83,7 @@ func openBenchPair(b *testing.B, network string, mtu MTU) (*benchPeer, *benchPee
 		port := loopbackPort(b)
 		da, dp = openUDP(b, "127.0.0.1", port), openUDP(b, "127.0.0.2", port)
 	default:
-		b.Fatalf("unknown network %q", network)
+		require.Fail(b, fmt.Sprintf("unknown network %q", network))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -99,16 +99,16 @@ func newBenchPeer(b *testing.B, d *Device, ctx context.Context) *benchPeer {
 	p := &benchPeer{d: d, ctx: ctx, buf: make([]byte, benchBuf), gid: d.GIDTable()[1].GID}
 	var err error
 	if p.pd, err = d.AllocPD(); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.ch, err = d.CreateCompChannel(); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.cq, err = d.CreateCQ(benchCQE, p.ch); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.mr, err = p.pd.RegMR(p.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	p.qp = p.newQP(b)
 	return p
@@ -178,7 +178,7 @@ func (p *benchPeer) checked(n int) ([]WC, error) {
 func (p *benchPeer) mustPoll(b *testing.B) []WC {
 	wcs, err := p.poll()
 	if err != nil {
-		b.Fatalf("%v\nlocal counters: %s\npeer counters: %s", err, nonZero(p.d.Counters()), nonZero(p.peer.d.Counters()))
+		require.Fail(b, fmt.Sprintf("%v\nlocal counters: %s\npeer counters: %s", err, nonZero(p.d.Counters()), nonZero(p.peer.d.Counters())))
 	}
 	return wcs
 }

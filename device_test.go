@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -37,7 +38,7 @@ func TestOpenConfigErrors(t *testing.T) {
 			d, err := Open(c.cfg)
 			if err == nil {
 				d.Close()
-				t.Fatalf("Open succeeded, want %v", c.want)
+				require.Fail(t, fmt.Sprintf("Open succeeded, want %v", c.want))
 			}
 			require.ErrorIs(t, err, c.want, "Open: %v, want errors.Is %v", err, c.want)
 			var e *Error
@@ -83,12 +84,12 @@ func TestLoopbackAddrDevice(t *testing.T) {
 	tbl := d.GIDTable()
 	require.Len(t, tbl, 2, "GID table %v, want 2 entries", tbl)
 	if g := tbl[1].GID; g.Addr() != netip.MustParseAddr("127.0.0.1") || g.String() != "0000:0000:0000:0000:0000:ffff:7f00:0001" || !tbl[1].Usable {
-		t.Errorf("GID index 1 = %+v, want usable ::ffff:127.0.0.1", tbl[1])
+		assert.Fail(t, fmt.Sprintf("GID index 1 = %+v, want usable ::ffff:127.0.0.1", tbl[1]))
 	}
 	// Loopback has no MAC: index 0 comes from a locally administered MAC built from the address,
 	// and the device has no socket on it.
 	if g := tbl[0].GID; g.String() != "fe80:0000:0000:0000:0000:7fff:fe00:0001" || tbl[0].Usable {
-		t.Errorf("GID index 0 = %+v (%v), want unusable fe80::7fff:fe00:1", tbl[0], g)
+		assert.Fail(t, fmt.Sprintf("GID index 0 = %+v (%v), want unusable fe80::7fff:fe00:1", tbl[0], g))
 	}
 	g, err := d.QueryGID(1)
 	assert.False(t, err != nil || g != tbl[1].GID, "QueryGID(1) = %v, %v", g, err)
@@ -113,7 +114,7 @@ func TestInterfaceDevice(t *testing.T) {
 	tbl := d.GIDTable()
 	want0 := netdev.LinkLocal(ifi.HardwareAddr)
 	if tbl[0].GID.Addr() != want0 {
-		t.Errorf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr)
+		assert.Fail(t, fmt.Sprintf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr))
 	}
 	seen6 := false
 	for _, e := range tbl[1:] {
@@ -125,7 +126,7 @@ func TestInterfaceDevice(t *testing.T) {
 	}
 	pa, _ := d.QueryPort(1)
 	if want := MTUFromBytes(ifi.MTU - 80); pa.ActiveMTU != want {
-		t.Errorf("ActiveMTU %v, want %v for interface MTU %d", pa.ActiveMTU, want, ifi.MTU)
+		assert.Fail(t, fmt.Sprintf("ActiveMTU %v, want %v for interface MTU %d", pa.ActiveMTU, want, ifi.MTU))
 	}
 }
 
@@ -188,7 +189,7 @@ func TestQueryMatchesRxeDefaults(t *testing.T) {
 		MaxMsgSz: 1 << 31, PKeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 1, PhysState: 5, LinkLayer: LinkLayerEthernet}
 	assert.Equal(t, want, p, "QueryPort = %+v\nwant         %+v", p, want)
 	if pk, err := d.QueryPKey(0); pk != 0xFFFF || err != nil {
-		t.Errorf("QueryPKey(0) = %#x, %v", pk, err)
+		assert.Fail(t, fmt.Sprintf("QueryPKey(0) = %#x, %v", pk, err))
 	}
 }
 
@@ -252,7 +253,7 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 	expired, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	if _, err := d.GetAsyncEvent(expired); !errors.Is(err, context.Canceled) {
-		t.Errorf("GetAsyncEvent with a cancelled context: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetAsyncEvent with a cancelled context: %v", err))
 	}
 	done := make(chan error, 1)
 	go func() {

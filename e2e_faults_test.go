@@ -1,6 +1,7 @@
 package gorxe
 
 import (
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -188,7 +189,7 @@ func TestE2EConcurrentPosters(t *testing.T) {
 			defer wg.Done()
 			for j := range msgs {
 				if err := qas[i].PostSend([]SendWR{{ID: uint64(j), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*4096, 64)}}); err != nil {
-					t.Errorf("post: %v", err)
+					assert.Fail(t, fmt.Sprintf("post: %v", err))
 					return
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -31,17 +32,17 @@ func newNode(t testing.TB, d *Device) *node {
 	n := &node{d: d}
 	var err error
 	if n.pd, err = d.AllocPD(); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	if n.ch, err = d.CreateCompChannel(); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	if n.cq, err = d.CreateCQ(256, n.ch); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	n.buf = make([]byte, 1<<20)
 	if n.mr, err = n.pd.RegMR(n.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	n.gid = d.GIDTable()[1].GID
 	return n
@@ -182,7 +183,7 @@ func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
 	a.wait(t, 1)
 	rw := b.wait(t, 1)[0]
 	if rw.Status != WCSuccess || rw.ImmData != 0xdeadbeef || rw.WCFlags&WCFlagWithImm == 0 || string(b.buf[:rw.ByteLen]) != "inline!" {
-		t.Errorf("send with immediate: %+v %q", rw, b.buf[:rw.ByteLen])
+		assert.Fail(t, fmt.Sprintf("send with immediate: %+v %q", rw, b.buf[:rw.ByteLen]))
 	}
 }
 
@@ -285,7 +286,7 @@ func testUDSend(t *testing.T, a, b *node, ua, ub *QP) {
 	require.NoError(t, ua.PostSend([]SendWR{{ID: 51, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(500000, len(msg)),
 		UD: UDInfo{AH: ah, RemoteQPN: ub.QPN(), RemoteQKey: 0x11111111}}}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCSend || wc.WRID != 51 {
-		t.Errorf("UD send completion %+v", wc)
+		assert.Fail(t, fmt.Sprintf("UD send completion %+v", wc))
 	}
 	wc := b.wait(t, 1)[0]
 	assert.Equal(t, WCSuccess, wc.Status, "UD receive completion %+v", wc)
@@ -311,7 +312,7 @@ func TestE2EUDPIPv6SelfLoop(t *testing.T) {
 	qa, qb := rcPair(t, n, n, MTU4096)
 	testSendRecvSelf(t, n, qa, qb)
 	if c := n.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 || c.Get(counter.RcvdPkts) == 0 {
-		t.Errorf("counters %+v", c)
+		assert.Fail(t, fmt.Sprintf("counters %+v", c))
 	}
 }
 
@@ -368,7 +369,7 @@ func TestE2EBindMWType1(t *testing.T) {
 	require.NoError(t, qb.PostSend([]SendWR{{ID: 71, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 18),
 		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000, RKey: rkey}}}))
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || string(b.buf[:18]) != "through the window" {
-		t.Errorf("read through the window: %+v %q", wc, b.buf[:18])
+		assert.Fail(t, fmt.Sprintf("read through the window: %+v %q", wc, b.buf[:18]))
 	}
 	// Reading beyond the window's 4096 bytes is a remote access error.
 	require.NoError(t, qb.PostSend([]SendWR{{ID: 72, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 16),

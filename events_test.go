@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,6 +73,6 @@ func TestEventSRQLimitReached(t *testing.T) {
 	assert.Equal(t, EventSRQLimitReached, ev.Type, "event %+v, want SRQ limit reached", ev)
 	assert.Same(t, srq, ev.SRQ, "event %+v, want SRQ limit reached", ev)
 	if a, _ := srq.Query(); a.SRQLimit != 0 {
-		t.Errorf("the limit stays armed after firing: %+v", a)
+		assert.Fail(t, fmt.Sprintf("the limit stays armed after firing: %+v", a))
 	}
 }

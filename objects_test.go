@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -53,7 +54,7 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	require.NoError(t, pd.Dealloc())
 	assert.ErrorIs(t, pd.Dealloc(), ErrDestroyed, "second Dealloc")
 	if _, err := pd.RegMR(buf, AccessLocalWrite); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("RegMR on a deallocated PD: %v", err)
+		assert.Fail(t, fmt.Sprintf("RegMR on a deallocated PD: %v", err))
 	}
 }
 
@@ -84,7 +85,7 @@ func TestFastRegMRAndMW(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, fr.Valid(), "a fresh fast-register MR is valid")
 	if _, err := pd.AllocMR(100000); !errors.Is(err, ErrPageList) && !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("AllocMR beyond max_fast_reg_page_list_len: %v", err)
+		assert.Fail(t, fmt.Sprintf("AllocMR beyond max_fast_reg_page_list_len: %v", err))
 	}
 	for _, typ := range []MWType{MWType1, MWType2} {
 		w, err := pd.AllocMW(typ)
@@ -115,7 +116,7 @@ func TestAllocBuffer(t *testing.T) {
 	m.Dereg()
 	require.NoError(t, b.Free())
 	if _, err := AllocBuffer(0, BufferOptions{}); !errors.Is(err, ErrBufferSize) {
-		t.Errorf("AllocBuffer(0): %v", err)
+		assert.Fail(t, fmt.Sprintf("AllocBuffer(0): %v", err))
 	}
 }
 
@@ -124,14 +125,14 @@ func TestCQAndCompChannel(t *testing.T) {
 	d, other := f.open(t, "10.0.0.1"), f.open(t, "10.0.0.2")
 	for _, n := range []int{0, -1, MaxCQE + 1} {
 		if _, err := d.CreateCQ(n, nil); !errors.Is(err, ErrInvalidCQSize) {
-			t.Errorf("CreateCQ(%d): %v", n, err)
+			assert.Fail(t, fmt.Sprintf("CreateCQ(%d): %v", n, err))
 		}
 	}
 	ch, err := d.CreateCompChannel()
 	require.NoError(t, err)
 	och, _ := other.CreateCompChannel()
 	if _, err := d.CreateCQ(4, och); !errors.Is(err, ErrWrongDevice) {
-		t.Errorf("CreateCQ with another device's channel: %v", err)
+		assert.Fail(t, fmt.Sprintf("CreateCQ with another device's channel: %v", err))
 	}
 	c, err := d.CreateCQ(16, ch)
 	require.NoError(t, err)
@@ -145,10 +146,10 @@ func TestCQAndCompChannel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := ch.GetEvent(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("GetEvent with no event: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetEvent with no event: %v", err))
 	}
 	if err := c.Resize(32); err != nil || c.CQE() != 32 {
-		t.Errorf("Resize: %v, cqe %d", err, c.CQE())
+		assert.Fail(t, fmt.Sprintf("Resize: %v, cqe %d", err, c.CQE()))
 	}
 	assert.ErrorIs(t, c.AckEvents(1), ErrAckTooMany, "AckEvents of nothing")
 	assert.ErrorIs(t, ch.Destroy(), ErrInUse, "Destroy of a channel with a CQ")
@@ -156,6 +157,6 @@ func TestCQAndCompChannel(t *testing.T) {
 	assert.ErrorIs(t, c.Destroy(), ErrDestroyed, "second CQ Destroy")
 	require.NoError(t, ch.Destroy())
 	if _, err := ch.GetEvent(context.Background()); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("GetEvent on a destroyed channel: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetEvent on a destroyed channel: %v", err))
 	}
 }

@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -256,10 +257,10 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 	assert.Equal(t, 2, srq.Len(), "SRQ Len %d", srq.Len())
 	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 1}, SRQLimit))
 	if a, err := srq.Query(); err != nil || a.MaxWR != 8 || a.SRQLimit != 1 {
-		t.Errorf("SRQ Query %+v, %v", a, err)
+		assert.Fail(t, fmt.Sprintf("SRQ Query %+v, %v", a, err))
 	}
 	if _, err := d.CreateSRQ(x.pd, nil); !errors.Is(err, ErrNilObject) {
-		t.Errorf("CreateSRQ(nil): %v", err)
+		assert.Fail(t, fmt.Sprintf("CreateSRQ(nil): %v", err))
 	}
 	q, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, SRQ: srq, QPType: QPTypeRC, Cap: QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 	require.NoError(t, err)
@@ -268,7 +269,7 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if ev, _ := d.GetAsyncEvent(ctx); ev.Type != EventPortActive {
-		t.Fatalf("first event %v", ev.Type)
+		require.Fail(t, fmt.Sprintf("first event %v", ev.Type))
 	}
 	q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask)
 	require.NoError(t, q.Modify(&QPAttr{State: QPStateErr}, QPAttrState))
