@@ -3,6 +3,8 @@ package devinfo
 import (
 	"bytes"
 	"flag"
+	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,13 +95,17 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--ib-dev=gorxe_lo", "--ib-port=1", "--verbose"}, Options{IBDev: "gorxe_lo", IBPort: 1, Verbose: true}},
 		{[]string{"-vd", "lo"}, Options{IBDev: "lo", Verbose: true}},
 		{[]string{"--bind", "127.0.0.1"}, Options{Bind: "127.0.0.1"}},
+		{[]string{"--log-level", "debug"}, Options{LogLevel: slog.LevelDebug}},
 	}
 	for _, tc := range tests {
+		if tc.args == nil || tc.args[0] != "--log-level" {
+			tc.want.LogLevel = loglevel.Default
+		}
 		got, err := ParseArgs(tc.args)
 		assert.NoError(t, err, "ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
 		assert.Equal(t, tc.want, got, "ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
 	}
-	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}} {
+	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}, {"--log-level=loud"}} {
 		_, err := ParseArgs(bad)
 		assert.ErrorIs(t, err, getopt.ErrUsage, "ParseArgs(%q) = %v, want a usage error", bad, err)
 	}
@@ -108,13 +115,13 @@ func TestParseArgs(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, Run(Options{List: true}, &b))
+	require.NoError(t, Run(Options{List: true}, &b, io.Discard))
 	names := DeviceNames()
 	assert.Contains(t, b.String(), " found:\n", "-l output:\n%s", b.String())
 	assert.Equal(t, len(names), strings.Count(b.String(), "\tgorxe_"), "-l output:\n%s", b.String())
 	b.Reset()
-	require.NoError(t, Run(Options{Bind: "127.0.0.1"}, &b))
+	require.NoError(t, Run(Options{Bind: "127.0.0.1"}, &b, io.Discard))
 	assert.True(t, strings.HasPrefix(b.String(), "hca_id:\tgorxe_127.0.0.1\n"), "--bind 127.0.0.1:\n%s", b.String())
-	err := Run(Options{IBDev: "rxe9x"}, &b)
+	err := Run(Options{IBDev: "rxe9x"}, &b, io.Discard)
 	assert.False(t, err == nil || err.Error() != "IB device 'rxe9x' wasn't found", "-d rxe9x: %v", err)
 }

@@ -3,6 +3,7 @@ package perftest
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +187,15 @@ func TestUsage(t *testing.T) {
 		assert.Equal(t, bool((tt.Verb == VerbAtomic)), strings.Contains(out, "--atomic_type"), "%s usage lists options of other tests:\n%s", tt.Name(), out)
 		assert.Equal(t, bool((tt.Kind == BW)), strings.Contains(out, "--qp="), "%s usage lists options of other tests:\n%s", tt.Name(), out)
 	}
+}
+
+func TestLogLevelOption(t *testing.T) {
+	p, err := ParseArgs(wbw, nil)
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelWarn, p.LogLevel, "default")
+	p, err = ParseArgs(slat, strings.Fields("--log-level debug"))
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelDebug, p.LogLevel)
+	_, err = ParseArgs(rbw, strings.Fields("--log-level=loud"))
+	assert.ErrorIs(t, err, getopt.ErrUsage)
 }
