@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/netio"
@@ -43,6 +44,8 @@ type Selection struct {
 	Device string
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
+	// BusyPoll becomes the device's Config.BusyPoll (latency mode).
+	BusyPoll time.Duration
 }
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
@@ -53,7 +56,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap = port, s.Tap
+	cfg.Port, cfg.Tap, cfg.BusyPoll = port, s.Tap, s.BusyPoll
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)

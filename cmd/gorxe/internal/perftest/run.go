@@ -14,6 +14,10 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
+// latencyBusyPoll is how long a latency test's device keeps polling the network after a datagram
+// before its receive goroutine sleeps (Config.BusyPoll).
+const latencyBusyPoll = 50 * time.Microsecond
+
 // Run runs one side of a test with the parameters of ParseArgs. It prints perftest's output on
 // stdout and its notices on stderr, and returns why it failed, if it did, in one line.
 func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
@@ -26,6 +30,10 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintln(stdout, n)
 	}
 	sel := devselect.Selection{Bind: p.Bind, Device: p.Device}
+	if p.Test.Kind == Lat {
+		// perftest's latency tests busy-poll; so does the device under them.
+		sel.BusyPoll = latencyBusyPoll
+	}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err
