@@ -41,6 +41,9 @@ func TestLatencyModeConfig(t *testing.T) {
 // TestLatencyModePollAllocs: a SEND round in latency mode, with the CQ polls taking the packets
 // off the network, allocates nothing.
 func TestLatencyModePollAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes the buffer pools allocate")
+	}
 	port := loopbackPort(t)
 	a := newNode(t, openLatency(t, "127.0.0.1", port))
 	b := newNode(t, openLatency(t, "127.0.0.2", port))
