@@ -2,6 +2,6 @@
 
 package gorxe
 
-// raceEnabled: the race detector is on, under which sync.Pool drops items at random, so the
-// packet-buffer pools allocate and allocation counts mean nothing.
+// raceEnabled says the race detector is on: its sync.Pool drops pooled buffers at random, so
+// allocation counts mean nothing.
 const raceEnabled = true

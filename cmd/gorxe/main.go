@@ -32,12 +32,14 @@ type command struct {
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
 	{"trace", "gorxe trace FILE [-o OUT.svg|OUT.html]", "draw a capture as a ladder diagram, SVG or clickable HTML", runTrace},
-	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
+	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
 	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
 	{"ud_pingpong", "gorxe ud_pingpong [OPTIONS] [HOST]", "ibv_ud_pingpong peer: UD SENDs back and forth", runUDPingpong},
 	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
+	{"rping", "gorxe rping -s|-c [-vVdP] [-S size] [-C count] [-a addr] [-I addr] [-p port]", "librdmacm rping peer: RDMA-CM connection, READ/WRITE/SEND ping loop", runRping},
+	{"ucmatose", "gorxe ucmatose [-s server] [-b addr] [-c conns] [-C count] [-S size] [-p port]", "librdmacm ucmatose peer: RDMA-CM connections, SENDs each way, disconnect", runUcmatose},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
 	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},
 	{"read_bw", "gorxe read_bw [OPTIONS] [HOST]", "ib_read_bw peer: RDMA READ bandwidth", perftestCommand(perftest.VerbRead, perftest.BW)},
@@ -55,6 +57,7 @@ var environment = []struct{ name, meaning string }{
 	{devselect.EnvAddr, "interface or address the tools bind to without --bind or -d"},
 	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
 	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
+	{devselect.EnvPcap, "pcapng file of every datagram a tool sends and receives (as --pcap)"},
 }
 
 func main() {

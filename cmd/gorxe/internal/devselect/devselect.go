@@ -1,8 +1,10 @@
 package devselect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -44,9 +46,17 @@ type Selection struct {
 	Device string
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
+	// Pcap (--pcap FILE), or else the GORXE_PCAP environment variable, names a pcapng file that
+	// receives every datagram the device sends and receives (Config.Capture).
+	Pcap string
+	// Logger, when set, becomes the device's Config.Logger.
+	Logger *slog.Logger
 	// BusyPoll becomes the device's Config.BusyPoll (latency mode).
 	BusyPoll time.Duration
 }
+
+// EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
+const EnvPcap = "GORXE_PCAP"
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
 // outside tests); GORXE_PORT sets Config.Port.
@@ -56,7 +66,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap, cfg.BusyPoll = port, s.Tap, s.BusyPoll
+	cfg.Port, cfg.Tap, cfg.Logger, cfg.BusyPoll = port, s.Tap, s.Logger, s.BusyPoll
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)
@@ -91,6 +101,14 @@ func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
 	cfg, err := s.Config(getenv)
 	if err != nil {
 		return nil, err
+	}
+	// The capture file stays open until the process exits; Device.Close flushes it.
+	if path := cmp.Or(s.Pcap, getenv(EnvPcap)); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("capture: %w", err)
+		}
+		cfg.Capture = f
 	}
 	dev, err := gorxe.Open(cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 )
 
 // Requests that are not runs: the caller prints the usage or the version and exits successfully.
@@ -49,6 +50,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'p', Long: "port", Arg: true, Set: intIn(&p.Port, 1, 65535)},
 		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&p.Device)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&p.Bind)},
+		{Long: "pcap", Arg: true, Set: getopt.StringOption(&p.Pcap)},
 		{Short: 'i', Long: "ib-port", Arg: true, Set: intIn(&p.IBPort, 1, 255)},
 		{Short: 'm', Long: "mtu", Arg: true, Set: intIn(&p.MTU, 1, 1<<16)},
 		{Short: 's', Long: "size", Arg: true, Set: func(v string) error {
@@ -100,6 +102,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "use_hugepages", Set: flag(&p.HugePages)},
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
 		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
+		{Long: "log-level", Arg: true, Set: loglevel.Option(&p.LogLevel)},
 		{Long: "timeout", Arg: true, Set: func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {

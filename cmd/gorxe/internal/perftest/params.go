@@ -2,9 +2,11 @@ package perftest
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -57,6 +59,7 @@ type Params struct {
 	Port   int // TCP port of the out-of-band exchange
 	Device string
 	Bind   string
+	Pcap   string // --pcap: capture file (gorxe only)
 	IBPort int
 	// GIDIndex selects the local GID; -1 picks the best one as perftest does (IPv4-mapped first).
 	GIDIndex int
@@ -104,6 +107,8 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
+	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
+	LogLevel slog.Level
 
 	// notices are printed before the test's header, as perftest prints its adjustments.
 	notices []string
@@ -118,7 +123,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile,
+		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat

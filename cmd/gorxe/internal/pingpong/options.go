@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -45,6 +47,7 @@ type Options struct {
 	Port     int    // -p: TCP port of the exchange
 	IBDev    string // -d: interface, address or gorxe device name
 	Bind     string // --bind: local address (gorxe only)
+	Pcap     string // --pcap: capture file (gorxe only)
 	IBPort   int    // -i: port of the device (gorxe devices have port 1 only)
 	Size     int    // -s: message size in bytes
 	MTU      int    // -m: path MTU in bytes (RC, UC, SRQ)
@@ -57,6 +60,8 @@ type Options struct {
 	NumQP    int    // -q: QPs (SRQ)
 	// Timeout bounds each out-of-band step and each wait for a completion (gorxe only; 0: none).
 	Timeout time.Duration
+	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
+	LogLevel slog.Level
 
 	odp, prefetch, timestamps, deviceMemory bool // rc_pingpong's -o/-O, -P, -t, -j
 }
@@ -68,7 +73,7 @@ var ErrHelp = errors.New("help requested")
 func ParseArgs(kind Kind, args []string) (Options, error) {
 	o := Options{
 		Kind: kind, Port: DefaultTCPPort, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500,
-		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout,
+		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: loglevel.Default,
 	}
 	if kind == UD {
 		o.Size = 1024 // the C tool's default since its MTU check; 2048 fails at active MTU 1024
@@ -87,7 +92,9 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Short: 'c', Long: "chk", Set: getopt.FlagOption(&o.Check)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
+		{Long: "pcap", Arg: true, Set: getopt.StringOption(&o.Pcap)},
 		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
+		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	}
 	if kind != UD {
 		opts = append(opts, getopt.Option{Short: 'm', Long: "mtu", Arg: true, Set: mtuOption(&o.MTU)})
@@ -218,6 +225,7 @@ func Usage(w io.Writer, k Kind) {
 	p("gorxe options:")
 	p("      --bind=<addr>      bind the device to this one local address")
 	p("      --timeout=<dur>    give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout)
+	p("      --log-level=<lvl>  %s", loglevel.Help)
 	p("")
 	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)
 	p("interface that is up with an IPv4 address, else 127.0.0.1. $%s overrides the RoCE UDP", devselect.EnvPort)
