@@ -67,7 +67,7 @@ func (m *Manager) Connect(now time.Time, p ConnectParams, out *Output) (ConnID, 
 	c.attrs = QPAttrs{
 		Transport:    p.Transport,
 		LocalQPN:     p.LocalQPN,
-		SQPSN:        m.cfg.Rand() & mad.QPNMask,
+		RQPSN:        m.cfg.Rand() & mad.QPNMask,
 		PathMTU:      p.Path.MTU,
 		PKey:         pkey,
 		RetryCount:   p.RetryCount,
@@ -106,7 +106,7 @@ func (m *Manager) Connect(now time.Time, p ConnectParams, out *Output) (ConnID, 
 		RemoteCMResponseTimeout: m.cfg.CMResponseTimeout,
 		TransportType:           p.Transport,
 		EndToEndFlowControl:     p.FlowControl,
-		StartingPSN:             c.attrs.SQPSN,
+		StartingPSN:             c.attrs.RQPSN,
 		LocalCMResponseTimeout:  m.cfg.CMResponseTimeout,
 		RetryCount:              p.RetryCount,
 		PKey:                    pkey,
@@ -176,7 +176,7 @@ func (m *Manager) onREP(now time.Time, from Addr, msg mad.MAD, out *Output) {
 	c.remoteID = r.LocalCommID()
 	c.remoteGUID = r.LocalCAGUID()
 	c.attrs.RemoteQPN = r.LocalQPN()
-	c.attrs.RQPSN = r.StartingPSN()
+	c.attrs.SQPSN = r.StartingPSN()
 	// The passive side's responder resources bound our initiator depth and
 	// vice versa (ib_cm swaps them the same way).
 	c.attrs.MaxRdAtomic = r.ResponderResources()

@@ -16,7 +16,12 @@ type QPAttrs struct {
 	Transport mad.TransportType
 	LocalQPN  uint32
 	RemoteQPN uint32
-	// SQPSN is our starting PSN (sent in our REQ or REP); RQPSN the peer's.
+	// RQPSN is the first PSN we receive: we choose it and send it as the
+	// Starting PSN of our REQ or REP. SQPSN is the first PSN we send: the
+	// Starting PSN of the peer's message. ib_cm reads the field this way
+	// (its active side takes its receive PSN from its own REQ, its passive
+	// side its send PSN from the REQ), so a peer that sent with its own
+	// Starting PSN would be NAKed with a PSN sequence error by every kernel.
 	SQPSN uint32
 	RQPSN uint32
 	// PathMTU is the IB MTU enum the REQ carried.

@@ -49,6 +49,16 @@ func TestHandshakeMatchesKernelCapture(t *testing.T) {
 	require.Equal(t, []EventType{EventEstablished}, types(w.take(sideA)))
 	require.Equal(t, []EventType{EventEstablished}, types(w.take(sideB)))
 
+	// The PSNs the kernel's QPs then used: the client's first SEND (frame
+	// 2414) starts at the REP's Starting PSN and the server's first packet,
+	// its READ request (frame 2416), at the REQ's.
+	ia, _ := w.m[sideA].Conn(a)
+	ib, _ := w.m[sideB].Conn(b)
+	require.Equal(t, capturePSN(t, 2414), ia.Attrs.SQPSN, "client's send PSN")
+	require.Equal(t, capturePSN(t, 2416), ia.Attrs.RQPSN, "client's receive PSN")
+	require.Equal(t, capturePSN(t, 2416), ib.Attrs.SQPSN, "server's send PSN")
+	require.Equal(t, capturePSN(t, 2414), ib.Attrs.RQPSN, "server's receive PSN")
+
 	w.do(sideA, func(m *Manager, out *Output) error { return m.Disconnect(w.now, a, nil, out) })
 	require.Equal(t, captureMAD(t, 2534), []byte(w.sent[sideA][2]), "DREQ")
 	require.Equal(t, []EventType{EventDREQReceived}, types(w.take(sideB)))
@@ -83,7 +93,8 @@ func TestNegotiatedAttrs(t *testing.T) {
 
 	require.Equal(t, QPAttrs{
 		Transport: mad.TransportRC, LocalQPN: qpnA, RemoteQPN: qpnB,
-		SQPSN: 0x111111, RQPSN: 0x222222, PathMTU: mad.MTU1024, PKey: DefaultPKey,
+		// Each side receives from the PSN it chose and sends from the peer's.
+		SQPSN: 0x222222, RQPSN: 0x111111, PathMTU: mad.MTU1024, PKey: DefaultPKey,
 		MaxDestRdAtomic: 4, // the REP's initiator depth
 		MaxRdAtomic:     2, // the REP's responder resources
 		RetryCount:      6,
@@ -93,7 +104,7 @@ func TestNegotiatedAttrs(t *testing.T) {
 	}, ia.Attrs)
 	require.Equal(t, QPAttrs{
 		Transport: mad.TransportRC, LocalQPN: qpnB, RemoteQPN: qpnA,
-		SQPSN: 0x222222, RQPSN: 0x111111, PathMTU: mad.MTU1024, PKey: DefaultPKey,
+		SQPSN: 0x111111, RQPSN: 0x222222, PathMTU: mad.MTU1024, PKey: DefaultPKey,
 		MaxDestRdAtomic: 2, MaxRdAtomic: 4,
 		RetryCount: 6,
 		RNRRetry:   5,  // what the REQ asks of us

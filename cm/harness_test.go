@@ -213,17 +213,30 @@ const capturePath = "../packet/testdata/kernel-rxe-rc-uc-ud.pcapng"
 
 func captureMAD(t *testing.T, frame int) []byte {
 	t.Helper()
+	const off = 14 + 20 + 8 + 12 + 8 // Ethernet, IPv4, UDP, BTH, DETH
+	return captureFrame(t, frame)[off : off+mad.Size]
+}
+
+// capturePSN is the BTH PSN of an IPv4 frame of the capture.
+func capturePSN(t *testing.T, frame int) uint32 {
+	t.Helper()
+	const bth = 14 + 20 + 8 // Ethernet, IPv4, UDP
+	pkt := captureFrame(t, frame)
+	return binary.BigEndian.Uint32(pkt[bth+8:]) & mad.QPNMask
+}
+
+// captureFrame is frame number frame (counted from 1) of the capture.
+func captureFrame(t *testing.T, frame int) []byte {
+	t.Helper()
 	data, err := os.ReadFile(capturePath)
 	require.NoError(t, err)
-	const off = 14 + 20 + 8 + 12 + 8 // Ethernet, IPv4, UDP, BTH, DETH
 	for n := 0; len(data) >= 12; {
 		size := int(binary.LittleEndian.Uint32(data[4:]))
 		require.GreaterOrEqual(t, size, 12)
 		require.LessOrEqual(t, size, len(data))
 		if binary.LittleEndian.Uint32(data) == 6 {
 			if n++; n == frame {
-				pkt := data[28 : 28+int(binary.LittleEndian.Uint32(data[20:]))]
-				return pkt[off : off+mad.Size]
+				return data[28 : 28+int(binary.LittleEndian.Uint32(data[20:]))]
 			}
 		}
 		data = data[size:]

@@ -67,9 +67,12 @@ func (m *Manager) onREQ(now time.Time, from Addr, msg mad.MAD, out *Output) {
 	c.maxRetries = int(r.MaxCMRetries())
 	c.cmTimeout = m.cfg.responseTimeout(r.LocalCMResponseTimeout())
 	c.attrs = QPAttrs{
-		Transport:       r.TransportType(),
-		RemoteQPN:       r.LocalQPN(),
-		RQPSN:           r.StartingPSN(),
+		Transport: r.TransportType(),
+		RemoteQPN: r.LocalQPN(),
+		SQPSN:     r.StartingPSN(),
+		// Chosen now, not in Accept: the consumer moves its QP to RTR
+		// before it accepts, as librdmacm does.
+		RQPSN:           m.cfg.Rand() & mad.QPNMask,
 		PathMTU:         r.PathMTU(),
 		PKey:            r.PKey(),
 		MaxDestRdAtomic: r.InitiatorDepth(),
@@ -129,7 +132,6 @@ func (m *Manager) Accept(now time.Time, id ConnID, p AcceptParams, out *Output) 
 		return ErrPrivateDataTooLong
 	}
 	c.attrs.LocalQPN = p.LocalQPN
-	c.attrs.SQPSN = m.cfg.Rand() & mad.QPNMask
 	c.attrs.MaxDestRdAtomic = p.ResponderResources
 	c.attrs.MaxRdAtomic = p.InitiatorDepth
 	c.attrs.SRQ = p.SRQ
@@ -138,7 +140,7 @@ func (m *Manager) Accept(now time.Time, id ConnID, p AcceptParams, out *Output) 
 		LocalCommID:         c.id,
 		RemoteCommID:        c.remoteID,
 		LocalQPN:            p.LocalQPN,
-		StartingPSN:         c.attrs.SQPSN,
+		StartingPSN:         c.attrs.RQPSN,
 		ResponderResources:  p.ResponderResources,
 		InitiatorDepth:      p.InitiatorDepth,
 		TargetAckDelay:      m.cfg.CAAckDelay,

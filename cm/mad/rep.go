@@ -87,7 +87,9 @@ func (r REP) LocalQPN() uint32 { return uint24(r[repLocalQPN:]) }
 // LocalEECN returns the 24-bit "Local EE Context Number" field.
 func (r REP) LocalEECN() uint32 { return uint24(r[repLocalEECN:]) }
 
-// StartingPSN returns the 24-bit "Starting PSN" of the sender's send queue.
+// StartingPSN returns the 24-bit "Starting PSN": the first PSN the sender's
+// queue pair expects to receive, from which the receiver of this message
+// starts sending (ib_cm's reading, which every kernel peer follows).
 func (r REP) StartingPSN() uint32 { return uint24(r[repStartingPSN:]) }
 
 // ResponderResources returns the "Responder Resources" field.

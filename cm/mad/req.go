@@ -139,7 +139,9 @@ func (r REQ) TransportType() TransportType { return TransportType(r[reqByte43] >
 // EndToEndFlowControl returns the "End-to-End Flow Control" bit.
 func (r REQ) EndToEndFlowControl() bool { return r[reqByte43]&0x01 != 0 }
 
-// StartingPSN returns the 24-bit "Starting PSN" of the sender's send queue.
+// StartingPSN returns the 24-bit "Starting PSN": the first PSN the sender's
+// queue pair expects to receive, from which the receiver of this message
+// starts sending (ib_cm's reading, which every kernel peer follows).
 func (r REQ) StartingPSN() uint32 { return uint24(r[reqStartingPSN:]) }
 
 // LocalCMResponseTimeout returns the 5-bit "Local CM Response Timeout": how

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,11 @@ type endpoint interface {
 	start(argv []string, timeout time.Duration) (job, error)
 	// listening waits until the server j listens on TCP port; it gives up early if j ends.
 	listening(j job, port int, timeout time.Duration) (bool, error)
+	// cmArgv is the command line of RDMA-CM tool t with options opts: such a tool finds its
+	// device from the address it is given, so no device options are added.
+	cmArgv(t tool, opts []string) []string
+	// cmListening waits until the RDMA-CM server j listens on port, which no socket shows.
+	cmListening(j job, t tool, port int, timeout time.Duration) (bool, error)
 }
 
 // job is a command started on an endpoint.
@@ -92,6 +98,33 @@ func (e *rxeEndpoint) start(argv []string, timeout time.Duration) (job, error) {
 
 func (e *rxeEndpoint) listening(_ job, port int, timeout time.Duration) (bool, error) {
 	return e.v.listening(port, timeout)
+}
+
+func (e *rxeEndpoint) cmArgv(t tool, opts []string) []string {
+	return append([]string{t.c}, opts...)
+}
+
+// cmListenPoll is how often the VM's RDMA-CM listeners are listed while waiting for a server.
+const cmListenPoll = 100 * time.Millisecond
+
+// cmListening lists the kernel's RDMA-CM IDs until one listens on port: rping -s prints nothing
+// before a client connects (ucmatose prints its line before it listens), but rdma_listen puts its ID in LISTEN, which the rdma tool reports.
+func (e *rxeEndpoint) cmListening(j job, _ tool, port int, timeout time.Duration) (bool, error) {
+	want := regexp.MustCompile(fmt.Sprintf(`state LISTEN .*src-addr \S*:%d\b`, port))
+	deadline := time.Now().Add(timeout)
+	for {
+		r, err := e.v.run([]string{"rdma", "resource", "show", "cm_id"}, 20*time.Second)
+		if err != nil {
+			return false, err
+		}
+		if want.MatchString(r.Output) {
+			return true, nil
+		}
+		if _, ended := j.wait(0); ended || time.Now().After(deadline) {
+			return false, fmt.Errorf("no LISTEN cm_id on port %d:\n%s", port, r.Output)
+		}
+		time.Sleep(cmListenPoll)
+	}
 }
 
 type vmJob struct {
@@ -176,6 +209,26 @@ func (e *gorxeEndpoint) listening(j job, port int, timeout time.Duration) (bool,
 		ok, err := guestrpc.TCPListening(port)
 		if err != nil || ok || time.Now().After(deadline) || j.(hostJob).p.Exited() {
 			return ok, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *gorxeEndpoint) cmArgv(t tool, opts []string) []string {
+	return append([]string{e.bin, t.gorxe}, opts...)
+}
+
+// cmListening waits for the line gorxe's server prints once it listens: until then its device
+// may already answer on QP1 and would reject a client's REQ for want of a listener.
+func (e *gorxeEndpoint) cmListening(j job, t tool, _ int, timeout time.Duration) (bool, error) {
+	p := j.(hostJob).p
+	deadline := time.Now().Add(timeout)
+	for {
+		if strings.Contains(p.Output(), t.cm.gorxeListening) {
+			return true, nil
+		}
+		if p.Exited() || time.Now().After(deadline) {
+			return false, fmt.Errorf("no %q line from the server", t.cm.gorxeListening)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestGIDString(t *testing.T) {
@@ -142,4 +144,26 @@ func TestStagePath(t *testing.T) {
 		got := stagePath("/s", in)
 		assert.Equal(t, want, got, "stagePath(%s) = %s, want %s", in, got, want)
 	}
+}
+
+func TestCMArgvs(t *testing.T) {
+	rxe := &rxeEndpoint{v: &vm{n: 1, ip4: netip.MustParsePrefix("198.18.0.11/24"), ip6: netip.MustParsePrefix("fd67:6f72:7865::11/64")}}
+	gx := &gorxeEndpoint{bin: "gorxe", dev: []string{"-d", "br"}}
+	srv, cli := cmArgvs(c(rping, 4, 1024, 0, "-C", "10", "-v"), rxe, gx, 18600)
+	assert.Equal(t, "gorxe rping -s -a "+hostIP4.Addr().String()+" -p 18600 -C 10 -v -d", strings.Join(srv, " "))
+	assert.Equal(t, "rping -c -a "+hostIP4.Addr().String()+" -p 18600 -C 10 -v", strings.Join(cli, " "))
+	srv, cli = cmArgvs(c(ucmatose, 6, 1024, 0, "-C", "10"), gx, rxe, 18601)
+	assert.Equal(t, "ucmatose -b fd67:6f72:7865::11 -p 18601 -C 10", strings.Join(srv, " "))
+	assert.Equal(t, "gorxe ucmatose -s fd67:6f72:7865::11 -p 18601 -C 10", strings.Join(cli, " "))
+	assert.Equal(t, "ipv6 -C 10", describe(phase{}, c(ucmatose, 6, 1024, 0, "-C", "10")))
+
+	var cmRuns []string
+	for _, p := range gorxeMatrix() {
+		for _, rc := range p.cases {
+			if rc.tool.cm != nil {
+				cmRuns = append(cmRuns, rc.tool.c+" "+familyName(rc.family))
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"rping ipv4", "rping ipv6", "ucmatose ipv4", "ucmatose ipv6"}, cmRuns)
 }

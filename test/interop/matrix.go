@@ -26,21 +26,36 @@ type tool struct {
 	gorxe    string // the gorxe subcommand with the same flags
 	perftest bool   // perftest (-x GID index) rather than an rdma-core pingpong (-g)
 	rc       bool   // runs over RC, so it survives packet loss
+	// cm is set for an RDMA-CM tool: it finds its peer by IP address through the connection
+	// manager (MADs on QP1), takes no GID index or MTU, and its server opens no TCP port.
+	cm *cmSyntax
+}
+
+// cmSyntax is how an RDMA-CM tool is told its role and addresses.
+type cmSyntax struct {
+	server, client string // the options before the server's address on each side
+	// gorxeListening is the line gorxe's server prints once it listens, given gorxeServerOpts.
+	gorxeListening  string
+	gorxeServerOpts []string
 }
 
 var (
-	rcPingpong  = tool{"ibv_rc_pingpong", "rc_pingpong", false, true}
-	ucPingpong  = tool{"ibv_uc_pingpong", "uc_pingpong", false, false}
-	udPingpong  = tool{"ibv_ud_pingpong", "ud_pingpong", false, false}
-	srqPingpong = tool{"ibv_srq_pingpong", "srq_pingpong", false, true}
-	writeBW     = tool{"ib_write_bw", "write_bw", true, true}
-	readBW      = tool{"ib_read_bw", "read_bw", true, true}
-	sendBW      = tool{"ib_send_bw", "send_bw", true, true}
-	atomicBW    = tool{"ib_atomic_bw", "atomic_bw", true, true}
-	writeLat    = tool{"ib_write_lat", "write_lat", true, true}
-	readLat     = tool{"ib_read_lat", "read_lat", true, true}
-	sendLat     = tool{"ib_send_lat", "send_lat", true, true}
-	atomicLat   = tool{"ib_atomic_lat", "atomic_lat", true, true}
+	rcPingpong  = tool{"ibv_rc_pingpong", "rc_pingpong", false, true, nil}
+	ucPingpong  = tool{"ibv_uc_pingpong", "uc_pingpong", false, false, nil}
+	udPingpong  = tool{"ibv_ud_pingpong", "ud_pingpong", false, false, nil}
+	srqPingpong = tool{"ibv_srq_pingpong", "srq_pingpong", false, true, nil}
+	writeBW     = tool{"ib_write_bw", "write_bw", true, true, nil}
+	readBW      = tool{"ib_read_bw", "read_bw", true, true, nil}
+	sendBW      = tool{"ib_send_bw", "send_bw", true, true, nil}
+	atomicBW    = tool{"ib_atomic_bw", "atomic_bw", true, true, nil}
+	writeLat    = tool{"ib_write_lat", "write_lat", true, true, nil}
+	readLat     = tool{"ib_read_lat", "read_lat", true, true, nil}
+	sendLat     = tool{"ib_send_lat", "send_lat", true, true, nil}
+	atomicLat   = tool{"ib_atomic_lat", "atomic_lat", true, true, nil}
+	rping       = tool{c: "rping", gorxe: "rping", rc: true, cm: &cmSyntax{
+		server: "-s -a", client: "-c -a", gorxeListening: "listening on", gorxeServerOpts: []string{"-d"}}}
+	ucmatose = tool{c: "ucmatose", gorxe: "ucmatose", rc: true, cm: &cmSyntax{
+		server: "-b", client: "-s", gorxeListening: "cmatose: starting server"}}
 )
 
 // runCase is one tool invocation; it runs once per role.
@@ -52,6 +67,9 @@ type runCase struct {
 	// gorxeOpts are added on the gorxe side only, for options local to one side.
 	gorxeOpts []string
 	timeout   time.Duration
+	// clientSays is text the client's output must hold, for a tool whose exit status alone does
+	// not show the work was done.
+	clientSays string
 }
 
 // phase is a network state (netdev MTU, loss) and the cases run in it.
@@ -115,6 +133,23 @@ func linkLocalCases() []runCase {
 	}
 }
 
+// cmCases are the RDMA-CM tools, which connect through the connection manager on QP1.
+func cmCases() []runCase {
+	const t = 60 * time.Second
+	// rping -v prints each iteration's data; the tenth's says every exchange completed.
+	pings := func(family int) runCase {
+		rc := c(rping, family, 1024, t, "-C", "10", "-v")
+		rc.clientSays = "ping data: rdma-ping-9: "
+		return rc
+	}
+	return []runCase{
+		pings(4),
+		pings(6),
+		c(ucmatose, 4, 1024, t, "-C", "10"),
+		c(ucmatose, 6, 1024, t, "-C", "10"),
+	}
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -137,7 +172,8 @@ func gorxeMatrix() []phase {
 				c(rcPingpong, 6, 1024, 90*time.Second, "-s", "4096", "-n", "100"),
 				c(writeBW, 6, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
 			},
-			linkLocalCases())},
+			linkLocalCases(),
+			cmCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{

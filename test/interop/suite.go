@@ -217,6 +217,9 @@ func (s *suite) skip(name string) bool {
 // describe is the options column: GID family, path MTU, loss and the tool options.
 func describe(p phase, rc runCase) string {
 	d := fmt.Sprintf("%s mtu%d", familyName(rc.family), rc.pathMTU)
+	if rc.tool.cm != nil { // the CM negotiates the path MTU from the ports'
+		d = familyName(rc.family)
+	}
 	if p.loss {
 		d += " " + lossFor(rc.tool).String()
 	}
@@ -250,6 +253,25 @@ func commonOpts(rc runCase, gid, port int) []string {
 		o = append(o, "-F") // no CPU frequency warnings: the VM's clock is emulated
 	}
 	return append(o, rc.opts...)
+}
+
+// cmArgvs are an RDMA-CM tool's command lines: the server listens on its address of the case's
+// family and the client connects to it, both on port; the case's options go to both, and gorxe's
+// server gets what makes it say it listens.
+func cmArgvs(rc runCase, cli, srv endpoint, port int) (sArgv, cArgv []string) {
+	opts := func(e endpoint, role string) []string {
+		o := append(strings.Fields(role), srv.addr(rc.family).String(), "-p", fmt.Sprint(port))
+		o = append(o, rc.opts...)
+		if e.name() == "gorxe" {
+			o = append(o, rc.gorxeOpts...)
+		}
+		return o
+	}
+	so := opts(srv, rc.tool.cm.server)
+	if srv.name() == "gorxe" {
+		so = append(so, rc.tool.cm.gorxeServerOpts...)
+	}
+	return srv.cmArgv(rc.tool, so), cli.cmArgv(rc.tool, opts(cli, rc.tool.cm.client))
 }
 
 // run runs one case with cli as client and srv as server, captured on VM 1's tap.
@@ -287,8 +309,13 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		fail("client GID: %v", err)
 		return
 	}
-	sArgv, _ := srv.argv(rc.tool, sideOpts(srv, rc, sGID, port))
-	cArgv, _ := cli.argv(rc.tool, append(sideOpts(cli, rc, cGID, port), srv.addr(4).String()))
+	var sArgv, cArgv []string
+	if rc.tool.cm != nil {
+		sArgv, cArgv = cmArgvs(rc, cli, srv, port)
+	} else {
+		sArgv, _ = srv.argv(rc.tool, sideOpts(srv, rc, sGID, port))
+		cArgv, _ = cli.argv(rc.tool, append(sideOpts(cli, rc, cGID, port), srv.addr(4).String()))
+	}
 
 	pcap := filepath.Join(s.o.workdir, fmt.Sprintf("run%05d-%s.pcap", port, rc.tool.c))
 	capt, err := startCapture(tapName(1), pcap)
@@ -320,8 +347,12 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	}
 	var cres guestrpc.Result
 	clientRan := false
-	if ok, err := srv.listening(sj, port, serverListenTimeout); !ok {
-		fail("server never listened on TCP %d (%v)", port, err)
+	listening := srv.listening
+	if rc.tool.cm != nil {
+		listening = func(j job, port int, d time.Duration) (bool, error) { return srv.cmListening(j, rc.tool, port, d) }
+	}
+	if ok, err := listening(sj, port, serverListenTimeout); !ok {
+		fail("server never listened on port %d (%v)", port, err)
 		sj.kill()
 	} else if cj, err := cli.start(cArgv, rc.timeout); err != nil {
 		fail("starting client: %v", err)
@@ -388,6 +419,9 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		if side.r.ExitCode != 0 || side.r.TimedOut || side.r.Error != "" {
 			fail("%s exited %d (timed out: %v) %s", side.what, side.r.ExitCode, side.r.TimedOut, side.r.Error)
 		}
+	}
+	if clientRan && rc.clientSays != "" && !strings.Contains(cres.Output, rc.clientSays) {
+		fail("the client never printed %q", rc.clientSays)
 	}
 	rw.pass = rw.detail == ""
 	if !rw.pass {

@@ -90,6 +90,9 @@ func (p *Process) Kill() {
 	}
 }
 
+// Output is what the process has written so far, for a caller that waits for a line.
+func (p *Process) Output() string { return p.out.String() }
+
 // Exited reports whether the process has ended, without waiting.
 func (p *Process) Exited() bool {
 	select {
