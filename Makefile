@@ -97,6 +97,13 @@ demo:
 .PHONY: walkthrough
 walkthrough:
 	$(GO) run ./cmd/gorxe demo -walkthrough docs/walkthrough
+	@# The connection-manager section: rping server and client as two processes, the server
+	@# capturing. The client retries until the server listens.
+	$(GO) build -o docs/walkthrough/.gorxe ./cmd/gorxe
+	@set -e; cd docs/walkthrough; rm -f cm-rping.pcapng; \
+	GORXE_PORT=14793 GORXE_PCAP=cm-rping.pcapng ./.gorxe rping -s -a 127.0.0.2 -C 2 -v >/dev/null & srv=$$!; \
+	for i in 1 2 3 4 5 6 7 8 9 10; do GORXE_PORT=14793 ./.gorxe rping -c -a 127.0.0.2 -C 2 -v >/dev/null 2>&1 && break; sleep 0.5; done; \
+	wait $$srv; ./.gorxe trace cm-rping.pcapng -o cm-rping.svg; rm -f .gorxe
 
 # gorxe against the Linux kernel's rxe (in qemu) with the rdma-core and perftest tools, both
 # roles; needs root, installs its own packages, prints a pass/fail table.
