@@ -24,8 +24,8 @@ var layers = [][]string{
 	{"qp", "capture"},
 	{"transport", "dump"},
 	{"internal/runtime"},
-	{""},   // the root package: the verbs facade
-	{"cm"}, // the connection manager, built on the verbs facade
+	{""},              // the root package: the verbs facade
+	{"cm", "metrics"}, // built on the verbs facade: the connection manager, the Prometheus exporter
 }
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.
