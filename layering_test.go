@@ -24,8 +24,8 @@ var layers = [][]string{
 	{"qp", "capture"},
 	{"transport", "dump"},
 	{"internal/runtime"},
-	{""},              // the root package: the verbs facade
-	{"cm", "metrics"}, // built on the verbs facade: the connection manager, the Prometheus exporter
+	{""},                                     // the root package: the verbs facade
+	{"cm", "metrics", "internal/fabrictest"}, // built on the verbs facade: the connection manager, the Prometheus exporter, test exchanges
 }
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.

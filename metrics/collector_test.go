@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/metrics"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -63,16 +64,16 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels 
 func TestScrapeAfterExchange(t *testing.T) {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	t.Cleanup(fab.Close)
-	a := openNode(t, fab, "gorxe_a", "10.0.0.1")
-	b := openNode(t, fab, "gorxe_b", "10.0.0.2")
-	qa, qb := a.udQP(t), b.udQP(t)
-	a.udQP(t) // idle: no series of its own
-	b.postRecvs(t, qb, 1)
-	a.send(t, qa, b, qb.QPN(), 100)
-	b.waitOne(t)
+	a := fabrictest.Open(t, fab, "gorxe_a", "10.0.0.1")
+	b := fabrictest.Open(t, fab, "gorxe_b", "10.0.0.2")
+	qa, qb := a.UDQP(t), b.UDQP(t)
+	a.UDQP(t) // idle: no series of its own
+	b.PostRecvs(t, qb, 1)
+	a.Send(t, qa, b, qb.QPN(), 100)
+	b.WaitOne(t)
 
 	reg := prometheus.NewRegistry()
-	c, err := metrics.Register(reg, a.dev, b.dev)
+	c, err := metrics.Register(reg, a.Dev, b.Dev)
 	require.NoError(t, err)
 	fams := scrape(t, reg)
 
@@ -120,26 +121,26 @@ func TestScrapeAfterExchange(t *testing.T) {
 func TestCardinalityBound(t *testing.T) {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	t.Cleanup(fab.Close)
-	a := openNode(t, fab, "gorxe_a", "10.0.0.1")
-	b := openNode(t, fab, "gorxe_b", "10.0.0.2")
+	a := fabrictest.Open(t, fab, "gorxe_a", "10.0.0.1")
+	b := fabrictest.Open(t, fab, "gorxe_b", "10.0.0.2")
 	const idle, busy, limit = 2000, 5, 3
 	for range idle {
-		a.udQP(t)
+		a.UDQP(t)
 	}
-	dst := b.udQP(t)
-	b.postRecvs(t, dst, busy*(busy+1)/2)
+	dst := b.UDQP(t)
+	b.PostRecvs(t, dst, busy*(busy+1)/2)
 	var senders []uint32
 	for i := range busy {
-		q := a.udQP(t)
+		q := a.UDQP(t)
 		senders = append(senders, q.QPN())
 		for range i + 1 { // the i-th sender sends i+1 datagrams
-			a.send(t, q, b, dst.QPN(), 8)
-			b.waitOne(t)
+			a.Send(t, q, b, dst.QPN(), 8)
+			b.WaitOne(t)
 		}
 	}
 
 	reg := prometheus.NewRegistry()
-	c := metrics.NewCollector(a.dev)
+	c := metrics.NewCollector(a.Dev)
 	c.MaxQPs = limit
 	require.NoError(t, reg.Register(c))
 	fams := scrape(t, reg)
