@@ -22,8 +22,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	a := fs.String("a", "127.0.0.1", "address of device A")
 	b := fs.String("b", "127.0.0.2", "address of device B")
 	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
+	var o demo.Options
+	o.Observe.Flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-a ADDR] [-b ADDR] [-port N]\n\n"+
+		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-a ADDR] [-b ADDR] [-port N] [-metrics ADDR] [-counters]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
 			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS and GORXE_PORT work too.\n\n")
 		fs.PrintDefaults()
@@ -38,7 +40,6 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	var o demo.Options
 	var err error
 	if *faults != "" {
 		if o.Faults, err = netio.ParseFaultConfig(*faults); err != nil {

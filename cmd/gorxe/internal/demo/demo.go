@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 )
 
 // Options configure a demo run.
@@ -18,6 +19,7 @@ type Options struct {
 	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
 	Pcap    io.Writer         // when set, every packet is also written here as a pcap capture
 	Timeout time.Duration     // per step; default 10 s
+	Observe observe.Options   // -metrics while it runs, -counters at the end
 }
 
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
@@ -48,6 +50,11 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return err
 	}
 	defer b.close()
+	obs, err := o.Observe.Start(out, a.dev, b.dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(out)
 
 	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port 4791.\n\n")
 	for _, s := range []*side{a, b} {

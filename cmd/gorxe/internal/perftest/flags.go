@@ -138,6 +138,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "retry_count", Arg: true, Set: unsupported("--retry_count", "it applies to rdma_cm only")},
 		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
 	}
+	opts = append(opts, p.Observe.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -104,6 +105,8 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
+	// Observe holds --metrics and --counters (gorxe only).
+	Observe observe.Options
 
 	// notices are printed before the test's header, as perftest prints its adjustments.
 	notices []string

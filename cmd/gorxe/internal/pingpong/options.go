@@ -9,6 +9,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -57,6 +58,7 @@ type Options struct {
 	NumQP    int    // -q: QPs (SRQ)
 	// Timeout bounds each out-of-band step and each wait for a completion (gorxe only; 0: none).
 	Timeout time.Duration
+	Observe observe.Options // --metrics, --counters (gorxe only)
 
 	odp, prefetch, timestamps, deviceMemory bool // rc_pingpong's -o/-O, -P, -t, -j
 }
@@ -89,6 +91,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
 	}
+	opts = append(opts, o.Observe.Getopt()...)
 	if kind != UD {
 		opts = append(opts, getopt.Option{Short: 'm', Long: "mtu", Arg: true, Set: mtuOption(&o.MTU)})
 	}
@@ -218,6 +221,9 @@ func Usage(w io.Writer, k Kind) {
 	p("gorxe options:")
 	p("      --bind=<addr>      bind the device to this one local address")
 	p("      --timeout=<dur>    give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout)
+	for _, l := range observe.UsageLines {
+		p("%s", l)
+	}
 	p("")
 	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)
 	p("interface that is up with an IPv4 address, else 127.0.0.1. $%s overrides the RoCE UDP", devselect.EnvPort)
