@@ -9,8 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -85,9 +89,24 @@ func TestPrintLines(t *testing.T) {
 			t.Errorf("output lacks %q", line)
 		}
 	}
-	if !strings.HasSuffix(b.String(), "RoCE v2\n\n") {
-		t.Errorf("a port's block does not end with a blank line")
+	if !strings.HasSuffix(b.String(), "\t\t\t\tnet_gro_fallbacks:      0\n\n") {
+		t.Errorf("a port's block does not end with its counters and a blank line")
 	}
+}
+
+// TestPrintCounters: -v lists the device's counters, which count what its QPs did.
+func TestPrintCounters(t *testing.T) {
+	a, _, _, _ := fabrictest.Exchange(t, 100)
+	var b bytes.Buffer
+	require.NoError(t, Print(&b, a.Dev, 0, true))
+	out := b.String()
+	assert.Contains(t, out, "\t\t\tGID[  1]:\t\t::ffff:10.0.0.1, RoCE v2\n\t\t\tcounters:\n\t\t\t\tsent_pkts:              1\n")
+	assert.Contains(t, out, "\t\t\t\tsent_bytes:             100\n")
+	assert.Contains(t, out, "\t\t\t\trcvd_icrc_err:          0\n")
+
+	b.Reset()
+	require.NoError(t, Print(&b, a.Dev, 0, false))
+	assert.NotContains(t, b.String(), "counters:", "only -v shows the counters")
 }
 
 func TestPrintBadPort(t *testing.T) {
