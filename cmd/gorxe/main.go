@@ -39,6 +39,7 @@ var commands = []command{
 	{"ud_pingpong", "gorxe ud_pingpong [OPTIONS] [HOST]", "ibv_ud_pingpong peer: UD SENDs back and forth", runUDPingpong},
 	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
+	{"stats", "gorxe stats [-once] ADDR", "live counters of a gorxe tool running with --metrics ADDR", runStats},
 	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},
 	{"read_bw", "gorxe read_bw [OPTIONS] [HOST]", "ib_read_bw peer: RDMA READ bandwidth", perftestCommand(perftest.VerbRead, perftest.BW)},
 	{"send_bw", "gorxe send_bw [OPTIONS] [HOST]", "ib_send_bw peer: SEND bandwidth", perftestCommand(perftest.VerbSend, perftest.BW)},
