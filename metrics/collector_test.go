@@ -123,7 +123,7 @@ func TestCardinalityBound(t *testing.T) {
 	t.Cleanup(fab.Close)
 	a := fabrictest.Open(t, fab, "gorxe_a", "10.0.0.1")
 	b := fabrictest.Open(t, fab, "gorxe_b", "10.0.0.2")
-	const idle, busy, limit = 2000, 5, 3
+	const idle, busy, limit = 1000, 5, 3
 	for range idle {
 		a.UDQP(t)
 	}
@@ -158,6 +158,12 @@ func TestCardinalityBound(t *testing.T) {
 	v, _ = value(t, fams, "gorxe_qps_unexported", map[string]string{"device": "gorxe_a"})
 	assert.Equal(t, float64(idle+busy-limit), v)
 
-	c.MaxQPs = -1
-	assert.NotContains(t, scrape(t, reg), "gorxe_qp_sent_pkts_total", "a negative limit exports device series only")
+	deviceOnly := metrics.NewCollector(a.Dev)
+	deviceOnly.MaxQPs = -1
+	reg = prometheus.NewRegistry()
+	require.NoError(t, reg.Register(deviceOnly))
+	fams = scrape(t, reg)
+	assert.NotContains(t, fams, "gorxe_qp_sent_pkts_total", "a negative limit exports device series only")
+	v, _ = value(t, fams, "gorxe_qps_unexported", map[string]string{"device": "gorxe_a"})
+	assert.Equal(t, float64(idle+busy), v)
 }
