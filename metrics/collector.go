@@ -49,6 +49,8 @@ func (c *Collector) Remove(dev *gorxe.Device) {
 }
 
 // Register registers a collector over devs with reg and returns it; reg.Unregister(c) undoes it.
+// The device label is Device.Name, so the devices of one registry need distinct names (two of the
+// same name fail the scrape). A closed device keeps its last counters until it is removed.
 func Register(reg prometheus.Registerer, devs ...*gorxe.Device) (*Collector, error) {
 	c := NewCollector(devs...)
 	if err := reg.Register(c); err != nil {

@@ -22,17 +22,13 @@ func (o *Options) Getopt() []getopt.Option {
 
 // Flags adds -metrics and -counters to a tool parsed with package flag.
 func (o *Options) Flags(fs *flag.FlagSet) {
-	fs.StringVar(&o.MetricsAddr, "metrics", "", metricsHelp)
-	fs.BoolVar(&o.Counters, "counters", false, countersHelp)
+	fs.StringVar(&o.MetricsAddr, "metrics", "", "serve the counters as Prometheus metrics on http://`ADDR`/metrics while running")
+	fs.BoolVar(&o.Counters, "counters", false, Help[1].Text)
 }
 
-const (
-	metricsHelp  = "serve the devices' counters as Prometheus metrics on http://ADDR/metrics while running (gorxe stats ADDR shows them)"
-	countersHelp = "print the devices' non-zero counters at the end"
-)
-
-// UsageLines are the help lines of the getopt form, in the layout of the tools' usage texts.
-var UsageLines = []string{
-	"      --metrics=<addr>  " + metricsHelp,
-	"      --counters  " + countersHelp,
+// Help describes the getopt form of the options, for the tools' usage texts, which lay them out
+// in their own columns.
+var Help = []struct{ Option, Text string }{
+	{"--metrics=<addr>", "serve the counters as Prometheus metrics on http://<addr>/metrics while running (gorxe stats <addr> shows them)"},
+	{"--counters", "print the non-zero counters at the end"},
 }

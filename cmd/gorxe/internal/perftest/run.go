@@ -168,7 +168,9 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
 	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
-	lines = append(lines, observe.UsageLines...)
+	for _, h := range observe.Help {
+		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
+	}
 	add(true, "")
 	add(true, "Not supported: -R/--rdma_cm, -z, -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
 	for _, l := range lines {

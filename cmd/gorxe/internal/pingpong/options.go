@@ -221,8 +221,8 @@ func Usage(w io.Writer, k Kind) {
 	p("gorxe options:")
 	p("      --bind=<addr>      bind the device to this one local address")
 	p("      --timeout=<dur>    give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout)
-	for _, l := range observe.UsageLines {
-		p("%s", l)
+	for _, h := range observe.Help {
+		p("      %-18s %s", h.Option, h.Text)
 	}
 	p("")
 	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)
