@@ -4,9 +4,22 @@ GO          ?= go
 PKGS        := ./...
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
+SOAK_FAULTS ?= loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001
+SOAK_MINUTES ?= 10
 BENCHTIME   ?= 1s
 
-.PHONY: all build test fuzz bench soak demo lint interop clean
+# Knobs of the benchmark report (see test/bench/report): run length, latency iterations, QP
+# counts, idle QPs for the memory figure, where the report and every tool's output go, the
+# README whose benchmark section is regenerated (empty to leave it), and any further flags.
+BENCH_DURATION  ?= 2s
+BENCH_LAT_ITERS ?= 10000
+BENCH_QPS       ?= 1,16,256,1024
+BENCH_IDLE_QPS  ?= 1024
+BENCH_OUT       ?= bench-out
+BENCH_README    ?= README.md
+BENCH_FLAGS     ?=
+
+.PHONY: all build test fuzz fuzz-long bench bench-report soak soak-udp soak-udp-long soak-udp-hog demo lint interop clean
 
 all: build
 
@@ -27,17 +40,63 @@ fuzz:
 	  done; \
 	done
 
+# Every fuzz target for FUZZTIME (default 10 minutes here), keeping what the fuzzer found: go test
+# writes new interesting inputs only to its cache, so they are copied into the package's
+# testdata/fuzz/<Target>/, where plain `go test` replays them. Minimization is bounded so the time
+# goes to fuzzing.
+fuzz-long: FUZZTIME = 10m
+fuzz-long:
+	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; \
+	for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg 2>&1 | tail -n 3; \
+	    if [ -d "$$cache/$$pkg/$$t" ]; then \
+	      mkdir -p "$$dir/testdata/fuzz/$$t"; cp -n "$$cache/$$pkg/$$t"/* "$$dir/testdata/fuzz/$$t/"; \
+	      echo "   corpus: $$(ls "$$dir/testdata/fuzz/$$t" | wc -l) entries in testdata/fuzz/$$t"; \
+	    fi; \
+	  done; \
+	done
+
+# The micro-benchmarks, then the report: gorxe's tools as two processes against this machine's
+# UDP ceiling measured in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	$(MAKE) bench-report
+
+bench-report:
+	$(GO) run ./test/bench/report -duration $(BENCH_DURATION) -lat-iters $(BENCH_LAT_ITERS) \
+	  -qps $(BENCH_QPS) -idle-qps $(BENCH_IDLE_QPS) -out $(BENCH_OUT) \
+	  $(if $(BENCH_README),-readme $(BENCH_README)) $(BENCH_FLAGS)
 
 # 256 MiB of mixed RC traffic over 5% loss, 2% reorder, 1% duplication and 0.1% corruption,
 # checked byte for byte (deterministic: fake clock, seeded faults).
 soak:
 	GORXE_SOAK=1 $(GO) test -count=1 -run 'TestStressSoak' -timeout 30m -v ./transport
 
+# Two processes over real UDP loopback with GORXE_FAULTS: 1 GiB of mixed RC traffic (SEND, WRITE,
+# READ, atomics, eight QPs), checked byte for byte, completions equal to posts. soak-udp-long runs
+# 64 QPs for SOAK_MINUTES and requires goroutines, heap and RSS to stay flat (the series is
+# printed); soak-udp-hog keeps every CPU busy with another process meanwhile, at ACK timeout 12.
+soak-udp:
+	GORXE_SOAK_UDP=1 GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout 60m -v ./test/soak
+
+soak-udp-long:
+	GORXE_SOAK_UDP=1 SOAK_MINUTES=$(SOAK_MINUTES) GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout $$(( $(SOAK_MINUTES) + 30 ))m -v ./test/soak
+
+soak-udp-hog:
+	GORXE_SOAK_UDP=1 SOAK_HOG=1 GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout 60m -v ./test/soak
+
 # The main job: two stacks on loopback doing real RDMA, narrated.
 demo:
 	$(GO) run ./cmd/gorxe demo
+
+# The captures and ladder diagrams of docs/wire-walkthrough.md, made by gorxe itself: each
+# exchange between two fresh devices on loopback, losses from a fixed fault seed.
+.PHONY: walkthrough
+walkthrough:
+	$(GO) run ./cmd/gorxe demo -walkthrough docs/walkthrough
 
 # gorxe against the Linux kernel's rxe (in qemu) with the rdma-core and perftest tools, both
 # roles; needs root, installs its own packages, prints a pass/fail table.

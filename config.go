@@ -2,6 +2,7 @@ package gorxe
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -80,6 +81,11 @@ type Config struct {
 	// the hook for packet summaries and capture files (capture.Writer.Tap). It runs on the
 	// device's goroutines and must not keep the message.
 	Tap netio.TapFunc
+	// Capture, when set, receives a pcapng capture of every datagram the device sends and
+	// receives (and, under fault injection, of what the faults did: see package capture), written
+	// in the order the network got them, with the device's UDP port recorded so gorxe dump and
+	// Wireshark decode it. Close flushes it; the caller closes the writer. Nothing needs root.
+	Capture io.Writer
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
 	// Tests pass a *clock.Fake and step it.

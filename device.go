@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/internal/netdev"
@@ -36,6 +37,8 @@ type Device struct {
 	keys *mr.Table
 	log  *slog.Logger
 	rt   *runtime.Runtime
+
+	capture *capture.Writer // Config.Capture's writer, flushed by Close; nil without one
 
 	// life serialises Close against verbs that hand work to the runtime, so nothing is queued
 	// after the workers flushed their QPs and stopped.
@@ -79,7 +82,15 @@ func Open(cfg Config) (*Device, error) {
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	conn, err := openConn(rc, b.Addrs)
+	tap := rc.Tap
+	if rc.Capture != nil {
+		d.capture, err = capture.NewWriter(rc.Capture, capture.Options{Port: rc.port, Interface: d.name})
+		if err != nil {
+			return nil, &Error{Op: "open", Err: fmt.Errorf("capture: %w", err)}
+		}
+		tap = bothTaps(rc.Tap, d.capture.Tap)
+	}
+	conn, err := openConn(rc, b.Addrs, tap)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +111,7 @@ func Open(cfg Config) (*Device, error) {
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
 // supplied network, shown to the tap and wrapped in the fault injector when those are configured.
-func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
+func openConn(rc *resolved, addrs []netip.Addr, tap netio.TapFunc) (netio.Conn, error) {
 	var c netio.Conn
 	var err error
 	if rc.Network != nil {
@@ -114,8 +125,8 @@ func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	if rc.Tap != nil && !rc.faults.Enabled() {
-		c = netio.Tap(c, rc.Tap)
+	if tap != nil && !rc.faults.Enabled() {
+		c = netio.Tap(c, tap)
 	}
 	if rc.faults.Enabled() {
 		fc, err := netio.WithFaults(c, rc.faults, rc.clk)
@@ -123,10 +134,10 @@ func openConn(rc *resolved, addrs []netip.Addr) (netio.Conn, error) {
 			c.Close()
 			return nil, configErr("Faults: " + err.Error())
 		}
-		if rc.Tap != nil {
+		if tap != nil {
 			// The injector shows the tap every datagram in wire order with its fate, losses in
 			// their place among the survivors of a batch.
-			fc.Observe(rc.Tap)
+			fc.Observe(tap)
 		}
 		rc.log.Info("gorxe fault injection on", "faults", rc.faults.String())
 		c = fc
@@ -155,6 +166,11 @@ func (d *Device) Close() error {
 	d.life.Unlock()
 
 	err := d.rt.Close()
+	if d.capture != nil {
+		if cerr := d.capture.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("capture: %w", cerr)
+		}
+	}
 	close(d.events.closed)
 	d.log.Info("gorxe device closed", "name", d.name)
 	if err != nil {
@@ -354,3 +370,14 @@ func activeMTU(ifMTU int) MTU {
 // adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a
 // segment.
 func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }
+
+// bothTaps returns a tap that shows a datagram to a, if set, and then to b.
+func bothTaps(a, b netio.TapFunc) netio.TapFunc {
+	if a == nil {
+		return b
+	}
+	return func(dir netio.Direction, m *netio.Message) {
+		a(dir, m)
+		b(dir, m)
+	}
+}

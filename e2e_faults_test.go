@@ -81,10 +81,12 @@ func TestE2ERetryExceeded(t *testing.T) {
 	}
 	start := f.clk.Now()
 	timeout := 4096 * time.Nanosecond << 14
+	var due time.Duration // the timeout backs off to 2 T, then 4 T, without progress
 	for i := 1; i <= 8; i++ {
+		due += timeout << min(i-1, 2)
 		at := waitAnyTimer(t, f.clk)
-		if i <= 7 && at.Sub(start) > time.Duration(i)*timeout+time.Millisecond {
-			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), time.Duration(i)*timeout)
+		if i <= 7 && at.Sub(start) > due+time.Millisecond {
+			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), due)
 		}
 		f.clk.AdvanceTo(at)
 		if a.cq.cq.Len() > 0 {

@@ -20,14 +20,23 @@ const (
 )
 
 // appendFrame appends m as an Ethernet frame to dst: MACs derived from the IP addresses (a UDP
-// socket never learns the real ones), the IP and UDP headers gorxe's sockets put on the wire
-// (IPv4: ID 0 and DF, UDP checksum 0 as rxe sends; IPv6: a real UDP checksum, which IPv6
-// requires), then the RoCEv2 packet with its ICRC.
-func appendFrame(dst []byte, m *netio.Message) ([]byte, error) {
+// socket never learns the real ones), the IP and UDP headers (IPv4: DF, ID 0 for what gorxe
+// sends, the ID the ICRC was computed with for what it received; UDP checksum 0, which IPv4
+// allows; IPv6: a real UDP checksum, which IPv6 requires), then the RoCEv2 packet with its ICRC.
+func appendFrame(dst []byte, m *netio.Message, received bool) ([]byte, error) {
 	env := packet.Envelope{Src: m.Src, Dst: m.Dst, TrafficClass: m.TOS, HopLimit: m.TTL}
 	v4 := m.Src.Addr().Unmap().Is4()
 	if v4 {
 		env.IPFlags = packet.IPv4DontFragment
+		if received {
+			// A socket does not say which IPv4 ID a datagram came with, and the ICRC covers it:
+			// a segmented send numbers its datagrams 0, 1, 2, ..., kernel rxe counts up. The
+			// ICRC itself tells (packet.VerifyICRCIPv4AnyID); a packet whose ICRC no ID fits
+			// keeps ID 0 and shows as bad.
+			if id, flags, err := packet.VerifyICRCIPv4AnyID(m.Src, m.Dst, m.Buf); err == nil {
+				env.IPID, env.IPFlags = id, flags
+			}
+		}
 	}
 	if env.HopLimit == 0 {
 		env.HopLimit = 64 // a UDP socket does not report the TTL of what it sends

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,7 +73,7 @@ func (w *Writer) Tap(dir netio.Direction, m *netio.Message) {
 	if w.err != nil {
 		return
 	}
-	frame, err := appendFrame(w.frame[:0], m)
+	frame, err := appendFrame(w.frame[:0], m, dir.Base() == netio.Received)
 	if err != nil {
 		return
 	}
@@ -91,10 +92,18 @@ func (w *Writer) Tap(dir netio.Direction, m *netio.Message) {
 	w.n++
 }
 
+// LostComment is the packet comment of a datagram fault injection dropped: it is in the capture
+// so a reader sees the loss in its place, but it never reached the network (see Lost).
+const LostComment = "gorxe: lost (dropped by fault injection; never reached the network)"
+
+// Lost reports whether a frame's pcapng comments mark it as dropped by fault injection, so a
+// reader that shows what crossed the network (gorxe trace) leaves it out.
+func Lost(comments []string) bool { return slices.Contains(comments, LostComment) }
+
 // comment is the packet comment that says what fault injection did to a datagram, or "".
 func comment(dir netio.Direction) string {
 	if dir.Base() == netio.Lost {
-		return "gorxe: lost (dropped by fault injection; never reached the network)"
+		return LostComment
 	}
 	if dir.Marks() == nil {
 		return ""

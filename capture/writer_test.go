@@ -165,3 +165,26 @@ func payloadHeuristicsOff(t *testing.T, tshark string) []string {
 	}
 	return args
 }
+
+// TestReceivedIPv4IDRecovered: a received datagram whose ICRC was computed for a non-zero IPv4
+// ID (a segment of a GSO send, or kernel rxe's counter) is framed with that ID, so its ICRC
+// verifies in the capture.
+func TestReceivedIPv4IDRecovered(t *testing.T) {
+	src := netip.MustParseAddrPort("10.0.0.2:50000")
+	dst := netip.MustParseAddrPort("10.0.0.1:4791")
+	pkt := rocePacket(t, src, dst, 0x11, 5, []byte("segment"))
+	packet.AdjustICRCIPv4ID(pkt, 0, 7)
+	var out bytes.Buffer
+	w, err := capture.NewWriter(&out, capture.Options{})
+	require.NoError(t, err)
+	w.Tap(netio.Received, &netio.Message{Src: src, Dst: dst, Buf: pkt})
+	require.NoError(t, w.Close())
+	dr, err := dump.NewReader(bytes.NewReader(out.Bytes()))
+	require.NoError(t, err)
+	f, err := dr.Next()
+	require.NoError(t, err)
+	p, err := dump.NewDecoder().Decode(f)
+	require.NoError(t, err)
+	assert.NoError(t, p.ICRCErr)
+	assert.Equal(t, uint16(7), p.IPv4.Id)
+}

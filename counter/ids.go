@@ -39,6 +39,9 @@ const (
 	RcvdTooLong
 	RcvdUnexpected
 	RcvdNetErr
+	SentAccessNAK
+	SentInvReqNAK
+	LateTimeouts
 
 	NetDropQueueFull
 	NetDropNoRoute
@@ -95,6 +98,9 @@ var table = [NumIDs]Desc{
 	RcvdTooLong:      {"rcvd_too_long", "UC/UD messages longer than the receive buffer"},
 	RcvdUnexpected:   {"rcvd_unexpected", "ACKs or responses matching no request"},
 	RcvdNetErr:       {"rcvd_net_err", "errors reading from the network"},
+	SentAccessNAK:    {"sent_access_nak", "RC remote access error NAKs sent (no rxe counter)"},
+	SentInvReqNAK:    {"sent_inv_req_nak", "RC invalid request NAKs sent (no rxe counter)"},
+	LateTimeouts:     {"late_timeouts", "retransmit timer expiries noticed too late to count against retry_cnt (no rxe counter)"},
 
 	NetDropQueueFull: {"net_drop_queue_full", "datagrams the network dropped: receive queue full"},
 	NetDropNoRoute:   {"net_drop_no_route", "datagrams the network dropped: no route to the destination"},

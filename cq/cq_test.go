@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func wcID(id uint64) *WC { return &WC{WRID: id, Opcode: OpcodeRecv, ByteLen: uint32(id)} }
@@ -11,9 +13,7 @@ func wcID(id uint64) *WC { return &WC{WRID: id, Opcode: OpcodeRecv, ByteLen: uin
 func mustNew(t *testing.T, cqe int, opts Options) *CQ {
 	t.Helper()
 	c, err := New(cqe, opts)
-	if err != nil {
-		t.Fatalf("New(%d): %v", cqe, err)
-	}
+	require.NoError(t, err, "New(%d)", cqe)
 	return c
 }
 

@@ -23,6 +23,7 @@ type Frame struct {
 	Data     []byte            // the captured bytes
 	Length   int               // the frame's length on the wire; more than len(Data) if cut
 	Time     time.Time         // when it was captured
+	Comments []string          // the frame's pcapng comments (gorxe's captures mark fault injection there)
 }
 
 // Reader reads the frames of a pcap or pcapng capture.
@@ -31,9 +32,10 @@ type Reader struct {
 	linkType func(gopacket.CaptureInfo) gplayers.LinkType
 	n        int
 
-	ng    *pcapgo.NgReader
-	noted map[int]bool // pcapng interfaces whose comments were read
-	ports []uint16     // RoCEv2 ports the capture announces (PortNote)
+	ng       *pcapgo.NgReader
+	noted    map[int]bool // pcapng interfaces whose comments were read
+	ports    []uint16     // RoCEv2 ports the capture announces (PortNote)
+	comments []string     // the comments of the frame read last (pcapng)
 }
 
 // File magics, as the first four bytes appear in the file.
@@ -65,11 +67,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 		if err != nil {
 			return nil, headerError(err)
 		}
-		return &Reader{
+		r := &Reader{
 			ng:    ng,
 			noted: map[int]bool{},
 			ports: capture.CommentPorts(ng.SectionInfo().Comment),
-			read:  ng.ReadPacketData,
 			linkType: func(ci gopacket.CaptureInfo) gplayers.LinkType {
 				ifc, err := ng.Interface(ci.InterfaceIndex)
 				if err != nil {
@@ -77,7 +78,13 @@ func NewReader(r io.Reader) (*Reader, error) {
 				}
 				return ifc.LinkType
 			},
-		}, nil
+		}
+		r.read = func() ([]byte, gopacket.CaptureInfo, error) {
+			data, ci, opts, err := ng.ReadPacketDataWithOptions()
+			r.comments = opts.Comments
+			return data, ci, err
+		}
+		return r, nil
 	case isPcap(head):
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
@@ -128,7 +135,7 @@ func (r *Reader) Next() (Frame, error) {
 			r.ports = append(r.ports, capture.CommentPorts(ifc.Comment)...)
 		}
 	}
-	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length, Time: ci.Timestamp}, nil
+	return Frame{Index: r.n, LinkType: r.linkType(ci), Data: data, Length: ci.Length, Time: ci.Timestamp, Comments: r.comments}, nil
 }
 
 // Ports returns the UDP ports the capture has announced, so far, to carry

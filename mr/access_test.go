@@ -3,6 +3,8 @@ package mr
 import (
 	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestAccessValuesMatchLibibverbs(t *testing.T) {
@@ -12,21 +14,21 @@ func TestAccessValuesMatchLibibverbs(t *testing.T) {
 		AccessFlushGlobal: 256, AccessFlushPersistent: 512, AccessRelaxedOrdering: 1 << 20,
 	}
 	for a, v := range want {
-		eq(t, v, uint32(a), a.String())
+		require.Equal(t, v, uint32(a), a.String())
 	}
-	eq(t, uint32(1), uint32(ReregChangeTranslation))
-	eq(t, uint32(2), uint32(ReregChangePD))
-	eq(t, uint32(4), uint32(ReregChangeAccess))
-	eq(t, uint8(1), uint8(MWType1))
-	eq(t, uint8(2), uint8(MWType2))
+	require.Equal(t, uint32(1), uint32(ReregChangeTranslation))
+	require.Equal(t, uint32(2), uint32(ReregChangePD))
+	require.Equal(t, uint32(4), uint32(ReregChangeAccess))
+	require.Equal(t, uint8(1), uint8(MWType1))
+	require.Equal(t, uint8(2), uint8(MWType2))
 }
 
 func TestAccessString(t *testing.T) {
-	eq(t, "0", Access(0).String())
-	eq(t, "LOCAL_WRITE|REMOTE_READ", (AccessLocalWrite | AccessRemoteRead).String())
-	eq(t, "FLUSH_PERSISTENT|RELAXED_ORDERING|0x800", (AccessFlushPersistent | AccessRelaxedOrdering | 1<<11).String())
-	check(t, (AccessLocalWrite | AccessRemoteWrite).Has(AccessRemoteWrite))
-	check(t, !AccessLocalWrite.Has(AccessLocalWrite|AccessRemoteRead))
+	require.Equal(t, "0", Access(0).String())
+	require.Equal(t, "LOCAL_WRITE|REMOTE_READ", (AccessLocalWrite | AccessRemoteRead).String())
+	require.Equal(t, "FLUSH_PERSISTENT|RELAXED_ORDERING|0x800", (AccessFlushPersistent | AccessRelaxedOrdering | 1<<11).String())
+	require.True(t, (AccessLocalWrite | AccessRemoteWrite).Has(AccessRemoteWrite))
+	require.True(t, !AccessLocalWrite.Has(AccessLocalWrite|AccessRemoteRead))
 }
 
 func TestRegistrationAccessRules(t *testing.T) {
@@ -50,13 +52,13 @@ func TestRegistrationAccessRules(t *testing.T) {
 	for _, tc := range tests {
 		m, err := e.t.RegMR(e.pd, make([]byte, 64), tc.access)
 		if tc.ok {
-			noErr(t, err, tc.access.String())
-			noErr(t, m.DeregMR())
+			require.NoError(t, err, tc.access.String())
+			require.NoError(t, m.DeregMR())
 		} else {
-			isErr(t, err, ErrAccessFlags, tc.access.String())
+			require.ErrorIs(t, err, ErrAccessFlags, tc.access.String())
 			var me *Error
-			check(t, errors.As(err, &me), "want *Error")
-			eq(t, "reg_mr", me.Op)
+			require.True(t, errors.As(err, &me), "want *Error")
+			require.Equal(t, "reg_mr", me.Op)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package mr
 import (
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestDataPathDoesNotAllocate(t *testing.T) {
@@ -12,7 +14,7 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 	key, base := m.RKey(), m.IOVA()
 	w, _ := e.t.AllocMW(e.pd, MWType2)
 	wk := IncKey(w.RKey())
-	noErr(t, e.t.BindMW(e.pd, 3, &Bind{MWKey: w.RKey(), NewKey: wk, MRKey: key, Addr: base, Length: 8192, Access: AccessRemoteRead}))
+	require.NoError(t, e.t.BindMW(e.pd, 3, &Bind{MWKey: w.RKey(), NewKey: wk, MRKey: key, Addr: base, Length: 8192, Access: AccessRemoteRead}))
 	fm, _ := e.t.AllocMR(e.pd, 4)
 	pl := pages(4, 4096)
 	fk := fm.LKey()
@@ -79,9 +81,9 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 	}
 	// The cases really succeeded (AllocsPerRun hides errors).
 	s, err := e.t.LookupRemote(wk, e.pd, 3, AccessRemoteRead, base, 1)
-	noErr(t, err)
+	require.NoError(t, err)
 	s.Release()
-	eq(t, false, fm.Valid())
+	require.Equal(t, false, fm.Valid())
 }
 
 func BenchmarkCopyIn(b *testing.B) {

@@ -2,6 +2,8 @@ package mr
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func pages(n, size int) [][]byte {
@@ -15,63 +17,63 @@ func pages(n, size int) [][]byte {
 func TestFastRegFlow(t *testing.T) {
 	e := newEnv(t)
 	m, err := e.t.AllocMR(e.pd, 4)
-	noErr(t, err)
-	check(t, m.IsFastReg() && !m.Valid())
-	eq(t, 4, m.MaxPages())
+	require.NoError(t, err)
+	require.True(t, m.IsFastReg() && !m.Valid())
+	require.Equal(t, 4, m.MaxPages())
 	k0 := m.LKey()
 	_, err = readAll(t, e.t, k0, e.pd, 1, 0, 1)
-	isErr(t, err, ErrMRInvalidState)
+	require.ErrorIs(t, err, ErrMRInvalidState)
 
 	// Non-contiguous pages, iova with an offset into the first page.
 	pl := pages(3, 4096)
 	k1 := IncKey(k0)
 	r := FastReg{Key: k1, Access: AccessLocalWrite | AccessRemoteRead | AccessRemoteWrite, IOVA: 0x10000,
 		Length: 2*4096 + 50 - 100, PageSize: 4096, Offset: 100, Pages: pl}
-	noErr(t, e.t.RegFast(e.pd, &r))
-	check(t, m.Valid())
-	eq(t, k1, m.LKey())
-	eq(t, uint64(0x10000), m.IOVA())
-	eq(t, r.Length, m.Length())
+	require.NoError(t, e.t.RegFast(e.pd, &r))
+	require.True(t, m.Valid())
+	require.Equal(t, k1, m.LKey())
+	require.Equal(t, uint64(0x10000), m.IOVA())
+	require.Equal(t, r.Length, m.Length())
 	got, err := readAll(t, e.t, k1, e.pd, 1, 0x10000+4096-100-2, 4)
-	noErr(t, err)
-	eq(t, string(append(pl[0][4094:], pl[1][:2]...)), string(got))
+	require.NoError(t, err)
+	require.Equal(t, string(append(pl[0][4094:], pl[1][:2]...)), string(got))
 	_, err = readAll(t, e.t, k1, e.pd, 1, 0x10000+r.Length-1, 2)
-	isErr(t, err, ErrOutOfRange)
+	require.ErrorIs(t, err, ErrOutOfRange)
 	_, err = readAll(t, e.t, k0, e.pd, 1, 0x10000, 1)
-	isErr(t, err, ErrKeyInvalid)
+	require.ErrorIs(t, err, ErrKeyInvalid)
 	// The page list was copied: changing the caller's slice does not change the region.
 	pl[1] = make([]byte, 4096)
 	got, _ = readAll(t, e.t, k1, e.pd, 1, 0x10000+4096-100, 1)
-	eq(t, pattern(make([]byte, 1), 1)[0], got[0])
+	require.Equal(t, pattern(make([]byte, 1), 1)[0], got[0])
 
 	// REG_MR on a valid region is refused; LOCAL_INV frees it; then it can be registered again.
 	r2 := r
 	r2.Key = IncKey(k1)
-	isErr(t, e.t.RegFast(e.pd, &r2), ErrMRNotFree)
-	isErr(t, e.t.LocalInvalidate(e.pd, 1, IncKey(k1)), ErrKeyInvalid)
-	noErr(t, e.t.LocalInvalidate(e.pd, 1, k1))
-	check(t, !m.Valid())
+	require.ErrorIs(t, e.t.RegFast(e.pd, &r2), ErrMRNotFree)
+	require.ErrorIs(t, e.t.LocalInvalidate(e.pd, 1, IncKey(k1)), ErrKeyInvalid)
+	require.NoError(t, e.t.LocalInvalidate(e.pd, 1, k1))
+	require.True(t, !m.Valid())
 	_, err = readAll(t, e.t, k1, e.pd, 1, 0x10000, 1)
-	isErr(t, err, ErrMRInvalidState)
-	noErr(t, e.t.LocalInvalidate(e.pd, 1, k1)) // already free
+	require.ErrorIs(t, err, ErrMRInvalidState)
+	require.NoError(t, e.t.LocalInvalidate(e.pd, 1, k1)) // already free
 	r2.Pages = pages(4, 8192)
 	r2.PageSize, r2.Offset, r2.Length, r2.IOVA = 8192, 0, 4*8192, 0
-	noErr(t, e.t.RegFast(e.pd, &r2))
+	require.NoError(t, e.t.RegFast(e.pd, &r2))
 	got, err = readAll(t, e.t, r2.Key, e.pd, 1, 3*8192, 8192)
-	noErr(t, err)
-	eq(t, string(r2.Pages[3]), string(got))
+	require.NoError(t, err)
+	require.Equal(t, string(r2.Pages[3]), string(got))
 	// SEND_WITH_INV invalidates a fast-reg region too.
-	noErr(t, e.t.RemoteInvalidate(e.pd, 1, r2.Key))
-	check(t, !m.Valid())
-	noErr(t, m.DeregMR())
-	isErr(t, e.t.RegFast(e.pd, &r2), ErrKeyInvalid)
+	require.NoError(t, e.t.RemoteInvalidate(e.pd, 1, r2.Key))
+	require.True(t, !m.Valid())
+	require.NoError(t, m.DeregMR())
+	require.ErrorIs(t, e.t.RegFast(e.pd, &r2), ErrKeyInvalid)
 }
 
 func TestFastRegChecks(t *testing.T) {
 	e := newEnv(t)
 	other, _ := e.t.AllocPD()
 	m, err := e.t.AllocMR(e.pd, 2)
-	noErr(t, err)
+	require.NoError(t, err)
 	user := e.reg(t, make([]byte, 64), 0)
 	ok := FastReg{Key: IncKey(m.LKey()), Access: AccessRemoteRead, Length: 4096, PageSize: 4096, Pages: pages(1, 4096)}
 	tests := []struct {
@@ -97,29 +99,29 @@ func TestFastRegChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok
 			tc.mod(&r)
-			isErr(t, e.t.RegFast(tc.pd, &r), tc.want)
-			check(t, !m.Valid())
+			require.ErrorIs(t, e.t.RegFast(tc.pd, &r), tc.want)
+			require.True(t, !m.Valid())
 		})
 	}
-	isErr(t, e.t.LocalInvalidate(e.pd, 1, user.LKey()), ErrWrongMRType)
-	isErr(t, e.t.LocalInvalidate(other, 1, m.LKey()), ErrPDMismatch)
+	require.ErrorIs(t, e.t.LocalInvalidate(e.pd, 1, user.LKey()), ErrWrongMRType)
+	require.ErrorIs(t, e.t.LocalInvalidate(other, 1, m.LKey()), ErrPDMismatch)
 	_, err = e.t.AllocMR(e.pd, MaxFastRegPageListLen+1)
-	isErr(t, err, ErrPageList)
+	require.ErrorIs(t, err, ErrPageList)
 	_, err = e.t.AllocMR(e.pd, 0)
-	isErr(t, err, ErrPageList)
+	require.ErrorIs(t, err, ErrPageList)
 	big, err := e.t.AllocMR(e.pd, MaxFastRegPageListLen)
-	noErr(t, err)
+	require.NoError(t, err)
 	r := FastReg{Key: IncKey(big.LKey()), Access: AccessRemoteRead, Length: MaxFastRegPageListLen * 4096,
 		PageSize: 4096, Pages: pages(MaxFastRegPageListLen, 4096)}
-	noErr(t, e.t.RegFast(e.pd, &r))
+	require.NoError(t, e.t.RegFast(e.pd, &r))
 	// A region with a bound window cannot be invalidated.
 	m2, _ := e.t.AllocMR(e.pd, 1)
 	r = FastReg{Key: IncKey(m2.LKey()), Access: AccessLocalWrite | AccessMWBind, Length: 4096, PageSize: 4096, Pages: pages(1, 4096)}
-	noErr(t, e.t.RegFast(e.pd, &r))
+	require.NoError(t, e.t.RegFast(e.pd, &r))
 	w, _ := e.t.AllocMW(e.pd, MWType2)
-	noErr(t, e.t.BindMW(e.pd, 1, &Bind{MWKey: w.RKey(), NewKey: IncKey(w.RKey()), MRKey: r.Key, Addr: 0, Length: 10}))
-	isErr(t, e.t.LocalInvalidate(e.pd, 1, r.Key), ErrMWBound)
-	isErr(t, m2.ReregMR(ReregChangeAccess, nil, nil, 0), ErrWrongMRType)
+	require.NoError(t, e.t.BindMW(e.pd, 1, &Bind{MWKey: w.RKey(), NewKey: IncKey(w.RKey()), MRKey: r.Key, Addr: 0, Length: 10}))
+	require.ErrorIs(t, e.t.LocalInvalidate(e.pd, 1, r.Key), ErrMWBound)
+	require.ErrorIs(t, m2.ReregMR(ReregChangeAccess, nil, nil, 0), ErrWrongMRType)
 }
 
 func TestReregMR(t *testing.T) {
@@ -131,54 +133,54 @@ func TestReregMR(t *testing.T) {
 	k0 := m.LKey()
 
 	// Access change: new variant, old key stale.
-	noErr(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessLocalWrite|AccessRemoteWrite))
+	require.NoError(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessLocalWrite|AccessRemoteWrite))
 	k1 := m.LKey()
-	ne(t, k0, k1)
-	eq(t, KeyIndex(k0), KeyIndex(k1))
+	require.NotEqual(t, k0, k1)
+	require.Equal(t, KeyIndex(k0), KeyIndex(k1))
 	_, err := e.t.LookupRemote(k0, e.pd, 0, AccessRemoteWrite, uint64(addrOf(a)), 1)
-	isErr(t, err, ErrKeyInvalid)
+	require.ErrorIs(t, err, ErrKeyInvalid)
 	_, err = e.t.LookupRemote(k1, e.pd, 0, AccessRemoteRead, uint64(addrOf(a)), 1)
-	isErr(t, err, ErrAccessDenied)
+	require.ErrorIs(t, err, ErrAccessDenied)
 	s, err := e.t.LookupRemote(k1, e.pd, 0, AccessRemoteWrite, uint64(addrOf(a)), 1)
-	noErr(t, err)
+	require.NoError(t, err)
 	s.Release()
 
 	// PD change: the old PD is released, the new one held.
-	noErr(t, m.ReregMR(ReregChangePD, pd2, nil, 0))
+	require.NoError(t, m.ReregMR(ReregChangePD, pd2, nil, 0))
 	k2 := m.LKey()
-	ne(t, k1, k2)
-	eq(t, pd2, m.PD())
+	require.NotEqual(t, k1, k2)
+	require.Equal(t, pd2, m.PD())
 	_, err = e.t.LookupRemote(k2, e.pd, 0, AccessRemoteWrite, uint64(addrOf(a)), 1)
-	isErr(t, err, ErrPDMismatch)
-	noErr(t, e.pd.DeallocPD())
-	isErr(t, pd2.DeallocPD(), ErrPDInUse)
+	require.ErrorIs(t, err, ErrPDMismatch)
+	require.NoError(t, e.pd.DeallocPD())
+	require.ErrorIs(t, pd2.DeallocPD(), ErrPDInUse)
 
 	// Translation change: new buffer, iova follows its address.
-	noErr(t, m.ReregMR(ReregChangeTranslation|ReregChangeAccess, nil, b, AccessRemoteRead))
+	require.NoError(t, m.ReregMR(ReregChangeTranslation|ReregChangeAccess, nil, b, AccessRemoteRead))
 	k3 := m.LKey()
-	eq(t, uint64(addrOf(b)), m.IOVA())
-	eq(t, uint64(7000), m.Length())
+	require.Equal(t, uint64(addrOf(b)), m.IOVA())
+	require.Equal(t, uint64(7000), m.Length())
 	got, err := readAll(t, e.t, k3, pd2, 0, m.IOVA()+6000, 1000)
-	noErr(t, err)
-	eq(t, string(b[6000:]), string(got))
+	require.NoError(t, err)
+	require.Equal(t, string(b[6000:]), string(got))
 
 	// Zero-based on and off.
-	noErr(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteRead|AccessZeroBased))
-	eq(t, uint64(0), m.IOVA())
-	noErr(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteRead))
-	eq(t, uint64(addrOf(b)), m.IOVA())
+	require.NoError(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteRead|AccessZeroBased))
+	require.Equal(t, uint64(0), m.IOVA())
+	require.NoError(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteRead))
+	require.Equal(t, uint64(addrOf(b)), m.IOVA())
 
 	// Failures leave the region unchanged.
 	k4 := m.LKey()
-	isErr(t, m.ReregMR(0, nil, nil, 0), ErrReregFlags)
-	isErr(t, m.ReregMR(8, nil, nil, 0), ErrReregFlags)
-	isErr(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteAtomic), ErrAccessFlags)
-	isErr(t, m.ReregMR(ReregChangePD, nil, nil, 0), ErrInvalidPD)
-	isErr(t, m.ReregMR(ReregChangePD, e.pd, nil, 0), ErrDestroyed)
-	isErr(t, m.ReregMR(ReregChangeTranslation, nil, nil, 0), ErrEmpty)
-	eq(t, k4, m.LKey())
-	eq(t, AccessRemoteRead, m.Access())
-	noErr(t, m.DeregMR())
-	isErr(t, m.ReregMR(ReregChangeAccess, nil, nil, 0), ErrDestroyed)
-	noErr(t, pd2.DeallocPD())
+	require.ErrorIs(t, m.ReregMR(0, nil, nil, 0), ErrReregFlags)
+	require.ErrorIs(t, m.ReregMR(8, nil, nil, 0), ErrReregFlags)
+	require.ErrorIs(t, m.ReregMR(ReregChangeAccess, nil, nil, AccessRemoteAtomic), ErrAccessFlags)
+	require.ErrorIs(t, m.ReregMR(ReregChangePD, nil, nil, 0), ErrInvalidPD)
+	require.ErrorIs(t, m.ReregMR(ReregChangePD, e.pd, nil, 0), ErrDestroyed)
+	require.ErrorIs(t, m.ReregMR(ReregChangeTranslation, nil, nil, 0), ErrEmpty)
+	require.Equal(t, k4, m.LKey())
+	require.Equal(t, AccessRemoteRead, m.Access())
+	require.NoError(t, m.DeregMR())
+	require.ErrorIs(t, m.ReregMR(ReregChangeAccess, nil, nil, 0), ErrDestroyed)
+	require.NoError(t, pd2.DeallocPD())
 }

@@ -1,9 +1,9 @@
 package mr
 
 import (
-	"errors"
-	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // env is a table with one PD, the usual fixture.
@@ -16,7 +16,7 @@ func newEnv(t testing.TB) env {
 	t.Helper()
 	tb := NewTable()
 	pd, err := tb.AllocPD()
-	noErr(t, err)
+	require.NoError(t, err)
 	return env{tb, pd}
 }
 
@@ -26,7 +26,7 @@ const allRemote = AccessLocalWrite | AccessRemoteRead | AccessRemoteWrite | Acce
 func (e env) reg(t testing.TB, buf []byte, access Access) *MR {
 	t.Helper()
 	m, err := e.t.RegMR(e.pd, buf, access)
-	noErr(t, err)
+	require.NoError(t, err)
 	return m
 }
 
@@ -47,41 +47,6 @@ func readAll(t testing.TB, tb *Table, key uint32, pd *PD, qpn uint32, va uint64,
 	}
 	defer s.Release()
 	out := make([]byte, n)
-	eq(t, n, s.CopyOut(out, 0))
+	require.Equal(t, n, s.CopyOut(out, 0))
 	return out, nil
-}
-
-func noErr(t testing.TB, err error, msg ...any) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error %v %s", err, fmt.Sprint(msg...))
-	}
-}
-
-func isErr(t testing.TB, err, target error, msg ...any) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error %v, want %v %s", err, target, fmt.Sprint(msg...))
-	}
-}
-
-func eq[T comparable](t testing.TB, want, got T, msg ...any) {
-	t.Helper()
-	if want != got {
-		t.Fatalf("got %v, want %v %s", got, want, fmt.Sprint(msg...))
-	}
-}
-
-func ne[T comparable](t testing.TB, a, b T, msg ...any) {
-	t.Helper()
-	if a == b {
-		t.Fatalf("both are %v %s", a, fmt.Sprint(msg...))
-	}
-}
-
-func check(t testing.TB, cond bool, msg ...any) {
-	t.Helper()
-	if !cond {
-		t.Fatalf("check failed: %s", fmt.Sprint(msg...))
-	}
 }

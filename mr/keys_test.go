@@ -1,25 +1,29 @@
 package mr
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestKeyLayout(t *testing.T) {
 	k := MakeKey(0x12345, 0xab)
-	eq(t, uint32(0x012345ab), k)
-	eq(t, uint32(0x12345), KeyIndex(k))
-	eq(t, uint8(0xab), KeyVariant(k))
-	eq(t, uint32(0x01234500), IncKey(MakeKey(0x12345, 0xff)))
-	eq(t, uint32(0x012345ac), IncKey(k))
+	require.Equal(t, uint32(0x012345ab), k)
+	require.Equal(t, uint32(0x12345), KeyIndex(k))
+	require.Equal(t, uint8(0xab), KeyVariant(k))
+	require.Equal(t, uint32(0x01234500), IncKey(MakeKey(0x12345, 0xff)))
+	require.Equal(t, uint32(0x012345ac), IncKey(k))
 
-	check(t, !IsMR(MakeKey(0, 1)))
-	check(t, IsMR(MakeKey(MinMRIndex, 0)))
-	check(t, IsMR(MakeKey(MaxMRIndex, 0xff)))
-	check(t, !IsMW(MakeKey(MaxMRIndex, 0xff)))
-	check(t, IsMW(MakeKey(MinMWIndex, 0)))
-	check(t, IsMW(MakeKey(MaxMWIndex, 0xff)))
-	check(t, !IsMW(MakeKey(MaxMWIndex+1, 0)))
-	check(t, !IsMR(MakeKey(MaxMWIndex+1, 0)))
-	eq(t, 1<<19, MaxMR)
-	eq(t, 1<<19, MaxMW)
+	require.True(t, !IsMR(MakeKey(0, 1)))
+	require.True(t, IsMR(MakeKey(MinMRIndex, 0)))
+	require.True(t, IsMR(MakeKey(MaxMRIndex, 0xff)))
+	require.True(t, !IsMW(MakeKey(MaxMRIndex, 0xff)))
+	require.True(t, IsMW(MakeKey(MinMWIndex, 0)))
+	require.True(t, IsMW(MakeKey(MaxMWIndex, 0xff)))
+	require.True(t, !IsMW(MakeKey(MaxMWIndex+1, 0)))
+	require.True(t, !IsMR(MakeKey(MaxMWIndex+1, 0)))
+	require.Equal(t, 1<<19, MaxMR)
+	require.Equal(t, 1<<19, MaxMW)
 }
 
 func TestNextVariantNeverRepeats(t *testing.T) {
@@ -27,10 +31,10 @@ func TestNextVariantNeverRepeats(t *testing.T) {
 		seen := map[uint8]bool{}
 		for range 2000 {
 			v := nextVariant(uint8(prev))
-			ne(t, uint8(prev), v)
+			require.NotEqual(t, uint8(prev), v)
 			seen[v] = true
 		}
-		check(t, len(seen) > 200, "variants should be spread, prev ", prev)
+		require.True(t, len(seen) > 200, "variants should be spread, prev %v", prev)
 	}
 }
 
@@ -38,14 +42,14 @@ func TestKeysAreInTheirRanges(t *testing.T) {
 	e := newEnv(t)
 	m := e.reg(t, make([]byte, 16), 0)
 	fm, err := e.t.AllocMR(e.pd, 4)
-	noErr(t, err)
+	require.NoError(t, err)
 	w, err := e.t.AllocMW(e.pd, MWType2)
-	noErr(t, err)
-	check(t, IsMR(m.LKey()))
-	eq(t, m.LKey(), m.RKey())
-	check(t, IsMR(fm.LKey()))
-	check(t, IsMW(w.RKey()))
-	ne(t, KeyIndex(m.LKey()), KeyIndex(fm.LKey()))
+	require.NoError(t, err)
+	require.True(t, IsMR(m.LKey()))
+	require.Equal(t, m.LKey(), m.RKey())
+	require.True(t, IsMR(fm.LKey()))
+	require.True(t, IsMW(w.RKey()))
+	require.NotEqual(t, KeyIndex(m.LKey()), KeyIndex(fm.LKey()))
 }
 
 func TestStaleKeyAfterIndexReuse(t *testing.T) {
@@ -58,16 +62,16 @@ func TestStaleKeyAfterIndexReuse(t *testing.T) {
 		m := e.reg(t, buf, AccessRemoteRead)
 		k := m.LKey()
 		if old, ok := seen[KeyIndex(k)]; ok {
-			ne(t, old, k, "variant must change on index reuse")
+			require.NotEqual(t, old, k, "variant must change on index reuse")
 			_, err := readAll(t, e.t, old, e.pd, 0, uint64(addrOf(buf)), 8)
-			isErr(t, err, ErrKeyInvalid)
+			require.ErrorIs(t, err, ErrKeyInvalid)
 		}
 		_, err := readAll(t, e.t, k, e.pd, 0, uint64(addrOf(buf)), 8)
-		noErr(t, err)
+		require.NoError(t, err)
 		seen[KeyIndex(k)] = k
-		noErr(t, m.DeregMR())
+		require.NoError(t, m.DeregMR())
 		_, err = readAll(t, e.t, k, e.pd, 0, uint64(addrOf(buf)), 8)
-		isErr(t, err, ErrKeyInvalid)
+		require.ErrorIs(t, err, ErrKeyInvalid)
 	}
 }
 
@@ -77,7 +81,7 @@ func TestTableFull(t *testing.T) {
 	e.reg(t, make([]byte, 8), 0)
 	m2 := e.reg(t, make([]byte, 8), 0)
 	_, err := e.t.RegMR(e.pd, make([]byte, 8), 0)
-	isErr(t, err, ErrTableFull)
-	noErr(t, m2.DeregMR())
+	require.ErrorIs(t, err, ErrTableFull)
+	require.NoError(t, m2.DeregMR())
 	e.reg(t, make([]byte, 8), 0)
 }

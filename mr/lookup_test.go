@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // checkFixture holds one object in every state the access checks distinguish.
@@ -26,29 +28,29 @@ func newCheckFixture(t *testing.T) *checkFixture {
 	f := &checkFixture{env: newEnv(t)}
 	var err error
 	f.otherPD, err = f.t.AllocPD()
-	noErr(t, err)
+	require.NoError(t, err)
 	f.buf = pattern(make([]byte, 3*DefaultPageSize), 1)
 	f.base = uint64(addrOf(f.buf))
 	f.ro = f.reg(t, f.buf, AccessRemoteRead)
 	f.rw = f.reg(t, f.buf, allRemote|AccessMWBind)
 	f.plain = f.reg(t, f.buf, AccessLocalWrite)
 	f.free, err = f.t.AllocMR(f.pd, 4)
-	noErr(t, err)
+	require.NoError(t, err)
 	f.mw1Unbound, err = f.t.AllocMW(f.pd, MWType1)
-	noErr(t, err)
+	require.NoError(t, err)
 	f.mw2Free, err = f.t.AllocMW(f.pd, MWType2)
-	noErr(t, err)
+	require.NoError(t, err)
 	f.mw2, err = f.t.AllocMW(f.pd, MWType2)
-	noErr(t, err)
+	require.NoError(t, err)
 	f.mw2Key = IncKey(f.mw2.RKey())
 	f.mw2Addr = f.base + 100
-	noErr(t, f.t.BindMW(f.pd, 5, &Bind{MWKey: f.mw2.RKey(), NewKey: f.mw2Key, MRKey: f.rw.LKey(),
+	require.NoError(t, f.t.BindMW(f.pd, 5, &Bind{MWKey: f.mw2.RKey(), NewKey: f.mw2Key, MRKey: f.rw.LKey(),
 		Addr: f.mw2Addr, Length: 1000, Access: AccessRemoteRead}))
 	f.mw1, err = f.t.AllocMW(f.pd, MWType1)
-	noErr(t, err)
+	require.NoError(t, err)
 	f.mw1Key = IncKey(f.mw1.RKey())
 	f.mw1Len = 4096
-	noErr(t, f.t.BindMW(f.pd, 9, &Bind{MWKey: f.mw1.RKey(), NewKey: f.mw1Key, MRKey: f.rw.LKey(),
+	require.NoError(t, f.t.BindMW(f.pd, 9, &Bind{MWKey: f.mw1.RKey(), NewKey: f.mw1Key, MRKey: f.rw.LKey(),
 		Addr: f.base, Length: f.mw1Len, Access: AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic}))
 	return f
 }
@@ -105,46 +107,46 @@ func TestRemoteAccessChecks(t *testing.T) {
 			s, err := f.t.LookupRemote(tc.key, tc.pd, tc.qpn, tc.need, tc.va, tc.n)
 			defer s.Release()
 			if tc.want != nil {
-				isErr(t, err, tc.want)
-				eq(t, uint64(0), s.Len())
+				require.ErrorIs(t, err, tc.want)
+				require.Equal(t, uint64(0), s.Len())
 				return
 			}
-			noErr(t, err)
-			eq(t, tc.n, s.Len())
+			require.NoError(t, err)
+			require.Equal(t, tc.n, s.Len())
 			if tc.n > 0 {
-				eq(t, tc.offset, s.off)
+				require.Equal(t, tc.offset, s.off)
 				got := make([]byte, 1)
 				s.CopyOut(got, 0)
-				eq(t, f.buf[tc.offset], got[0])
+				require.Equal(t, f.buf[tc.offset], got[0])
 			}
 		})
 	}
 	// A failed lookup leaves no hold behind.
 	for _, m := range []*MR{f.ro, f.rw, f.plain, f.free} {
-		eq(t, int32(0), m.g.holds.Load())
+		require.Equal(t, int32(0), m.g.holds.Load())
 	}
 }
 
 func TestLocalAccessChecks(t *testing.T) {
 	f := newCheckFixture(t)
 	_, err := f.t.LookupLocal(f.mw1Key, f.pd, 0, f.base, 1)
-	isErr(t, err, ErrKeyInvalid) // windows have no lkey
+	require.ErrorIs(t, err, ErrKeyInvalid) // windows have no lkey
 	_, err = f.t.LookupLocal(f.ro.LKey(), f.pd, AccessLocalWrite, f.base, 1)
-	isErr(t, err, ErrAccessDenied)
+	require.ErrorIs(t, err, ErrAccessDenied)
 	_, err = f.t.LookupLocal(f.ro.LKey(), f.otherPD, 0, f.base, 1)
-	isErr(t, err, ErrPDMismatch)
+	require.ErrorIs(t, err, ErrPDMismatch)
 	_, err = f.t.LookupLocal(f.plain.LKey(), f.pd, AccessLocalWrite, f.base+uint64(len(f.buf)), 1)
-	isErr(t, err, ErrOutOfRange)
+	require.ErrorIs(t, err, ErrOutOfRange)
 	_, err = f.t.LookupLocal(f.free.LKey(), f.pd, 0, 0, 1)
-	isErr(t, err, ErrMRInvalidState)
+	require.ErrorIs(t, err, ErrMRInvalidState)
 	s, err := f.t.LookupLocal(f.plain.LKey(), f.pd, AccessLocalWrite, f.base+5, 3)
-	noErr(t, err)
-	eq(t, 3, s.CopyIn(0, []byte{0xa, 0xb, 0xc, 0xd}))
+	require.NoError(t, err)
+	require.Equal(t, 3, s.CopyIn(0, []byte{0xa, 0xb, 0xc, 0xd}))
 	s.Release()
 	s.Release() // idempotent on the same variable
-	eq(t, byte(0xc), f.buf[7])
-	eq(t, byte(pattern(make([]byte, 9), 1)[8]), f.buf[8])
-	eq(t, int32(0), f.plain.g.holds.Load())
+	require.Equal(t, byte(0xc), f.buf[7])
+	require.Equal(t, byte(pattern(make([]byte, 9), 1)[8]), f.buf[8])
+	require.Equal(t, int32(0), f.plain.g.holds.Load())
 }
 
 // TestDeregWaitsForAccesses checks the guarantee DeregMR gives: once it returns, no access through
@@ -177,10 +179,10 @@ func TestDeregWaitsForAccesses(t *testing.T) {
 				}
 			})
 		}
-		noErr(t, m.DeregMR())
+		require.NoError(t, m.DeregMR())
 		done.Store(true)
 		wg.Wait()
-		eq(t, int32(0), violations.Load())
-		isErr(t, m.DeregMR(), ErrDestroyed)
+		require.Equal(t, int32(0), violations.Load())
+		require.ErrorIs(t, m.DeregMR(), ErrDestroyed)
 	}
 }

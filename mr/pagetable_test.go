@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 const guard = 64
@@ -82,19 +84,19 @@ func exercise(t *testing.T, rng *rand.Rand, e env, key uint32, iova, length uint
 		inside := va >= iova && va+n <= iova+length && va+n >= va
 		s, err := e.t.LookupRemote(key, e.pd, 0, AccessRemoteWrite|AccessRemoteRead, va, n)
 		if n == 0 { // C9-88: no check at all
-			noErr(t, err)
-			eq(t, 0, s.CopyIn(0, []byte{1}))
+			require.NoError(t, err)
+			require.Equal(t, 0, s.CopyIn(0, []byte{1}))
 			continue
 		}
 		if !inside {
-			isErr(t, err, ErrOutOfRange, "va ", va-iova, " n ", n)
+			require.ErrorIs(t, err, ErrOutOfRange, "va %d n %d", va-iova, n)
 			continue
 		}
-		noErr(t, err)
-		eq(t, n, s.Len())
+		require.NoError(t, err)
+		require.Equal(t, n, s.Len())
 		off := va - iova
 		got := make([]byte, n)
-		eq(t, int(n), s.CopyOut(got, 0))
+		require.Equal(t, int(n), s.CopyOut(got, 0))
 		if !bytes.Equal(got, a.ref[off:off+n]) {
 			s.Release()
 			t.Fatalf("read at +%d len %d differs", off, n)
@@ -103,17 +105,17 @@ func exercise(t *testing.T, rng *rand.Rand, e env, key uint32, iova, length uint
 		var total uint64
 		for o := uint64(0); o < n; {
 			seg := s.Segment(o)
-			check(t, len(seg) > 0 && len(seg) <= a.ps, "segment length ", len(seg))
+			require.True(t, len(seg) > 0 && len(seg) <= a.ps, "segment length %d", len(seg))
 			o += uint64(len(seg))
 			total += uint64(len(seg))
 		}
-		eq(t, n, total)
-		eq(t, 0, len(s.Segment(n)))
+		require.Equal(t, n, total)
+		require.Equal(t, 0, len(s.Segment(n)))
 		src := make([]byte, n+3)
 		_, _ = rand.NewChaCha8([32]byte{byte(n), byte(off)}).Read(src)
 		copy(a.ref[off:off+n], src)
 		// Writing past the span is clipped, never reaching beyond it.
-		eq(t, int(n), s.CopyIn(0, src))
+		require.Equal(t, int(n), s.CopyIn(0, src))
 		s.Release()
 	}
 	a.verify(t)
@@ -123,7 +125,7 @@ func TestFastRegTranslationProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	e := newEnv(t)
 	m, err := e.t.AllocMR(e.pd, 8)
-	noErr(t, err)
+	require.NoError(t, err)
 	key := m.LKey()
 	for range 100 {
 		ps := 1 << (12 + rng.IntN(4))
@@ -138,10 +140,10 @@ func TestFastRegTranslationProperty(t *testing.T) {
 		iova := rng.Uint64N(1 << 62)
 		a := newArenaModel(rng, npages, ps, offset, length)
 		key = IncKey(key)
-		noErr(t, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
+		require.NoError(t, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
 			PageSize: ps, Offset: offset, Pages: a.pages()}))
 		exercise(t, rng, e, key, iova, length, a)
-		noErr(t, e.t.LocalInvalidate(e.pd, 0, key))
+		require.NoError(t, e.t.LocalInvalidate(e.pd, 0, key))
 	}
 }
 
@@ -160,10 +162,10 @@ func TestUserRegTranslationProperty(t *testing.T) {
 			iova = 0
 		}
 		m, err := e.t.RegMRIOVA(e.pd, buf, iova, access)
-		noErr(t, err)
-		eq(t, uint64(size), m.Length())
+		require.NoError(t, err)
+		require.Equal(t, uint64(size), m.Length())
 		exercise(t, rng, e, m.RKey(), iova, uint64(size), a)
-		noErr(t, m.DeregMR())
+		require.NoError(t, m.DeregMR())
 	}
 }
 
@@ -172,40 +174,40 @@ func TestRegMRUsesBufferAddress(t *testing.T) {
 	buf := pattern(make([]byte, 3*DefaultPageSize+100), 9)
 	sub := buf[1000:] // not page aligned
 	m := e.reg(t, sub, AccessRemoteRead)
-	eq(t, uint64(addrOf(sub)), m.IOVA())
+	require.Equal(t, uint64(addrOf(sub)), m.IOVA())
 	got, err := readAll(t, e.t, m.RKey(), e.pd, 0, m.IOVA()+5000, 4000)
-	noErr(t, err)
-	check(t, bytes.Equal(sub[5000:9000], got))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(sub[5000:9000], got))
 
 	z, err := e.t.RegMR(e.pd, sub, AccessRemoteRead|AccessZeroBased)
-	noErr(t, err)
-	eq(t, uint64(0), z.IOVA())
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), z.IOVA())
 	got, err = readAll(t, e.t, z.RKey(), e.pd, 0, 0, len(sub))
-	noErr(t, err)
-	check(t, bytes.Equal(sub, got))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(sub, got))
 
 	_, err = e.t.RegMRIOVA(e.pd, sub, 5, AccessZeroBased)
-	isErr(t, err, ErrZeroBased)
+	require.ErrorIs(t, err, ErrZeroBased)
 	_, err = e.t.RegMR(e.pd, nil, 0)
-	isErr(t, err, ErrEmpty)
+	require.ErrorIs(t, err, ErrEmpty)
 	_, err = e.t.RegMRIOVA(e.pd, sub, ^uint64(0)-10, 0)
-	isErr(t, err, ErrOutOfRange)
+	require.ErrorIs(t, err, ErrOutOfRange)
 	_, err = e.t.RegMR(nil, sub, 0)
-	isErr(t, err, ErrInvalidPD)
+	require.ErrorIs(t, err, ErrInvalidPD)
 	other := NewTable()
 	opd, _ := other.AllocPD()
 	_, err = e.t.RegMR(opd, sub, 0)
-	isErr(t, err, ErrInvalidPD)
+	require.ErrorIs(t, err, ErrInvalidPD)
 }
 
 func TestPageShift(t *testing.T) {
 	for _, ok := range []int{4096, 8192, 1 << 21, 1 << 31} {
 		_, err := pageShift(ok)
-		noErr(t, err, ok)
+		require.NoError(t, err, ok)
 	}
 	for _, bad := range []int{0, -4096, 2048, 4095, 6144, 1 << 32} {
 		_, err := pageShift(bad)
-		isErr(t, err, ErrPageSize, bad)
+		require.ErrorIs(t, err, ErrPageSize, bad)
 	}
 }
 
@@ -216,10 +218,10 @@ func FuzzLookupRemote(f *testing.F) {
 	e := newEnv(f)
 	a := newArenaModel(rand.New(rand.NewPCG(5, 6)), 3, 4096, 100, 3*4096-100-7)
 	m, err := e.t.AllocMR(e.pd, 3)
-	noErr(f, err)
+	require.NoError(f, err)
 	key := IncKey(m.LKey())
 	const iova, length = 1 << 40, 3*4096 - 100 - 7
-	noErr(f, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
+	require.NoError(f, e.t.RegFast(e.pd, &FastReg{Key: key, Access: allRemote, IOVA: iova, Length: length,
 		PageSize: 4096, Offset: 100, Pages: a.pages()}))
 	f.Fuzz(func(t *testing.T, keyXor uint32, vaOff, n uint64, access uint16) {
 		k := key ^ keyXor
@@ -231,16 +233,16 @@ func FuzzLookupRemote(f *testing.F) {
 		inside := va >= iova && n <= length && va-iova <= length-n
 		switch {
 		case zeroRW:
-			noErr(t, err)
+			require.NoError(t, err)
 		case keyXor != 0:
-			check(t, err != nil, "foreign key accepted")
+			require.True(t, err != nil, "foreign key accepted")
 		case !inside:
-			isErr(t, err, ErrOutOfRange)
+			require.ErrorIs(t, err, ErrOutOfRange)
 		default:
-			noErr(t, err)
+			require.NoError(t, err)
 			buf := make([]byte, n)
-			eq(t, len(buf), s.CopyOut(buf, 0))
-			check(t, bytes.Equal(buf, a.ref[va-iova:va-iova+n]), "bytes differ")
+			require.Equal(t, len(buf), s.CopyOut(buf, 0))
+			require.True(t, bytes.Equal(buf, a.ref[va-iova:va-iova+n]), "bytes differ")
 		}
 	})
 }

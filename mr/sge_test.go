@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // sgeFixture registers a few buffers and builds an SGE list over pieces of them, including empty
@@ -34,23 +36,23 @@ func TestScatterAcrossPackets(t *testing.T) {
 	e := newEnv(t)
 	sges, read := sgeFixture(t, e, AccessLocalWrite)
 	total, err := e.t.ValidateSGEs(e.pd, AccessLocalWrite, sges)
-	noErr(t, err)
-	eq(t, uint64(5000+300+8999+17), total)
-	eq(t, total, SGEsLength(sges))
+	require.NoError(t, err)
+	require.Equal(t, uint64(5000+300+8999+17), total)
+	require.Equal(t, total, SGEsLength(sges))
 	for _, mtu := range []int{256, 1024, 4096, 1 + rng.IntN(5000)} {
 		msg := make([]byte, total-uint64(rng.IntN(100)))
 		_, _ = rand.NewChaCha8([32]byte{byte(mtu)}).Read(msg)
 		var c Cursor
 		c.Reset(sges)
-		eq(t, total, c.Len())
+		require.Equal(t, total, c.Len())
 		for rest := msg; len(rest) > 0; {
 			n := min(mtu, len(rest))
-			noErr(t, e.t.Scatter(&c, e.pd, rest[:n]))
+			require.NoError(t, e.t.Scatter(&c, e.pd, rest[:n]))
 			rest = rest[n:]
 		}
-		eq(t, uint64(len(msg)), c.Pos())
-		check(t, bytes.Equal(msg, read()[:len(msg)]), "scattered bytes differ, mtu ", mtu)
-		isErr(t, e.t.Scatter(&c, e.pd, make([]byte, c.Remaining()+1)), ErrLength)
+		require.Equal(t, uint64(len(msg)), c.Pos())
+		require.True(t, bytes.Equal(msg, read()[:len(msg)]), "scattered bytes differ, mtu %d", mtu)
+		require.ErrorIs(t, e.t.Scatter(&c, e.pd, make([]byte, c.Remaining()+1)), ErrLength)
 	}
 }
 
@@ -59,57 +61,57 @@ func TestGatherAndSeek(t *testing.T) {
 	sges, read := sgeFixture(t, e, AccessLocalWrite)
 	var c Cursor
 	c.Reset(sges)
-	noErr(t, e.t.Scatter(&c, e.pd, pattern(make([]byte, c.Len()), 5)))
+	require.NoError(t, e.t.Scatter(&c, e.pd, pattern(make([]byte, c.Len()), 5)))
 	want := read()
 	for _, mtu := range []int{1, 300, 1024, 4096} {
 		c.Reset(sges)
 		var got []byte
 		for c.Remaining() > 0 {
 			p := make([]byte, min(uint64(mtu), c.Remaining()))
-			noErr(t, e.t.Gather(p, &c, e.pd))
+			require.NoError(t, e.t.Gather(p, &c, e.pd))
 			got = append(got, p...)
 		}
-		check(t, bytes.Equal(want, got), "gathered bytes differ, mtu ", mtu)
+		require.True(t, bytes.Equal(want, got), "gathered bytes differ, mtu %d", mtu)
 	}
 	// Resend from an arbitrary position, as after a NAK.
 	for _, pos := range []uint64{0, 4999, 5000, 5300, 5301, c.Len() - 1, c.Len()} {
-		noErr(t, c.Seek(pos))
-		eq(t, pos, c.Pos())
+		require.NoError(t, c.Seek(pos))
+		require.Equal(t, pos, c.Pos())
 		p := make([]byte, c.Remaining())
-		noErr(t, e.t.Gather(p, &c, e.pd))
-		check(t, bytes.Equal(want[pos:], p), "after seek ", pos)
+		require.NoError(t, e.t.Gather(p, &c, e.pd))
+		require.True(t, bytes.Equal(want[pos:], p), "after seek %d", pos)
 	}
-	isErr(t, c.Seek(c.Len()+1), ErrLength)
-	isErr(t, e.t.Gather(make([]byte, 1), &c, e.pd), ErrLength)
+	require.ErrorIs(t, c.Seek(c.Len()+1), ErrLength)
+	require.ErrorIs(t, e.t.Gather(make([]byte, 1), &c, e.pd), ErrLength)
 	var empty Cursor
-	noErr(t, e.t.Gather(nil, &empty, e.pd))
-	isErr(t, e.t.Scatter(&empty, e.pd, []byte{1}), ErrLength)
+	require.NoError(t, e.t.Gather(nil, &empty, e.pd))
+	require.ErrorIs(t, e.t.Scatter(&empty, e.pd, []byte{1}), ErrLength)
 }
 
 func TestSGEChecks(t *testing.T) {
 	e := newEnv(t)
 	sges, _ := sgeFixture(t, e, AccessRemoteRead) // no local write
 	_, err := e.t.ValidateSGEs(e.pd, 0, sges)
-	noErr(t, err)
+	require.NoError(t, err)
 	_, err = e.t.ValidateSGEs(e.pd, AccessLocalWrite, sges)
-	isErr(t, err, ErrAccessDenied)
+	require.ErrorIs(t, err, ErrAccessDenied)
 	var c Cursor
 	c.Reset(sges)
-	isErr(t, e.t.Scatter(&c, e.pd, []byte{1}), ErrAccessDenied)
-	eq(t, uint64(0), c.Pos())
-	noErr(t, e.t.Gather(make([]byte, 10), &c, e.pd))
+	require.ErrorIs(t, e.t.Scatter(&c, e.pd, []byte{1}), ErrAccessDenied)
+	require.Equal(t, uint64(0), c.Pos())
+	require.NoError(t, e.t.Gather(make([]byte, 10), &c, e.pd))
 
 	bad := append([]SGE(nil), sges...)
 	bad[3].Length++ // one byte past its region
 	_, err = e.t.ValidateSGEs(e.pd, 0, bad)
-	isErr(t, err, ErrOutOfRange)
+	require.ErrorIs(t, err, ErrOutOfRange)
 	c.Reset(bad)
-	noErr(t, c.Seek(5300))
-	isErr(t, e.t.Gather(make([]byte, 9000), &c, e.pd), ErrOutOfRange)
+	require.NoError(t, c.Seek(5300))
+	require.ErrorIs(t, e.t.Gather(make([]byte, 9000), &c, e.pd), ErrOutOfRange)
 	bad[3].LKey = IncKey(bad[3].LKey)
 	_, err = e.t.ValidateSGEs(e.pd, 0, bad)
-	isErr(t, err, ErrKeyInvalid)
+	require.ErrorIs(t, err, ErrKeyInvalid)
 	other, _ := e.t.AllocPD()
 	_, err = e.t.ValidateSGEs(other, 0, sges)
-	isErr(t, err, ErrPDMismatch)
+	require.ErrorIs(t, err, ErrPDMismatch)
 }

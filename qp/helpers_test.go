@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is an EventSink that keeps every event.
@@ -44,9 +45,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, events: &recorder{}, mrs: mr.NewTable()}
 	e.table = NewTable(Config{Limits: DefaultLimits(), Events: e.events})
 	pd, err := e.mrs.AllocPD()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.pd = pd
 	return e
 }
@@ -54,9 +53,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) cq(n int) *cq.CQ {
 	e.t.Helper()
 	c, err := cq.New(n, cq.Options{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	return c
 }
 
@@ -68,9 +65,7 @@ func defaultCaps() Caps {
 func (e *env) qp(typ Type, caps Caps) *QP {
 	e.t.Helper()
 	q, err := e.table.CreateQP(e.pd, &InitAttr{Type: typ, SendCQ: e.cq(64), RecvCQ: e.cq(64), Cap: caps})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	require.NoError(e.t, err)
 	return q
 }
 
@@ -101,17 +96,13 @@ func (e *env) to(q *QP, s State) {
 		a := fullAttr()
 		a.State = st
 		mask := AttrState | transitions[q.State()][st].req[q.typ]
-		if err := q.Modify(&a, mask); err != nil {
-			e.t.Fatalf("%v -> %v: %v", q.State(), st, err)
-		}
+		require.NoError(e.t, q.Modify(&a, mask), "%v -> %v", q.State(), st)
 		if st == s {
 			return
 		}
 	}
 	a := Attr{State: s}
-	if err := q.Modify(&a, AttrState); err != nil {
-		e.t.Fatalf("-> %v: %v", s, err)
-	}
+	require.NoError(e.t, q.Modify(&a, AttrState), "-> %v", s)
 }
 
 func poll(c *cq.CQ) []cq.WC {

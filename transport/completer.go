@@ -20,6 +20,8 @@ type completer struct {
 	psn       packet.PSN // oldest unacknowledged PSN
 	retryLeft uint8      // retransmissions left before RETRY_EXC_ERR (retry_cnt)
 	rnrLeft   uint8      // RNR retries left before RNR_RETRY_EXC_ERR (rnr_retry; 7 is infinite)
+	lateLeft  uint8      // late timer expiries still forgiven before progress (see lateExpiry)
+	rtt       rttTimer   // round-trip estimate that stretches the timeout (see rto.go)
 	timer     time.Time  // retransmit deadline; zero when nothing is outstanding or timeouts are off
 
 	// retried says a go-back-N retransmission from retriedPSN is under way, so further NAKs or
@@ -35,7 +37,12 @@ func (c *completer) init(e *Engine) { c.e = e }
 func (c *completer) start(psn packet.PSN) {
 	c.psn = psn
 	c.resetRetries()
+	c.rtt.reset()
 }
+
+// timeout returns the retransmit timeout now: the QP's Local ACK Timeout, stretched by the
+// measured round trip within what IBTA allows (see rto.go).
+func (c *completer) timeout() time.Duration { return c.rtt.rto(c.e.req.a.timeout) }
 
 // reset forgets timers and retry state (QP reset or error).
 func (c *completer) reset() {
@@ -45,7 +52,7 @@ func (c *completer) reset() {
 
 func (c *completer) resetRetries() {
 	a := &c.e.req.a
-	c.retryLeft, c.rnrLeft = a.retryCnt, a.rnrRetry
+	c.retryLeft, c.rnrLeft, c.lateLeft = a.retryCnt, a.rnrRetry, maxLateExpiries
 }
 
 // deadline returns when the retransmit timer fires, or zero.
@@ -54,21 +61,32 @@ func (c *completer) deadline() time.Time { return c.timer }
 // sent arms the retransmit timer when request packets went out and none is running.
 func (c *completer) sent(now time.Time) {
 	r := &c.e.req
+	if r.a.timeout != 0 && r.psn == r.tip {
+		// New packets, not a retransmission: time the last one sent.
+		c.rtt.start(r.tip.Sub(1), now)
+	}
 	if c.timer.IsZero() && r.a.timeout != 0 && c.psn != r.tip {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
 // tick fires the retransmit timer: the oldest unacknowledged packet and everything after it are
-// sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered.
+// sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered. An
+// expiry noticed late is not counted (see lateExpiry).
 func (c *completer) tick(now time.Time, _ *Output) {
 	r := &c.e.req
 	r.sync()
 	if c.timer.IsZero() || now.Before(c.timer) {
 		return
 	}
+	deadline := c.timer
 	c.timer = time.Time{}
 	if r.a.typ != qp.TypeRC || !r.canSend() || c.psn == r.tip {
+		return
+	}
+	if c.lateExpiry(now, deadline) {
+		c.e.ctr.Inc(counter.LateTimeouts)
+		c.timer = now.Add(c.timeout())
 		return
 	}
 	c.retry(now, true)
@@ -94,15 +112,17 @@ func (c *completer) retry(now time.Time, timeout bool) {
 	ctr.Inc(counter.CompleterRetryErr)
 	r := &c.e.req
 	if timeout {
+		c.rtt.timedOut()
 		// Silence may mean loss or a responder still working through a backlog (a software stack
 		// on a slow machine): resend one packet, not the whole window, and grow back as
 		// acknowledgements return. A NAK, by contrast, comes from a responder that is keeping up.
 		r.shrinkWindow()
 	}
 	r.rewind(c.psn)
+	c.rtt.cancel()
 	c.timer = time.Time{}
 	if r.a.timeout != 0 {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
@@ -115,6 +135,8 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 	c.psn = psn
 	c.resetRetries()
 	c.retried = false
+	c.rtt.acked(psn, now)
+	c.rtt.progress()
 	r := &c.e.req
 	r.growWindow()
 	if r.psn.LessThan(psn) {
@@ -123,7 +145,7 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 	}
 	c.timer = time.Time{}
 	if c.psn != r.tip && r.a.timeout != 0 {
-		c.timer = now.Add(r.a.timeout)
+		c.timer = now.Add(c.timeout())
 	}
 }
 
@@ -239,6 +261,7 @@ func (c *completer) rnr(now time.Time, w *qp.SendWQE, code uint8) {
 	}
 	r := &c.e.req
 	r.rewind(c.psn)
+	c.rtt.cancel()
 	r.hold = now.Add(packet.RNRTimer(code))
 	c.timer = time.Time{}
 	c.retried, c.retriedPSN = true, c.psn

@@ -1,12 +1,14 @@
 package transport
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzCompleterResponses feeds a requester with outstanding work of every kind a sequence of
@@ -21,8 +23,26 @@ func FuzzCompleterResponses(f *testing.F) {
 	f.Fuzz(fuzzCompleterResponses)
 }
 
-func fuzzCompleterResponses(t *testing.T, data []byte) {
-	pr := newProbe(t, hQPOptions{mtu: qp.MTU1024, sqPSN: 0xFFFFFD, timeout: 10, retryCnt: 2, rnrRetry: 2, noRetryDflts: true})
+// fuzzMaxRecords bounds the responses one input feeds. Past a few dozen the requester has
+// completed or failed everything it had, so longer inputs add no behaviour, only cost: each
+// candidate the fuzzer's minimizer tries (quadratic in the input length) runs the whole input.
+const fuzzMaxRecords = 32
+
+// fuzzQP is the small QP the completer fuzz target needs: the seven WQEs it posts, CQs that
+// hold their completions. The harness defaults (4096-entry CQs, 256-entry rings) cost 1.5 MB of
+// allocation per input, which made every exec a few milliseconds and the minimization of one
+// new input last tens of seconds.
+var fuzzQP = hQPOptions{
+	mtu: qp.MTU1024, sqPSN: 0xFFFFFD, timeout: 10, retryCnt: 2, rnrRetry: 2, noRetryDflts: true,
+	caps: qp.Caps{MaxSendWR: 8, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}, cqDepth: 8,
+}
+
+func fuzzCompleterResponses(t *testing.T, data []byte) { completerInput(t, data) }
+
+// completerInput runs one fuzz input and returns the probe it ran on.
+func completerInput(t *testing.T, data []byte) *probe {
+	data = data[:min(len(data), 4*fuzzMaxRecords)]
+	pr := newProbe(t, fuzzQP)
 	buf := pr.a.d.region(16384, 0)
 	sig := qp.SendSignaled
 	rdma := qp.RDMAInfo{RemoteAddr: 0x1000, RKey: 9}
@@ -72,4 +92,32 @@ func fuzzCompleterResponses(t *testing.T, data []byte) {
 			t.Fatalf("initiator depth count %d", r.rdAtomic)
 		}
 	}
+	return pr
+}
+
+// TestFuzzCompleterResponsesCost pins what made FuzzCompleterResponses stall for seconds at
+// 0 execs/s: not a slow completer path (no single input took more than milliseconds) but the
+// cost of each exec times the minimizer's candidates, quadratic in the input length. An input
+// is cut to fuzzMaxRecords responses, and one exec allocates a bounded amount.
+func TestFuzzCompleterResponsesCost(t *testing.T) {
+	// A long stream of cumulative ACKs and clock jumps that keeps the requester busy.
+	var long []byte
+	for i := range 1000 {
+		long = append(long, 0, byte(i%16), 0x1f, 0)
+		if i%8 == 7 {
+			long = append(long, 255, 20, 0, 0)
+		}
+	}
+	pr := completerInput(t, long)
+	require.LessOrEqual(t, pr.h.stats.Delivered, fuzzMaxRecords, "responses delivered for one input")
+
+	const runs = 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		completerInput(t, long)
+	}
+	runtime.ReadMemStats(&after)
+	perExec := (after.TotalAlloc - before.TotalAlloc) / runs
+	require.Less(t, perExec, uint64(512<<10), "bytes allocated per exec")
 }

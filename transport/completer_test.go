@@ -10,6 +10,7 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/require"
 )
 
 // sendTimes returns the fake times (since hStart) at which the probe saw packets with PSN psn.
@@ -24,8 +25,9 @@ func (pr *probe) sendTimes(psn packet.PSN) []time.Duration {
 }
 
 // TestCompleterRetryExhaustion checks that an unanswered request is sent again exactly retry_cnt
-// times, one Local ACK Timeout apart, then fails with RETRY_EXC_ERR one timeout after the last
-// retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
+// times, the Local ACK Timeout T after the first transmission, then backed off to 2 T and 4 T (the
+// most the adapted timeout may stretch, see rto.go), then fails with RETRY_EXC_ERR one timeout
+// after the last retransmission, and that the QP goes to ERR and flushes the rest. retry_cnt 7 is seven retries,
 // not infinite (IBTA; rxe differs). After a timeout the requester probes with the oldest packet
 // alone, so the second request, never acknowledged, goes out only once.
 func TestCompleterRetryExhaustion(t *testing.T) {
@@ -43,12 +45,10 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)
 			}
 			for i, at := range ts {
-				if at != time.Duration(i)*period {
-					t.Fatalf("timeout %d: transmission %d at %v, want %v", tc.timeout, i, at, time.Duration(i)*period)
-				}
+				require.Equal(t, backedOff(period, i), at, "timeout %d: transmission %d", tc.timeout, i)
 			}
 		}
-		if got, want := pr.h.now.Sub(hStart), time.Duration(tc.retry+1)*period; got != want {
+		if got, want := pr.h.now.Sub(hStart), backedOff(period, int(tc.retry)+1); got != want {
 			t.Fatalf("failed at %v, want %v", got, want)
 		}
 		wcs := pr.a.pollSend()
@@ -68,6 +68,16 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 			t.Fatal("deadline armed in ERR")
 		}
 	}
+}
+
+// backedOff returns when transmission n of an unanswered packet goes out: the timeouts before it
+// are T, 2 T, then 4 T each.
+func backedOff(period time.Duration, n int) time.Duration {
+	var at time.Duration
+	for i := range n {
+		at += period << min(i, 2)
+	}
+	return at
 }
 
 // TestCompleterTimeoutZero checks that timeout 0 disables retransmission.
@@ -332,7 +342,7 @@ func TestCompleterBadResponses(t *testing.T) {
 		pr.idle()
 		p := pr.build(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
 		p.path.Src = netipAP(mustAddr("10.9.9.9"), 0xC000)
-		hMust(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
+		require.NoError(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
 		pr.h.flight = append(pr.h.flight, p)
 		pr.idle()
 		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.count(counter.RcvdWrongPath) != 1 {
@@ -347,7 +357,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	pr := newProbe(t, hQPOptions{})
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
 	pr.a.post(qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
 	if len(pr.sent) != 1 {
@@ -357,7 +367,7 @@ func TestCompleterSQDrain(t *testing.T) {
 	if ev := pr.a.d.eventTypes(pr.a.q); len(ev) != 1 || ev[0] != qp.EventSQDrained {
 		t.Fatalf("events %v", ev)
 	}
-	hMust(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
+	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
 	pr.idle()
 	if len(pr.sent) != 2 || pr.sent[1].h.BTH.PSN != 1 {
 		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))
@@ -409,8 +419,8 @@ func TestCompleterRetryCountIsConsecutive(t *testing.T) {
 	if len(pr.sent) != 5 || pr.a.q.State() != qp.StateRTS {
 		t.Fatalf("%d packets, state %v", len(pr.sent), pr.a.q.State())
 	}
-	pr.h.advance(period)
-	pr.idle() // a second timeout in a row: exhausted
+	pr.h.advance(2 * period)
+	pr.idle() // a second timeout in a row (backed off to 2 T): exhausted
 	wcs := pr.a.pollSend()
 	if len(wcs) != 2 {
 		t.Fatalf("completions %+v", wcs)

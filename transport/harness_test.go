@@ -13,6 +13,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The harness connects transport engines through a deterministic in-memory network. Every packet
@@ -88,6 +90,10 @@ type hDevice struct {
 	// carries the zone, and packets it receives name both ends with it, as a socket bound to a
 	// link-local address reports them. The wire (and so every GID) has no zones.
 	zone string
+	// stall, when set, models a descheduled process: it returns when the device runs again if
+	// it is stalled at t, or the zero time. A stalled device runs no engine (no timers fire) and
+	// its arriving packets wait in inbox, as in a socket buffer nobody reads.
+	stall func(t time.Time) time.Time
 }
 
 // hZoned gives a the zone a socket on interface zone reports it with: IPv6 link-local addresses
@@ -98,6 +104,16 @@ func hZoned(a netip.Addr, zone string) netip.Addr {
 		return a.WithZone(zone)
 	}
 	return a
+}
+
+// runsAt returns t, or when the device runs again if it is stalled at t.
+func (d *hDevice) runsAt(t time.Time) time.Time {
+	if d.stall != nil {
+		if r := d.stall(t); !r.IsZero() {
+			return r
+		}
+	}
+	return t
 }
 
 // deviceAt returns the device with address a, or nil.
@@ -165,7 +181,7 @@ func (h *harness) device(addr string) *hDevice {
 	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), marks: map[*Engine]hMark{}}
 	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d})
 	pd, err := d.mem.AllocPD()
-	hMust(h.t, err)
+	require.NoError(h.t, err)
 	d.pd = pd
 	d.dev = &Env{
 		Mem: d.mem,
@@ -256,11 +272,11 @@ func (d *hDevice) createQP(o hQPOptions) *hEndpoint {
 	t.Helper()
 	o = o.withDefaults()
 	scq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	rcq, err := cq.New(o.cqDepth, cq.Options{})
-	hMust(t, err)
+	require.NoError(t, err)
 	q, err := d.qps.CreateQP(d.pd, &qp.InitAttr{SendCQ: scq, RecvCQ: rcq, Cap: o.caps, Type: o.typ, SQSigAll: o.sigAll})
-	hMust(t, err)
+	require.NoError(t, err)
 	e := New(d.dev, q)
 	d.marks[e] = hMark{version: q.AttrVersion()}
 	d.engines = append(d.engines, e)
@@ -281,7 +297,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	t := ep.d.h.t
 	t.Helper()
 	o := ep.o
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
 		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	av := qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(peer.d.addr), HopLimit: 64, SGIDIndex: 1}}
 	rtr := &qp.Attr{
@@ -292,7 +308,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
 	}
-	hMust(t, ep.q.Modify(rtr, mask))
+	require.NoError(t, ep.q.Modify(rtr, mask))
 	rts := &qp.Attr{
 		State: qp.StateRTS, SQPSN: o.sqPSN, Timeout: o.timeout, RetryCnt: o.retryCnt, RNRRetry: o.rnrRetry,
 		MaxRdAtomic: o.maxRdAtomic,
@@ -301,7 +317,7 @@ func (ep *hEndpoint) connect(peer *hEndpoint) {
 	if o.typ == qp.TypeRC {
 		mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRdAtomic
 	}
-	hMust(t, ep.q.Modify(rts, mask))
+	require.NoError(t, ep.q.Modify(rts, mask))
 }
 
 // activateUD moves a UD or GSI QP to RTS.
@@ -312,9 +328,9 @@ func (ep *hEndpoint) activateUD() {
 	if ep.o.typ == qp.TypeUD {
 		mask |= qp.AttrPort
 	}
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
-	hMust(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: ep.o.qkey}, mask))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, ep.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: ep.o.sqPSN}, qp.AttrState|qp.AttrSQPSN))
 }
 
 // pair creates a connected pair of QPs on two devices (created on first use) with options a and
@@ -354,20 +370,20 @@ func (d *hDevice) region(n int, access mr.Access) hRegion {
 	}
 	buf := make([]byte, n)
 	m, err := d.mem.RegMR(d.pd, buf, access)
-	hMust(d.h.t, err)
+	require.NoError(d.h.t, err)
 	return hRegion{mr: m, buf: buf}
 }
 
 // post posts send work requests.
 func (ep *hEndpoint) post(wrs ...qp.SendWR) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostSend(wrs))
+	require.NoError(ep.d.h.t, ep.q.PostSend(wrs))
 }
 
 // postRecv posts one receive WQE per SGE list.
 func (ep *hEndpoint) postRecv(id uint64, sges ...mr.SGE) {
 	ep.d.h.t.Helper()
-	hMust(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
+	require.NoError(ep.d.h.t, ep.q.PostRecv([]qp.RecvWR{{ID: id, SGList: sges}}))
 }
 
 // pollSend returns every send completion waiting.
@@ -393,6 +409,9 @@ func hPoll(c *cq.CQ) []cq.WC {
 func (h *harness) step() bool {
 	busy := false
 	for _, d := range h.devs {
+		if d.runsAt(h.now) != h.now {
+			continue
+		}
 		for _, e := range d.engines {
 			dl := e.Deadline()
 			if d.due(e) || (!dl.IsZero() && !dl.After(h.now)) {
@@ -406,6 +425,12 @@ func (h *harness) step() bool {
 	h.flight = nil
 	for i := range round {
 		p := &round[i]
+		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.stall != nil {
+			// Taken in arrival order, one per service time while the process runs (below).
+			p.ready = h.now
+			d.inbox = append(d.inbox, *p)
+			continue
+		}
 		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.service > 0 {
 			d.busyUntil = later(h.now, d.busyUntil).Add(d.service)
 			p.ready = d.busyUntil
@@ -416,6 +441,17 @@ func (h *harness) step() bool {
 		busy = true
 	}
 	for _, d := range h.devs {
+		if d.stall != nil {
+			// A process that runs only in slices reads its socket only then, at its own pace.
+			if len(d.inbox) > 0 && d.runsAt(h.now) == h.now && !d.busyUntil.After(h.now) {
+				p := d.inbox[0]
+				d.inbox = d.inbox[1:]
+				d.busyUntil = h.now.Add(d.service)
+				h.deliver(&p)
+				busy = true
+			}
+			continue
+		}
 		n := 0
 		for n < len(d.inbox) && !d.inbox[n].ready.After(h.now) {
 			h.deliver(&d.inbox[n])
@@ -545,10 +581,16 @@ func (h *harness) nextDeadline() time.Time {
 	var next time.Time
 	for _, d := range h.devs {
 		for _, e := range d.engines {
-			next = earliest(next, e.Deadline())
+			if dl := e.Deadline(); !dl.IsZero() {
+				next = earliest(next, d.runsAt(later(dl, h.now)))
+			}
 		}
 		if len(d.inbox) > 0 {
-			next = earliest(next, d.inbox[0].ready)
+			ready := d.inbox[0].ready
+			if d.stall != nil {
+				ready = d.busyUntil
+			}
+			next = earliest(next, d.runsAt(later(ready, h.now)))
 		}
 	}
 	return next
@@ -587,13 +629,6 @@ func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
 
 // advance moves the clock forward by d without running anything.
 func (h *harness) advance(d time.Duration) { h.now = h.now.Add(d) }
-
-func hMust(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // hPattern returns n bytes of a pattern that differs with seed and position.
 func hPattern(n int, seed uint64) []byte {

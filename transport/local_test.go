@@ -8,6 +8,8 @@ import (
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestLocalOpsFastRegAndInvalidate registers a fast-register region with REG_MR on the target
@@ -17,7 +19,7 @@ func TestLocalOpsFastRegAndInvalidate(t *testing.T) {
 	x := newE2E(t, hQPOptions{})
 	d := x.b.d
 	m, err := d.mem.AllocMR(d.pd, 4)
-	hMust(t, err)
+	require.NoError(t, err)
 	pages := [][]byte{make([]byte, 4096), make([]byte, 4096)}
 	key := mr.IncKey(m.LKey())
 	x.b.post(qp.SendWR{ID: 100, Opcode: qp.WRRegMR, Flags: qp.SendSignaled, RegMR: mr.FastReg{
@@ -70,7 +72,7 @@ func TestLocalOpsBindMWAndSendWithInv(t *testing.T) {
 	d := x.b.d
 	target := d.region(8192, mr.AccessLocalWrite|mr.AccessRemoteWrite|mr.AccessMWBind)
 	w, err := d.mem.AllocMW(d.pd, mr.MWType2)
-	hMust(t, err)
+	require.NoError(t, err)
 	key := mr.IncKey(w.RKey())
 	x.b.post(qp.SendWR{ID: 200, Opcode: qp.WRBindMW, Flags: qp.SendSignaled, BindMW: mr.Bind{
 		MWKey: w.RKey(), NewKey: key, MRKey: target.mr.LKey(), Addr: target.mr.IOVA() + 1000, Length: 2000,
@@ -114,7 +116,7 @@ func TestLocalOpsOrderAndErrors(t *testing.T) {
 		x.b.postRecv(uint64(i), x.b.d.region(4096, 0).sge(0, 4096))
 	}
 	m, err := x.a.d.mem.AllocMR(x.a.d.pd, 1)
-	hMust(t, err)
+	require.NoError(t, err)
 	key := mr.IncKey(m.LKey())
 	sig := qp.SendSignaled
 	x.a.post(

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/gorxe/gorxe/packet"
+
+	"github.com/stretchr/testify/require"
 )
 
 // probe watches one requester (a) of a connected pair without a working peer: every packet a
@@ -55,12 +57,12 @@ func (pr *probe) build(hd *packet.Headers, payload []byte) hPacket {
 	hd.BTH.DestQP = pr.a.q.QPN()
 	hd.BTH.PKey = 0xFFFF
 	buf, err := packet.AppendPacket(nil, hd, payload)
-	hMust(pr.t, err)
+	require.NoError(pr.t, err)
 	p := hPacket{buf: buf, path: packet.Envelope{
 		Src: netipAP(pr.b.d.addr, 0xC001), Dst: netipAP(pr.a.d.addr, packet.UDPPort), HopLimit: 64,
 	}}
 	env := hEnvelope(&p.path)
-	hMust(pr.t, env.PutICRC(p.buf))
+	require.NoError(pr.t, env.PutICRC(p.buf))
 	return p
 }
 

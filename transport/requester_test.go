@@ -9,6 +9,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestHarnessRCSend(t *testing.T) {
@@ -83,11 +85,11 @@ func TestRequesterSendSegmentation(t *testing.T) {
 		t.Fatalf("imm %#x ieth %#x", pr.sent[2].h.ImmDt.ImmediateData, pr.sent[5].h.IETH.RKey)
 	}
 	var p packet.Parsed
-	hMust(t, packet.Parse(pr.sent[0].raw, &p))
+	require.NoError(t, packet.Parse(pr.sent[0].raw, &p))
 	if !bytes.Equal(p.Payload(), src.buf[:1024]) {
 		t.Fatal("first packet payload differs")
 	}
-	hMust(t, packet.Parse(pr.sent[5].raw, &p))
+	require.NoError(t, packet.Parse(pr.sent[5].raw, &p))
 	if string(p.Payload()) != "hello" {
 		t.Fatalf("inline payload %q", p.Payload())
 	}
@@ -148,7 +150,7 @@ func TestRequesterRDMAHeaders(t *testing.T) {
 		t.Errorf("FETH %+v", got)
 	}
 	var p packet.Parsed
-	hMust(t, packet.Parse(pr.sent[7].raw, &p))
+	require.NoError(t, packet.Parse(pr.sent[7].raw, &p))
 	if !bytes.Equal(p.Payload(), []byte{9, 8, 7, 6, 5, 4, 3, 2}) {
 		t.Errorf("atomic write payload %x", p.Payload())
 	}
@@ -224,14 +226,14 @@ func TestRequesterHalfPSNSpaceRead(t *testing.T) {
 	const pageSize, pages = 4 << 20, 512
 	mem := pr.a.d.mem
 	fr, err := mem.AllocMR(pr.a.d.pd, pages)
-	hMust(t, err)
+	require.NoError(t, err)
 	page := make([]byte, pageSize)
 	list := make([][]byte, pages)
 	for i := range list {
 		list[i] = page
 	}
 	key := mr.IncKey(fr.LKey())
-	hMust(t, mem.RegFast(pr.a.d.pd, &mr.FastReg{Key: key, Access: mr.AccessLocalWrite, IOVA: 0, Length: 1 << 31,
+	require.NoError(t, mem.RegFast(pr.a.d.pd, &mr.FastReg{Key: key, Access: mr.AccessLocalWrite, IOVA: 0, Length: 1 << 31,
 		PageSize: pageSize, Pages: list}))
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend},
 		qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, SGList: []mr.SGE{{Addr: 0, Length: 1 << 31, LKey: key}}, RDMA: qp.RDMAInfo{RKey: 1}},
@@ -304,7 +306,7 @@ func TestRequesterPSNWrap(t *testing.T) {
 	var psns []uint32
 	for _, p := range x.h.trace {
 		var pp packet.Parsed
-		hMust(t, packet.Parse(p.buf, &pp))
+		require.NoError(t, packet.Parse(p.buf, &pp))
 		if p.path.Src.Addr() == x.a.d.addr {
 			psns = append(psns, uint32(pp.BTH().PSN()))
 		}

@@ -339,6 +339,12 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 		r.complete(&wc, false)
 	}
 	if r.e.q.Type() == qp.TypeRC {
+		switch syn {
+		case packet.SyndromeNAKRemoteAccessError:
+			r.e.ctr.Inc(counter.SentAccessNAK)
+		case packet.SyndromeNAKInvalidRequest:
+			r.e.ctr.Inc(counter.SentInvReqNAK)
+		}
 		r.sendAck(syn, psn, out)
 	}
 	r.msgKind = packet.KindInvalid

@@ -10,6 +10,9 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
@@ -89,7 +92,7 @@ func TestResponderDuplicateReadReplays(t *testing.T) {
 	rspWantState(t, env.q, qp.StateRTS)
 
 	// The region is gone by the time of a replay: the re-validation fails with a remote access error.
-	rspMust(t, m.DeregMR())
+	require.NoError(t, m.DeregMR())
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n))),
 		packet.SyndromeNAKRemoteAccessError, 100, 2)
 	rspWantState(t, env.q, qp.StateErr)
@@ -171,7 +174,7 @@ func TestResponderSRQLastWQEAfterFlush(t *testing.T) {
 	env.postRecv(1, 1024)
 	env.postRecv(2, 1024)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 0, false, rspPattern(rspMTUB, 1), nil)))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	env.run()
 	wcs := env.poll()
 	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCWRFlushErr {
@@ -343,6 +346,16 @@ func TestResponderClassCErrors(t *testing.T) {
 			last := pkts[len(pkts)-1]
 			rspWantAck(t, s.env.deliver(last), tc.syn, uint32(last.BTH().PSN()), 0)
 			rspWantState(t, s.env.q, qp.StateErr)
+			// Each refusal is counted under its NAK, so an attack leaves a trace.
+			ctr := s.env.e.Counters()
+			wantAccess, wantInvReq := uint64(0), uint64(0)
+			if tc.syn == packet.SyndromeNAKRemoteAccessError {
+				wantAccess = 1
+			} else {
+				wantInvReq = 1
+			}
+			assert.Equal(t, wantAccess, ctr.Load(counter.SentAccessNAK), "sent_access_nak")
+			assert.Equal(t, wantInvReq, ctr.Load(counter.SentInvReqNAK), "sent_inv_req_nak")
 			if len(pkts) == 1 && !bytes.Equal(s.buf, make([]byte, 4096)) {
 				t.Fatal("a failed request changed memory")
 			}
@@ -379,8 +392,8 @@ func TestResponderBadReceiveBuffer(t *testing.T) {
 	env := newRC(t)
 	// A receive WQE whose lkey was deregistered: class A, remote operational error.
 	m, _ := env.region(64, mr.AccessLocalWrite)
-	rspMust(t, env.q.PostRecv([]qp.RecvWR{{ID: 4, SGList: []mr.SGE{{Addr: m.IOVA(), Length: 64, LKey: m.LKey()}}}}))
-	rspMust(t, m.DeregMR())
+	require.NoError(t, env.q.PostRecv([]qp.RecvWR{{ID: 4, SGList: []mr.SGE{{Addr: m.IOVA(), Length: 64, LKey: m.LKey()}}}}))
+	require.NoError(t, m.DeregMR())
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("x"), nil)),
 		packet.SyndromeNAKRemoteOperationalError, 100, 0)
 	rspWantState(t, env.q, qp.StateErr)
@@ -392,10 +405,10 @@ func TestResponderBadReceiveBuffer(t *testing.T) {
 func TestResponderSendWithInvalidate(t *testing.T) {
 	env := newRC(t)
 	fr, err := env.mem.AllocMR(env.pd, 1)
-	rspMust(t, err)
+	require.NoError(t, err)
 	page := make([]byte, 4096)
 	key := mr.IncKey(fr.RKey())
-	rspMust(t, env.mem.RegFast(env.pd, &mr.FastReg{Key: key, Access: remoteAccess, IOVA: 0x10000, Length: 4096, PageSize: 4096, Pages: [][]byte{page}}))
+	require.NoError(t, env.mem.RegFast(env.pd, &mr.FastReg{Key: key, Access: remoteAccess, IOVA: 0x10000, Length: 4096, PageSize: 4096, Pages: [][]byte{page}}))
 	env.postRecv(1, 64)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnlyWithInvalidate, 100, true, []byte("bye"), func(h *packet.Headers) {
 		h.IETH.RKey = key
@@ -431,7 +444,7 @@ func TestResponderDropsWrongState(t *testing.T) {
 	env.postRecv(1, 8)
 	// RTR receives (and reports communication established).
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, nil, nil)), packet.SyndromeACKUnlimited, 0, 1)
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 1, true, nil, nil)))
 	if env.e.Counters().Load(counter.RcvdWrongState) != 1 {
 		t.Fatal("not counted")
@@ -443,12 +456,12 @@ func TestResponderReinitialisesOnNewConnection(t *testing.T) {
 	env.postRecv(1, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
 	// RESET and a new RTR with another rq_psn start a fresh PSN and MSN sequence.
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess},
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess},
 		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	a, _ := env.q.Query()
 	a.State, a.RQPSN = qp.StateRTR, 5000
-	rspMust(t, env.q.Modify(&a, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRdAtomic|qp.AttrMinRNRTimer))
+	require.NoError(t, env.q.Modify(&a, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRdAtomic|qp.AttrMinRNRTimer))
 	env.postRecv(2, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 5000, true, nil, nil)), packet.SyndromeACKUnlimited, 5000, 1)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzStates are the QP states FuzzResponder puts its QP in before the packets arrive.
@@ -97,15 +99,15 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 	}
 	target, tmem := guarded(4096)
 	_, err := env.mem.RegMRIOVA(env.pd, tmem, 0x1000, remoteAccess)
-	rspMust(t, err)
+	require.NoError(t, err)
 	recv, rmem := guarded(1024)
 	rm, err := env.mem.RegMR(env.pd, rmem, mr.AccessLocalWrite)
-	rspMust(t, err)
+	require.NoError(t, err)
 	local, lmem := guarded(2048)
 	lm, err := env.mem.RegMR(env.pd, lmem, mr.AccessLocalWrite)
-	rspMust(t, err)
+	require.NoError(t, err)
 	for id := range uint64(2) {
-		rspMust(t, env.q.PostRecv([]qp.RecvWR{{ID: id, SGList: []mr.SGE{{Addr: rm.IOVA() + id*512, Length: 512, LKey: rm.LKey()}}}}))
+		require.NoError(t, env.q.PostRecv([]qp.RecvWR{{ID: id, SGList: []mr.SGE{{Addr: rm.IOVA() + id*512, Length: 512, LKey: rm.LKey()}}}}))
 	}
 	sge := func(off, n uint64) []mr.SGE {
 		return []mr.SGE{{Addr: lm.IOVA() + off, Length: uint32(n), LKey: lm.LKey()}}
@@ -113,13 +115,13 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 	rdma := qp.RDMAInfo{RemoteAddr: 0x1000, RKey: 0x100}
 	switch typ {
 	case qp.TypeRC:
-		rspMust(t, env.q.PostSend([]qp.SendWR{
+		require.NoError(t, env.q.PostSend([]qp.SendWR{
 			{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: sge(0, 600)},
 			{ID: 2, Opcode: qp.WRRDMARead, Flags: qp.SendSignaled, SGList: sge(1024, 600), RDMA: rdma},
 			{ID: 3, Opcode: qp.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: sge(2040, 8), Atomic: qp.AtomicInfo{RKey: 0x100}},
 		}))
 	case qp.TypeUC:
-		rspMust(t, env.q.PostSend([]qp.SendWR{
+		require.NoError(t, env.q.PostSend([]qp.SendWR{
 			{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: sge(0, 600)},
 			{ID: 2, Opcode: qp.WRRDMAWrite, SGList: sge(0, 10), RDMA: rdma},
 		}))
@@ -206,7 +208,7 @@ func fuzzToState(t *testing.T, env *rspEnv, s qp.State) {
 	q := env.q
 	switch s {
 	case qp.StateReset, qp.StateInit:
-		rspMust(t, q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+		require.NoError(t, q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
 		if s == qp.StateInit {
 			a := &qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: rcAccess, QKey: udQKey}
 			mask := qp.AttrState | qp.AttrPKeyIndex | qp.AttrPort
@@ -215,7 +217,7 @@ func fuzzToState(t *testing.T, env *rspEnv, s qp.State) {
 			} else {
 				mask |= qp.AttrAccessFlags
 			}
-			rspMust(t, q.Modify(a, mask))
+			require.NoError(t, q.Modify(a, mask))
 		}
 	case qp.StateRTR:
 		// Back to RTR means a new connection: through RESET with the same attributes.
@@ -229,9 +231,9 @@ func fuzzToState(t *testing.T, env *rspEnv, s qp.State) {
 				mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
 			}
 		}
-		rspMust(t, q.Modify(&a, mask))
+		require.NoError(t, q.Modify(&a, mask))
 	case qp.StateSQD:
-		rspMust(t, q.Modify(&qp.Attr{State: qp.StateSQD}, qp.AttrState))
+		require.NoError(t, q.Modify(&qp.Attr{State: qp.StateSQD}, qp.AttrState))
 	case qp.StateSQE:
 		q.EnterSQError() // RC has no SQE and goes to ERR
 	case qp.StateErr:

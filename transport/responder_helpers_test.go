@@ -9,6 +9,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // rspEnv is one responder under test: a QP brought to RTR (or RTS) on its own device, fed with
@@ -86,11 +88,11 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 	env := &rspEnv{t: t, mem: mr.NewTable(), now: time.Unix(1000, 0), peer: rspPeerQPN}
 	var err error
 	env.pd, err = env.mem.AllocPD()
-	rspMust(t, err)
+	require.NoError(t, err)
 	env.recvCQ, err = cq.New(o.recvCQDepth, cq.Options{})
-	rspMust(t, err)
+	require.NoError(t, err)
 	env.sendCQ, err = cq.New(64, cq.Options{})
-	rspMust(t, err)
+	require.NoError(t, err)
 	env.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: env})
 	init := &qp.InitAttr{
 		SendCQ: env.sendCQ, RecvCQ: env.recvCQ, Type: o.typ,
@@ -98,13 +100,13 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 	}
 	if o.srq {
 		init.SRQ, err = env.qps.CreateSRQ(env.pd, &qp.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 16, MaxSGE: 4}})
-		rspMust(t, err)
+		require.NoError(t, err)
 	}
 	if o.typ == qp.TypeGSI {
 		init.Type = qp.TypeGSI
 	}
 	env.q, err = env.qps.CreateQP(env.pd, init)
-	rspMust(t, err)
+	require.NoError(t, err)
 
 	local, peer := rspLocal4, rspPeer4
 	if o.v6 {
@@ -125,7 +127,7 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 
 	switch o.typ {
 	case qp.TypeRC, qp.TypeUC:
-		rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
+		require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, AccessFlags: o.access},
 			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 		a := &qp.Attr{
 			State: qp.StateRTR, PathMTU: o.mtu, DestQPNum: rspPeerQPN, RQPSN: o.rqPSN,
@@ -138,14 +140,14 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 		if o.typ == qp.TypeRC {
 			mask |= qp.AttrMaxDestRdAtomic | qp.AttrMinRNRTimer
 		}
-		rspMust(t, env.q.Modify(a, mask))
+		require.NoError(t, env.q.Modify(a, mask))
 		if o.state == qp.StateRTS {
 			rts := &qp.Attr{State: qp.StateRTS, SQPSN: 0x777, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRdAtomic: 4}
 			mask := qp.AttrState | qp.AttrSQPSN
 			if o.typ == qp.TypeRC {
 				mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRdAtomic
 			}
-			rspMust(t, env.q.Modify(rts, mask))
+			require.NoError(t, env.q.Modify(rts, mask))
 		}
 	default:
 		if o.qkey == 0 {
@@ -156,20 +158,13 @@ func newRspEnv(t testing.TB, o rspOptions) *rspEnv {
 		if o.typ == qp.TypeUD {
 			mask |= qp.AttrPort
 		}
-		rspMust(t, env.q.Modify(init, mask))
-		rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+		require.NoError(t, env.q.Modify(init, mask))
+		require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
 		if o.state == qp.StateRTS {
-			rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: 1}, qp.AttrState|qp.AttrSQPSN))
+			require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateRTS, SQPSN: 1}, qp.AttrState|qp.AttrSQPSN))
 		}
 	}
 	return env
-}
-
-func rspMust(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // region registers a fresh zeroed buffer of n bytes with the given access.
@@ -177,7 +172,7 @@ func (env *rspEnv) region(n int, access mr.Access) (*mr.MR, []byte) {
 	env.t.Helper()
 	buf := make([]byte, n)
 	m, err := env.mem.RegMR(env.pd, buf, access)
-	rspMust(env.t, err)
+	require.NoError(env.t, err)
 	return m, buf
 }
 
@@ -194,9 +189,9 @@ func (env *rspEnv) postRecv(id uint64, lens ...int) [][]byte {
 	}
 	wr := []qp.RecvWR{{ID: id, SGList: sges}}
 	if srq := env.q.SRQ(); srq != nil {
-		rspMust(env.t, srq.PostRecv(wr))
+		require.NoError(env.t, srq.PostRecv(wr))
 	} else {
-		rspMust(env.t, env.q.PostRecv(wr))
+		require.NoError(env.t, env.q.PostRecv(wr))
 	}
 	return bufs
 }
@@ -211,9 +206,9 @@ func (env *rspEnv) req(op packet.Opcode, psn uint32, ackReq bool, payload []byte
 		fill(h)
 	}
 	buf, err := packet.AppendPacket(nil, h, payload)
-	rspMust(env.t, err)
+	require.NoError(env.t, err)
 	var p packet.Parsed
-	rspMust(env.t, packet.Parse(buf, &p))
+	require.NoError(env.t, packet.Parse(buf, &p))
 	return &p
 }
 

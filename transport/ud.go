@@ -13,8 +13,9 @@ const grhSize = 40
 
 // receiveUD delivers a UD or GSI datagram (a SEND_ONLY with or without immediate) into the next
 // receive WQE: the network header area, then the payload. There is no acknowledgement; a datagram
-// with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped, and the
-// WQE, if one was taken, is kept for the next datagram. Multicast datagrams (destination QPN
+// with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped. A WQE
+// taken for a datagram too long for it serves the next datagram, unless it came from an SRQ: then
+// it completes with LOC_LEN_ERR (see abandon). Multicast datagrams (destination QPN
 // 0xFFFFFF) arrive here once per attached QP, handed out by the device.
 func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	c := &r.e.ctr
@@ -34,6 +35,7 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	payload := p.Payload()
 	if uint64(len(payload))+grhSize > r.wqe.Length {
 		c.Inc(counter.RcvdTooLong)
+		r.abandon(cq.WCLocLenErr)
 		return
 	}
 	var grh [grhSize]byte

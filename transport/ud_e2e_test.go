@@ -10,6 +10,8 @@ import (
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 // udPair returns two UD QPs in RTS on two devices and an AH on a's device that reaches b.
@@ -21,7 +23,7 @@ func udPair(t *testing.T, h *harness, qkeyB uint32) (a, b *hEndpoint, ah *qp.AH)
 	b.activateUD()
 	ah, err := da.qps.CreateAH(da.pd, &qp.AddressVector{IsGlobal: true, PortNum: 1,
 		GRH: qp.GlobalRoute{DGID: hAV16(db.addr), HopLimit: 17, TrafficClass: 0x20, SGIDIndex: 1}})
-	hMust(t, err)
+	require.NoError(t, err)
 	return a, b, ah
 }
 
@@ -67,7 +69,7 @@ func TestRequesterUD(t *testing.T) {
 	}
 	for i, p := range h.trace {
 		var pp packet.Parsed
-		hMust(t, packet.Parse(p.buf, &pp))
+		require.NoError(t, packet.Parse(p.buf, &pp))
 		bth, deth := pp.BTH(), pp.DETH()
 		wantOp := []packet.Opcode{packet.UDSendOnlyWithImmediate, packet.UDSendOnly}[i]
 		wantQKey := []uint32{0x33333333, 0x22222222}[i]
@@ -103,7 +105,7 @@ func TestRequesterUC(t *testing.T) {
 	}
 	for _, p := range x.h.trace {
 		var pp packet.Parsed
-		hMust(t, packet.Parse(p.buf, &pp))
+		require.NoError(t, packet.Parse(p.buf, &pp))
 		if pp.Opcode().Transport() != packet.TransportUC || pp.BTH().AckReq() {
 			t.Fatalf("UC packet %v with AckReq %v", pp.Opcode(), pp.BTH().AckReq())
 		}

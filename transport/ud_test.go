@@ -10,6 +10,8 @@ import (
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
+
+	"github.com/stretchr/testify/require"
 )
 
 const udQKey = 0x11111111
@@ -146,16 +148,16 @@ func TestUDSolicitedEvent(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
 	// Replace the receive CQ by one on a channel, armed for solicited completions only.
 	rcq, err := cq.New(8, cq.Options{Channel: ch})
-	rspMust(t, err)
+	require.NoError(t, err)
 	q, err := env.qps.CreateQP(env.pd, &qp.InitAttr{SendCQ: env.sendCQ, RecvCQ: rcq, Type: qp.TypeUD,
 		Cap: qp.Caps{MaxSendWR: 1, MaxRecvWR: 4, MaxRecvSGE: 1, MaxSendSGE: 1}})
-	rspMust(t, err)
-	rspMust(t, q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
-	rspMust(t, q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, err)
+	require.NoError(t, q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
+	require.NoError(t, q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
 	env.q, env.e, env.recvCQ = q, New(env.dev, q), rcq
 	env.postRecv(1, 64)
 	env.postRecv(2, 64)
-	rspMust(t, rcq.ReqNotify(true))
+	require.NoError(t, rcq.ReqNotify(true))
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // GetEvent on a done context polls without blocking
 	env.deliver(udSend(env, udQKey, []byte("a"), false))
@@ -179,9 +181,9 @@ func TestUDResetDropsHeldWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
 	env.postRecv(1, 40+4)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false)) // too long: WQE kept
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
-	rspMust(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateRTR}, qp.AttrState))
 	bufs := env.postRecv(2, 100)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
 	wcs := env.poll()

@@ -6,9 +6,12 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -18,14 +21,18 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	faults := fs.String("faults", "", "impair both devices' traffic, e.g. loss=0.1 or loss=0.05,reorder=0.02,seed=7")
-	pcap := fs.String("pcap", "", "also write every packet to this pcap file (gorxe dump and Wireshark read it)")
+	pcap := fs.String("pcap", "", "also write every packet to this pcapng `FILE` (default $GORXE_PCAP), fault injection's doings as packet comments (gorxe dump and Wireshark read it)")
+	ladder := fs.String("trace", "", "also draw the run as a ladder diagram in `FILE`, SVG or HTML by its extension (as gorxe trace draws a capture)")
 	a := fs.String("a", "127.0.0.1", "address of device A")
 	b := fs.String("b", "127.0.0.2", "address of device B")
+	walk := fs.String("walkthrough", "", "instead of the demo, run the exchanges docs/wire-walkthrough.md explains and write each one's capture and ladder diagram into `DIR`")
 	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
 	var o demo.Options
 	o.Observe.Flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-a ADDR] [-b ADDR] [-port N] [-metrics ADDR] [-counters]\n\n"+
+		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N]\n"+
+			"                  [-metrics ADDR] [-counters]\n"+
+			"       gorxe demo -walkthrough DIR [-a ADDR] [-b ADDR]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
 			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS and GORXE_PORT work too.\n\n")
 		fs.PrintDefaults()
@@ -36,7 +43,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 0 {
+	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "") {
 		fs.Usage()
 		return exitUsage
 	}
@@ -66,23 +73,77 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if *pcap != "" {
-		f, err := os.Create(*pcap)
+	if *pcap == "" && *walk == "" {
+		*pcap = os.Getenv(devselect.EnvPcap) // as every tool does
+	}
+	if *ladder != "" {
+		if o.TraceFormat, err = ladderFormat(*ladder); err != nil {
+			fmt.Fprintf(stderr, "gorxe demo: -trace: %v\n", err)
+			return exitUsage
+		}
+	}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	create := func(name string) (*os.File, bool) {
+		f, err := os.Create(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
+			return nil, false
+		}
+		files = append(files, f)
+		return f, true
+	}
+	if *pcap != "" {
+		f, ok := create(*pcap)
+		if !ok {
 			return exitFailure
 		}
-		defer f.Close()
 		o.Pcap = f
+	}
+	if *ladder != "" {
+		f, ok := create(*ladder)
+		if !ok {
+			return exitFailure
+		}
+		o.Trace = f
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	if *walk != "" {
+		if err := demo.Walkthrough(ctx, o, *walk, stdout); err != nil {
+			fmt.Fprintf(stderr, "gorxe demo: -walkthrough: %v\n", devselect.ExplainInUse(err, o.Port, "give it other addresses with -a and -b"))
+			return failure(ctx)
+		}
+		return exitOK
+	}
 	if err := demo.Run(ctx, o, stdout); err != nil {
 		err = devselect.ExplainInUse(err, o.Port, "give the demo other addresses with -a and -b, or another port with -port")
 		fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
 		return failure(ctx)
 	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
+			return exitFailure
+		}
+	}
+	files = nil
 	return exitOK
+}
+
+// ladderFormat picks the ladder diagram's format by the file's extension, as gorxe trace -o does.
+func ladderFormat(name string) (trace.Format, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".svg":
+		return trace.FormatSVG, nil
+	case ".html", ".htm":
+		return trace.FormatHTML, nil
+	}
+	return 0, trace.ErrOutputFormat
 }
 
 // flagSet reports whether the command line set the flag name.

@@ -32,7 +32,7 @@ type command struct {
 var commands = []command{
 	{"dump", "gorxe dump [-json] [-v] FILE", "print the RoCEv2 packets of a pcap or pcapng capture", runDump},
 	{"trace", "gorxe trace FILE [-o OUT.svg|OUT.html]", "draw a capture as a ladder diagram, SVG or clickable HTML", runTrace},
-	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
+	{"demo", "gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT]", "two live stacks on loopback doing RDMA, narrated packet by packet", runDemo},
 	{"tour", "gorxe tour", "walk through packets of real kernel rxe traffic, field by field", runTour},
 	{"rc_pingpong", "gorxe rc_pingpong [OPTIONS] [HOST]", "ibv_rc_pingpong peer: RC SENDs back and forth", runRCPingpong},
 	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
@@ -56,6 +56,7 @@ var environment = []struct{ name, meaning string }{
 	{devselect.EnvAddr, "interface or address the tools bind to without --bind or -d"},
 	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
 	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
+	{devselect.EnvPcap, "pcapng file of every datagram a tool sends and receives (as --pcap)"},
 }
 
 func main() {

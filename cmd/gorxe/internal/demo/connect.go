@@ -33,9 +33,23 @@ type connected struct {
 	a, b *gorxe.QP
 }
 
+// link is what the two sides agree on out of band besides their QP numbers.
+type link struct {
+	fixed       bool   // use psnA and psnB; otherwise each connection draws random first PSNs
+	psnA, psnB  uint32 // the first PSN each side sends with
+	minRNRTimer uint8  // the RNR NAK timer code each side asks its peer to wait
+}
+
+// randomLink is how programs connect: random first PSNs (so a stale packet from an earlier
+// connection is unlikely to fall in the window) and a short RNR timer.
+var randomLink = link{minRNRTimer: minRNRTimer}
+
 // connect creates a QP of type t on both sides and walks each RESET → INIT → RTR → RTS with exactly
 // the attribute masks a libibverbs program uses.
-func connect(t gorxe.QPType, a, b *side) (*connected, error) {
+func connect(t gorxe.QPType, a, b *side) (*connected, error) { return connectLink(t, a, b, randomLink) }
+
+// connectLink is connect with the out-of-band agreement given.
+func connectLink(t gorxe.QPType, a, b *side, agreed link) (*connected, error) {
 	qa, err := a.createQP(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: create QP: %w", a.name, err)
@@ -44,19 +58,22 @@ func connect(t gorxe.QPType, a, b *side) (*connected, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: create QP: %w", b.name, err)
 	}
-	psnA, psnB := rand.Uint32()&0xFFFFFF, rand.Uint32()&0xFFFFFF
-	if err := bringUp(t, qa, a, b, qb.QPN(), psnA, psnB); err != nil {
+	l := agreed
+	if !l.fixed {
+		l.psnA, l.psnB = rand.Uint32()&0xFFFFFF, rand.Uint32()&0xFFFFFF
+	}
+	if err := bringUp(t, qa, a, b, qb.QPN(), l.psnA, l.psnB, l.minRNRTimer); err != nil {
 		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
-	if err := bringUp(t, qb, b, a, qa.QPN(), psnB, psnA); err != nil {
+	if err := bringUp(t, qb, b, a, qa.QPN(), l.psnB, l.psnA, l.minRNRTimer); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.name, err)
 	}
 	return &connected{a: qa, b: qb}, nil
 }
 
 // bringUp moves q (on local, talking to remote's QP rqpn) to RTS. sqPSN is q's first PSN, rqPSN the
-// peer's.
-func bringUp(t gorxe.QPType, q *gorxe.QP, local, remote *side, rqpn, sqPSN, rqPSN uint32) error {
+// peer's; rnrTimer is the RNR timer code q's RNR NAKs carry.
+func bringUp(t gorxe.QPType, q *gorxe.QP, local, remote *side, rqpn, sqPSN, rqPSN uint32, rnrTimer uint8) error {
 	access := gorxe.AccessRemoteWrite | gorxe.AccessRemoteRead | gorxe.AccessRemoteAtomic
 	init := gorxe.QPAttr{State: gorxe.QPStateInit, PKeyIndex: 0, PortNum: 1}
 	initMask := gorxe.QPAttrState | gorxe.QPAttrPKeyIndex | gorxe.QPAttrPort
@@ -85,7 +102,7 @@ func bringUp(t gorxe.QPType, q *gorxe.QP, local, remote *side, rqpn, sqPSN, rqPS
 		rtrMask |= gorxe.QPAttrAV | gorxe.QPAttrPathMTU | gorxe.QPAttrDestQPN | gorxe.QPAttrRQPSN
 		if t == gorxe.QPTypeRC {
 			rtr.MaxDestRdAtomic = rdAtomic
-			rtr.MinRNRTimer = minRNRTimer
+			rtr.MinRNRTimer = rnrTimer
 			rtrMask |= gorxe.QPAttrMaxDestRdAtomic | gorxe.QPAttrMinRNRTimer
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
 // Options configure a demo run.
@@ -17,54 +18,56 @@ type Options struct {
 	A, B    netip.Addr        // the two devices' addresses; default 127.0.0.1 and 127.0.0.2
 	Port    uint16            // UDP port of both devices; 0 means 4791
 	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
-	Pcap    io.Writer         // when set, every packet is also written here as a pcap capture
 	Timeout time.Duration     // per step; default 10 s
-	Observe observe.Options   // -metrics while it runs, -counters at the end
+
+	// Pcap, when set, receives a pcapng capture of every datagram either device handed to the
+	// network, in order, numbered as the narration numbers them; what fault injection did to
+	// one (lost, duplicate, corrupted, delayed) is its packet comment.
+	Pcap io.Writer
+	// Trace, when set, receives the ladder diagram of the run in TraceFormat, drawn as gorxe
+	// trace draws a capture of the packets that reached the network.
+	Trace       io.Writer
+	TraceFormat trace.Format
+	// Observe serves the devices' counters while the demo runs (-metrics) and prints them at the
+	// end (-counters).
+	Observe observe.Options
 }
 
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
 // or its data did not verify.
-func Run(ctx context.Context, o Options, out io.Writer) error {
-	if !o.A.IsValid() {
-		o.A = netip.MustParseAddr("127.0.0.1")
-	}
-	if !o.B.IsValid() {
-		o.B = netip.MustParseAddr("127.0.0.2")
-	}
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
-	tr, err := newTrace(o.Pcap)
+func Run(ctx context.Context, o Options, out io.Writer) (err error) {
+	o.defaults()
+	rec, err := o.recorder()
 	if err != nil {
 		return err
 	}
-	tr.names[o.A.String()], tr.names[o.B.String()] = "A", "B"
+	nar := newNarrator(pathMTU.Bytes(), rec.recording)
+	nar.names[o.A.Unmap()], nar.names[o.B.Unmap()] = "A", "B"
+	var open []*side
+	defer func() { err = rec.finish(err, open) }()
 
-	a, err := openSide("A", o.A, &o, tr.tap)
+	a, err := openSide("A", o.A, &o, nar.tap)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	b, err := openSide("B", o.B, &o, tr.tap)
+	open = append(open, a)
+	b, err := openSide("B", o.B, &o, nar.tap)
 	if err != nil {
 		return err
 	}
-	defer b.close()
+	open = append(open, b)
 	obs, err := o.Observe.Start(out, a.dev, b.dev)
 	if err != nil {
 		return err
 	}
 	defer obs.End(out)
 
-	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port 4791.\n\n")
+	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port %d.\n\n", o.port())
 	for _, s := range []*side{a, b} {
 		fmt.Fprintf(out, "  device %s  %-22s GID[%d] %s (%v)\n", s.name, s.dev.Name(), s.gidIndex, s.gid, s.gid.Addr())
 	}
 	if o.Faults.Enabled() {
-		fmt.Fprintf(out, "\n  Both devices impair what they send: %s\n"+
-			"  Packets marked LOST never reached the network. RC recovers on its own: the responder\n"+
-			"  NAKs a gap in PSNs, the requester resends from the missing PSN (go-back-N) or when its\n"+
-			"  ACK timer expires. UC and UD leave recovery to the application.\n", o.Faults)
+		fmt.Fprintf(out, "\n  Both devices impair what they send: %s\n%s", o.Faults, faultKey)
 	}
 
 	w := &world{a: a, b: b}
@@ -87,7 +90,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		verified, err := s.run(sctx, w)
 		cancel()
-		for _, l := range tr.take() {
+		for _, l := range nar.take() {
 			fmt.Fprintf(out, "    %s\n", l)
 		}
 		if err != nil && ctx.Err() != nil {

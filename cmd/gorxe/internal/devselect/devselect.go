@@ -1,6 +1,7 @@
 package devselect
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -43,7 +44,13 @@ type Selection struct {
 	Device string
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
+	// Pcap (--pcap FILE), or else the GORXE_PCAP environment variable, names a pcapng file that
+	// receives every datagram the device sends and receives (Config.Capture).
+	Pcap string
 }
+
+// EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
+const EnvPcap = "GORXE_PCAP"
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
 // outside tests); GORXE_PORT sets Config.Port.
@@ -88,6 +95,14 @@ func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
 	cfg, err := s.Config(getenv)
 	if err != nil {
 		return nil, err
+	}
+	// The capture file stays open until the process exits; Device.Close flushes it.
+	if path := cmp.Or(s.Pcap, getenv(EnvPcap)); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("capture: %w", err)
+		}
+		cfg.Capture = f
 	}
 	dev, err := gorxe.Open(cfg)
 	if err != nil {

@@ -49,6 +49,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'p', Long: "port", Arg: true, Set: intIn(&p.Port, 1, 65535)},
 		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&p.Device)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&p.Bind)},
+		{Long: "pcap", Arg: true, Set: getopt.StringOption(&p.Pcap)},
 		{Short: 'i', Long: "ib-port", Arg: true, Set: intIn(&p.IBPort, 1, 255)},
 		{Short: 'm', Long: "mtu", Arg: true, Set: intIn(&p.MTU, 1, 1<<16)},
 		{Short: 's', Long: "size", Arg: true, Set: func(v string) error {

@@ -58,6 +58,7 @@ type Params struct {
 	Port   int // TCP port of the out-of-band exchange
 	Device string
 	Bind   string
+	Pcap   string // --pcap: capture file (gorxe only)
 	IBPort int
 	// GIDIndex selects the local GID; -1 picks the best one as perftest does (IPv4-mapped first).
 	GIDIndex int

@@ -26,7 +26,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	sel := devselect.Selection{Bind: p.Bind, Device: p.Device}
+	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err

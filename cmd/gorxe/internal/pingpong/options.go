@@ -46,6 +46,7 @@ type Options struct {
 	Port     int    // -p: TCP port of the exchange
 	IBDev    string // -d: interface, address or gorxe device name
 	Bind     string // --bind: local address (gorxe only)
+	Pcap     string // --pcap: capture file (gorxe only)
 	IBPort   int    // -i: port of the device (gorxe devices have port 1 only)
 	Size     int    // -s: message size in bytes
 	MTU      int    // -m: path MTU in bytes (RC, UC, SRQ)
@@ -89,6 +90,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Short: 'c', Long: "chk", Set: getopt.FlagOption(&o.Check)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
+		{Long: "pcap", Arg: true, Set: getopt.StringOption(&o.Pcap)},
 		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
 	}
 	opts = append(opts, o.Observe.Getopt()...)

@@ -45,7 +45,7 @@ type session struct {
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap}.Open()
+	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap, Pcap: o.Pcap}.Open()
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err

@@ -1,19 +1,12 @@
 package trace
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	gplayers "github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
+	gcapture "github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/packet"
 )
@@ -44,69 +37,35 @@ type capture struct {
 	bad     int // frames that looked like RoCE but could not be decoded
 }
 
-// Magic numbers: pcapng's section header block type, and gzip's (captures are often kept
-// compressed, and gorxe dump reads them so).
-var (
-	pcapngMagic = []byte{0x0A, 0x0D, 0x0D, 0x0A}
-	gzipMagic   = []byte{0x1F, 0x8B}
-)
-
-// frameSource yields the frames of a pcap or pcapng file with their timestamps, which the
-// dump package's reader does not keep.
-type frameSource struct {
-	read     func() ([]byte, gopacket.CaptureInfo, error)
-	linkType func(gopacket.CaptureInfo) gplayers.LinkType
-}
-
-func openFrames(r io.Reader) (*frameSource, error) {
-	br := bufio.NewReader(r)
-	if head, _ := br.Peek(len(gzipMagic)); bytes.Equal(head, gzipMagic) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &CaptureError{Err: fmt.Errorf("%w: %v", dump.ErrNotCapture, err)}
-		}
-		br = bufio.NewReader(zr)
-	}
-	head, _ := br.Peek(len(pcapngMagic))
-	if bytes.Equal(head, pcapngMagic) {
-		ng, err := pcapgo.NewNgReader(br, pcapgo.DefaultNgReaderOptions)
-		if err != nil {
-			return nil, &CaptureError{Err: fmt.Errorf("%w: %v", dump.ErrNotCapture, err)}
-		}
-		return &frameSource{read: ng.ReadPacketData, linkType: func(ci gopacket.CaptureInfo) gplayers.LinkType {
-			ifc, err := ng.Interface(ci.InterfaceIndex)
-			if err != nil {
-				return gplayers.LinkTypeNull // the decoder reports it as unsupported
-			}
-			return ifc.LinkType
-		}}, nil
-	}
-	pr, err := pcapgo.NewReader(br)
-	if err != nil {
-		return nil, &CaptureError{Err: fmt.Errorf("%w: %v", dump.ErrNotCapture, err)}
-	}
-	lt := pr.LinkType()
-	return &frameSource{read: pr.ReadPacketData, linkType: func(gopacket.CaptureInfo) gplayers.LinkType { return lt }}, nil
-}
-
 // read decodes every frame of r. With explain set, each packet keeps its verbose dump.
 func read(r io.Reader, explain bool) (*capture, error) {
-	src, err := openFrames(r)
+	src, err := dump.NewReader(r)
 	if err != nil {
-		return nil, err
+		return nil, &CaptureError{Err: err}
 	}
 	c := &capture{}
 	dec := dump.NewDecoder()
+	noted := 0 // ports of src.Ports() given to dec
 	for {
-		data, ci, err := src.read()
+		f, err := src.Next()
 		if errors.Is(err, io.EOF) {
 			return c, nil
 		}
 		if err != nil {
-			return nil, &CaptureError{Frame: c.frames, Err: fmt.Errorf("%w: %v", dump.ErrTruncatedCapture, err)}
+			return nil, &CaptureError{Frame: c.frames, Err: err}
 		}
 		c.frames++
-		p, err := dec.Decode(dump.Frame{Index: c.frames, LinkType: src.linkType(ci), Data: data, Length: ci.Length})
+		// A capture gorxe wrote names the UDP port RoCE runs on, and keeps the datagrams fault
+		// injection dropped, marked: the diagram shows what crossed the network, so a loss
+		// appears as the gap it left.
+		for _, p := range src.Ports()[noted:] {
+			dec.AddPort(p)
+		}
+		noted = len(src.Ports())
+		if gcapture.Lost(f.Comments) {
+			continue
+		}
+		p, err := dec.Decode(f)
 		if errors.Is(err, dump.ErrNotRoCE) {
 			continue
 		}
@@ -114,7 +73,7 @@ func read(r io.Reader, explain bool) (*capture, error) {
 			c.bad++
 			continue
 		}
-		tp, err := fromDump(p, ci.Timestamp, explain)
+		tp, err := fromDump(p, f.Time, explain)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// child is a process the report started, in a process group of its own so that it and anything
+// it starts in turn (the UDP ceiling program's peers) can be killed together.
+type child struct {
+	name    string // the process's role, for errors
+	cmdline string // its command line with the binary's base name, for logs
+	cmd     *exec.Cmd
+	out     *lineBuffer
+	errOut  *lineBuffer
+	done    chan struct{} // closed when the process has exited and its output is in
+	err     error         // from Wait, valid after done
+}
+
+// startChild runs bin with args and extra environment as the process called name. Cancelling
+// ctx kills the process group.
+func startChild(ctx context.Context, name string, env []string, bin string, args ...string) (*child, error) {
+	c := &child{
+		name:    name,
+		cmdline: strings.Join(append([]string{filepath.Base(bin)}, args...), " "),
+		out:     newLineBuffer(),
+		errOut:  newLineBuffer(),
+		done:    make(chan struct{}),
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = c.out, c.errOut
+	// Pdeathsig takes the child down with this program even if it dies without cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	// A grandchild holding the output pipes open must not keep Wait from returning.
+	cmd.WaitDelay = 3 * time.Second
+	c.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		c.err = cmd.Wait()
+		// Whatever the process left behind in its group goes with it.
+		_ = killGroup(cmd)
+		c.out.close()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// kill ends the process group and waits for the process to be reaped.
+func (c *child) kill() {
+	_ = killGroup(c.cmd)
+	<-c.done
+}
+
+// wait waits for the process to exit, killing it if the timeout passes first.
+func (c *child) wait(timeout time.Duration) error {
+	select {
+	case <-c.done:
+	case <-time.After(timeout):
+		c.kill()
+		return fmt.Errorf("%s: no exit within %v: %s", c.name, timeout, c.errOut.tail())
+	}
+	if c.err != nil {
+		return fmt.Errorf("%s: %w: %s", c.name, c.err, c.errOut.tail())
+	}
+	return nil
+}
+
+// cpu is the user and system time the exited process used.
+func (c *child) cpu() time.Duration {
+	ps := c.cmd.ProcessState
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
+}
+
+// waitLine waits until a line of the process's standard output contains substr.
+func (c *child) waitLine(substr string, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		text, wake, closed := c.out.snapshot()
+		if strings.Contains(text, substr) {
+			return nil
+		}
+		if closed {
+			<-c.done
+			return fmt.Errorf("%s exited (%v) before printing %q: %s", c.name, c.err, substr, c.errOut.tail())
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			return fmt.Errorf("%s printed no %q within %v", c.name, substr, timeout)
+		}
+	}
+}
+
+// lineBuffer collects a process's output and wakes waiters on every write.
+type lineBuffer struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	wake   chan struct{}
+	closed bool
+}
+
+func newLineBuffer() *lineBuffer { return &lineBuffer{wake: make(chan struct{})} }
+
+func (l *lineBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if !l.closed {
+		close(l.wake)
+		l.wake = make(chan struct{})
+	}
+	return len(p), nil
+}
+
+func (l *lineBuffer) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.wake)
+	}
+}
+
+func (l *lineBuffer) snapshot() (string, <-chan struct{}, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String(), l.wake, l.closed
+}
+
+func (l *lineBuffer) String() string {
+	s, _, _ := l.snapshot()
+	return s
+}
+
+// tail is the last line of the output, for error messages.
+func (l *lineBuffer) tail() string {
+	s := strings.TrimSpace(l.String())
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "no output"
+	}
+	return s
+}

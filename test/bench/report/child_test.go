@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A child's own children die with it, so that a killed run leaves no process behind.
+func TestChildKillTakesTheGroup(t *testing.T) {
+	c, err := startChild(context.Background(), "test", nil, "sh", "-c", "sleep 300 & echo grandchild $!; wait")
+	require.NoError(t, err)
+	require.NoError(t, c.waitLine("grandchild", 30*time.Second))
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(c.out.String(), "grandchild")))
+	require.NoError(t, err)
+	c.kill()
+	require.Eventually(t, func() bool { return gone(pid) }, 30*time.Second, 10*time.Millisecond)
+}
+
+func TestChildTimeoutKills(t *testing.T) {
+	c, err := startChild(context.Background(), "test", nil, "sleep", "300")
+	require.NoError(t, err)
+	err = c.wait(time.Millisecond)
+	require.ErrorContains(t, err, "no exit within")
+	select {
+	case <-c.done:
+	default:
+		t.Fatal("wait returned before the process was reaped")
+	}
+}
+
+func TestChildCancelKills(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := startChild(ctx, "test", nil, "sleep", "300")
+	require.NoError(t, err)
+	cancel()
+	err = c.wait(time.Minute)
+	require.Error(t, err)
+}
+
+func TestChildOutputAndStatus(t *testing.T) {
+	c, err := startChild(context.Background(), "test", []string{"BENCH_TEST_VALUE=42"}, "sh", "-c", "echo out $BENCH_TEST_VALUE; echo oops >&2; exit 3")
+	require.NoError(t, err)
+	err = c.wait(time.Minute)
+	require.ErrorContains(t, err, "exit status 3")
+	assert.ErrorContains(t, err, "oops")
+	assert.Equal(t, "out 42\n", c.out.String())
+	assert.GreaterOrEqual(t, c.cpu(), time.Duration(0))
+}
+
+func TestWaitLineSeesEarlyExit(t *testing.T) {
+	c, err := startChild(context.Background(), "test", nil, "sh", "-c", "echo starting; echo bad flag >&2; exit 2")
+	require.NoError(t, err)
+	err = c.waitLine(serverReady, time.Minute)
+	require.ErrorContains(t, err, "before printing")
+	assert.ErrorContains(t, err, "bad flag")
+}
+
+func TestLineBufferTail(t *testing.T) {
+	l := newLineBuffer()
+	assert.Equal(t, "no output", l.tail())
+	_, _ = l.Write([]byte("one\ntwo\n\n"))
+	assert.Equal(t, "two", l.tail())
+	l.close()
+	_, _ = l.Write([]byte("late\n"))
+	assert.Equal(t, "late", l.tail(), "a write after close is kept, not a panic")
+}
+
+// gone says whether no process (not even a zombie) has the pid.
+func gone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testCeiling is a ceiling run with round figures.
+func testCeiling() *ceilingReport {
+	return &ceilingReport{
+		Src: "127.0.0.1", Dst: "127.0.0.2", DurationS: 2,
+		Throughput: []ceilingRate{
+			{Path: pathMmsg, DatagramBytes: 80, ReceivedPPS: 400e3, ReceivedBytesPerS: 32e6},
+			{Path: pathGSO, DatagramBytes: 1040, ReceivedPPS: 2e6, ReceivedBytesPerS: 2080e6},
+			{Path: pathGSO, DatagramBytes: 4112, ReceivedPPS: 500e3, ReceivedBytesPerS: 2056e6,
+				SenderCPUNSPerDatagram: 300, ReceiverCPUNSPerDatagram: 450},
+		},
+		PingPong: []ceilingPing{{Path: pathMmsg, DatagramBytes: 80, HalfRTTP50NS: 5000, HalfRTTP99NS: 9000}},
+	}
+}
+
+func TestBandwidthRatioUsesTheMTUsDatagram(t *testing.T) {
+	c := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.6}}
+	row := bwRow(c, bwResult{Size: 65536, Messages: 1000, BytesPerS: 1285e6}, 2*time.Millisecond, testCeiling())
+	require.NotNil(t, row.Compare)
+	require.NotNil(t, row.Compare.Ratio)
+	assert.InDelta(t, 0.625, *row.Compare.Ratio, 1e-9)
+	assert.Equal(t, "GSO+GRO, 4112 B datagrams", row.Compare.Ceiling)
+	assert.Equal(t, &Target{Text: "≥ 0.6× ceiling", Met: true}, row.Target)
+	assert.Equal(t, unitBytesPerS, row.Unit)
+	assert.InDelta(t, 2000.0, row.CPUPerMsgNS, 1e-9)
+
+	c.mtu = 1024
+	row = bwRow(c, bwResult{Messages: 1000, BytesPerS: 1040e6}, 0, testCeiling())
+	assert.InDelta(t, 0.5, *row.Compare.Ratio, 1e-9)
+	assert.Equal(t, "GSO+GRO, 1040 B datagrams", row.Compare.Ceiling)
+	assert.False(t, row.Target.Met)
+	assert.Zero(t, row.CPUPerMsgNS)
+}
+
+func TestSendRateAgainstSendmmsgAndAbsoluteTarget(t *testing.T) {
+	c := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMinValue, 1e6}}
+	row := bwRow(c, bwResult{Size: 64, Messages: 500, MsgsPerS: 300e3, BytesPerS: 19.2e6}, time.Millisecond, testCeiling())
+	assert.Equal(t, unitMsgsPerS, row.Unit)
+	assert.InDelta(t, 300e3, row.Value, 1e-9)
+	assert.InDelta(t, 0.75, *row.Compare.Ratio, 1e-9)
+	assert.Equal(t, "sendmmsg, 80 B datagrams", row.Compare.Ceiling)
+	assert.Equal(t, &Target{Text: "≥ 1 M msg/s", Met: false}, row.Target)
+
+	row = bwRow(c, bwResult{MsgsPerS: 1.2e6}, 0, nil)
+	assert.Nil(t, row.Compare, "no ceiling, no comparison")
+	assert.True(t, row.Target.Met, "an absolute target needs no ceiling")
+}
+
+func TestLatencyRowsAreDifferences(t *testing.T) {
+	c := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000}}
+	rows := latRows(c, latResult{Iterations: 1000, TypicalUS: 6.5, P99US: 20}, 10*time.Millisecond, testCeiling())
+	require.Len(t, rows, 2)
+	p50, p99 := rows[0], rows[1]
+	assert.Equal(t, "send_lat-64-p50", p50.ID)
+	assert.Equal(t, "RC SEND 64 B half RTT p50", p50.Label)
+	assert.InDelta(t, 6500.0, p50.Value, 1e-9)
+	assert.InDelta(t, 1500.0, *p50.Compare.DiffNS, 1e-9)
+	assert.Nil(t, p50.Compare.Ratio)
+	assert.Equal(t, &Target{Text: "≤ UDP + 2 µs", Met: true}, p50.Target)
+	assert.InDelta(t, 10000.0, p50.CPUPerMsgNS, 1e-9)
+
+	assert.InDelta(t, 11000.0, *p99.Compare.DiffNS, 1e-9)
+	assert.Nil(t, p99.Target, "the target is on the median")
+}
+
+func TestReadLatencyIsHalved(t *testing.T) {
+	c := benchCase{kind: kindLatency, verb: "READ", size: 64, qps: 1}
+	rows := latRows(c, latResult{Iterations: 10, TypicalUS: 16, P99US: 30}, 0, testCeiling())
+	assert.InDelta(t, 8000.0, rows[0].Value, 1e-9)
+	assert.InDelta(t, 3000.0, *rows[0].Compare.DiffNS, 1e-9)
+	assert.InDelta(t, 15000.0, rows[1].Value, 1e-9)
+	assert.Contains(t, rows[0].Label, "round trip ÷ 2")
+}
+
+func TestMissingCeilingMissesRelativeTargets(t *testing.T) {
+	c := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000}}
+	rows := latRows(c, latResult{TypicalUS: 1}, 0, &ceilingReport{})
+	assert.Nil(t, rows[0].Compare)
+	assert.False(t, rows[0].Target.Met)
+
+	w := benchCase{kind: kindBandwidth, verb: "READ", size: 65536, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.5}}
+	row := bwRow(w, bwResult{BytesPerS: 1e12}, 0, nil)
+	assert.False(t, row.Target.Met)
+}
+
+func TestFailedRows(t *testing.T) {
+	err := errors.New("server exited")
+	bw := failedRows(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 16}, err)
+	require.Len(t, bw, 1)
+	assert.Equal(t, Row{ID: "send_bw-64-q16", Label: "RC SEND 64 B message rate, 16 QPs", Tool: "send_bw",
+		Unit: unitMsgsPerS, Error: "server exited"}, bw[0])
+
+	lat := failedRows(benchCase{kind: kindLatency, verb: "WRITE", size: 64, qps: 1}, err)
+	require.Len(t, lat, 2)
+	assert.Equal(t, "write_lat-64-p99", lat[1].ID)
+	assert.Equal(t, unitNS, lat[1].Unit)
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int]string{64: "64 B", 4096: "4 KiB", 65536: "64 KiB", 1 << 20: "1 MiB", 1500: "1500 B", 3 << 20: "3 MiB"} {
+		assert.Equal(t, want, sizeText(n), n)
+	}
+}

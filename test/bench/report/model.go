@@ -1,0 +1,76 @@
+package main
+
+// Report is everything one run measured; its JSON form is the program's -json output.
+type Report struct {
+	Machine  Machine        `json:"machine"`
+	Settings Settings       `json:"settings"`
+	Ceiling  *ceilingReport `json:"udp_ceiling,omitempty"`
+	Rows     []Row          `json:"rows"`
+	// Errors lists what could not be measured at all (a ceiling run that failed, say); a failed
+	// gorxe figure stays in Rows with its own error.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Settings are the knobs the run used.
+type Settings struct {
+	DurationS     int    `json:"duration_s"`
+	LatencyIters  int    `json:"latency_iterations"`
+	QPCounts      []int  `json:"qp_counts"`
+	IdleQPs       int    `json:"idle_qps"`
+	ClientAddr    string `json:"client_addr"`
+	ServerAddr    string `json:"server_addr"`
+	RoCEUDPPort   int    `json:"roce_udp_port"`
+	ProcessesNote string `json:"processes"`
+}
+
+// Row is one gorxe figure, with the ceiling it is compared against and its target.
+type Row struct {
+	ID    string   `json:"id"`
+	Label string   `json:"label"`
+	Tool  string   `json:"tool,omitempty"`
+	Args  []string `json:"args,omitempty"`
+	// Unit is one of unitBytesPerS, unitMsgsPerS, unitNS and unitBytes.
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+
+	Compare *Comparison `json:"compare,omitempty"`
+	Target  *Target     `json:"target,omitempty"`
+
+	// Messages and CPUPerMsgNS: the user and system time of both processes (client and server)
+	// over the messages the run moved, start-up and connection set-up included.
+	Messages    uint64  `json:"messages,omitempty"`
+	CPUPerMsgNS float64 `json:"cpu_per_message_ns,omitempty"`
+
+	Error string `json:"error,omitempty"`
+}
+
+const (
+	unitBytesPerS = "bytes/s"
+	unitMsgsPerS  = "messages/s"
+	unitNS        = "ns"
+	unitBytes     = "bytes"
+)
+
+// Comparison relates a gorxe figure to a UDP ceiling: rates as a ratio, times as a difference.
+type Comparison struct {
+	Ceiling      string   `json:"ceiling"` // which ceiling, in words
+	CeilingValue float64  `json:"ceiling_value"`
+	Ratio        *float64 `json:"ratio,omitempty"`   // gorxe / ceiling
+	DiffNS       *float64 `json:"diff_ns,omitempty"` // gorxe - ceiling
+}
+
+// Target is the goal set for a figure and whether this run met it.
+type Target struct {
+	Text string `json:"text"`
+	Met  bool   `json:"met"`
+}
+
+// Machine describes where the run happened, since every absolute figure depends on it.
+type Machine struct {
+	Cores     int    `json:"cores"`
+	CPU       string `json:"cpu,omitempty"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"go_version"`
+	LoadAvg   string `json:"load_average,omitempty"` // at the start of the run: 1, 5, 15 minutes
+	Date      string `json:"date"`                   // UTC, RFC 3339
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// runner holds what every child process of a report shares.
+type runner struct {
+	gorxe, udpceiling string // binaries
+	client, server    netip.Addr
+	udpPort           int           // GORXE_PORT of both tools
+	timeout           time.Duration // bound on one tool pair or one ceiling run
+	logDir            string        // where each run's output is kept; empty keeps none
+	toolJSON          bool          // the tools write --out_json files
+	jsonDir           string        // where the clients write them
+}
+
+// pairResult is what one run of a tool pair printed and cost.
+type pairResult struct {
+	client, server string        // standard output
+	clientJSON     []byte        // the client's --out_json file, nil if it wrote none
+	cpu            time.Duration // user and system time of both processes
+}
+
+// serverReady is the line a perftest server prints once it listens for the client.
+const serverReady = "Waiting for client to connect"
+
+// runPair runs a perftest tool as a server on r.server and a client on r.client, with the same
+// arguments, and returns their output once both have exited successfully.
+func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (pairResult, error) {
+	var res pairResult
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	port, err := freeTCPPort()
+	if err != nil {
+		return res, err
+	}
+	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort)}
+	common := slices.Concat([]string{tool, "-p", strconv.Itoa(port)}, args)
+
+	srv, err := startChild(ctx, tool+" server", env, r.gorxe, slices.Concat(common, []string{"--bind", r.server.String()})...)
+	if err != nil {
+		return res, err
+	}
+	// Deferred in this order so that a process is dead before its output is saved.
+	defer r.keepLog(id+".server", srv)
+	defer srv.kill()
+	if err := srv.waitLine(serverReady, r.timeout); err != nil {
+		return res, err
+	}
+	cliArgs := slices.Concat(common, []string{"--bind", r.client.String()})
+	jsonFile := ""
+	if r.toolJSON {
+		jsonFile = filepath.Join(r.jsonDir, id+".client.json")
+		_ = os.Remove(jsonFile)
+		cliArgs = append(cliArgs, "--out_json", "--out_json_file", jsonFile)
+	}
+	cli, err := startChild(ctx, tool+" client", env, r.gorxe, append(cliArgs, r.server.String())...)
+	if err != nil {
+		return res, err
+	}
+	defer r.keepLog(id+".client", cli)
+	defer cli.kill()
+	if err := cli.wait(r.timeout); err != nil {
+		return res, err
+	}
+	// The server reports moments after the client; a server that hangs is a failure too.
+	if err := srv.wait(30 * time.Second); err != nil {
+		return res, err
+	}
+	res.client, res.server = cli.out.String(), srv.out.String()
+	if jsonFile != "" {
+		if b, err := os.ReadFile(jsonFile); err == nil {
+			res.clientJSON = b
+		}
+	}
+	res.cpu = cli.cpu() + srv.cpu()
+	return res, nil
+}
+
+// keepLog writes a child's output to the log directory, if there is one.
+func (r *runner) keepLog(name string, c *child) {
+	if r.logDir == "" {
+		return
+	}
+	text := "$ " + c.cmdline + "\n" + c.out.String()
+	if e := c.errOut.String(); e != "" {
+		text += "\n--- stderr\n" + e
+	}
+	_ = os.WriteFile(filepath.Join(r.logDir, name+".txt"), []byte(text), 0o644)
+}
+
+// freeTCPPort returns a TCP port nothing listens on at the moment, for the tools' exchange.
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freeUDPPort returns a UDP port free on both addresses, so that two gorxe devices can use it
+// without meeting a RoCE stack already on 4791.
+func freeUDPPort(a, b netip.Addr) (int, error) {
+	for range 50 {
+		ca, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
+		if err != nil {
+			return 0, err
+		}
+		port := ca.LocalAddr().(*net.UDPAddr).Port
+		cb, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(b, uint16(port))))
+		ca.Close()
+		if err == nil {
+			cb.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no UDP port free on both %v and %v", a, b)
+}

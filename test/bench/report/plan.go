@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// caseKind is what a gorxe measurement yields.
+type caseKind int
+
+const (
+	kindBandwidth caseKind = iota // a _bw tool's bytes per second
+	kindRate                      // a _bw tool's messages per second
+	kindLatency                   // a _lat tool's typical and 99th-percentile times
+)
+
+// defaultMTU is the path MTU the tools settle on over loopback when -m is not given.
+const defaultMTU = 4096
+
+// benchCase is one run of a perftest tool pair.
+type benchCase struct {
+	kind   caseKind
+	verb   string // WRITE, READ or SEND
+	size   int    // message bytes
+	mtu    int    // 0 leaves the tools' default
+	qps    int
+	target *targetSpec
+}
+
+// targetKind says how a target is judged.
+type targetKind int
+
+const (
+	targetMinRatio targetKind = iota // gorxe / ceiling at least value
+	targetMinValue                   // gorxe's own figure at least value
+	targetMaxDiff                    // gorxe - ceiling at most value (ns)
+)
+
+type targetSpec struct {
+	kind  targetKind
+	value float64
+}
+
+// id is the case's stable key in the JSON output, also the name of its log files.
+func (c benchCase) id() string {
+	s := fmt.Sprintf("%s-%d", c.tool(), c.size)
+	if c.mtu != 0 {
+		s += "-mtu" + strconv.Itoa(c.mtu)
+	}
+	if c.kind != kindLatency {
+		s += "-q" + strconv.Itoa(c.qps)
+	}
+	return s
+}
+
+func (c benchCase) tool() string {
+	suffix := "_bw"
+	if c.kind == kindLatency {
+		suffix = "_lat"
+	}
+	switch c.verb {
+	case "WRITE":
+		return "write" + suffix
+	case "READ":
+		return "read" + suffix
+	}
+	return "send" + suffix
+}
+
+// args are the tool's arguments on both sides, apart from addresses and the TCP port.
+func (c benchCase) args(seconds, latIters int) []string {
+	a := []string{"-s", strconv.Itoa(c.size)}
+	if c.kind == kindLatency {
+		a = append(a, "-n", strconv.Itoa(latIters))
+	} else {
+		a = append(a, "-D", strconv.Itoa(seconds))
+		if c.qps > 1 {
+			a = append(a, "-q", strconv.Itoa(c.qps))
+		}
+	}
+	if c.mtu != 0 {
+		a = append(a, "-m", strconv.Itoa(c.mtu))
+	}
+	return a
+}
+
+// effectiveMTU is the MTU the tools run at, which picks the ceiling's datagram size.
+func (c benchCase) effectiveMTU() int {
+	if c.mtu != 0 {
+		return c.mtu
+	}
+	return defaultMTU
+}
+
+// plan lists the cases of a report: WRITE bandwidth over sizes and MTUs, READ bandwidth, the
+// SEND message rate and the three latencies, then WRITE bandwidth and SEND rate at every QP
+// count (a count of 1 is the first section's run and is not repeated).
+func plan(qpCounts []int) []benchCase {
+	const kib, mib = 1 << 10, 1 << 20
+	var cases []benchCase
+	for _, mtu := range []int{1024, 4096} {
+		for _, size := range []int{4 * kib, 64 * kib, mib} {
+			c := benchCase{kind: kindBandwidth, verb: "WRITE", size: size, mtu: mtu, qps: 1}
+			if size == 64*kib {
+				c.target = &targetSpec{targetMinRatio, 0.6}
+			}
+			cases = append(cases, c)
+		}
+	}
+	cases = append(cases,
+		benchCase{kind: kindBandwidth, verb: "READ", size: 64 * kib, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.5}},
+		benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMinValue, 1e6}},
+		benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000}},
+		benchCase{kind: kindLatency, verb: "WRITE", size: 64, qps: 1},
+		benchCase{kind: kindLatency, verb: "READ", size: 64, qps: 1},
+	)
+	seen := map[string]bool{}
+	for _, c := range cases {
+		seen[c.id()] = true
+	}
+	for _, q := range qpCounts {
+		for _, c := range []benchCase{
+			{kind: kindBandwidth, verb: "WRITE", size: 64 * kib, mtu: 4096, qps: q},
+			{kind: kindRate, verb: "SEND", size: 64, qps: q},
+		} {
+			if !seen[c.id()] {
+				seen[c.id()] = true
+				cases = append(cases, c)
+			}
+		}
+	}
+	return cases
+}

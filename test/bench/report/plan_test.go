@@ -1,0 +1,63 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPlanCoversTheIssueOnce(t *testing.T) {
+	cases := plan([]int{1, 16, 256, 1024})
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range cases {
+		require.False(t, seen[c.id()], "duplicate %s", c.id())
+		seen[c.id()] = true
+		ids = append(ids, c.id())
+	}
+	assert.Equal(t, []string{
+		"write_bw-4096-mtu1024-q1", "write_bw-65536-mtu1024-q1", "write_bw-1048576-mtu1024-q1",
+		"write_bw-4096-mtu4096-q1", "write_bw-65536-mtu4096-q1", "write_bw-1048576-mtu4096-q1",
+		"read_bw-65536-mtu4096-q1", "send_bw-64-q1",
+		"send_lat-64", "write_lat-64", "read_lat-64",
+		"write_bw-65536-mtu4096-q16", "send_bw-64-q16",
+		"write_bw-65536-mtu4096-q256", "send_bw-64-q256",
+		"write_bw-65536-mtu4096-q1024", "send_bw-64-q1024",
+	}, ids)
+
+	targets := map[string]targetSpec{}
+	for _, c := range cases {
+		if c.target != nil {
+			targets[c.id()] = *c.target
+		}
+	}
+	assert.Equal(t, map[string]targetSpec{
+		"write_bw-65536-mtu1024-q1": {targetMinRatio, 0.6},
+		"write_bw-65536-mtu4096-q1": {targetMinRatio, 0.6},
+		"read_bw-65536-mtu4096-q1":  {targetMinRatio, 0.5},
+		"send_bw-64-q1":             {targetMinValue, 1e6},
+		"send_lat-64":               {targetMaxDiff, 2000},
+	}, targets)
+}
+
+func TestCaseArgs(t *testing.T) {
+	bw := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 1024, qps: 256}
+	assert.Equal(t, []string{"-s", "65536", "-D", "3", "-q", "256", "-m", "1024"}, bw.args(3, 500))
+	assert.Equal(t, "write_bw", bw.tool())
+
+	rate := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}
+	assert.Equal(t, []string{"-s", "64", "-D", "2"}, rate.args(2, 500))
+	assert.Equal(t, "send_bw", rate.tool())
+	assert.Equal(t, defaultMTU, rate.effectiveMTU())
+
+	lat := benchCase{kind: kindLatency, verb: "READ", size: 64, qps: 1}
+	assert.Equal(t, []string{"-s", "64", "-n", "500"}, lat.args(2, 500))
+	assert.Equal(t, "read_lat", lat.tool())
+}
+
+func TestLabels(t *testing.T) {
+	assert.Equal(t, "RC WRITE 1 MiB, MTU 1024", label(benchCase{kind: kindBandwidth, verb: "WRITE", size: 1 << 20, mtu: 1024, qps: 1}))
+	assert.Equal(t, "RC READ 64 KiB, MTU 4096", label(benchCase{kind: kindBandwidth, verb: "READ", size: 65536, qps: 1}))
+	assert.Equal(t, "RC SEND 64 B message rate, 1024 QPs", label(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1024}))
+}

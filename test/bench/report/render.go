@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+func (r *Report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// writeMarkdown renders the machine, the gorxe table and the ceilings it was measured against.
+func (r *Report) writeMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(machineLine(r.Machine, r.Settings))
+	b.WriteString("\n\n")
+	b.WriteString("| measurement | gorxe | UDP ceiling (same run) | gorxe vs ceiling | target | CPU per message |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|\n")
+	for _, row := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Label, valueText(row),
+			ceilingText(row), compareText(row.Compare), targetCell(row.Target), cpuText(row))
+	}
+	if c := r.Ceiling; c != nil {
+		b.WriteString("\n")
+		b.WriteString(ceilingTable(c))
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "\nNot measured: %s\n", e)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// machineLine says where and how the figures were taken.
+func machineLine(m Machine, s Settings) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s on %d cores", m.Date, m.Cores)
+	if m.CPU != "" {
+		fmt.Fprintf(&b, " (%s)", m.CPU)
+	}
+	fmt.Fprintf(&b, ", Linux %s, %s", m.Kernel, m.GoVersion)
+	if m.LoadAvg != "" {
+		fmt.Fprintf(&b, "; load average %s at the start", m.LoadAvg)
+		if m.busy() {
+			b.WriteString(" (a shared, busy machine: absolute figures are low and noisy, the ratios less so)")
+		}
+	}
+	fmt.Fprintf(&b, ". gorxe client on %s and server on %s as two processes, %d s per bandwidth run, %d iterations per latency run.",
+		s.ClientAddr, s.ServerAddr, s.DurationS, s.LatencyIters)
+	return b.String()
+}
+
+// busy says whether more work was runnable than the machine has cores when the run began.
+func (m Machine) busy() bool {
+	f := strings.Fields(m.LoadAvg)
+	if len(f) == 0 || m.Cores == 0 {
+		return false
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	return err == nil && load > float64(m.Cores)
+}
+
+func valueText(row Row) string {
+	if row.Error != "" {
+		return "failed: " + oneLine(row.Error)
+	}
+	return quantity(row.Unit, row.Value)
+}
+
+// quantity formats a figure in its unit: decimal MB/s as the UDP ceiling program prints,
+// millions of messages per second, microseconds, KiB.
+func quantity(unit string, v float64) string {
+	switch unit {
+	case unitBytesPerS:
+		return fmt.Sprintf("%.0f MB/s", v/1e6)
+	case unitMsgsPerS:
+		return fmt.Sprintf("%.3f M msg/s", v/1e6)
+	case unitNS:
+		return fmt.Sprintf("%.2f µs", v/1e3)
+	case unitBytes:
+		return fmt.Sprintf("%.1f KiB", v/1024)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func ceilingText(row Row) string {
+	c := row.Compare
+	if c == nil {
+		return "—"
+	}
+	unit := row.Unit
+	if unit == unitMsgsPerS {
+		return fmt.Sprintf("%.3f Mpps (%s)", c.CeilingValue/1e6, c.Ceiling)
+	}
+	return fmt.Sprintf("%s (%s)", quantity(unit, c.CeilingValue), c.Ceiling)
+}
+
+func compareText(c *Comparison) string {
+	switch {
+	case c == nil:
+		return "—"
+	case c.Ratio != nil:
+		return fmt.Sprintf("%.2f×", *c.Ratio)
+	case c.DiffNS != nil:
+		return fmt.Sprintf("%+.2f µs", *c.DiffNS/1e3)
+	}
+	return "—"
+}
+
+func targetCell(t *Target) string {
+	if t == nil {
+		return ""
+	}
+	if t.Met {
+		return t.Text + " ✓"
+	}
+	return t.Text + " ✗"
+}
+
+func cpuText(row Row) string {
+	if row.CPUPerMsgNS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f µs", row.CPUPerMsgNS/1e3)
+}
+
+// ceilingTable lists the raw UDP figures of the run: delivered datagram and byte rates per path
+// and size, then the ping-pong half round trips.
+func ceilingTable(c *ceilingReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "UDP ceiling of the same run, %s → %s, two processes:\n\n", c.Src, c.Dst)
+	b.WriteString("| UDP path | datagram | delivered | delivered | loss | CPU per datagram (sender + receiver) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	for _, t := range c.Throughput {
+		fmt.Fprintf(&b, "| %s | %d B | %.3f Mpps | %.0f MB/s | %.1f%% | %.2f µs |\n", pathLabel(t.Path), t.DatagramBytes,
+			t.ReceivedPPS/1e6, t.ReceivedBytesPerS/1e6, 100*t.Loss, (t.SenderCPUNSPerDatagram+t.ReceiverCPUNSPerDatagram)/1e3)
+	}
+	if len(c.PingPong) > 0 {
+		b.WriteString("\n| UDP ping-pong | datagram | half RTT p50 | half RTT p99 |\n")
+		b.WriteString("|---|---:|---:|---:|\n")
+		for _, p := range c.PingPong {
+			fmt.Fprintf(&b, "| %s | %d B | %.2f µs | %.2f µs |\n", pathLabel(p.Path), p.DatagramBytes,
+				float64(p.HalfRTTP50NS)/1e3, float64(p.HalfRTTP99NS)/1e3)
+		}
+	}
+	return b.String()
+}
+
+func pathLabel(p string) string {
+	switch p {
+	case pathMmsg:
+		return "sendmmsg/recvmmsg"
+	case pathGSO:
+		return "UDP_SEGMENT + UDP_GRO"
+	}
+	return p
+}
+
+// oneLine keeps an error message from breaking a table row.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	return strings.ReplaceAll(s, "|", "/")
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testReport has one row of every kind: a ratio, a difference, a failure and a memory figure.
+func testReport() *Report {
+	ceil := testCeiling()
+	write := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.6}}
+	lat := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000}}
+	rows := []Row{bwRow(write, bwResult{Messages: 10, BytesPerS: 1028e6}, 50*time.Microsecond, ceil)}
+	rows = append(rows, latRows(lat, latResult{Iterations: 100, TypicalUS: 6.25, P99US: 12.5}, 0, ceil)...)
+	rows = append(rows, failedRows(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1024}, assertErr("exited | status 1\nagain"))...)
+	rows = append(rows, Row{ID: "idle-qp-rss", Label: "resident memory per idle RC QP (8 connected pairs)", Unit: unitBytes, Value: 6144})
+	return &Report{
+		Machine:  Machine{Cores: 2, CPU: "Test CPU", Kernel: "6.1.0", GoVersion: "go1.26.8", LoadAvg: "1.00 2.00 3.00", Date: "2026-01-02T03:04:05Z"},
+		Settings: Settings{DurationS: 2, LatencyIters: 100, ClientAddr: "127.0.0.1", ServerAddr: "127.0.0.2"},
+		Ceiling:  ceil,
+		Rows:     rows,
+	}
+}
+
+type assertErr string
+
+func (e assertErr) Error() string { return string(e) }
+
+func TestMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, testReport().writeMarkdown(&b))
+	md := b.String()
+	assert.True(t, strings.HasPrefix(md, "Measured 2026-01-02T03:04:05Z on 2 cores (Test CPU), Linux 6.1.0, go1.26.8; load average 1.00 2.00 3.00 at the start."), md)
+	for _, want := range []string{
+		"| RC WRITE 64 KiB, MTU 4096 | 1028 MB/s | 2056 MB/s (GSO+GRO, 4112 B datagrams) | 0.50× | ≥ 0.6× ceiling ✗ | 5.00 µs |\n",
+		"| RC SEND 64 B half RTT p50 | 6.25 µs | 5.00 µs (UDP ping-pong p50) | +1.25 µs | ≤ UDP + 2 µs ✓ |  |\n",
+		"| RC SEND 64 B half RTT p99 | 12.50 µs | 9.00 µs (UDP ping-pong p99) | +3.50 µs |  |  |\n",
+		"| RC SEND 64 B message rate, 1024 QPs | failed: exited / status 1 again | — | — |  |  |\n",
+		"| resident memory per idle RC QP (8 connected pairs) | 6.0 KiB | — | — |  |  |\n",
+		"| sendmmsg/recvmmsg | 80 B | 0.400 Mpps | 32 MB/s | 0.0% | 0.00 µs |\n",
+		"| UDP_SEGMENT + UDP_GRO | 4112 B | 0.500 Mpps | 2056 MB/s | 0.0% | 0.75 µs |\n",
+		"| sendmmsg/recvmmsg | 80 B | 5.00 µs | 9.00 µs |\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+	// Every table line has as many cells as its header.
+	for _, block := range strings.Split(md, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		if !strings.HasPrefix(lines[0], "|") {
+			continue
+		}
+		cells := strings.Count(lines[0], "|")
+		for _, l := range lines {
+			assert.Equal(t, cells, strings.Count(l, "|"), l)
+		}
+	}
+}
+
+func TestBusyMachineIsSaid(t *testing.T) {
+	r := testReport()
+	r.Machine.LoadAvg = "17.5 18.0 16.0"
+	var b bytes.Buffer
+	require.NoError(t, r.writeMarkdown(&b))
+	assert.Contains(t, b.String(), "load average 17.5 18.0 16.0 at the start (a shared, busy machine")
+
+	assert.False(t, Machine{Cores: 2, LoadAvg: "1.9 0 0"}.busy())
+	assert.True(t, Machine{Cores: 2, LoadAvg: "2.1 0 0"}.busy())
+	assert.False(t, Machine{Cores: 2}.busy(), "unknown load")
+}
+
+func TestMarkdownWithoutCeiling(t *testing.T) {
+	r := testReport()
+	r.Ceiling = nil
+	r.Errors = []string{"UDP ceiling: peer did not start"}
+	var b bytes.Buffer
+	require.NoError(t, r.writeMarkdown(&b))
+	assert.NotContains(t, b.String(), "UDP ceiling of the same run")
+	assert.Contains(t, b.String(), "\nNot measured: UDP ceiling: peer did not start\n")
+	assert.False(t, r.complete())
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := testReport()
+	var b bytes.Buffer
+	require.NoError(t, r.writeJSON(&b))
+	var back Report
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	assert.Equal(t, r, &back)
+
+	// The keys other tools read.
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &raw))
+	assert.ElementsMatch(t, []string{"machine", "settings", "udp_ceiling", "rows"}, keys(raw))
+	row := raw["rows"].([]any)[0].(map[string]any)
+	assert.Equal(t, "write_bw-65536-mtu4096-q1", row["id"])
+	assert.InDelta(t, 0.5, row["compare"].(map[string]any)["ratio"], 1e-9)
+	assert.Equal(t, false, row["target"].(map[string]any)["met"])
+	lat := raw["rows"].([]any)[1].(map[string]any)
+	assert.InDelta(t, 1250.0, lat["compare"].(map[string]any)["diff_ns"], 1e-9)
+	assert.NotContains(t, lat["compare"], "ratio")
+}
+
+func TestCompleteness(t *testing.T) {
+	r := testReport()
+	assert.False(t, r.complete(), "a failed row")
+	r.Rows = r.Rows[:3]
+	assert.True(t, r.complete())
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
