@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -43,7 +44,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "") {
+	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "" || o.Observe != (observe.Options{})) {
 		fs.Usage()
 		return exitUsage
 	}
