@@ -66,8 +66,15 @@ type Config struct {
 	// bytes of headers, rounded down to an IB MTU (4096 for loopback and for networks supplied by
 	// Network).
 	MTU MTU
-	// Logger receives control-path events (open, close, QP errors); nil discards them. Nothing is
-	// logged per packet: Counters are the data-path observability.
+	// Logger receives the device's events, each record with a "device" attribute naming it and,
+	// for a QP, a "qpn" attribute: open and close and fault injection (Info), QP state changes
+	// (Info; Warn with the cause when an error moved the QP), completions in error other than
+	// flushes (Warn, status named), retransmit timeouts with the retries left (Info), and at
+	// Debug what can happen per packet: NAKs sent and received (syndrome named) and RNR timeouts.
+	// Those repeating events are logged at most once a second per QP and kind, the next record
+	// counting the ones left out ("suppressed"). Nothing is logged per packet at Info, and a
+	// logger that is off costs nothing per packet; Counters are the data-path statistics. nil
+	// discards everything.
 	Logger *slog.Logger
 	// Workers is the number of goroutines that run the transport (QPs are spread over them by
 	// QPN); zero means GOMAXPROCS, and at least 2.

@@ -70,11 +70,12 @@ func Open(cfg Config) (*Device, error) {
 		mtu:  activeMTU(b.MTU),
 		guid: b.NodeGUID(),
 		keys: mr.NewTable(),
-		log:  rc.log,
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
 	}
+	// Every record the device and its runtime log names the device.
+	d.log = rc.log.With("device", d.name)
 	if rc.Network == nil && b.NetDev == "" {
 		// The socket layer would refuse the address too, less clearly.
 		return nil, &Error{Op: "open", Err: detailErr{ErrNoAddresses, fmt.Sprintf("%v is not an address of any local interface", rc.Addr)}}
@@ -90,12 +91,12 @@ func Open(cfg Config) (*Device, error) {
 		}
 		tap = bothTaps(rc.Tap, d.capture.Tap)
 	}
-	conn, err := openConn(rc, b.Addrs, tap)
+	conn, err := openConn(rc, d.log, b.Addrs, tap)
 	if err != nil {
 		return nil, err
 	}
 	d.rt = runtime.New(runtime.Config{
-		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: rc.log, Strict: rc.Network != nil,
+		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil,
 		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
 	})
 	d.events.init()
@@ -105,13 +106,13 @@ func Open(cfg Config) (*Device, error) {
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
 	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
-	d.log.Info("gorxe device open", "name", d.name, "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
+	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
 }
 
 // openConn opens the device's datagram transport: UDP sockets on every bound address, or the
 // supplied network, shown to the tap and wrapped in the fault injector when those are configured.
-func openConn(rc *resolved, addrs []netip.Addr, tap netio.TapFunc) (netio.Conn, error) {
+func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapFunc) (netio.Conn, error) {
 	var c netio.Conn
 	var err error
 	if rc.Network != nil {
@@ -139,7 +140,7 @@ func openConn(rc *resolved, addrs []netip.Addr, tap netio.TapFunc) (netio.Conn, 
 			// their place among the survivors of a batch.
 			fc.Observe(tap)
 		}
-		rc.log.Info("gorxe fault injection on", "faults", rc.faults.String())
+		log.Info("gorxe fault injection on", "faults", rc.faults.String())
 		c = fc
 	}
 	return c, nil
@@ -172,7 +173,7 @@ func (d *Device) Close() error {
 		}
 	}
 	close(d.events.closed)
-	d.log.Info("gorxe device closed", "name", d.name)
+	d.log.Info("gorxe device closed")
 	if err != nil {
 		return &Error{Op: "close_device", Err: err}
 	}

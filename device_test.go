@@ -59,7 +59,7 @@ func TestOpenFaultsFromEnv(t *testing.T) {
 	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)}
 	rc, err := cfg.resolve()
 	require.NoError(t, err)
-	c, err := openConn(rc, []netip.Addr{cfg.Addr}, nil)
+	c, err := openConn(rc, rc.log, []netip.Addr{cfg.Addr}, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	_, ok := c.(interface{ InFlight() int })

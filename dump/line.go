@@ -14,7 +14,8 @@ import (
 //	#12 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok
 //
 // with the BTH flags that are set and the key fields of each extension header
-// between the PSN and the payload length.
+// between the PSN and the payload length; a connection manager MAD to QP1 adds
+// its message and connection IDs (see cmSummary).
 func (p *Packet) Line() string {
 	var b strings.Builder
 	bth := &p.BTH.BTHFields
@@ -42,6 +43,7 @@ func (p *Packet) Line() string {
 			fmt.Fprintf(&b, " %s=%s", f.Abbrev, number(f, v))
 		}
 	}
+	b.WriteString(p.cmSummary())
 	fmt.Fprintf(&b, " len=%d icrc=%s", len(p.Payload), icrcShort(p.ICRCErr))
 	return b.String()
 }

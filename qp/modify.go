@@ -236,30 +236,32 @@ func (q *QP) setStateLocked(to State) {
 
 // EnterError moves the QP to ERR on the transport's behalf (a fatal completion error, CQ overflow,
 // or a class C responder error), flushing both queues. Complete the WQE that failed first, so its
-// error WC precedes the flushes. A QP in RESET or already in ERR is left alone.
-func (q *QP) EnterError() {
+// error WC precedes the flushes. A QP in RESET or already in ERR is left alone. It returns the
+// state the QP left and whether it moved, so the transport can report the change.
+func (q *QP) EnterError() (from State, moved bool) {
 	q.mu.Lock()
-	if q.destroyed || q.attr.State == StateReset || q.attr.State == StateErr {
-		q.mu.Unlock()
-		return
+	defer q.mu.Unlock()
+	from = q.attr.State
+	if q.destroyed || from == StateReset || from == StateErr {
+		return from, false
 	}
 	q.setStateLocked(StateErr)
-	q.mu.Unlock()
+	return from, true
 }
 
 // EnterSQError moves a UC, UD or GSI QP from RTS or SQD to SQE after a send error, flushing the
 // send queue while receives continue; the user returns it to RTS with Modify. RC QPs have no SQE
-// state and go to ERR instead.
-func (q *QP) EnterSQError() {
+// state and go to ERR instead. It returns the state the QP left and whether it moved.
+func (q *QP) EnterSQError() (from State, moved bool) {
 	if q.typ == TypeRC {
-		q.EnterError()
-		return
+		return q.EnterError()
 	}
 	q.mu.Lock()
-	if q.destroyed || (q.attr.State != StateRTS && q.attr.State != StateSQD) {
-		q.mu.Unlock()
-		return
+	defer q.mu.Unlock()
+	from = q.attr.State
+	if q.destroyed || (from != StateRTS && from != StateSQD) {
+		return from, false
 	}
 	q.setStateLocked(StateSQE)
-	q.mu.Unlock()
+	return from, true
 }

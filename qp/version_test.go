@@ -29,8 +29,8 @@ func TestAttrVersionTracksQueryableChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	step("EnterError", true, q.EnterError)
-	step("EnterError again", false, q.EnterError)
+	step("EnterError", true, func() { q.EnterError() })
+	step("EnterError again", false, func() { q.EnterError() })
 }
 
 // ResetCount must move on every entry into RESET and only then, so the transport can tell a

@@ -108,6 +108,9 @@ func (c *completer) retry(now time.Time, timeout bool) {
 		return
 	}
 	c.retryLeft--
+	if timeout {
+		c.e.note(Event{Kind: EventRetryTimeout, PSN: c.psn, RetriesLeft: c.retryLeft})
+	}
 	c.retried, c.retriedPSN = true, c.psn
 	ctr.Inc(counter.CompleterRetryErr)
 	r := &c.e.req
@@ -233,9 +236,11 @@ func (c *completer) acknowledge(now time.Time, w *qp.SendWQE, p *packet.Parsed, 
 			return // a copy of the NAK that started the current back-off
 		}
 		ctr.Inc(counter.RcvdRNRErr)
+		c.e.note(Event{Kind: EventNAKReceived, PSN: psn, Syndrome: syn})
 		c.advance(now, psn)
 		c.rnr(now, w, syn.Value())
 	case packet.SyndromeTypeNAK:
+		c.e.note(Event{Kind: EventNAKReceived, PSN: psn, Syndrome: syn})
 		c.advance(now, psn)
 		if syn == packet.SyndromeNAKPSNSequenceError {
 			ctr.Inc(counter.RcvdSeqErr)
@@ -410,14 +415,24 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 		// rxe's rdma_sends counts SEND work requests retired, whatever their status.
 		c.e.ctr.Inc(counter.RDMASends)
 	}
+	var op cq.Opcode
+	var wrID uint64
+	if st != cq.WCSuccess {
+		// Read before Complete frees the slot for the next post.
+		op, wrID = w.WR.Opcode.CompletionOpcode(), w.WR.ID
+	}
 	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
-	switch {
-	case err == qp.ErrStale:
+	if err == qp.ErrStale {
 		return false // flushed or reset meanwhile
+	}
+	c.e.completedInError(st, op, wrID, false)
+	switch {
 	case err != nil:
-		c.e.q.EnterError()
+		from, moved := c.e.q.EnterError()
+		c.e.enteredError(from, moved, st, true)
 	case st != cq.WCSuccess:
-		c.e.q.EnterSQError()
+		from, moved := c.e.q.EnterSQError()
+		c.e.enteredError(from, moved, st, false)
 	default:
 		return true
 	}

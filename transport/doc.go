@@ -2,8 +2,9 @@
 // posted work requests into RoCEv2 packets (requester), executes incoming requests against
 // registered memory (responder) and retires work on acknowledgements (completer), for RC, UC and UD.
 //
-// Nothing in this package starts goroutines, opens sockets or reads a clock: every entry point takes
-// the current time, appends the packets to send to an [Output], pushes completions into the QP's
-// completion queues and reports its next deadline. The device layer owns sockets, timers and
+// Nothing in this package starts goroutines, opens sockets, reads a clock or logs: every entry point
+// takes the current time, appends the packets to send to an [Output] (with the [Event]s a device
+// may log, of the kinds it asked for), pushes completions into the QP's completion queues and
+// reports its next deadline. The device layer owns sockets, timers and
 // goroutines, and serialises calls per QP.
 package transport

@@ -52,6 +52,7 @@ type Engine struct {
 	ctr  counter.Set // this QP's statistics; only the engine writes them
 
 	burst time.Time // time of the first ReceiveMore of a burst not yet ended, or zero
+	out   *Output   // the output of the call under way, where note records events
 }
 
 // New returns the transport state for q.
@@ -74,8 +75,10 @@ func (e *Engine) Counters() *counter.Set { return &e.ctr }
 // sender, Dst the local address. Requests go to the responder; acknowledgements and read or
 // atomic responses go to the completer.
 func (e *Engine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
+	e.out = out
 	e.receive(now, p, &from, out)
 	e.endBurst(now, out)
+	e.out = nil
 }
 
 // ReceiveMore is Receive for a packet that another packet for this QP follows at once, as in a
@@ -86,10 +89,12 @@ func (e *Engine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, 
 // acknowledgements allow once, in one go. Until that Receive (or a Run), Deadline reports the
 // work as due.
 func (e *Engine) ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *Output) {
+	e.out = out
 	e.receive(now, p, &from, out)
 	if e.burst.IsZero() {
 		e.burst = now
 	}
+	e.out = nil
 }
 
 func (e *Engine) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
@@ -113,11 +118,13 @@ func (e *Engine) endBurst(now time.Time, out *Output) {
 // timers and sends posted work the windows allow. Call it after posting, after Modify and when
 // the deadline has passed.
 func (e *Engine) Run(now time.Time, out *Output) {
+	e.out = out
 	e.burst = time.Time{}
 	e.resp.flushAck(out)
 	e.resp.run(now, out)
 	e.comp.tick(now, out)
 	e.req.run(now, out)
+	e.out = nil
 }
 
 // Deadline returns when Run must next be called, or the zero time if no timer is armed.

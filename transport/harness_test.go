@@ -80,7 +80,9 @@ type hDevice struct {
 	engines []*Engine         // sorted by QPN
 	marks   map[*Engine]hMark // what the harness last saw of each engine's QP
 	events  []qp.Event
-	out     Output
+	out     Output // out.Want chooses what reported collects
+	// reported holds the events the engines recorded in out, in order.
+	reported []Event
 	// service, when set, makes the device a slow receiver: each packet takes that long to
 	// process, so packets queue in inbox (as in a software stack on an emulated machine).
 	service   time.Duration
@@ -521,6 +523,8 @@ func (h *harness) collect(d *hDevice) {
 		h.flight = append(h.flight, p)
 	}
 	d.out.Reset()
+	d.reported = append(d.reported, d.out.Events...)
+	d.out.ResetEvents()
 }
 
 // hEnvelope is the framing a gorxe socket gives a packet on path p: IPv4 from an unconnected

@@ -33,10 +33,19 @@ type Output struct {
 	Packets []Packet
 	// Alloc returns an empty buffer with capacity of at least MaxPacketSize.
 	Alloc func() []byte
+
+	// Events collects what the call did that the device may log (see Event), of the kinds in
+	// Want only: with Want empty nothing is recorded, so a device that logs nothing pays
+	// nothing. The device takes the events away after each call (ResetEvents).
+	Events []Event
+	Want   EventMask
 }
 
 // Reset forgets the collected packets, keeping the slice for reuse.
 func (o *Output) Reset() { o.Packets = o.Packets[:0] }
+
+// ResetEvents forgets the collected events, keeping the slice for reuse.
+func (o *Output) ResetEvents() { o.Events = o.Events[:0] }
 
 // asSent returns e as gorxe's sockets put it on the wire: IPv4 packets leave an unconnected
 // socket with DF set and IP ID 0, which the ICRC covers.

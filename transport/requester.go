@@ -203,6 +203,8 @@ func (r *requester) run(now time.Time, out *Output) {
 	r.sync()
 	if !r.hold.IsZero() && !now.Before(r.hold) {
 		r.hold = time.Time{}
+		c := &r.e.comp
+		r.e.note(Event{Kind: EventRNRTimeout, PSN: c.psn, RetriesLeft: c.rnrLeft})
 	}
 	if !r.canSend() || !r.hold.IsZero() {
 		return

@@ -348,7 +348,8 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 		r.sendAck(syn, psn, out)
 	}
 	r.msgKind = packet.KindInvalid
-	r.e.q.EnterError()
+	from, moved := r.e.q.EnterError()
+	r.e.enteredError(from, moved, status, false)
 	r.e.q.RaiseEvent(event)
 	r.stop(true)
 }
@@ -361,12 +362,17 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 	}
 	r.haveWQE = false
 	err := r.e.q.CompleteRecv(&r.wqe, wc, solicited)
-	if err != nil && !errors.Is(err, qp.ErrStale) {
-		r.e.q.EnterError()
+	if err != nil && errors.Is(err, qp.ErrStale) {
+		return true // flushed or reset meanwhile: that completion was reported instead
+	}
+	r.e.completedInError(wc.Status, wc.Opcode, wc.WRID, true)
+	if err != nil {
+		from, moved := r.e.q.EnterError()
+		r.e.enteredError(from, moved, wc.Status, true)
 		r.stop(true)
 		return false
 	}
-	if err == nil && wc.Status == cq.WCSuccess {
+	if wc.Status == cq.WCSuccess {
 		// rxe's rdma_recvs counts successful receive completions.
 		r.e.ctr.Inc(counter.RDMARecvs)
 	}
@@ -409,6 +415,9 @@ func (r *responder) sendAck(syn packet.Syndrome, psn packet.PSN, out *Output) {
 }
 
 func (r *responder) sendAckMSN(syn packet.Syndrome, psn packet.PSN, msn uint32, out *Output) {
+	if !syn.IsACK() {
+		r.e.note(Event{Kind: EventNAKSent, PSN: psn, Syndrome: syn})
+	}
 	var h packet.Headers
 	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: syn, MSN: msn}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 	"github.com/gorxe/gorxe/netio"
@@ -28,10 +29,12 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b := fs.String("b", "127.0.0.2", "address of device B")
 	walk := fs.String("walkthrough", "", "instead of the demo, run the exchanges docs/wire-walkthrough.md explains and write each one's capture and ladder diagram into `DIR`")
 	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
+	level := loglevel.Default
+	fs.Func("log-level", loglevel.Help, loglevel.Option(&level))
 	var o demo.Options
 	o.Observe.Flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N]\n"+
+		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N] [-log-level LEVEL]\n"+
 			"                  [-metrics ADDR] [-counters]\n"+
 			"       gorxe demo -walkthrough DIR [-a ADDR] [-b ADDR]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
@@ -48,6 +51,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
+	o.Logger = loglevel.Logger(stderr, level)
 	var err error
 	if *faults != "" {
 		if o.Faults, err = netio.ParseFaultConfig(*faults); err != nil {

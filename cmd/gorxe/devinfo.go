@@ -21,7 +21,7 @@ func runDevinfo(args []string, stdout, stderr io.Writer) int {
 		devinfo.Usage(stderr)
 		return exitUsage
 	}
-	if err := devinfo.Run(o, stdout); err != nil {
+	if err := devinfo.Run(o, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitFailure
 	}

@@ -38,6 +38,8 @@ var commands = []command{
 	{"uc_pingpong", "gorxe uc_pingpong [OPTIONS] [HOST]", "ibv_uc_pingpong peer: UC SENDs back and forth", runUCPingpong},
 	{"ud_pingpong", "gorxe ud_pingpong [OPTIONS] [HOST]", "ibv_ud_pingpong peer: UD SENDs back and forth", runUDPingpong},
 	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
+	{"rping", "gorxe rping -s|-c [-vVdP] [-S size] [-C count] [-a addr] [-I addr] [-p port]", "librdmacm rping peer: RDMA-CM connection, READ/WRITE/SEND ping loop", runRping},
+	{"ucmatose", "gorxe ucmatose [-s server] [-b addr] [-c conns] [-C count] [-S size] [-p port]", "librdmacm ucmatose peer: RDMA-CM connections, SENDs each way, disconnect", runUcmatose},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
 	{"stats", "gorxe stats [-once] ADDR", "live counters of a gorxe tool running with --metrics ADDR", runStats},
 	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},

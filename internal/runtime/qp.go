@@ -25,6 +25,8 @@ type QP struct {
 	dead     bool
 	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
 	version  uint64 // q.AttrVersion when the engine last saw the QP
+
+	limit logLimit // rate limits of the QP's log records; guarded by the run lock
 }
 
 // Add starts running q's engine on its worker and makes q reachable by QPN from the network.
@@ -49,12 +51,17 @@ func (h *QP) Posted() {
 	h.notify(head == cursor)
 }
 
-// Modify changes the QP's attributes on its worker, then runs the engine once, so the transport
-// sees the change before it handles another packet for the QP.
+// Modify changes the QP's attributes on its worker, logs the state change if there is one, then
+// runs the engine once, so the transport sees the change before it handles another packet for
+// the QP.
 func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
 	var err error
 	if derr := h.w.do(func() {
-		if err = h.q.Modify(attr, mask); err == nil && !h.dead {
+		from := h.q.State()
+		if err = h.q.Modify(attr, mask); err == nil && mask&qp.AttrState != 0 {
+			h.w.r.logState(h, from, attr.State, "")
+		}
+		if err == nil && !h.dead {
 			h.w.runEngine(h, h.w.r.clk.Now())
 		}
 	}); derr != nil {

@@ -140,6 +140,7 @@ func (w *worker) do(f func()) error {
 	if w.stopped {
 		return ErrClosed
 	}
+	w.out.Want = w.r.eventMask()
 	f()
 	w.drain()
 	return nil
@@ -152,6 +153,7 @@ func (w *worker) drain() {
 	if w.stopped {
 		return
 	}
+	w.out.Want = w.r.eventMask()
 	now := w.r.clk.Now()
 	for round := 0; ; round++ {
 		w.mu.Lock()
@@ -233,6 +235,9 @@ func (w *worker) ran(h *QP, v uint64, n int) {
 	}
 	if h.q.AttrVersion() != v {
 		h.notify(false)
+	}
+	if len(w.out.Events) != 0 {
+		w.report(h)
 	}
 	w.track(h)
 	if len(w.out.Packets) >= flushThreshold {
@@ -352,9 +357,16 @@ func (w *worker) flush() {
 // The caller holds w.run.
 func (w *worker) shutdown() {
 	now := w.r.clk.Now()
+	w.out.Want = w.r.eventMask()
 	for h := range w.own {
-		_ = h.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState)
+		from := h.q.State()
+		if h.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState) == nil {
+			w.r.logState(h, from, qp.StateErr, "device closed")
+		}
 		h.eng.Run(now, &w.out)
+		if len(w.out.Events) != 0 {
+			w.report(h)
+		}
 		h.dead = true
 	}
 	w.flush()

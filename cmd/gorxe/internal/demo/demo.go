@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -19,6 +20,7 @@ type Options struct {
 	Port    uint16            // UDP port of both devices; 0 means 4791
 	Faults  gorxe.FaultConfig // impairments both devices apply to what they send
 	Timeout time.Duration     // per step; default 10 s
+	Logger  *slog.Logger      // receives both devices' events; nil discards them
 
 	// Pcap, when set, receives a pcapng capture of every datagram either device handed to the
 	// network, in order, numbered as the narration numbers them; what fault injection did to

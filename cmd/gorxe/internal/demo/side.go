@@ -30,7 +30,7 @@ const (
 )
 
 func openSide(name string, addr netip.Addr, o *Options, tap netio.TapFunc) (*side, error) {
-	cfg := gorxe.Config{Addr: addr, Port: o.Port, Faults: o.Faults, Tap: tap}
+	cfg := gorxe.Config{Addr: addr, Port: o.Port, Faults: o.Faults, Tap: tap, Logger: o.Logger}
 	dev, err := gorxe.Open(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("device %s on %s: %w", name, addr, err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -128,14 +131,18 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--ib-dev=gorxe_lo", "--ib-port=1", "--verbose"}, Options{IBDev: "gorxe_lo", IBPort: 1, Verbose: true}},
 		{[]string{"-vd", "lo"}, Options{IBDev: "lo", Verbose: true}},
 		{[]string{"--bind", "127.0.0.1"}, Options{Bind: "127.0.0.1"}},
+		{[]string{"--log-level", "debug"}, Options{LogLevel: slog.LevelDebug}},
 	}
 	for _, tc := range tests {
+		if tc.args == nil || tc.args[0] != "--log-level" {
+			tc.want.LogLevel = loglevel.Default
+		}
 		got, err := ParseArgs(tc.args)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
 		}
 	}
-	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}} {
+	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}, {"--log-level=loud"}} {
 		if _, err := ParseArgs(bad); !errors.Is(err, getopt.ErrUsage) {
 			t.Errorf("ParseArgs(%q) = %v, want a usage error", bad, err)
 		}
@@ -147,7 +154,7 @@ func TestParseArgs(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	var b bytes.Buffer
-	if err := Run(Options{List: true}, &b); err != nil {
+	if err := Run(Options{List: true}, &b, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	names := DeviceNames()
@@ -155,13 +162,13 @@ func TestRun(t *testing.T) {
 		t.Errorf("-l output:\n%s", b.String())
 	}
 	b.Reset()
-	if err := Run(Options{Bind: "127.0.0.1"}, &b); err != nil {
+	if err := Run(Options{Bind: "127.0.0.1"}, &b, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(b.String(), "hca_id:\tgorxe_127.0.0.1\n") {
 		t.Errorf("--bind 127.0.0.1:\n%s", b.String())
 	}
-	err := Run(Options{IBDev: "rxe9x"}, &b)
+	err := Run(Options{IBDev: "rxe9x"}, &b, io.Discard)
 	if err == nil || err.Error() != "IB device 'rxe9x' wasn't found" {
 		t.Errorf("-d rxe9x: %v", err)
 	}

@@ -2,6 +2,7 @@ package devinfo
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,14 +44,14 @@ func TestRunWithoutCarrier(t *testing.T) {
 		return Link{Up: true}, true
 	}
 	var b bytes.Buffer
-	require.NoError(t, run(Options{Bind: "127.0.0.1", Verbose: true}, &b, noCarrier))
+	require.NoError(t, run(Options{Bind: "127.0.0.1", Verbose: true}, &b, io.Discard, noCarrier))
 	assert.Equal(t, []string{"lo"}, asked, "the link of the interface that has the address")
 	assert.Contains(t, b.String(), "\t\t\tstate:\t\t\tPORT_DOWN (1)\n")
 	assert.Contains(t, b.String(), "\t\t\tphys_state:\t\tPOLLING (2)\n")
 
 	b.Reset()
 	adminDown := func(string) (Link, bool) { return Link{}, true }
-	require.NoError(t, run(Options{Bind: "127.0.0.1", Verbose: true}, &b, adminDown))
+	require.NoError(t, run(Options{Bind: "127.0.0.1", Verbose: true}, &b, io.Discard, adminDown))
 	assert.Contains(t, b.String(), "\t\t\tstate:\t\t\tPORT_DOWN (1)\n")
 	assert.Contains(t, b.String(), "\t\t\tphys_state:\t\tDISABLED (3)\n")
 }

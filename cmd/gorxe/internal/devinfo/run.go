@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -11,16 +12,18 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/netio"
 )
 
-// Options are ibv_devinfo's settings, plus gorxe's --bind.
+// Options are ibv_devinfo's settings, plus gorxe's --bind and --log-level.
 type Options struct {
-	IBDev   string // -d: interface, address or gorxe device name
-	Bind    string // --bind: one local address
-	IBPort  int    // -i: only this port (0: all)
-	List    bool   // -l: print the device names only
-	Verbose bool   // -v: every attribute, the GID table and the counters
+	IBDev    string     // -d: interface, address or gorxe device name
+	Bind     string     // --bind: one local address
+	IBPort   int        // -i: only this port (0: all)
+	List     bool       // -l: print the device names only
+	Verbose  bool       // -v: every attribute, the GID table and the counters
+	LogLevel slog.Level // --log-level: the least severe device event logged on stderr
 }
 
 // ErrHelp: -h or --help was given.
@@ -28,7 +31,7 @@ var ErrHelp = errors.New("help requested")
 
 // ParseArgs parses ibv_devinfo's command line.
 func ParseArgs(args []string) (Options, error) {
-	var o Options
+	o := Options{LogLevel: loglevel.Default}
 	help := false
 	operands, err := getopt.Parse(args, []getopt.Option{
 		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&o.IBDev)},
@@ -37,6 +40,7 @@ func ParseArgs(args []string) (Options, error) {
 		{Short: 'v', Long: "verbose", Set: getopt.FlagOption(&o.Verbose)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
+		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	})
 	switch {
 	case err != nil:
@@ -59,6 +63,7 @@ Options:
   -l, --list             print the device names only
   -v, --verbose          print every attribute, the GID table and the counters
       --bind=<addr>      only the device bound to this one local address
+      --log-level=<lvl>  `+loglevel.Help+`
 
 gorxe has a device per network interface that is up and has an address (gorxe_<interface>),
 and one per local address named with -d or --bind. Without -d, --bind or $`+devselect.EnvAddr+`, every
@@ -68,11 +73,11 @@ gorxe stats.
 `)
 }
 
-// Run prints what the options ask for.
-func Run(o Options, stdout io.Writer) error { return run(o, stdout, SystemLink) }
+// Run prints what the options ask for on stdout; the devices log their events on stderr.
+func Run(o Options, stdout, stderr io.Writer) error { return run(o, stdout, stderr, SystemLink) }
 
 // run is Run with the interfaces' links read by link.
-func run(o Options, stdout io.Writer, link LinkFunc) error {
+func run(o Options, stdout, stderr io.Writer, link LinkFunc) error {
 	if o.List {
 		names := DeviceNames()
 		s := "s"
@@ -105,7 +110,9 @@ func run(o Options, stdout io.Writer, link LinkFunc) error {
 		}
 	}
 	var errs []error
+	log := loglevel.Logger(stderr, o.LogLevel)
 	for _, cfg := range cfgs {
+		cfg.Logger = log
 		if err := show(stdout, cfg, o, link); err != nil {
 			errs = append(errs, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -47,6 +48,8 @@ type Selection struct {
 	// Pcap (--pcap FILE), or else the GORXE_PCAP environment variable, names a pcapng file that
 	// receives every datagram the device sends and receives (Config.Capture).
 	Pcap string
+	// Logger, when set, becomes the device's Config.Logger.
+	Logger *slog.Logger
 }
 
 // EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
@@ -60,7 +63,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap = port, s.Tap
+	cfg.Port, cfg.Tap, cfg.Logger = port, s.Tap, s.Logger
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 )
 
 // Requests that are not runs: the caller prints the usage or the version and exits successfully.
@@ -101,6 +102,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "use_hugepages", Set: flag(&p.HugePages)},
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
 		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
+		{Long: "log-level", Arg: true, Set: loglevel.Option(&p.LogLevel)},
 		{Long: "timeout", Arg: true, Set: func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {

@@ -2,11 +2,14 @@ package perftest
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -184,4 +187,15 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%s usage lists options of other tests:\n%s", tt.Name(), out)
 		}
 	}
+}
+
+func TestLogLevelOption(t *testing.T) {
+	p, err := ParseArgs(wbw, nil)
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelWarn, p.LogLevel, "default")
+	p, err = ParseArgs(slat, strings.Fields("--log-level debug"))
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelDebug, p.LogLevel)
+	_, err = ParseArgs(rbw, strings.Fields("--log-level=loud"))
+	assert.ErrorIs(t, err, getopt.ErrUsage)
 }

@@ -2,9 +2,11 @@ package perftest
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
@@ -108,6 +110,8 @@ type Params struct {
 	Timeout time.Duration
 	// Observe holds --metrics and --counters (gorxe only).
 	Observe observe.Options
+	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
+	LogLevel slog.Level
 
 	// notices are printed before the test's header, as perftest prints its adjustments.
 	notices []string
@@ -122,7 +126,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile,
+		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat

@@ -11,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
@@ -26,7 +27,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap}
+	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap, Logger: loglevel.Logger(stderr, p.LogLevel)}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err
@@ -160,6 +161,7 @@ func Usage(w io.Writer, t Test) {
 	add(true, "")
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
+	add(true, "      --log-level=<level>  "+loglevel.Help)
 	add(lat, "      --latency_gap=<delay_time>  delay time between each post send")
 	add(true, "      --out_json  Save the report in a json file")
 	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
@@ -60,6 +62,8 @@ type Options struct {
 	// Timeout bounds each out-of-band step and each wait for a completion (gorxe only; 0: none).
 	Timeout time.Duration
 	Observe observe.Options // --metrics, --counters (gorxe only)
+	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
+	LogLevel slog.Level
 
 	odp, prefetch, timestamps, deviceMemory bool // rc_pingpong's -o/-O, -P, -t, -j
 }
@@ -71,7 +75,7 @@ var ErrHelp = errors.New("help requested")
 func ParseArgs(kind Kind, args []string) (Options, error) {
 	o := Options{
 		Kind: kind, Port: DefaultTCPPort, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500,
-		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout,
+		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: loglevel.Default,
 	}
 	if kind == UD {
 		o.Size = 1024 // the C tool's default since its MTU check; 2048 fails at active MTU 1024
@@ -92,6 +96,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "pcap", Arg: true, Set: getopt.StringOption(&o.Pcap)},
 		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
+		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	}
 	opts = append(opts, o.Observe.Getopt()...)
 	if kind != UD {
@@ -226,6 +231,7 @@ func Usage(w io.Writer, k Kind) {
 	for _, h := range observe.Help {
 		p("      %-18s %s", h.Option, h.Text)
 	}
+	p("      --log-level=<lvl>  %s", loglevel.Help)
 	p("")
 	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)
 	p("interface that is up with an IPv4 address, else 127.0.0.1. $%s overrides the RoCE UDP", devselect.EnvPort)

@@ -3,6 +3,7 @@ package pingpong
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestParseArgsDefaults(t *testing.T) {
 			t.Fatalf("%s: %v", k.Name(), err)
 		}
 		want := Options{Kind: k, Port: 18515, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500, Iters: 1000,
-			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout}
+			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: slog.LevelWarn}
 		if k == UD {
 			want.Size = 1024
 		}
@@ -59,6 +60,8 @@ func TestParseArgs(t *testing.T) {
 		{RC, []string{"--timeout", "0"}, func(o *Options) { o.Timeout = 0 }},
 		{RC, []string{"--timeout", "3"}, func(o *Options) { o.Timeout = 3 * time.Second }},
 		{RC, []string{"-o", "-P"}, func(o *Options) { o.odp, o.prefetch = true, true }},
+		{UD, []string{"--log-level=debug"}, func(o *Options) { o.LogLevel = slog.LevelDebug }},
+		{SRQ, []string{"--log-level", "error"}, func(o *Options) { o.LogLevel = slog.LevelError }},
 	}
 	for _, tc := range tests {
 		want, _ := ParseArgs(tc.kind, nil)
@@ -90,6 +93,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{RC, []string{"a", "b"}, true, `more than one server name: ["a" "b"]`},
 		{RC, []string{"-n", "ten"}, true, "-n ten: not a number"},
 		{RC, []string{"--timeout=soon"}, true, "--timeout soon: not a duration"},
+		{RC, []string{"--log-level=loud"}, true, "--log-level loud: not a log level (debug, info, warn or error)"},
 		{RC, []string{"--gid"}, true, "option '--gid-idx' requires an argument"},
 		{SRQ, []string{"-s", "0"}, true, "-s must be at least 1"},
 		{SRQ, []string{"-q", "20", "-r", "10"}, false, "rx_depth 10 is too small for 20 QPs -- must have at least one receive per QP."},
@@ -117,7 +121,7 @@ func TestUsageMentionsEveryOption(t *testing.T) {
 		var b bytes.Buffer
 		Usage(&b, k)
 		for _, f := range []string{"--port", "--ib-dev", "--ib-port", "--size", "--rx-depth", "--iters", "--sl",
-			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "GORXE_ADDR", "GORXE_PORT"} {
+			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "--log-level", "GORXE_ADDR", "GORXE_PORT"} {
 			if !strings.Contains(b.String(), f) {
 				t.Errorf("%s usage lacks %s", k.Name(), f)
 			}

@@ -3,6 +3,7 @@ package pingpong
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/gorxe/gorxe"
@@ -26,6 +27,7 @@ const grhLen = 40
 type session struct {
 	o        Options
 	tap      netio.TapFunc // the device's tap, when fault injection is noted
+	log      *slog.Logger  // the device's logger
 	dev      *gorxe.Device
 	buf      *gorxe.Buffer
 	channel  *gorxe.CompChannel
@@ -45,7 +47,7 @@ type session struct {
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap, Pcap: o.Pcap}.Open()
+	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap, Pcap: o.Pcap, Logger: s.log}.Open()
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/gidtext"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
@@ -21,7 +22,7 @@ import (
 // only what the C tool does not print (the fault-injection notes), and returns the reason it
 // failed, if it did, as one line.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
-	s := &session{o: o}
+	s := &session{o: o, log: loglevel.Logger(stderr, o.LogLevel)}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
 		return err

@@ -1,0 +1,87 @@
+package rdmacm
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// accept answers one request: the QP goes to RTR, the REP leaves, the QP goes to RTS, and the
+// connection is returned once the RTU arrives.
+func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, error) {
+	a := l.a
+	reject := func(reason mad.RejectReason) {
+		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+			return a.mgr.Reject(now, r.id, reason, nil, nil, out)
+		})
+	}
+	// What the REQ asked for bounds what we grant, as rdma_accept bounds it (the REQ's initiator
+	// depth is the most responder resources we need, its responder resources the deepest we may
+	// read).
+	attrs := r.attrs
+	attrs.MaxDestRdAtomic = min(attrs.MaxDestRdAtomic, o.responder())
+	attrs.MaxRdAtomic = min(attrs.MaxRdAtomic, o.initiator())
+	attrs.PathMTU = min(attrs.PathMTU, portMTU(a.dev, o.MTU))
+	res, err := newResources(a.dev, o, attrs.MaxDestRdAtomic)
+	if err != nil {
+		reject(mad.RejNoResources)
+		return nil, err
+	}
+	if err := res.toRTR(a.dev, &attrs); err != nil {
+		reject(mad.RejConsumerDefined)
+		return nil, errors.Join(err, res.destroy())
+	}
+	if err := a.acquire(); err != nil {
+		return nil, errors.Join(err, res.destroy())
+	}
+	c := newConn(a, res, r.local, r.peer)
+	c.id = r.id
+	c.privateData = r.user
+	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
+		err := a.mgr.Accept(now, r.id, cm.AcceptParams{
+			LocalQPN: res.qp.QPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
+			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData}, out)
+		if err != nil {
+			return err
+		}
+		info, _ := a.mgr.Conn(r.id)
+		c.attrs = info.Attrs
+		c.attrs.PathMTU = attrs.PathMTU
+		// librdmacm moves the passive QP to RTS before the REP leaves. The REP waits in out
+		// until this function returns, so moving the QP here keeps that order.
+		if err := res.toRTS(&c.attrs); err != nil {
+			_ = a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
+			return err
+		}
+		a.conns[r.id] = c
+		return nil
+	})
+	if err != nil {
+		a.release()
+		return nil, errors.Join(err, res.destroy())
+	}
+	if err := c.waitEstablished(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// waitEstablished waits for the passive side's RTU.
+func (c *Conn) waitEstablished(ctx context.Context) error {
+	for {
+		e, err := c.nextHandshake(ctx)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case cm.EventEstablished:
+			return nil
+		case cm.EventRejected, cm.EventUnreachable:
+			return e.Err
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package rdmacm
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+)
+
+// agent is a device's connection manager: QP1, the protocol state machine and the goroutines that
+// drive them. Every handle on it (an Agent from Open, a Listener, a Conn) holds a reference; the
+// agent stops when the last one is released.
+type agent struct {
+	dev    *gorxe.Device
+	q      *qp1
+	mgr    *cm.Manager
+	cmds   chan command
+	rx     chan rxMAD
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// stopped is closed once the goroutines have ended and QP1 is destroyed, so that a new agent
+	// can create the device's GSI QP again.
+	stopped chan struct{}
+	refs    int // guarded by registry.Mutex
+
+	// Owned by the run loop.
+	conns     map[cm.ConnID]*Conn
+	listeners map[uint64]*Listener
+	routes    map[[16]byte]int // peer GID → GID index our MADs to it leave from
+	lost      uint64           // MADs that could not be posted on QP1
+}
+
+// command is one call into the manager, run on the agent's goroutine.
+type command struct {
+	f    func(now time.Time, out *cm.Output) error
+	done chan error
+}
+
+// start creates QP1 and the manager and starts the goroutines.
+func start(dev *gorxe.Device, cfg Config) (*agent, error) {
+	q, err := openQP1(dev)
+	if err != nil {
+		return nil, err
+	}
+	mc := cfg.CM
+	if mc.CAGUID == 0 {
+		if attr, err := dev.Query(); err == nil {
+			mc.CAGUID = attr.NodeGUID
+		}
+	}
+	if mc.TIDHigh == 0 {
+		mc.TIDHigh = rand.Uint32()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &agent{
+		dev: dev, q: q, mgr: cm.New(mc),
+		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots),
+		ctx: ctx, cancel: cancel, stopped: make(chan struct{}),
+		conns: make(map[cm.ConnID]*Conn), listeners: make(map[uint64]*Listener), routes: make(map[[16]byte]int),
+	}
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		a.q.receive(ctx, func(m rxMAD) bool {
+			select {
+			case a.rx <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	go a.run()
+	return a, nil
+}
+
+// Stats are an agent's counters.
+type Stats struct {
+	CM cm.Counters
+	// SendDropped counts MADs that could not be posted on QP1 (every send buffer in flight, no
+	// route to the peer); like MADs lost on the network, retransmissions recover them.
+	SendDropped uint64
+}
+
+// Stats returns the agent's counters.
+func (h *Agent) Stats(ctx context.Context) (Stats, error) { return h.a.stats(ctx) }
+
+func (a *agent) stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	err := a.do(ctx, func(time.Time, *cm.Output) error {
+		s = Stats{CM: a.mgr.Counters(), SendDropped: a.lost}
+		return nil
+	})
+	return s, err
+}
+
+// do runs f on the agent's goroutine, with the manager to itself, and sends and dispatches what
+// it produced before returning f's error. Once the agent has taken the command, do waits for it
+// whatever ctx says, so a command is never half-applied behind its caller's back.
+func (a *agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) error) error {
+	c := command{f: f, done: make(chan error, 1)}
+	select {
+	case a.cmds <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.ctx.Done():
+		return ErrClosed
+	}
+	select {
+	case err := <-c.done:
+		return err
+	case <-a.ctx.Done():
+		return ErrClosed
+	}
+}
+
+// run is the agent's goroutine: the only caller of the manager.
+func (a *agent) run() {
+	defer a.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var out cm.Output
+	for {
+		var done chan error
+		var err error
+		select {
+		case <-a.ctx.Done():
+			return
+		case c := <-a.cmds:
+			err = c.f(time.Now(), &out)
+			done = c.done
+		case m := <-a.rx:
+			if i := gidIndex(a.dev, gidAddr(m.local)); i >= 0 {
+				a.routes[m.from.GID] = i
+			}
+			a.mgr.Receive(time.Now(), m.from, m.mad, &out)
+		case <-timer.C:
+			a.mgr.Tick(time.Now(), &out)
+		}
+		a.flush(&out)
+		if done != nil {
+			done <- err
+		}
+		// Since Go 1.23 Stop and Reset leave no stale tick behind in the channel.
+		timer.Stop()
+		if d := a.mgr.Deadline(); !d.IsZero() {
+			timer.Reset(time.Until(d))
+		}
+	}
+}
+
+// flush sends the manager's datagrams and handles its events; handling an event may call the
+// manager again, so it loops until nothing is left.
+func (a *agent) flush(out *cm.Output) {
+	for len(out.Datagrams) > 0 || len(out.Events) > 0 {
+		cur := *out
+		*out = cm.Output{}
+		for _, d := range cur.Datagrams {
+			if !a.q.send(a.route(d.To.GID), d.To, d.MAD) {
+				a.lost++
+			}
+		}
+		for _, e := range cur.Events {
+			a.handle(time.Now(), e, out)
+		}
+	}
+}
+
+// route returns the GID index MADs to peer leave from: the address the peer last reached us at,
+// else the device's address for that family.
+func (a *agent) route(peer [16]byte) int {
+	if i, ok := a.routes[peer]; ok {
+		return i
+	}
+	if src, ok := sourceFor(a.dev, gidAddr(peer)); ok {
+		return gidIndex(a.dev, src)
+	}
+	return -1
+}

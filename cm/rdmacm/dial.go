@@ -1,0 +1,110 @@
+package rdmacm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// Dial opens the device's agent and connects to the listener at addr (rdma_resolve_addr,
+// rdma_resolve_route, rdma_create_qp and rdma_connect in one call): it sends a REQ and returns the
+// established connection, a *cm.RejectError when the peer refuses (no listener: reason 8,
+// invalid service ID), an error matching cm.ErrTimeout when nobody answers, or ctx's error. opts
+// may be nil.
+func Dial(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Conn, error) {
+	a, err := Open(dev, Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return a.Dial(ctx, addr, opts)
+}
+
+// Dial connects through the agent; see the package-level Dial.
+func (h *Agent) Dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
+	return h.a.dial(ctx, addr, opts)
+}
+
+func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	dst := addr.Addr().Unmap()
+	src := o.Source.Addr().Unmap()
+	if !src.IsValid() || src.IsUnspecified() {
+		var ok bool
+		if src, ok = sourceFor(a.dev, dst); !ok {
+			return nil, fmt.Errorf("dial %v: no local address of its family: %w", addr, ErrAddress)
+		}
+	}
+	if addr.Port() == 0 || !dst.IsValid() || gidIndex(a.dev, src) < 0 || src.Is4() != dst.Is4() {
+		return nil, fmt.Errorf("dial %v from %v: %w", addr, src, ErrAddress)
+	}
+	sport := o.Source.Port()
+	if sport == 0 {
+		sport = ephemeralPort()
+	}
+	local, peer := netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, addr.Port())
+	pdata, err := mad.AppendCMAPrivateData(nil, &mad.CMAHeaderFields{SrcPort: sport, Src: src, Dst: dst}, o.PrivateData)
+	if err != nil {
+		return nil, err
+	}
+	res, err := newResources(a.dev, &o, o.responder())
+	if err != nil {
+		return nil, err
+	}
+	if err := a.acquire(); err != nil {
+		return nil, errors.Join(err, res.destroy())
+	}
+	c := newConn(a, res, local, peer)
+	params := cm.ConnectParams{
+		ServiceID: mad.ServiceID(mad.PortSpaceTCP, addr.Port()),
+		Path:      cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)),
+		Transport: mad.TransportRC, LocalQPN: res.qp.QPN(),
+		ResponderResources: o.responder(), InitiatorDepth: o.initiator(),
+		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata,
+	}
+	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
+		id, err := a.mgr.Connect(now, params, out)
+		if err != nil {
+			return err
+		}
+		c.id = id
+		a.conns[id] = c
+		a.routes[params.Path.RemoteGID] = gidIndex(a.dev, src)
+		return nil
+	})
+	if err != nil {
+		a.release()
+		return nil, errors.Join(err, res.destroy())
+	}
+	if err := c.finishDial(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// finishDial waits until the run loop has handled the REP (see onREP) and the connection is
+// established, or the handshake failed.
+func (c *Conn) finishDial(ctx context.Context) error {
+	for {
+		e, err := c.nextHandshake(ctx)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case cm.EventEstablished:
+			return nil
+		case cm.EventRejected, cm.EventUnreachable:
+			return e.Err
+		}
+	}
+}

@@ -1,0 +1,27 @@
+// Package rdmacm connects gorxe queue pairs the way librdmacm does: over IP addresses and ports,
+// with the InfiniBand communication manager's MADs on the device's QP1.
+//
+// # Shape
+//
+// A device gets one Agent: the GSI queue pair (QP1) that sends and receives 256-byte MADs, a cm.Manager
+// that runs the protocol, and two goroutines. One owns the manager and serialises every call into it
+// (commands from Dial, Accept and Close, received MADs, and the one timer the manager's Deadline asks
+// for); the other waits on QP1's completion queue and hands it the MADs that arrive. Open returns the
+// device's agent, creating it on first use; Listen and Dial open it themselves. The agent stops when
+// the last handle on it (agents, listeners, connections) is released.
+//
+// # Connections
+//
+// Dial sends a REQ to the listener at an address and port (the service ID of RDMA-CM's TCP port
+// space, with the CMA private-data header naming both addresses) and returns once the connection is
+// established; Listen and Accept are the passive side. Each connection owns a reliable-connected QP
+// and its completion queues, moved through INIT, RTR and RTS with the attributes the two CMs
+// negotiated, as librdmacm moves them: the active side goes to RTR and RTS when the REP arrives and
+// then sends the RTU; the passive side goes to RTR and RTS before it sends the REP and is
+// established when the RTU arrives.
+//
+// Close disconnects (DREQ, answered by a DREP) and releases the QP at once; the connection itself
+// lingers in timewait so late MADs are answered, and Done is closed when it is gone. A peer's DREQ
+// moves the QP to the error state (its posted work completes flushed) and is answered with a DREP.
+// Events reports what happens to a connection after it was established.
+package rdmacm

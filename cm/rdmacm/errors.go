@@ -1,0 +1,14 @@
+package rdmacm
+
+import "errors"
+
+// Errors of this package; match them with errors.Is. A rejection by the peer matches
+// cm.ErrRejected and carries the reason as a *cm.RejectError; a peer that never answers
+// matches cm.ErrTimeout.
+var (
+	// ErrClosed: the listener, connection or agent was closed.
+	ErrClosed = errors.New("rdmacm: closed")
+	// ErrAddress: an address that the device cannot use (no local GID of its family, port 0 for
+	// Dial, a listener address the device does not own).
+	ErrAddress = errors.New("rdmacm: unusable address")
+)

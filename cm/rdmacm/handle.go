@@ -1,0 +1,158 @@
+package rdmacm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// handle reacts to one manager event on the run loop, as the kernel's RDMA-CM layer does for
+// ib_cm's: REQs go to the listener's backlog, handshake events to the Dial or Accept waiting for
+// them, and a peer's DREQ is answered at once after the QP is moved to the error state.
+func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
+	if e.Type == cm.EventREQReceived {
+		a.onREQ(now, e, out)
+		return
+	}
+	c := a.conns[e.Conn]
+	if c == nil {
+		return // a REQ still in a backlog, or a connection already forgotten
+	}
+	switch e.Type {
+	case cm.EventREPReceived:
+		c.onREP(now, e, out)
+	case cm.EventEstablished:
+		c.established = true
+		c.emit(Event{Type: EventEstablished})
+		c.handshake(e)
+	case cm.EventRejected:
+		c.emit(Event{Type: EventRejected, Err: e.Err, PrivateData: e.PrivateData})
+		c.handshake(e)
+	case cm.EventUnreachable:
+		c.emit(Event{Type: EventUnreachable, Err: e.Err})
+		c.handshake(e)
+	case cm.EventDREQReceived:
+		c.res.toError()
+		_ = a.mgr.Disconnect(now, c.id, nil, out)
+		c.disconnect(Event{Type: EventDisconnected, PrivateData: e.PrivateData})
+	case cm.EventDisconnected:
+		c.disconnect(Event{Type: EventDisconnected, Err: e.Err, PrivateData: e.PrivateData})
+	case cm.EventTimewaitExit:
+		c.emit(Event{Type: EventTimewaitExit})
+	}
+	a.reap(c)
+}
+
+// onREP completes the active side's handshake on the run loop, as the kernel's RDMA-CM does in
+// its REP handler: the QP goes to RTR and RTS with the negotiated attributes and the RTU leaves
+// at once. Handing the REP to the Dial goroutine instead would leave a window in which a
+// retransmitted REP finds the connection still in REPRcvd and is answered with an MRA, which
+// makes the passive side wait the MRA's service timeout (69 s) should the RTU then be lost.
+func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
+	a := c.a
+	c.attrs = e.Attrs
+	c.privateData = e.PrivateData
+	err := c.res.toRTR(a.dev, &c.attrs)
+	if err == nil {
+		err = c.res.toRTS(&c.attrs)
+	}
+	if err != nil {
+		_ = a.mgr.Reject(now, c.id, mad.RejConsumerDefined, nil, nil, out)
+		c.handshake(cm.Event{Type: cm.EventRejected, Conn: c.id, Err: fmt.Errorf("moving the QP to RTR and RTS: %w", err)})
+		return
+	}
+	_ = a.mgr.SendRTU(now, c.id, nil, out)
+}
+
+// onREQ queues a REQ for the listener of its service ID after checking the CMA header's
+// destination against the listener's address; a REQ nobody can take is rejected as the kernel
+// rejects it.
+func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
+	l := a.listeners[e.ServiceID]
+	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
+	switch {
+	case l == nil || (ok && !l.matches(hdr.Dst)):
+		_ = a.mgr.Reject(now, e.Conn, mad.RejInvalidServiceID, nil, nil, out)
+		return
+	case !ok:
+		_ = a.mgr.Reject(now, e.Conn, mad.RejConsumerDefined, nil, nil, out)
+		return
+	}
+	_, port, _ := mad.SplitServiceID(e.ServiceID)
+	r := &request{id: e.Conn, attrs: e.Attrs, user: user,
+		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
+	select {
+	case l.backlog <- r:
+	default:
+		_ = a.mgr.Reject(now, e.Conn, mad.RejConsumerDefined, nil, nil, out)
+	}
+}
+
+// reap forgets a connection the manager no longer holds: it releases the connection's reference on
+// the agent (off this goroutine, since the last release stops it) and then closes Done.
+func (a *agent) reap(c *Conn) {
+	if c.reaped {
+		return
+	}
+	if _, ok := a.mgr.Conn(c.id); ok {
+		return
+	}
+	c.reaped = true
+	delete(a.conns, c.id)
+	if !c.disc {
+		c.disc = true
+		close(c.disconnected)
+	}
+	go func() {
+		a.release()
+		close(c.done)
+	}()
+}
+
+// handshake passes an event to the Dial or Accept waiting on the connection.
+func (c *Conn) handshake(e cm.Event) {
+	select {
+	case c.hs <- e:
+	default:
+	}
+}
+
+// nextHandshake returns the next handshake event for the Dial or Accept in progress. The run loop
+// queues the event that ends a connection before Done can close, so a queued event wins over
+// Done: a rejection is reported as such, not as a closed connection.
+func (c *Conn) nextHandshake(ctx context.Context) (cm.Event, error) {
+	select {
+	case e := <-c.hs:
+		return e, nil
+	case <-c.done:
+		select {
+		case e := <-c.hs:
+			return e, nil
+		default:
+			return cm.Event{}, ErrClosed
+		}
+	case <-ctx.Done():
+		return cm.Event{}, ctx.Err()
+	}
+}
+
+// emit queues an event for the user. The buffer holds every event a connection can have.
+func (c *Conn) emit(e Event) {
+	select {
+	case c.events <- e:
+	default:
+	}
+}
+
+// disconnect reports the first disconnection.
+func (c *Conn) disconnect(e Event) {
+	if c.disc {
+		return
+	}
+	c.disc = true
+	close(c.disconnected)
+	c.emit(e)
+}

@@ -1,0 +1,133 @@
+package rdmacm
+
+import (
+	"errors"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+)
+
+// resources are a connection's verbs objects.
+type resources struct {
+	pd             *gorxe.PD
+	ownPD          bool
+	sendCh, recvCh *gorxe.CompChannel
+	sendCQ, recvCQ *gorxe.CQ
+	qp             *gorxe.QP
+	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
+}
+
+// newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
+// and posts the options' receives.
+func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources, err error) {
+	r = &resources{pd: o.PD, responder: responder}
+	defer func() {
+		if err != nil {
+			r.destroy()
+		}
+	}()
+	if r.pd == nil {
+		if r.pd, err = dev.AllocPD(); err != nil {
+			return nil, err
+		}
+		r.ownPD = true
+	}
+	caps := o.caps()
+	cqe := o.CQE
+	for _, p := range []struct {
+		ch **gorxe.CompChannel
+		cq **gorxe.CQ
+		n  int
+	}{{&r.sendCh, &r.sendCQ, caps.MaxSendWR}, {&r.recvCh, &r.recvCQ, caps.MaxRecvWR}} {
+		if *p.ch, err = dev.CreateCompChannel(); err != nil {
+			return nil, err
+		}
+		n := cqe
+		if n == 0 {
+			n = int(p.n)
+		}
+		if *p.cq, err = dev.CreateCQ(n, *p.ch); err != nil {
+			return nil, err
+		}
+	}
+	if r.qp, err = dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ, RecvCQ: r.recvCQ,
+		QPType: gorxe.QPTypeRC, Cap: caps}); err != nil {
+		return nil, err
+	}
+	if err = r.toInit(); err != nil {
+		return nil, err
+	}
+	if len(o.Recv) > 0 {
+		if err = r.qp.PostRecv(o.Recv); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// toInit moves the QP to INIT with the access rights ib_cm gives it: remote writes always, remote
+// reads and atomics when we offer responder resources.
+func (r *resources) toInit() error {
+	access := gorxe.AccessRemoteWrite
+	if r.responder > 0 {
+		access |= gorxe.AccessRemoteRead | gorxe.AccessRemoteAtomic
+	}
+	return r.qp.Modify(&gorxe.QPAttr{State: gorxe.QPStateInit, PortNum: 1, AccessFlags: access},
+		gorxe.QPAttrState|gorxe.QPAttrPKeyIndex|gorxe.QPAttrPort|gorxe.QPAttrAccessFlags)
+}
+
+// toRTR applies the negotiated receive-side attributes (ib_cm_init_qp_attr for RTR).
+func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
+	sgid := gidIndex(dev, gidAddr(a.LocalGID))
+	if sgid < 0 {
+		return ErrAddress
+	}
+	attr := gorxe.QPAttr{
+		State:   gorxe.QPStateRTR,
+		PathMTU: gorxe.MTU(a.PathMTU),
+		AHAttr: gorxe.AHAttr{IsGlobal: true, PortNum: 1, SL: a.SL, GRH: gorxe.GlobalRoute{
+			DGID: a.RemoteGID, FlowLabel: a.FlowLabel, SGIDIndex: uint8(sgid),
+			HopLimit: a.HopLimit, TrafficClass: a.TrafficClass}},
+		DestQPNum:       a.RemoteQPN,
+		RQPSN:           a.RQPSN,
+		MaxDestRdAtomic: a.MaxDestRdAtomic,
+		MinRNRTimer:     a.MinRNRTimer,
+	}
+	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrAV|gorxe.QPAttrPathMTU|gorxe.QPAttrDestQPN|
+		gorxe.QPAttrRQPSN|gorxe.QPAttrMaxDestRdAtomic|gorxe.QPAttrMinRNRTimer)
+}
+
+// toRTS applies the negotiated send-side attributes (ib_cm_init_qp_attr for RTS).
+func (r *resources) toRTS(a *cm.QPAttrs) error {
+	attr := gorxe.QPAttr{State: gorxe.QPStateRTS, SQPSN: a.SQPSN, Timeout: a.Timeout,
+		RetryCnt: a.RetryCount, RNRRetry: a.RNRRetry, MaxRdAtomic: a.MaxRdAtomic}
+	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrSQPSN|gorxe.QPAttrTimeout|
+		gorxe.QPAttrRetryCnt|gorxe.QPAttrRNRRetry|gorxe.QPAttrMaxQPRdAtomic)
+}
+
+// toError moves the QP to the error state, flushing its posted work.
+func (r *resources) toError() {
+	r.qp.Modify(&gorxe.QPAttr{State: gorxe.QPStateErr}, gorxe.QPAttrState)
+}
+
+// destroy releases what newResources created, in reverse order.
+func (r *resources) destroy() error {
+	var errs []error
+	if r.qp != nil {
+		errs = append(errs, r.qp.Destroy())
+	}
+	for _, cq := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
+		if cq != nil {
+			errs = append(errs, cq.Destroy())
+		}
+	}
+	for _, ch := range []*gorxe.CompChannel{r.sendCh, r.recvCh} {
+		if ch != nil {
+			errs = append(errs, ch.Destroy())
+		}
+	}
+	if r.ownPD && r.pd != nil {
+		errs = append(errs, r.pd.Dealloc())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,33 @@
+package cmatose
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+)
+
+func TestParseArgs(t *testing.T) {
+	o, err := ParseArgs(nil)
+	require.NoError(t, err)
+	assert.False(t, o.Server.IsValid(), "no -s: server")
+	assert.Equal(t, []int{DefaultPort, 1, 10, 100}, []int{o.Port, o.Connections, o.Count, o.Size})
+
+	o, err = ParseArgs([]string{"-s", "10.0.0.1", "-b", "10.0.0.2", "-c", "3", "-C", "5", "-S", "4096", "-p", "9000", "-f", "ip", "-P", "tcp"})
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), o.Server)
+	assert.Equal(t, netip.MustParseAddr("10.0.0.2"), o.BindAddr)
+	assert.Equal(t, []int{9000, 3, 5, 4096}, []int{o.Port, o.Connections, o.Count, o.Size})
+
+	o, err = ParseArgs([]string{"-S", "0"})
+	require.NoError(t, err)
+	assert.Zero(t, o.Count, "no message to send without a size")
+
+	for _, args := range [][]string{{"-P", "ib"}, {"-f", "gid"}, {"-t", "32"}, {"-m"}, {"operand"}} {
+		_, err := ParseArgs(args)
+		assert.ErrorIs(t, err, getopt.ErrUsage, "%q", args)
+	}
+}

@@ -1,0 +1,63 @@
+package dump
+
+import (
+	"fmt"
+
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// gsiQP is the destination of connection manager MADs (QP1).
+const gsiQP = 1
+
+// cmSummary returns, for a packet to QP1 carrying a connection manager MAD, the message and the
+// fields that identify its connection: " cm=REQ tid=... lcid=... sid=... qpn=...". A RoCE
+// capture of rping or any RDMA-CM program starts with these, and the IDs tie the handshake,
+// its retransmissions and the teardown together. Anything else gives "".
+func (p *Packet) cmSummary() string {
+	if p.BTH.DestQP != gsiQP {
+		return ""
+	}
+	m, err := mad.Parse(p.Payload)
+	if err != nil {
+		return ""
+	}
+	h := m.Header()
+	s := fmt.Sprintf(" cm=%v tid=0x%016x", h.AttrID(), h.TID())
+	ids := func(local, remote uint32) string { return fmt.Sprintf(" lcid=0x%08x rcid=0x%08x", local, remote) }
+	switch d := m.Data(); h.AttrID() {
+	case mad.AttrREQ:
+		r := mad.REQ(d)
+		s += fmt.Sprintf(" lcid=0x%08x sid=0x%016x qpn=0x%06x", r.LocalCommID(), r.ServiceID(), r.LocalQPN())
+	case mad.AttrREP:
+		r := mad.REP(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" qpn=0x%06x", r.LocalQPN())
+	case mad.AttrREJ:
+		r := mad.REJ(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" reason=%d", r.Reason())
+	case mad.AttrMRA:
+		r := mad.MRA(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID())
+	case mad.AttrRTU:
+		r := mad.RTU(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID())
+	case mad.AttrDREQ:
+		r := mad.DREQ(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID())
+	case mad.AttrDREP:
+		r := mad.DREP(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID())
+	case mad.AttrLAP:
+		r := mad.LAP(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID())
+	case mad.AttrAPR:
+		r := mad.APR(d)
+		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" status=%d", r.Status())
+	case mad.AttrSIDRREQ:
+		r := mad.SIDRREQ(d)
+		s += fmt.Sprintf(" reqid=0x%08x sid=0x%016x", r.RequestID(), r.ServiceID())
+	case mad.AttrSIDRREP:
+		r := mad.SIDRREP(d)
+		s += fmt.Sprintf(" reqid=0x%08x status=%d qpn=0x%06x", r.RequestID(), r.Status(), r.QPN())
+	}
+	return s
+}
