@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The device benchmarks measure what a user of the verbs API sees, over the in-memory fabric and
@@ -72,9 +74,7 @@ func openBenchPair(b *testing.B, network string, mtu MTU) (*benchPeer, *benchPee
 		b.Cleanup(fab.Close)
 		open := func(addr string) *Device {
 			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			b.Cleanup(func() { d.Close() })
 			return d
 		}
@@ -83,7 +83,7 @@ func openBenchPair(b *testing.B, network string, mtu MTU) (*benchPeer, *benchPee
 		port := loopbackPort(b)
 		da, dp = openUDP(b, "127.0.0.1", port), openUDP(b, "127.0.0.2", port)
 	default:
-		b.Fatalf("unknown network %q", network)
+		require.Fail(b, fmt.Sprintf("unknown network %q", network))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -99,16 +99,16 @@ func newBenchPeer(b *testing.B, d *Device, ctx context.Context) *benchPeer {
 	p := &benchPeer{d: d, ctx: ctx, buf: make([]byte, benchBuf), gid: d.GIDTable()[1].GID}
 	var err error
 	if p.pd, err = d.AllocPD(); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.ch, err = d.CreateCompChannel(); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.cq, err = d.CreateCQ(benchCQE, p.ch); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	if p.mr, err = p.pd.RegMR(p.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead); err != nil {
-		b.Fatal(err)
+		require.Fail(b, fmt.Sprint(err))
 	}
 	p.qp = p.newQP(b)
 	return p
@@ -119,9 +119,7 @@ func (p *benchPeer) newQP(b *testing.B) *QP {
 	b.Helper()
 	q, err := p.d.CreateQP(p.pd, &QPInitAttr{SendCQ: p.cq, RecvCQ: p.cq, QPType: QPTypeRC,
 		Cap: QPCap{MaxSendWR: benchSendWR, MaxRecvWR: benchRecvWR, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: 64}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return q
 }
 
@@ -180,7 +178,7 @@ func (p *benchPeer) checked(n int) ([]WC, error) {
 func (p *benchPeer) mustPoll(b *testing.B) []WC {
 	wcs, err := p.poll()
 	if err != nil {
-		b.Fatalf("%v\nlocal counters: %s\npeer counters: %s", err, nonZero(p.d.Counters()), nonZero(p.peer.d.Counters()))
+		require.Fail(b, fmt.Sprintf("%v\nlocal counters: %s\npeer counters: %s", err, nonZero(p.d.Counters()), nonZero(p.peer.d.Counters())))
 	}
 	return wcs
 }
@@ -225,9 +223,7 @@ func streamWrites(b *testing.B, a, p *benchPeer, size, depth, n int) {
 	for done < n {
 		for posted-done < depth && posted < n {
 			wr[0].ID = uint64(posted)
-			if err := a.qp.PostSend(wr); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, a.qp.PostSend(wr))
 			posted++
 		}
 		done += len(a.mustPoll(b))
@@ -318,9 +314,7 @@ func sendRate(b *testing.B, a, p *benchPeer, n int) {
 		for i := range p.recvRing {
 			p.recvRing[i] = RecvWR{ID: uint64(i), SGList: p.sge(i*benchMsgSmall, benchMsgSmall)}
 		}
-		if err := p.qp.PostRecv(p.recvRing); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, p.qp.PostRecv(p.recvRing))
 	}
 	recvs := p.recvRing
 	ctx, cancel := context.WithCancel(p.ctx)
@@ -353,17 +347,13 @@ func sendRate(b *testing.B, a, p *benchPeer, n int) {
 	for done < n {
 		for posted-done < sendDepth && posted < n {
 			wr[0].ID = uint64(posted)
-			if err := a.qp.PostSend(wr); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, a.qp.PostSend(wr))
 			posted++
 		}
 		done += len(a.mustPoll(b))
 	}
 	// Every SEND was acknowledged, so every receive completion is queued.
-	if err := <-errc; err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, <-errc)
 }
 
 func BenchmarkSendRate(b *testing.B) {
@@ -413,9 +403,7 @@ func pingPong(b *testing.B, a, p *benchPeer, op latencyOp, rtt []time.Duration) 
 	}
 	for i := range rtt {
 		t0 := time.Now()
-		if err := a.qp.PostSend(wr); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, a.qp.PostSend(wr))
 		for done := false; !done; {
 			for _, wc := range a.mustPoll(b) {
 				if wc.Opcode == want {
@@ -423,9 +411,7 @@ func pingPong(b *testing.B, a, p *benchPeer, op latencyOp, rtt []time.Duration) 
 				}
 				if wc.Opcode == WCRecv {
 					recv[0].ID = wc.WRID
-					if err := a.qp.PostRecv(recv); err != nil {
-						b.Fatal(err)
-					}
+					require.NoError(b, a.qp.PostRecv(recv))
 				}
 			}
 		}
@@ -439,9 +425,7 @@ func echo(b *testing.B, a, p *benchPeer) (stop func()) {
 	const ring = 16
 	for _, x := range []*benchPeer{a, p} {
 		for i := range ring {
-			if err := x.qp.PostRecv([]RecvWR{{ID: uint64(i), SGList: x.sge(benchMsgSmall, benchMsgSmall)}}); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, x.qp.PostRecv([]RecvWR{{ID: uint64(i), SGList: x.sge(benchMsgSmall, benchMsgSmall)}}))
 		}
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
@@ -475,9 +459,8 @@ func echo(b *testing.B, a, p *benchPeer) (stop func()) {
 	}()
 	return func() {
 		cancel()
-		if err := <-errc; err != nil && ctx.Err() == nil {
-			b.Error(err)
-		}
+		err := <-errc
+		assert.False(b, err != nil && ctx.Err() == nil, err)
 	}
 }
 
@@ -607,14 +590,10 @@ func (r *rawPair) run(b *testing.B, size, n int) time.Duration {
 		}
 		k := min(len(r.out), rawWindow-inflight, target-sent)
 		m, err := r.tx.Send(r.out[:k])
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		sent += m
 	}
-	if err := <-done; err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, <-done)
 	r.lost = lost
 	return time.Since(start)
 }

@@ -3,6 +3,8 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -14,27 +16,19 @@ func TestCQWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := b.cq.Wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Wait on an empty CQ with a cancelled context: %v", err)
+		require.Fail(t, fmt.Sprintf("Wait on an empty CQ with a cancelled context: %v", err))
 	}
-	if err := qb.PostRecv([]RecvWR{{ID: 1, SGList: b.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.cq.Wait(context.Background()); err != nil {
-		t.Fatalf("Wait: %v", err)
-	}
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 1, SGList: b.sge(0, 64)}}))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}))
+	require.NoError(t, b.cq.Wait(context.Background()), "Wait")
 	wcs := make([]WC, 1)
 	if n := b.cq.Poll(wcs); n != 1 || wcs[0].WRID != 1 {
-		t.Fatalf("after Wait, Poll gave %d %+v", n, wcs[0])
+		require.Fail(t, fmt.Sprintf("after Wait, Poll gave %d %+v", n, wcs[0]))
 	}
 	bare, err := b.d.CreateCQ(1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer bare.Destroy()
 	if err := bare.Wait(context.Background()); !errors.Is(err, ErrNoChannel) {
-		t.Fatalf("Wait without a channel: %v", err)
+		require.Fail(t, fmt.Sprintf("Wait without a channel: %v", err))
 	}
 }

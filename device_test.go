@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -37,15 +38,12 @@ func TestOpenConfigErrors(t *testing.T) {
 			d, err := Open(c.cfg)
 			if err == nil {
 				d.Close()
-				t.Fatalf("Open succeeded, want %v", c.want)
+				require.Fail(t, fmt.Sprintf("Open succeeded, want %v", c.want))
 			}
-			if !errors.Is(err, c.want) {
-				t.Fatalf("Open: %v, want errors.Is %v", err, c.want)
-			}
+			require.ErrorIs(t, err, c.want, "Open: %v, want errors.Is %v", err, c.want)
 			var e *Error
-			if !errors.As(err, &e) || e.Op != "open" {
-				t.Fatalf("Open: %#v is not an *Error for op open", err)
-			}
+			require.ErrorAs(t, err, &e, "Open: %#v is not an *Error for op open", err)
+			require.Equal(t, "open", e.Op, "Open: %#v is not an *Error for op open", err)
 		})
 	}
 }
@@ -74,42 +72,33 @@ func TestActiveMTU(t *testing.T) {
 		{0, MTU4096}, {65536, MTU4096}, {9000, MTU4096}, {4176, MTU4096}, {4175, MTU2048},
 		{1500, MTU1024}, {1400, MTU1024}, {1103, MTU512}, {1104, MTU1024}, {576, MTU256}, {68, MTU256},
 	} {
-		if got := activeMTU(c.ifMTU); got != c.want {
-			t.Errorf("activeMTU(%d) = %v, want %v", c.ifMTU, got, c.want)
-		}
+		got := activeMTU(c.ifMTU)
+		assert.Equal(t, c.want, got, "activeMTU(%d) = %v, want %v", c.ifMTU, got, c.want)
 	}
 }
 
 func TestLoopbackAddrDevice(t *testing.T) {
 	d := openUDP(t, "127.0.0.1", freeUDPPort(t))
-	if d.Name() != "gorxe_127.0.0.1" || d.NetDev() != "lo" {
-		t.Errorf("Name %q NetDev %q, want gorxe_127.0.0.1 on lo", d.Name(), d.NetDev())
-	}
+	assert.Equal(t, "gorxe_127.0.0.1", d.Name(), "Name %q NetDev %q, want gorxe_127.0.0.1 on lo", d.Name(), d.NetDev())
+	assert.Equal(t, "lo", d.NetDev(), "Name %q NetDev %q, want gorxe_127.0.0.1 on lo", d.Name(), d.NetDev())
 	tbl := d.GIDTable()
-	if len(tbl) != 2 {
-		t.Fatalf("GID table %v, want 2 entries", tbl)
-	}
+	require.Len(t, tbl, 2, "GID table %v, want 2 entries", tbl)
 	if g := tbl[1].GID; g.Addr() != netip.MustParseAddr("127.0.0.1") || g.String() != "0000:0000:0000:0000:0000:ffff:7f00:0001" || !tbl[1].Usable {
-		t.Errorf("GID index 1 = %+v, want usable ::ffff:127.0.0.1", tbl[1])
+		assert.Fail(t, fmt.Sprintf("GID index 1 = %+v, want usable ::ffff:127.0.0.1", tbl[1]))
 	}
 	// Loopback has no MAC: index 0 comes from a locally administered MAC built from the address,
 	// and the device has no socket on it.
 	if g := tbl[0].GID; g.String() != "fe80:0000:0000:0000:0000:7fff:fe00:0001" || tbl[0].Usable {
-		t.Errorf("GID index 0 = %+v (%v), want unusable fe80::7fff:fe00:1", tbl[0], g)
+		assert.Fail(t, fmt.Sprintf("GID index 0 = %+v (%v), want unusable fe80::7fff:fe00:1", tbl[0], g))
 	}
 	g, err := d.QueryGID(1)
-	if err != nil || g != tbl[1].GID {
-		t.Errorf("QueryGID(1) = %v, %v", g, err)
-	}
+	assert.False(t, err != nil || g != tbl[1].GID, "QueryGID(1) = %v, %v", g, err)
 	pa, err := d.QueryPort(1)
 	require.NoError(t, err)
-	if pa.ActiveMTU != MTU4096 || pa.MaxMTU != MTU4096 {
-		t.Errorf("loopback MTUs active %v max %v, want 4096/4096", pa.ActiveMTU, pa.MaxMTU)
-	}
+	assert.Equal(t, MTU4096, pa.ActiveMTU, "loopback MTUs active %v max %v, want 4096/4096", pa.ActiveMTU, pa.MaxMTU)
+	assert.Equal(t, MTU4096, pa.MaxMTU, "loopback MTUs active %v max %v, want 4096/4096", pa.ActiveMTU, pa.MaxMTU)
 	da, _ := d.Query()
-	if da.NodeGUID != 0x00007ffffe000001 {
-		t.Errorf("NodeGUID %#x, want 0x00007ffffe000001", da.NodeGUID)
-	}
+	assert.Equal(t, uint64(0x00007ffffe000001), da.NodeGUID, "NodeGUID %#x, want 0x00007ffffe000001", da.NodeGUID)
 }
 
 // TestInterfaceDevice binds a device to a real non-loopback interface, if the machine has one with
@@ -121,28 +110,23 @@ func TestInterfaceDevice(t *testing.T) {
 		t.Skipf("cannot bind every address of %s: %v", ifi.Name, err)
 	}
 	defer d.Close()
-	if d.Name() != "gorxe_"+ifi.Name {
-		t.Errorf("Name %q", d.Name())
-	}
+	assert.Equal(t, "gorxe_"+ifi.Name, d.Name(), "Name %q", d.Name())
 	tbl := d.GIDTable()
 	want0 := netdev.LinkLocal(ifi.HardwareAddr)
 	if tbl[0].GID.Addr() != want0 {
-		t.Errorf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr)
+		assert.Fail(t, fmt.Sprintf("GID index 0 = %v, want %v from MAC %v", tbl[0].GID.Addr(), want0, ifi.HardwareAddr))
 	}
 	seen6 := false
 	for _, e := range tbl[1:] {
 		is4 := e.GID.Addr().Is4()
-		if is4 && seen6 {
-			t.Errorf("IPv4 GID %v after an IPv6 one: %v", e.GID, tbl)
-		}
+		assert.False(t, is4 && seen6, "IPv4 GID %v after an IPv6 one: %v", e.GID, tbl)
 		seen6 = seen6 || !is4
-		if e.NetDev != ifi.Name || !e.Usable {
-			t.Errorf("entry %+v", e)
-		}
+		assert.Equal(t, ifi.Name, e.NetDev, "entry %+v", e)
+		assert.True(t, e.Usable, "entry %+v", e)
 	}
 	pa, _ := d.QueryPort(1)
 	if want := MTUFromBytes(ifi.MTU - 80); pa.ActiveMTU != want {
-		t.Errorf("ActiveMTU %v, want %v for interface MTU %d", pa.ActiveMTU, want, ifi.MTU)
+		assert.Fail(t, fmt.Sprintf("ActiveMTU %v, want %v for interface MTU %d", pa.ActiveMTU, want, ifi.MTU))
 	}
 }
 
@@ -168,46 +152,59 @@ func TestQueryMatchesRxeDefaults(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	a, err := d.Query()
 	require.NoError(t, err)
-	if a.VendorID != 0xffffff || a.MaxQP != 1<<20-16 || a.MaxQPWR != 1<<20 || a.MaxSGE != 32 || a.MaxSGERd != 32 ||
-		a.MaxCQ != 1<<20 || a.MaxCQE != 32767 || a.MaxMR != 1<<19 || a.MaxPD != 1<<20 || a.MaxQPRdAtom != 128 ||
-		a.MaxQPInitRdAtom != 128 || a.MaxResRdAtom != 0x3f000 || a.AtomicCap != AtomicHCA || a.MaxMW != 1<<19 ||
-		a.MaxMcastGrp != 8192 || a.MaxMcastQPAttach != 56 || a.MaxTotalMcastQPAttach != 0x70000 || a.MaxAH != 32767 ||
-		a.MaxSRQ != 1<<20 || a.MaxSRQWR != 1<<20 || a.MaxSRQSGE != 27 || a.MaxPKeys != 64 || a.LocalCAAckDelay != 15 ||
-		a.PhysPortCnt != 1 || a.MaxMRSize != ^uint64(0) || a.PageSizeCap != 0xfffff000 || a.MaxFastRegPageList != 512 ||
-		a.MaxInlineData != 512 {
-		t.Errorf("device attributes differ from rxe's defaults: %+v", a)
-	}
-	if a.DeviceCapFlags != deviceCapFlagsOfGorxe || a.DeviceCapFlags&DeviceMemWindowType2B == 0 || a.DeviceCapFlags&DeviceXRC != 0 {
-		t.Errorf("DeviceCapFlags %#x", a.DeviceCapFlags)
-	}
+	assert.Equal(t, uint32(0xffffff), a.VendorID, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20-16, a.MaxQP, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20, a.MaxQPWR, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 32, a.MaxSGE, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 32, a.MaxSGERd, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20, a.MaxCQ, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 32767, a.MaxCQE, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<19, a.MaxMR, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20, a.MaxPD, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 128, a.MaxQPRdAtom, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 128, a.MaxQPInitRdAtom, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 0x3f000, a.MaxResRdAtom, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, AtomicHCA, a.AtomicCap, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<19, a.MaxMW, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 8192, a.MaxMcastGrp, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 56, a.MaxMcastQPAttach, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 0x70000, a.MaxTotalMcastQPAttach, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 32767, a.MaxAH, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20, a.MaxSRQ, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 1<<20, a.MaxSRQWR, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 27, a.MaxSRQSGE, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, uint16(64), a.MaxPKeys, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, uint8(15), a.LocalCAAckDelay, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, uint8(1), a.PhysPortCnt, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, ^uint64(0), a.MaxMRSize, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, uint64(0xfffff000), a.PageSizeCap, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 512, a.MaxFastRegPageList, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, 512, a.MaxInlineData, "device attributes differ from rxe's defaults: %+v", a)
+	assert.Equal(t, deviceCapFlagsOfGorxe, a.DeviceCapFlags, "DeviceCapFlags %#x", a.DeviceCapFlags)
+	assert.NotEqual(t, DeviceCapFlags(0), a.DeviceCapFlags&DeviceMemWindowType2B, "DeviceCapFlags %#x", a.DeviceCapFlags)
+	assert.Equal(t, DeviceCapFlags(0), a.DeviceCapFlags&DeviceXRC, "DeviceCapFlags %#x", a.DeviceCapFlags)
 	p, err := d.QueryPort(1)
 	require.NoError(t, err)
 	want := PortAttr{State: PortActive, MaxMTU: MTU4096, ActiveMTU: MTU4096, GIDTblLen: 1024, PortCapFlags: PortCMSup,
 		MaxMsgSz: 1 << 31, PKeyTblLen: 1, MaxVLNum: 1, ActiveWidth: 1, ActiveSpeed: 1, PhysState: 5, LinkLayer: LinkLayerEthernet}
-	if p != want {
-		t.Errorf("QueryPort = %+v\nwant         %+v", p, want)
-	}
+	assert.Equal(t, want, p, "QueryPort = %+v\nwant         %+v", p, want)
 	if pk, err := d.QueryPKey(0); pk != 0xFFFF || err != nil {
-		t.Errorf("QueryPKey(0) = %#x, %v", pk, err)
+		assert.Fail(t, fmt.Sprintf("QueryPKey(0) = %#x, %v", pk, err))
 	}
 }
 
 func TestQueryMisuse(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
-	if _, err := d.QueryPort(2); !errors.Is(err, ErrInvalidPort) {
-		t.Errorf("QueryPort(2): %v", err)
-	}
-	if _, err := d.QueryPort(0); !errors.Is(err, ErrInvalidPort) {
-		t.Errorf("QueryPort(0): %v", err)
-	}
+	_, err := d.QueryPort(2)
+	assert.ErrorIs(t, err, ErrInvalidPort, "QueryPort(2): %v", err)
+	_, err = d.QueryPort(0)
+	assert.ErrorIs(t, err, ErrInvalidPort, "QueryPort(0): %v", err)
 	for _, i := range []int{-1, 2, 1000} {
-		if _, err := d.QueryGID(i); !errors.Is(err, ErrInvalidGIDIndex) {
-			t.Errorf("QueryGID(%d): %v", i, err)
-		}
+		_, err := d.QueryGID(i)
+		assert.ErrorIs(t, err, ErrInvalidGIDIndex, "QueryGID(%d): %v", i, err)
 	}
-	if _, err := d.QueryPKey(1); !errors.Is(err, ErrInvalidPKeyIndex) {
-		t.Errorf("QueryPKey(1): %v", err)
-	}
+	_, err = d.QueryPKey(1)
+	assert.ErrorIs(t, err, ErrInvalidPKeyIndex, "QueryPKey(1): %v", err)
 }
 
 func TestConfigMTUCapsActiveMTU(t *testing.T) {
@@ -215,9 +212,8 @@ func TestConfigMTUCapsActiveMTU(t *testing.T) {
 	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.9"), Network: fabricNet(f.fab), Clock: f.clk, MTU: MTU1024})
 	require.NoError(t, err)
 	defer d.Close()
-	if p, _ := d.QueryPort(1); p.ActiveMTU != MTU1024 {
-		t.Errorf("ActiveMTU %v, want 1024", p.ActiveMTU)
-	}
+	p, _ := d.QueryPort(1)
+	assert.Equal(t, MTU1024, p.ActiveMTU, "ActiveMTU %v, want 1024", p.ActiveMTU)
 }
 
 func TestCloseTwiceAndVerbsAfterClose(t *testing.T) {
@@ -227,9 +223,7 @@ func TestCloseTwiceAndVerbsAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	c, err := d.CreateCQ(4, nil)
 	require.NoError(t, err)
-	if err := d.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
+	require.NoError(t, d.Close(), "Close")
 	assert.ErrorIs(t, d.Close(), ErrDeviceClosed, "second Close")
 	buf := make([]byte, 64)
 	checks := map[string]error{}
@@ -242,13 +236,10 @@ func TestCloseTwiceAndVerbsAfterClose(t *testing.T) {
 	_, checks["AllocMW"] = pd.AllocMW(MWType2)
 	checks["Resize"] = c.Resize(8)
 	for name, err := range checks {
-		if !errors.Is(err, ErrDeviceClosed) {
-			t.Errorf("%s after Close: %v, want ErrDeviceClosed", name, err)
-		}
+		assert.ErrorIs(t, err, ErrDeviceClosed, "%s after Close: %v, want ErrDeviceClosed", name, err)
 	}
-	if n := c.Poll(make([]WC, 4)); n != 0 {
-		t.Errorf("Poll after Close = %d", n)
-	}
+	n := c.Poll(make([]WC, 4))
+	assert.Equal(t, 0, n, "Poll after Close = %d", n)
 }
 
 func TestAsyncEventsPortActiveAndClose(t *testing.T) {
@@ -256,13 +247,13 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ev, err := d.GetAsyncEvent(ctx)
-	if err != nil || ev.Type != EventPortActive || ev.Port != 1 {
-		t.Fatalf("first event %+v, %v; want port active on port 1", ev, err)
-	}
+	require.NoError(t, err, "first event %+v, %v; want port active on port 1", ev, err)
+	require.Equal(t, EventPortActive, ev.Type, "first event %+v, %v; want port active on port 1", ev, err)
+	require.Equal(t, uint8(1), ev.Port, "first event %+v, %v; want port active on port 1", ev, err)
 	expired, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	if _, err := d.GetAsyncEvent(expired); !errors.Is(err, context.Canceled) {
-		t.Errorf("GetAsyncEvent with a cancelled context: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetAsyncEvent with a cancelled context: %v", err))
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -271,9 +262,9 @@ func TestAsyncEventsPortActiveAndClose(t *testing.T) {
 	}()
 	d.Close()
 	assert.ErrorIs(t, <-done, ErrDeviceClosed, "GetAsyncEvent across Close")
-	if EventPortActive.String() != "port active" || EventQPLastWQEReached.String() != "last WQE reached" || EventType(99).String() != "unknown" {
-		t.Errorf("event names")
-	}
+	assert.Equal(t, "port active", EventPortActive.String(), "event names")
+	assert.Equal(t, "last WQE reached", EventQPLastWQEReached.String(), "event names")
+	assert.Equal(t, "unknown", EventType(99).String(), "event names")
 }
 
 func TestCountersNames(t *testing.T) {

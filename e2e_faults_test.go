@@ -1,7 +1,7 @@
 package gorxe
 
 import (
-	"bytes"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -10,6 +10,7 @@ import (
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,22 +48,17 @@ func TestE2ELossyFabric(t *testing.T) {
 		require.NoError(t, qa.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*size, size)}}))
 	}
 	for i, wc := range a.wait(t, msgs) {
-		if wc.Status != WCSuccess || wc.WRID != uint64(i) {
-			t.Fatalf("send completion %d: %+v", i, wc)
-		}
+		require.Equal(t, WCSuccess, wc.Status, "send completion %d: %+v", i, wc)
+		require.Equal(t, uint64(i), wc.WRID, "send completion %d: %+v", i, wc)
 	}
 	for i, wc := range b.wait(t, msgs) {
-		if wc.Status != WCSuccess || wc.WRID != uint64(i) || wc.ByteLen != size {
-			t.Fatalf("receive completion %d: %+v", i, wc)
-		}
+		require.Equal(t, WCSuccess, wc.Status, "receive completion %d: %+v", i, wc)
+		require.Equal(t, uint64(i), wc.WRID, "receive completion %d: %+v", i, wc)
+		require.Equal(t, uint32(size), wc.ByteLen, "receive completion %d: %+v", i, wc)
 	}
-	if !bytes.Equal(a.buf[:msgs*size], b.buf[:msgs*size]) {
-		t.Error("data differs after a lossy transfer")
-	}
+	assert.Equal(t, b.buf[:msgs*size], a.buf[:msgs*size], "data differs after a lossy transfer")
 	ca, cb := a.d.Counters(), b.d.Counters()
-	if ca.Get(counter.CompleterRetryErr) == 0 && cb.Get(counter.DuplicateRequest) == 0 && cb.Get(counter.OutOfSeqRequest) == 0 {
-		t.Errorf("no retransmission, duplicate or out-of-sequence packet counted: %+v / %+v", ca, cb)
-	}
+	assert.False(t, ca.Get(counter.CompleterRetryErr) == 0 && cb.Get(counter.DuplicateRequest) == 0 && cb.Get(counter.OutOfSeqRequest) == 0, "no retransmission, duplicate or out-of-sequence packet counted: %+v / %+v", ca, cb)
 }
 
 // TestE2ERetryExceeded connects to a peer that never answers: after the initial send and
@@ -73,36 +69,28 @@ func TestE2ERetryExceeded(t *testing.T) {
 	a := newNode(t, f.open(t, "10.0.0.1"))
 	q := a.qp(t, QPTypeRC)
 	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
-	if err := q.PostSend([]SendWR{
+	require.NoError(t, q.PostSend([]SendWR{
 		{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)},
 		{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	}))
 	start := f.clk.Now()
 	timeout := 4096 * time.Nanosecond << 14
 	var due time.Duration // the timeout backs off to 2 T, then 4 T, without progress
 	for i := 1; i <= 8; i++ {
 		due += timeout << min(i-1, 2)
 		at := waitAnyTimer(t, f.clk)
-		if i <= 7 && at.Sub(start) > due+time.Millisecond {
-			t.Fatalf("timer %d at %v, want about %v", i, at.Sub(start), due)
-		}
+		require.False(t, i <= 7 && at.Sub(start) > due+time.Millisecond, "timer %d at %v, want about %v", i, at.Sub(start), due)
 		f.clk.AdvanceTo(at)
 		if a.cq.cq.Len() > 0 {
 			break
 		}
 	}
 	wcs := a.wait(t, 2)
-	if wcs[0].Status != WCRetryExcErr || wcs[0].WRID != 1 || wcs[1].Status != WCWRFlushErr || wcs[1].WRID != 2 {
-		t.Errorf("completions %+v", wcs)
-	}
-	if q.State() != QPStateErr {
-		t.Errorf("state %v", q.State())
-	}
-	if c := a.d.Counters(); c.Get(counter.RetryExceededErr) != 1 || c.Get(counter.CompleterRetryErr) != 7 {
-		t.Errorf("retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.Get(counter.RetryExceededErr), c.Get(counter.CompleterRetryErr))
-	}
+	assert.False(t, wcs[0].Status != WCRetryExcErr || wcs[0].WRID != 1 || wcs[1].Status != WCWRFlushErr || wcs[1].WRID != 2, "completions %+v", wcs)
+	assert.Equal(t, QPStateErr, q.State(), "state %v", q.State())
+	c := a.d.Counters()
+	assert.Equal(t, uint64(1), c.Get(counter.RetryExceededErr), "retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.Get(counter.RetryExceededErr), c.Get(counter.CompleterRetryErr))
+	assert.Equal(t, uint64(7), c.Get(counter.CompleterRetryErr), "retry_exceeded_err %d (want 1), completer_retry_err %d (want 7)", c.Get(counter.RetryExceededErr), c.Get(counter.CompleterRetryErr))
 }
 
 // waitAnyTimer waits until the fake clock has a timer armed and returns its deadline.
@@ -113,9 +101,7 @@ func waitAnyTimer(t *testing.T, clk *clock.Fake) time.Time {
 		if at, ok := clk.NextDeadline(); ok {
 			return at
 		}
-		if time.Now().After(limit) {
-			t.Fatal("no timer armed")
-		}
+		require.False(t, time.Now().After(limit), "no timer armed")
 		time.Sleep(100 * time.Microsecond)
 	}
 }
@@ -134,13 +120,10 @@ func TestE2ECloseFlushesSends(t *testing.T) {
 	require.NoError(t, d.Close())
 	wcs := make([]WC, 16)
 	n := a.cq.Poll(wcs)
-	if n != 5 {
-		t.Fatalf("%d completions after Close, want 5", n)
-	}
+	require.Equal(t, 5, n, "%d completions after Close, want 5", n)
 	for i, wc := range wcs[:n] {
-		if wc.Status != WCWRFlushErr || wc.WRID != uint64(i) {
-			t.Errorf("completion %d: %+v", i, wc)
-		}
+		assert.Equal(t, WCWRFlushErr, wc.Status, "completion %d: %+v", i, wc)
+		assert.Equal(t, uint64(i), wc.WRID, "completion %d: %+v", i, wc)
 	}
 }
 
@@ -162,26 +145,20 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	require.NoError(t, qa.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 64)}}))
 	waitCounter(t, func() bool { return b.d.Counters().Get(counter.SendRNRErr) > 0 })
 	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 2, SGList: b.sge(0, 64)}}))
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess {
-		t.Errorf("send after RNR: %+v", wc)
-	}
-	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 2 {
-		t.Errorf("receive after RNR: %+v", wc)
-	}
-	if c := a.d.Counters(); c.Get(counter.RcvdRNRErr) == 0 {
-		t.Errorf("rcvd_rnr_err is 0")
-	}
+	wc := a.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "send after RNR: %+v", wc)
+	wc = b.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "receive after RNR: %+v", wc)
+	assert.Equal(t, uint64(2), wc.WRID, "receive after RNR: %+v", wc)
+	c := a.d.Counters()
+	assert.NotEqual(t, uint64(0), c.Get(counter.RcvdRNRErr), "rcvd_rnr_err is 0")
 
-	if err := qa.PostSend([]SendWR{{ID: 3, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, 64),
-		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey() ^ 0x100}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := a.wait(t, 1)[0]; wc.Status != WCRemAccessErr || wc.WRID != 3 {
-		t.Errorf("write with a bad rkey: %+v", wc)
-	}
-	if qa.State() != QPStateErr {
-		t.Errorf("requester state %v after a remote access error", qa.State())
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 3, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, 64),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey() ^ 0x100}}}))
+	wc = a.wait(t, 1)[0]
+	assert.Equal(t, WCRemAccessErr, wc.Status, "write with a bad rkey: %+v", wc)
+	assert.Equal(t, uint64(3), wc.WRID, "write with a bad rkey: %+v", wc)
+	assert.Equal(t, QPStateErr, qa.State(), "requester state %v after a remote access error", qa.State())
 }
 
 // waitCounter waits for a condition on counters the test cannot be told about otherwise.
@@ -189,9 +166,7 @@ func waitCounter(t *testing.T, cond func() bool) {
 	t.Helper()
 	limit := time.Now().Add(10 * time.Second)
 	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatal("condition not reached")
-		}
+		require.False(t, time.Now().After(limit), "condition not reached")
 		time.Sleep(100 * time.Microsecond)
 	}
 }
@@ -216,7 +191,7 @@ func TestE2EConcurrentPosters(t *testing.T) {
 			defer wg.Done()
 			for j := range msgs {
 				if err := qas[i].PostSend([]SendWR{{ID: uint64(j), Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(i*4096, 64)}}); err != nil {
-					t.Errorf("post: %v", err)
+					assert.Fail(t, fmt.Sprintf("post: %v", err))
 					return
 				}
 			}
@@ -224,14 +199,10 @@ func TestE2EConcurrentPosters(t *testing.T) {
 	}
 	wg.Wait()
 	for _, wc := range a.wait(t, pairs*msgs) {
-		if wc.Status != WCSuccess {
-			t.Fatalf("send completion %+v", wc)
-		}
+		require.Equal(t, WCSuccess, wc.Status, "send completion %+v", wc)
 	}
 	for _, wc := range b.wait(t, pairs*msgs) {
-		if wc.Status != WCSuccess {
-			t.Fatalf("receive completion %+v", wc)
-		}
+		require.Equal(t, WCSuccess, wc.Status, "receive completion %+v", wc)
 	}
 }
 
@@ -248,9 +219,7 @@ func TestE2EGSI(t *testing.T) {
 			{QPAttr{State: QPStateRTR}, QPAttrState},
 			{QPAttr{State: QPStateRTS}, QPAttrState | QPAttrSQPSN},
 		} {
-			if err := q.Modify(&s.attr, s.mask); err != nil {
-				t.Fatalf("GSI -> %v: %v", s.attr.State, err)
-			}
+			require.NoError(t, q.Modify(&s.attr, s.mask), "GSI -> %v", s.attr.State)
 		}
 		return q
 	}
@@ -259,12 +228,12 @@ func TestE2EGSI(t *testing.T) {
 	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
 	require.NoError(t, err)
 	defer ah.Destroy()
-	if err := ga.PostSend([]SendWR{{ID: 61, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 256),
-		UD: UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: GSIQKey}}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ga.PostSend([]SendWR{{ID: 61, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 256),
+		UD: UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: GSIQKey}}}))
 	a.wait(t, 1)
-	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.QPNum != 1 || wc.SrcQP != 1 || wc.ByteLen != 40+256 {
-		t.Errorf("GSI receive %+v", wc)
-	}
+	wc := b.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "GSI receive %+v", wc)
+	assert.Equal(t, uint32(1), wc.QPNum, "GSI receive %+v", wc)
+	assert.Equal(t, uint32(1), wc.SrcQP, "GSI receive %+v", wc)
+	assert.Equal(t, uint32(40+256), wc.ByteLen, "GSI receive %+v", wc)
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/counter"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,17 +32,17 @@ func newNode(t testing.TB, d *Device) *node {
 	n := &node{d: d}
 	var err error
 	if n.pd, err = d.AllocPD(); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	if n.ch, err = d.CreateCompChannel(); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	if n.cq, err = d.CreateCQ(256, n.ch); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	n.buf = make([]byte, 1<<20)
 	if n.mr, err = n.pd.RegMR(n.buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	n.gid = d.GIDTable()[1].GID
 	return n
@@ -79,9 +81,7 @@ func (n *node) wait(t testing.TB, want int) []WC {
 			continue
 		}
 		c, err := n.ch.GetEvent(ctx)
-		if err != nil {
-			t.Fatalf("waiting for %d completions, have %v: %v", want, got, err)
-		}
+		require.NoError(t, err, "waiting for %d completions, have %v", want, got)
 		c.AckEvents(1)
 	}
 	return got
@@ -165,16 +165,17 @@ func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
 		require.NoError(t, qb.PostRecv([]RecvWR{{ID: 7, SGList: b.sge(0, 16384)}}))
 		require.NoError(t, qa.PostSend([]SendWR{{ID: 8, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, size)}}))
 		sw := a.wait(t, 1)[0]
-		if sw.Status != WCSuccess || sw.Opcode != WCSend || sw.WRID != 8 || sw.QPNum != qa.QPN() {
-			t.Errorf("size %d send completion %+v", size, sw)
-		}
+		assert.Equal(t, WCSuccess, sw.Status, "size %d send completion %+v", size, sw)
+		assert.Equal(t, WCSend, sw.Opcode, "size %d send completion %+v", size, sw)
+		assert.Equal(t, uint64(8), sw.WRID, "size %d send completion %+v", size, sw)
+		assert.Equal(t, qa.QPN(), sw.QPNum, "size %d send completion %+v", size, sw)
 		rw := b.wait(t, 1)[0]
-		if rw.Status != WCSuccess || rw.Opcode != WCRecv || rw.WRID != 7 || rw.ByteLen != uint32(size) || rw.QPNum != qb.QPN() {
-			t.Errorf("size %d receive completion %+v", size, rw)
-		}
-		if !bytes.Equal(b.buf[:size], msg) {
-			t.Errorf("size %d: received data differs", size)
-		}
+		assert.Equal(t, WCSuccess, rw.Status, "size %d receive completion %+v", size, rw)
+		assert.Equal(t, WCRecv, rw.Opcode, "size %d receive completion %+v", size, rw)
+		assert.Equal(t, uint64(7), rw.WRID, "size %d receive completion %+v", size, rw)
+		assert.Equal(t, uint32(size), rw.ByteLen, "size %d receive completion %+v", size, rw)
+		assert.Equal(t, qb.QPN(), rw.QPNum, "size %d receive completion %+v", size, rw)
+		assert.Equal(t, msg, b.buf[:size], "size %d: received data differs", size)
 	}
 	// Inline data and immediate data.
 	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 9, SGList: b.sge(0, 64)}}))
@@ -182,7 +183,7 @@ func testSendRecv(t *testing.T, a, b *node, qa, qb *QP) {
 	a.wait(t, 1)
 	rw := b.wait(t, 1)[0]
 	if rw.Status != WCSuccess || rw.ImmData != 0xdeadbeef || rw.WCFlags&WCFlagWithImm == 0 || string(b.buf[:rw.ByteLen]) != "inline!" {
-		t.Errorf("send with immediate: %+v %q", rw, b.buf[:rw.ByteLen])
+		assert.Fail(t, fmt.Sprintf("send with immediate: %+v %q", rw, b.buf[:rw.ByteLen]))
 	}
 }
 
@@ -196,20 +197,21 @@ func testWrite(t *testing.T, a, b *node, qa, qb *QP) {
 	wr := SendWR{ID: 20, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(4096, len(data)),
 		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + dstOff, RKey: b.mr.RKey()}}
 	require.NoError(t, qa.PostSend([]SendWR{wr}))
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRDMAWrite || wc.WRID != 20 {
-		t.Errorf("write completion %+v", wc)
-	}
-	if !bytes.Equal(b.buf[dstOff:dstOff+len(data)], data) {
-		t.Error("RDMA WRITE data differs")
-	}
+	wc := a.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "write completion %+v", wc)
+	assert.Equal(t, WCRDMAWrite, wc.Opcode, "write completion %+v", wc)
+	assert.Equal(t, uint64(20), wc.WRID, "write completion %+v", wc)
+	assert.Equal(t, data, b.buf[dstOff:dstOff+len(data)], "RDMA WRITE data differs")
 	// WRITE with immediate consumes a receive and reports the immediate.
 	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 21}}))
 	wr.ID, wr.Opcode, wr.ImmData, wr.SGList = 22, WRRDMAWriteWithImm, 0x01020304, a.sge(4096, 8)
 	require.NoError(t, qa.PostSend([]SendWR{wr}))
 	a.wait(t, 1)
-	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRecvRDMAWithImm || wc.ImmData != 0x01020304 || wc.WRID != 21 {
-		t.Errorf("write with immediate, receive completion %+v", wc)
-	}
+	wc = b.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "write with immediate, receive completion %+v", wc)
+	assert.Equal(t, WCRecvRDMAWithImm, wc.Opcode, "write with immediate, receive completion %+v", wc)
+	assert.Equal(t, uint32(0x01020304), wc.ImmData, "write with immediate, receive completion %+v", wc)
+	assert.Equal(t, uint64(21), wc.WRID, "write with immediate, receive completion %+v", wc)
 	// A bad rkey fails with a remote access error, and the QP goes to the error state.
 }
 
@@ -219,44 +221,36 @@ func testRead(t *testing.T, a, b *node, qa *QP) {
 		b.buf[srcOff+i] = byte(i*13 + 1)
 	}
 	clear(a.buf[dstOff : dstOff+size])
-	if err := qa.PostSend([]SendWR{{ID: 30, Opcode: WRRDMARead, Flags: SendSignaled, SGList: a.sge(dstOff, size),
-		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + srcOff, RKey: b.mr.RKey()}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRDMARead || wc.ByteLen != size {
-		t.Errorf("read completion %+v", wc)
-	}
-	if !bytes.Equal(a.buf[dstOff:dstOff+size], b.buf[srcOff:srcOff+size]) {
-		t.Error("RDMA READ data differs")
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 30, Opcode: WRRDMARead, Flags: SendSignaled, SGList: a.sge(dstOff, size),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + srcOff, RKey: b.mr.RKey()}}}))
+	wc := a.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "read completion %+v", wc)
+	assert.Equal(t, WCRDMARead, wc.Opcode, "read completion %+v", wc)
+	assert.Equal(t, uint32(size), wc.ByteLen, "read completion %+v", wc)
+	assert.Equal(t, b.buf[srcOff:srcOff+size], a.buf[dstOff:dstOff+size], "RDMA READ data differs")
 }
 
 func testAtomics(t *testing.T, a, b *node, qa *QP) {
 	const word, result = 400000, 400064
 	binary.LittleEndian.PutUint64(b.buf[word:], 40)
-	if err := qa.PostSend([]SendWR{{ID: 40, Opcode: WRAtomicFetchAndAdd, Flags: SendSignaled, SGList: a.sge(result, 8),
-		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 2}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCFetchAdd || wc.ByteLen != 8 {
-		t.Errorf("fetch-add completion %+v", wc)
-	}
-	if got := binary.LittleEndian.Uint64(a.buf[result:]); got != 40 {
-		t.Errorf("fetch-add returned %d, want 40", got)
-	}
-	if got := binary.LittleEndian.Uint64(b.buf[word:]); got != 42 {
-		t.Errorf("after fetch-add the word is %d, want 42", got)
-	}
-	if err := qa.PostSend([]SendWR{{ID: 41, Opcode: WRAtomicCmpAndSwp, Flags: SendSignaled, SGList: a.sge(result, 8),
-		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 7}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCCompSwap {
-		t.Errorf("compare-swap completion %+v", wc)
-	}
-	if got, now := binary.LittleEndian.Uint64(a.buf[result:]), binary.LittleEndian.Uint64(b.buf[word:]); got != 42 || now != 7 {
-		t.Errorf("compare-swap returned %d (want 42), word now %d (want 7)", got, now)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 40, Opcode: WRAtomicFetchAndAdd, Flags: SendSignaled, SGList: a.sge(result, 8),
+		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 2}}}))
+	wc := a.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "fetch-add completion %+v", wc)
+	assert.Equal(t, WCFetchAdd, wc.Opcode, "fetch-add completion %+v", wc)
+	assert.Equal(t, uint32(8), wc.ByteLen, "fetch-add completion %+v", wc)
+	got := binary.LittleEndian.Uint64(a.buf[result:])
+	assert.Equal(t, uint64(40), got, "fetch-add returned %d, want 40", got)
+	got = binary.LittleEndian.Uint64(b.buf[word:])
+	assert.Equal(t, uint64(42), got, "after fetch-add the word is %d, want 42", got)
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 41, Opcode: WRAtomicCmpAndSwp, Flags: SendSignaled, SGList: a.sge(result, 8),
+		Atomic: AtomicInfo{RemoteAddr: b.mr.Addr() + word, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 7}}}))
+	wc = a.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "compare-swap completion %+v", wc)
+	assert.Equal(t, WCCompSwap, wc.Opcode, "compare-swap completion %+v", wc)
+	got, now := binary.LittleEndian.Uint64(a.buf[result:]), binary.LittleEndian.Uint64(b.buf[word:])
+	assert.Equal(t, uint64(42), got, "compare-swap returned %d (want 42), word now %d (want 7)", got, now)
+	assert.Equal(t, uint64(7), now, "compare-swap returned %d (want 42), word now %d (want 7)", got, now)
 }
 
 // udPair creates a UD QP on each node and brings both to RTS as ibv_ud_pingpong does.
@@ -289,20 +283,19 @@ func testUDSend(t *testing.T, a, b *node, ua, ub *QP) {
 	copy(a.buf[500000:], msg)
 	clear(b.buf[500000 : 500000+grh+len(msg)])
 	require.NoError(t, ub.PostRecv([]RecvWR{{ID: 50, SGList: b.sge(500000, grh+1024)}}))
-	if err := ua.PostSend([]SendWR{{ID: 51, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(500000, len(msg)),
-		UD: UDInfo{AH: ah, RemoteQPN: ub.QPN(), RemoteQKey: 0x11111111}}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ua.PostSend([]SendWR{{ID: 51, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(500000, len(msg)),
+		UD: UDInfo{AH: ah, RemoteQPN: ub.QPN(), RemoteQKey: 0x11111111}}}))
 	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCSend || wc.WRID != 51 {
-		t.Errorf("UD send completion %+v", wc)
+		assert.Fail(t, fmt.Sprintf("UD send completion %+v", wc))
 	}
 	wc := b.wait(t, 1)[0]
-	if wc.Status != WCSuccess || wc.Opcode != WCRecv || wc.SrcQP != ua.QPN() || wc.WCFlags&WCFlagGRH == 0 || wc.ByteLen != uint32(grh+len(msg)) {
-		t.Errorf("UD receive completion %+v", wc)
-	}
-	if got := b.buf[500000+grh : 500000+grh+len(msg)]; !bytes.Equal(got, msg) {
-		t.Errorf("UD payload %q", got)
-	}
+	assert.Equal(t, WCSuccess, wc.Status, "UD receive completion %+v", wc)
+	assert.Equal(t, WCRecv, wc.Opcode, "UD receive completion %+v", wc)
+	assert.Equal(t, ua.QPN(), wc.SrcQP, "UD receive completion %+v", wc)
+	assert.NotEqual(t, WCFlags(0), wc.WCFlags&WCFlagGRH, "UD receive completion %+v", wc)
+	assert.Equal(t, uint32(grh+len(msg)), wc.ByteLen, "UD receive completion %+v", wc)
+	got := b.buf[500000+grh : 500000+grh+len(msg)]
+	assert.Equal(t, msg, got, "UD payload %q", got)
 }
 
 // TestE2EUDPIPv6SelfLoop connects two RC QPs of one device bound to ::1, so every packet leaves
@@ -315,13 +308,11 @@ func TestE2EUDPIPv6SelfLoop(t *testing.T) {
 	port := uint16(c.LocalAddr().(*net.UDPAddr).Port)
 	c.Close()
 	n := newNode(t, openUDP(t, "::1", port))
-	if n.gid.String() != "0000:0000:0000:0000:0000:0000:0000:0001" {
-		t.Fatalf("GID index 1 = %v", n.gid)
-	}
+	require.Equal(t, "0000:0000:0000:0000:0000:0000:0000:0001", n.gid.String(), "GID index 1 = %v", n.gid)
 	qa, qb := rcPair(t, n, n, MTU4096)
 	testSendRecvSelf(t, n, qa, qb)
 	if c := n.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 || c.Get(counter.RcvdPkts) == 0 {
-		t.Errorf("counters %+v", c)
+		assert.Fail(t, fmt.Sprintf("counters %+v", c))
 	}
 }
 
@@ -334,13 +325,9 @@ func testSendRecvSelf(t *testing.T, n *node, qa, qb *QP) {
 	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 1, SGList: n.sge(500000, size)}}))
 	require.NoError(t, qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: n.sge(0, size)}}))
 	for _, wc := range n.wait(t, 2) {
-		if wc.Status != WCSuccess {
-			t.Errorf("completion %+v", wc)
-		}
+		assert.Equal(t, WCSuccess, wc.Status, "completion %+v", wc)
 	}
-	if !bytes.Equal(n.buf[:size], n.buf[500000:500000+size]) {
-		t.Error("data differs")
-	}
+	assert.Equal(t, n.buf[500000:500000+size], n.buf[:size], "data differs")
 }
 
 // TestE2EUDPLoopbackOtherPort runs devices on a port other than 4791, as tests beside a running
@@ -358,9 +345,8 @@ func TestE2EUDPLoopbackOtherPort(t *testing.T) {
 	qa, qb := rcPair(t, a, b, MTU1024)
 	testSendRecv(t, a, b, qa, qb)
 	testRead(t, a, b, qa)
-	if c := b.d.Counters(); c.Get(counter.RcvdICRCErr) != 0 {
-		t.Errorf("ICRC errors on port %d: %d", port, c.Get(counter.RcvdICRCErr))
-	}
+	c := b.d.Counters()
+	assert.Equal(t, uint64(0), c.Get(counter.RcvdICRCErr), "ICRC errors on port %d: %d", port, c.Get(counter.RcvdICRCErr))
 }
 
 // TestE2EBindMWType1 binds a type 1 window with QP.BindMW and has the peer read through it.
@@ -374,27 +360,22 @@ func TestE2EBindMWType1(t *testing.T) {
 	copy(a.buf[610000:], "through the window")
 	rkey, err := qa.BindMW(mw, MWBindInfo{WRID: 70, SendFlags: SendSignaled, MR: region, Addr: region.Addr() + 10000, Length: 4096, Access: AccessRemoteRead})
 	require.NoError(t, err)
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCBindMW || wc.WRID != 70 {
-		t.Fatalf("bind completion %+v", wc)
-	}
-	if mw.RKey() != rkey || !mw.Bound() {
-		t.Errorf("window rkey %#x (bind returned %#x), bound %v", mw.RKey(), rkey, mw.Bound())
-	}
-	if err := qb.PostSend([]SendWR{{ID: 71, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 18),
-		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000, RKey: rkey}}}); err != nil {
-		t.Fatal(err)
-	}
+	wc := a.wait(t, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "bind completion %+v", wc)
+	require.Equal(t, WCBindMW, wc.Opcode, "bind completion %+v", wc)
+	require.Equal(t, uint64(70), wc.WRID, "bind completion %+v", wc)
+	assert.Equal(t, rkey, mw.RKey(), "window rkey %#x (bind returned %#x), bound %v", mw.RKey(), rkey, mw.Bound())
+	assert.True(t, mw.Bound(), "window rkey %#x (bind returned %#x), bound %v", mw.RKey(), rkey, mw.Bound())
+	require.NoError(t, qb.PostSend([]SendWR{{ID: 71, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 18),
+		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000, RKey: rkey}}}))
 	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || string(b.buf[:18]) != "through the window" {
-		t.Errorf("read through the window: %+v %q", wc, b.buf[:18])
+		assert.Fail(t, fmt.Sprintf("read through the window: %+v %q", wc, b.buf[:18]))
 	}
 	// Reading beyond the window's 4096 bytes is a remote access error.
-	if err := qb.PostSend([]SendWR{{ID: 72, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 16),
-		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000 + 4090, RKey: rkey}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := b.wait(t, 1)[0]; wc.Status != WCRemAccessErr {
-		t.Errorf("read beyond the window: %+v", wc)
-	}
+	require.NoError(t, qb.PostSend([]SendWR{{ID: 72, Opcode: WRRDMARead, Flags: SendSignaled, SGList: b.sge(0, 16),
+		RDMA: RDMAInfo{RemoteAddr: region.Addr() + 10000 + 4090, RKey: rkey}}}))
+	wc = b.wait(t, 1)[0]
+	assert.Equal(t, WCRemAccessErr, wc.Status, "read beyond the window: %+v", wc)
 }
 
 // TestE2EFastRegAndInvalidate registers pages into a fast-register region with a REG_MR work
@@ -412,43 +393,30 @@ func TestE2EFastRegAndInvalidate(t *testing.T) {
 	pages := [][]byte{mem[8192:12288], mem[0:4096]} // deliberately out of order
 	key := IncKey(fr.LKey())
 	const iova = 0x7000_0000
-	if err := qa.PostSend([]SendWR{{ID: 80, Opcode: WRRegMR, Flags: SendSignaled, RegMR: FastReg{
-		Key: key, Access: AccessLocalWrite | AccessRemoteWrite, IOVA: iova, Length: 8192, PageSize: 4096, Pages: pages}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCRegMR {
-		t.Fatalf("REG_MR completion %+v", wc)
-	}
-	if !fr.Valid() || fr.LKey() != key {
-		t.Fatalf("after REG_MR: valid %v key %#x, want %#x", fr.Valid(), fr.LKey(), key)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 80, Opcode: WRRegMR, Flags: SendSignaled, RegMR: FastReg{
+		Key: key, Access: AccessLocalWrite | AccessRemoteWrite, IOVA: iova, Length: 8192, PageSize: 4096, Pages: pages}}}))
+	wc := a.wait(t, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "REG_MR completion %+v", wc)
+	require.Equal(t, WCRegMR, wc.Opcode, "REG_MR completion %+v", wc)
+	require.True(t, fr.Valid(), "after REG_MR: valid %v key %#x, want %#x", fr.Valid(), fr.LKey(), key)
+	require.Equal(t, key, fr.LKey(), "after REG_MR: valid %v key %#x, want %#x", fr.Valid(), fr.LKey(), key)
 	// A write straddling the two pages lands in the second half of page 0 of the list and the
 	// first half of page 1.
 	copy(b.buf, bytes.Repeat([]byte{0xAB}, 4096))
-	if err := qb.PostSend([]SendWR{{ID: 81, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 4096),
-		RDMA: RDMAInfo{RemoteAddr: iova + 2048, RKey: key}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess {
-		t.Fatalf("write through the fast-registered key: %+v", wc)
-	}
-	if mem[8192+2047] != 0 || mem[8192+2048] != 0xAB || mem[12287] != 0xAB || mem[2047] != 0xAB || mem[2048] != 0 {
-		t.Error("the write did not follow the page list")
-	}
+	require.NoError(t, qb.PostSend([]SendWR{{ID: 81, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 4096),
+		RDMA: RDMAInfo{RemoteAddr: iova + 2048, RKey: key}}}))
+	wc = b.wait(t, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "write through the fast-registered key: %+v", wc)
+	assert.False(t, mem[8192+2047] != 0 || mem[8192+2048] != 0xAB || mem[12287] != 0xAB || mem[2047] != 0xAB || mem[2048] != 0, "the write did not follow the page list")
 	require.NoError(t, qa.PostSend([]SendWR{{ID: 82, Opcode: WRLocalInv, Flags: SendSignaled, InvalidateRKey: key}}))
-	if wc := a.wait(t, 1)[0]; wc.Status != WCSuccess || wc.Opcode != WCLocalInv {
-		t.Fatalf("LOCAL_INV completion %+v", wc)
-	}
-	if fr.Valid() {
-		t.Error("region still valid after LOCAL_INV")
-	}
-	if err := qb.PostSend([]SendWR{{ID: 83, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 8),
-		RDMA: RDMAInfo{RemoteAddr: iova, RKey: key}}}); err != nil {
-		t.Fatal(err)
-	}
-	if wc := b.wait(t, 1)[0]; wc.Status != WCRemAccessErr {
-		t.Errorf("write after invalidation: %+v", wc)
-	}
+	wc = a.wait(t, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "LOCAL_INV completion %+v", wc)
+	require.Equal(t, WCLocalInv, wc.Opcode, "LOCAL_INV completion %+v", wc)
+	assert.False(t, fr.Valid(), "region still valid after LOCAL_INV")
+	require.NoError(t, qb.PostSend([]SendWR{{ID: 83, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: b.sge(0, 8),
+		RDMA: RDMAInfo{RemoteAddr: iova, RKey: key}}}))
+	wc = b.wait(t, 1)[0]
+	assert.Equal(t, WCRemAccessErr, wc.Status, "write after invalidation: %+v", wc)
 }
 
 // TestE2EUC connects UC QPs with the masks ibv_uc_pingpong uses and sends and writes.
@@ -470,17 +438,13 @@ func TestE2EUC(t *testing.T) {
 				QPAttrState | QPAttrAV | QPAttrPathMTU | QPAttrDestQPN | QPAttrRQPSN},
 			{QPAttr{State: QPStateRTS, SQPSN: 0}, QPAttrState | QPAttrSQPSN},
 		} {
-			if err := p.q.Modify(&s.attr, s.mask); err != nil {
-				t.Fatalf("UC -> %v: %v", s.attr.State, err)
-			}
+			require.NoError(t, p.q.Modify(&s.attr, s.mask), "UC -> %v", s.attr.State)
 		}
 	}
 	testSendRecv(t, a, b, qa, qb)
 	copy(a.buf, "unreliable write")
-	if err := qa.PostSend([]SendWR{{ID: 90, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, 16),
-		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + 700000, RKey: b.mr.RKey()}}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 90, Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, 16),
+		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + 700000, RKey: b.mr.RKey()}}}))
 	a.wait(t, 1)
 	// UC has no acknowledgement: the send completes when sent, so wait for the data itself with a
 	// second message that consumes a receive behind the write.
@@ -488,7 +452,6 @@ func TestE2EUC(t *testing.T) {
 	require.NoError(t, qa.PostSend([]SendWR{{ID: 92, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 4)}}))
 	a.wait(t, 1)
 	b.wait(t, 1)
-	if got := string(b.buf[700000 : 700000+16]); got != "unreliable write" {
-		t.Errorf("UC write delivered %q", got)
-	}
+	got := string(b.buf[700000 : 700000+16])
+	assert.Equal(t, "unreliable write", got, "UC write delivered %q", got)
 }

@@ -2,10 +2,11 @@ package gorxe
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,9 +17,7 @@ func nextEvent(t *testing.T, d *Device) AsyncEvent {
 	defer cancel()
 	for {
 		ev, err := d.GetAsyncEvent(ctx)
-		if err != nil {
-			t.Fatalf("GetAsyncEvent: %v", err)
-		}
+		require.NoError(t, err, "GetAsyncEvent")
 		if ev.Type != EventPortActive {
 			return ev
 		}
@@ -37,21 +36,18 @@ func TestEventCQErrOnOverflow(t *testing.T) {
 	}
 	q.Modify(&QPAttr{State: QPStateErr}, QPAttrState)
 	ev := nextEvent(t, x.d)
-	if ev.Type != EventCQErr || ev.CQ != small {
-		t.Errorf("event %+v, want CQ error on the small CQ", ev)
-	}
-	if !errors.Is(small.Err(), ErrCQOverflow) {
-		t.Errorf("CQ Err %v", small.Err())
-	}
+	assert.Equal(t, EventCQErr, ev.Type, "event %+v, want CQ error on the small CQ", ev)
+	assert.Same(t, small, ev.CQ, "event %+v, want CQ error on the small CQ", ev)
+	assert.ErrorIs(t, small.Err(), ErrCQOverflow, "CQ Err %v", small.Err())
 }
 
 func TestEventSQDrained(t *testing.T) {
 	a, b := fabricPair(t)
 	qa, _ := rcPair(t, a, b, MTU1024)
 	require.NoError(t, qa.Modify(&QPAttr{State: QPStateSQD, EnSQDAsyncNotify: true}, QPAttrState|QPAttrEnSQDAsyncNotify))
-	if ev := nextEvent(t, a.d); ev.Type != EventSQDrained || ev.QP != qa {
-		t.Errorf("event %+v, want SQ drained on the QP", ev)
-	}
+	ev := nextEvent(t, a.d)
+	assert.Equal(t, EventSQDrained, ev.Type, "event %+v, want SQ drained on the QP", ev)
+	assert.Same(t, qa, ev.QP, "event %+v, want SQ drained on the QP", ev)
 }
 
 func TestEventSRQLimitReached(t *testing.T) {
@@ -69,13 +65,14 @@ func TestEventSRQLimitReached(t *testing.T) {
 	}
 	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 4}, SRQLimit))
 	require.NoError(t, qa.PostSend([]SendWR{{ID: 9, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}))
-	if wc := b.wait(t, 1)[0]; wc.Status != WCSuccess || wc.WRID != 0 || wc.QPNum != qb.QPN() {
-		t.Errorf("receive through the SRQ: %+v", wc)
-	}
-	if ev := nextEvent(t, b.d); ev.Type != EventSRQLimitReached || ev.SRQ != srq {
-		t.Errorf("event %+v, want SRQ limit reached", ev)
-	}
+	wc := b.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "receive through the SRQ: %+v", wc)
+	assert.Equal(t, uint64(0), wc.WRID, "receive through the SRQ: %+v", wc)
+	assert.Equal(t, qb.QPN(), wc.QPNum, "receive through the SRQ: %+v", wc)
+	ev := nextEvent(t, b.d)
+	assert.Equal(t, EventSRQLimitReached, ev.Type, "event %+v, want SRQ limit reached", ev)
+	assert.Same(t, srq, ev.SRQ, "event %+v, want SRQ limit reached", ev)
 	if a, _ := srq.Query(); a.SRQLimit != 0 {
-		t.Errorf("the limit stays armed after firing: %+v", a)
+		assert.Fail(t, fmt.Sprintf("the limit stays armed after firing: %+v", a))
 	}
 }

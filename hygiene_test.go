@@ -90,7 +90,7 @@ func TestAttachMcastLimitConcurrent(t *testing.T) {
 			if err := q.AttachMcast(gid, 0); err == nil {
 				ok.Add(1)
 			} else if !errors.Is(err, ErrInvalidArgument) {
-				t.Errorf("attach: %v", err)
+				assert.Fail(t, fmt.Sprintf("attach: %v", err))
 			}
 		})
 	}

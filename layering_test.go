@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,7 +66,7 @@ func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 	out, err := exec.Command(goTool, "list", "-deps", "-json", "./...").Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
 	}
 	require.NoError(t, err)
 	std := map[string]bool{}
@@ -96,18 +98,17 @@ func TestImportGraph(t *testing.T) {
 	for _, p := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		layer, known := layerOf(rel)
-		if !known {
-			t.Errorf("package %q is in no layer of the import graph test: add it to layers", p.ImportPath)
+		if !assert.True(t, known, "package %q is in no layer of the import graph test: add it to layers", p.ImportPath) {
 			continue
 		}
 		for _, imp := range p.Imports {
 			switch {
 			case rel == "packet" && !std[imp]:
-				t.Errorf("packet imports %s: it may import only the standard library", imp)
+				assert.Fail(t, fmt.Sprintf("packet imports %s: it may import only the standard library", imp))
 			case slices.Contains(sansIO, rel) && slices.Contains(forbiddenInSansIO, imp):
-				t.Errorf("%s imports %s: the sans-I/O core takes time and packets as arguments", rel, imp)
+				assert.Fail(t, fmt.Sprintf("%s imports %s: the sans-I/O core takes time and packets as arguments", rel, imp))
 			case imp == module && layer <= rootLayer:
-				t.Errorf("%s imports the root package: only what is built on the facade (cm, commands, tools, tests, examples) may", rel)
+				assert.Fail(t, fmt.Sprintf("%s imports the root package: only what is built on the facade (cm, commands, tools, tests, examples) may", rel))
 			}
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue
@@ -117,9 +118,8 @@ func TestImportGraph(t *testing.T) {
 			if !ok {
 				continue // reported as a package of its own
 			}
-			if il > layer || (il == layer && layer != toolLayer) {
-				t.Errorf("%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
-			}
+			assert.LessOrEqual(t, il, layer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
+			assert.False(t, il == layer && layer != toolLayer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
 		}
 	}
 }

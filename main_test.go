@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -37,9 +38,7 @@ func newTestFabric(t testing.TB) *testFabric {
 func (f *testFabric) open(t testing.TB, addr string) *Device {
 	t.Helper()
 	d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2})
-	if err != nil {
-		t.Fatalf("Open(%s): %v", addr, err)
-	}
+	require.NoError(t, err, "Open(%s)", addr)
 	t.Cleanup(func() { d.Close() })
 	return d
 }
@@ -48,9 +47,7 @@ func (f *testFabric) open(t testing.TB, addr string) *Device {
 func freeUDPPort(t testing.TB) uint16 {
 	t.Helper()
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
+	require.NoError(t, err, "finding a free port")
 	defer c.Close()
 	return uint16(c.LocalAddr().(*net.UDPAddr).Port)
 }
@@ -59,9 +56,7 @@ func freeUDPPort(t testing.TB) uint16 {
 func openUDP(t testing.TB, addr string, port uint16) *Device {
 	t.Helper()
 	d, err := Open(Config{Addr: netip.MustParseAddr(addr), Port: port, Workers: 2})
-	if err != nil {
-		t.Fatalf("Open(%s:%d): %v", addr, port, err)
-	}
+	require.NoError(t, err, "Open(%s:%d)", addr, port)
 	t.Cleanup(func() { d.Close() })
 	return d
 }

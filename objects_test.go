@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -14,39 +15,35 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	d := newTestFabric(t).open(t, "10.0.0.1")
 	pd, err := d.AllocPD()
 	require.NoError(t, err)
-	if pd.Device() != d {
-		t.Error("PD.Device")
-	}
+	assert.Same(t, d, pd.Device(), "PD.Device")
 	buf := make([]byte, 8192)
 	m, err := pd.RegMR(buf, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead)
 	require.NoError(t, err)
-	if m.LKey() != m.RKey() || m.LKey() == 0 {
-		t.Errorf("keys lkey %#x rkey %#x", m.LKey(), m.RKey())
-	}
-	if m.Addr() != uint64(uintptr(unsafe.Pointer(&buf[0]))) || m.Length() != 8192 || m.PD() != pd || !m.Valid() {
-		t.Errorf("MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
-	}
-	if m.Access() != AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead {
-		t.Errorf("Access %v", m.Access())
-	}
+	assert.Equal(t, m.RKey(), m.LKey(), "keys lkey %#x rkey %#x", m.LKey(), m.RKey())
+	assert.NotEqual(t, uint32(0), m.LKey(), "keys lkey %#x rkey %#x", m.LKey(), m.RKey())
+	assert.Equal(t, uint64(uintptr(unsafe.Pointer(&buf[0]))), m.Addr(), "MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
+	assert.Equal(t, uint64(8192), m.Length(), "MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
+	assert.Same(t, pd, m.PD(), "MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
+	assert.True(t, m.Valid(), "MR addr %#x len %d pd %p valid %v", m.Addr(), m.Length(), m.PD(), m.Valid())
+	assert.Equal(t, AccessLocalWrite|AccessRemoteWrite|AccessRemoteRead, m.Access(), "Access %v", m.Access())
 	assert.ErrorIs(t, pd.Dealloc(), ErrPDInUse, "Dealloc with a registered MR")
 
 	zb, err := pd.RegMR(buf[:4096], AccessLocalWrite|AccessZeroBased)
-	if err != nil || zb.Addr() != 0 {
-		t.Fatalf("zero-based RegMR: addr %#x, %v", zb.Addr(), err)
-	}
+	require.NoError(t, err, "zero-based RegMR: addr %#x, %v", zb.Addr(), err)
+	require.Equal(t, uint64(0), zb.Addr(), "zero-based RegMR: addr %#x, %v", zb.Addr(), err)
 	io, err := pd.RegMRIOVA(buf[:100], 0x1000_0000, AccessLocalWrite)
-	if err != nil || io.Addr() != 0x1000_0000 || io.Length() != 100 {
-		t.Fatalf("RegMRIOVA: %v", err)
-	}
+	require.NoError(t, err, "RegMRIOVA: %v", err)
+	require.Equal(t, uint64(0x1000_0000), io.Addr(), "RegMRIOVA: %v", err)
+	require.Equal(t, uint64(100), io.Length(), "RegMRIOVA: %v", err)
 
 	// Rereg to another PD changes the key variant and the PD.
 	pd2, _ := d.AllocPD()
 	old := m.LKey()
 	require.NoError(t, m.Rereg(ReregChangePD|ReregChangeAccess, pd2, nil, AccessLocalWrite))
-	if m.PD() != pd2 || m.LKey() == old || m.LKey()>>8 != old>>8 || m.Access() != AccessLocalWrite {
-		t.Errorf("after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
-	}
+	assert.Same(t, pd2, m.PD(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
+	assert.NotEqual(t, old, m.LKey(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
+	assert.Equal(t, old>>8, m.LKey()>>8, "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
+	assert.Equal(t, AccessLocalWrite, m.Access(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
 	assert.ErrorIs(t, m.Rereg(0, nil, nil, 0), ErrReregFlags, "Rereg without flags")
 	assert.ErrorIs(t, m.Rereg(ReregChangePD, nil, nil, 0), ErrNilObject, "Rereg to a nil PD")
 
@@ -57,7 +54,7 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	require.NoError(t, pd.Dealloc())
 	assert.ErrorIs(t, pd.Dealloc(), ErrDestroyed, "second Dealloc")
 	if _, err := pd.RegMR(buf, AccessLocalWrite); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("RegMR on a deallocated PD: %v", err)
+		assert.Fail(t, fmt.Sprintf("RegMR on a deallocated PD: %v", err))
 	}
 }
 
@@ -67,21 +64,18 @@ func TestMRMisuse(t *testing.T) {
 	pd, _ := d.AllocPD()
 	opd, _ := other.AllocPD()
 	buf := make([]byte, 64)
-	if _, err := pd.RegMR(nil, AccessLocalWrite); !errors.Is(err, ErrEmptyRegion) {
-		t.Errorf("RegMR of nothing: %v", err)
-	}
-	if _, err := pd.RegMR(buf, AccessRemoteWrite); !errors.Is(err, ErrAccessFlags) {
-		t.Errorf("remote write without local write: %v", err)
-	}
-	if _, err := pd.RegMRIOVA(buf, 5, AccessZeroBased); !errors.Is(err, ErrZeroBased) && !errors.Is(err, ErrAccessFlags) {
-		t.Errorf("zero-based with an IOVA: %v", err)
-	}
+	_, err := pd.RegMR(nil, AccessLocalWrite)
+	assert.ErrorIs(t, err, ErrEmptyRegion, "RegMR of nothing: %v", err)
+	_, err = pd.RegMR(buf, AccessRemoteWrite)
+	assert.ErrorIs(t, err, ErrAccessFlags, "remote write without local write: %v", err)
+	_, err = pd.RegMRIOVA(buf, 5, AccessZeroBased)
+	assert.False(t, !errors.Is(err, ErrZeroBased) && !errors.Is(err, ErrAccessFlags), "zero-based with an IOVA: %v", err)
 	m, _ := pd.RegMR(buf, AccessLocalWrite)
 	assert.ErrorIs(t, m.Rereg(ReregChangePD, opd, nil, 0), ErrWrongDevice, "Rereg to another device's PD")
 	var e *Error
-	if err := m.Rereg(ReregChangePD, opd, nil, 0); !errors.As(err, &e) || e.Op != "rereg_mr" {
-		t.Errorf("error %v does not name rereg_mr", err)
-	}
+	err = m.Rereg(ReregChangePD, opd, nil, 0)
+	assert.ErrorAs(t, err, &e, "error %v does not name rereg_mr", err)
+	assert.Equal(t, "rereg_mr", e.Op, "error %v does not name rereg_mr", err)
 }
 
 func TestFastRegMRAndMW(t *testing.T) {
@@ -89,27 +83,25 @@ func TestFastRegMRAndMW(t *testing.T) {
 	pd, _ := d.AllocPD()
 	fr, err := pd.AllocMR(16)
 	require.NoError(t, err)
-	if fr.Valid() {
-		t.Error("a fresh fast-register MR is valid")
-	}
+	assert.False(t, fr.Valid(), "a fresh fast-register MR is valid")
 	if _, err := pd.AllocMR(100000); !errors.Is(err, ErrPageList) && !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("AllocMR beyond max_fast_reg_page_list_len: %v", err)
+		assert.Fail(t, fmt.Sprintf("AllocMR beyond max_fast_reg_page_list_len: %v", err))
 	}
 	for _, typ := range []MWType{MWType1, MWType2} {
 		w, err := pd.AllocMW(typ)
 		require.NoError(t, err)
-		if w.Type() != typ || w.PD() != pd || w.Bound() || w.RKey() == 0 {
-			t.Errorf("MW type %v: %+v", typ, w)
-		}
+		assert.Equal(t, typ, w.Type(), "MW type %v: %+v", typ, w)
+		assert.Same(t, pd, w.PD(), "MW type %v: %+v", typ, w)
+		assert.False(t, w.Bound(), "MW type %v: %+v", typ, w)
+		assert.NotEqual(t, uint32(0), w.RKey(), "MW type %v: %+v", typ, w)
 		assert.ErrorIs(t, pd.Dealloc(), ErrPDInUse, "Dealloc with a window")
 		require.NoError(t, w.Dealloc())
 		assert.ErrorIs(t, w.Dealloc(), ErrDestroyed, "second MW Dealloc")
 	}
 	require.NoError(t, fr.Dereg())
 	require.NoError(t, pd.Dealloc())
-	if got := IncKey(0x1234_56ff); got != 0x1234_5600 {
-		t.Errorf("IncKey wraps the variant: %#x", got)
-	}
+	got := IncKey(0x1234_56ff)
+	assert.Equal(t, uint32(0x1234_5600), got, "IncKey wraps the variant: %#x", got)
 }
 
 func TestAllocBuffer(t *testing.T) {
@@ -117,16 +109,14 @@ func TestAllocBuffer(t *testing.T) {
 	pd, _ := d.AllocPD()
 	b, err := AllocBuffer(10000, BufferOptions{})
 	require.NoError(t, err)
-	if len(b.Bytes()) != 10000 {
-		t.Fatalf("Bytes len %d", len(b.Bytes()))
-	}
+	require.Len(t, b.Bytes(), 10000, "Bytes len %d", len(b.Bytes()))
 	m, err := pd.RegMR(b.Bytes(), AccessLocalWrite)
 	require.NoError(t, err)
 	assert.ErrorIs(t, b.Free(), ErrBufferInUse, "Free of a registered buffer")
 	m.Dereg()
 	require.NoError(t, b.Free())
 	if _, err := AllocBuffer(0, BufferOptions{}); !errors.Is(err, ErrBufferSize) {
-		t.Errorf("AllocBuffer(0): %v", err)
+		assert.Fail(t, fmt.Sprintf("AllocBuffer(0): %v", err))
 	}
 }
 
@@ -135,32 +125,31 @@ func TestCQAndCompChannel(t *testing.T) {
 	d, other := f.open(t, "10.0.0.1"), f.open(t, "10.0.0.2")
 	for _, n := range []int{0, -1, MaxCQE + 1} {
 		if _, err := d.CreateCQ(n, nil); !errors.Is(err, ErrInvalidCQSize) {
-			t.Errorf("CreateCQ(%d): %v", n, err)
+			assert.Fail(t, fmt.Sprintf("CreateCQ(%d): %v", n, err))
 		}
 	}
 	ch, err := d.CreateCompChannel()
 	require.NoError(t, err)
 	och, _ := other.CreateCompChannel()
 	if _, err := d.CreateCQ(4, och); !errors.Is(err, ErrWrongDevice) {
-		t.Errorf("CreateCQ with another device's channel: %v", err)
+		assert.Fail(t, fmt.Sprintf("CreateCQ with another device's channel: %v", err))
 	}
 	c, err := d.CreateCQ(16, ch)
 	require.NoError(t, err)
-	if c.CQE() != 16 || c.Channel() != ch || c.Err() != nil {
-		t.Errorf("CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
-	}
-	if n := c.Poll(make([]WC, 8)); n != 0 {
-		t.Errorf("Poll of an empty CQ = %d", n)
-	}
+	assert.Equal(t, 16, c.CQE(), "CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
+	assert.Same(t, ch, c.Channel(), "CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
+	assert.NoError(t, c.Err(), "CQ cqe %d channel %p err %v", c.CQE(), c.Channel(), c.Err())
+	n := c.Poll(make([]WC, 8))
+	assert.Equal(t, 0, n, "Poll of an empty CQ = %d", n)
 	require.NoError(t, c.ReqNotify(false))
 	// Nothing completes, so GetEvent times out with the context's error.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := ch.GetEvent(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("GetEvent with no event: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetEvent with no event: %v", err))
 	}
 	if err := c.Resize(32); err != nil || c.CQE() != 32 {
-		t.Errorf("Resize: %v, cqe %d", err, c.CQE())
+		assert.Fail(t, fmt.Sprintf("Resize: %v, cqe %d", err, c.CQE()))
 	}
 	assert.ErrorIs(t, c.AckEvents(1), ErrAckTooMany, "AckEvents of nothing")
 	assert.ErrorIs(t, ch.Destroy(), ErrInUse, "Destroy of a channel with a CQ")
@@ -168,6 +157,6 @@ func TestCQAndCompChannel(t *testing.T) {
 	assert.ErrorIs(t, c.Destroy(), ErrDestroyed, "second CQ Destroy")
 	require.NoError(t, ch.Destroy())
 	if _, err := ch.GetEvent(context.Background()); !errors.Is(err, ErrDestroyed) {
-		t.Errorf("GetEvent on a destroyed channel: %v", err)
+		assert.Fail(t, fmt.Sprintf("GetEvent on a destroyed channel: %v", err))
 	}
 }

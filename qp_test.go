@@ -3,6 +3,7 @@ package gorxe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,9 +36,7 @@ func newTestQPs(t *testing.T, d *Device) *testQPs {
 func (x *testQPs) create(t *testing.T, typ QPType) *QP {
 	t.Helper()
 	q, err := x.d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, Cap: x.caps, QPType: typ, Context: "ctx"})
-	if err != nil {
-		t.Fatalf("CreateQP(%v): %v", typ, err)
-	}
+	require.NoError(t, err, "CreateQP(%v)", typ)
 	return q
 }
 
@@ -60,42 +59,45 @@ func connectRC(t testing.TB, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU
 // connectRCTimeout is connectRC with a chosen local ACK timeout.
 func connectRCTimeout(t testing.TB, q *QP, dgid GID, dqpn, rqPSN, sqPSN uint32, mtu MTU, timeout uint8) {
 	t.Helper()
-	if err := q.Modify(&QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1,
-		AccessFlags: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic}, rcInitMask); err != nil {
-		t.Fatalf("RESET->INIT: %v", err)
-	}
-	if err := q.Modify(&QPAttr{
+	require.NoError(t, q.Modify(&QPAttr{State: QPStateInit, PKeyIndex: 0, PortNum: 1,
+		AccessFlags: AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic}, rcInitMask), "RESET->INIT")
+	require.NoError(t, q.Modify(&QPAttr{
 		State: QPStateRTR, PathMTU: mtu, DestQPNum: dqpn, RQPSN: rqPSN, MaxDestRdAtomic: 1, MinRNRTimer: 12,
 		AHAttr: AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 1, HopLimit: 1}},
-	}, rcRTRMask); err != nil {
-		t.Fatalf("INIT->RTR: %v", err)
-	}
-	if err := q.Modify(&QPAttr{State: QPStateRTS, Timeout: timeout, RetryCnt: 7, RNRRetry: 7, SQPSN: sqPSN, MaxRdAtomic: 1}, rcRTSMask); err != nil {
-		t.Fatalf("RTR->RTS: %v", err)
-	}
+	}, rcRTRMask), "INIT->RTR")
+	require.NoError(t, q.Modify(&QPAttr{State: QPStateRTS, Timeout: timeout, RetryCnt: 7, RNRRetry: 7, SQPSN: sqPSN, MaxRdAtomic: 1}, rcRTSMask), "RTR->RTS")
 }
 
 func TestQPRCWalkLikeRCPingpong(t *testing.T) {
 	f := newTestFabric(t)
 	x := newTestQPs(t, f.open(t, "10.0.0.1"))
 	q := x.create(t, QPTypeRC)
-	if q.QPN() != 16 || q.Type() != QPTypeRC || q.State() != QPStateReset || q.Context() != "ctx" || q.PD() != x.pd ||
-		q.SendCQ() != x.cq || q.RecvCQ() != x.cq || q.SRQ() != nil || q.Device() != x.d {
-		t.Fatalf("fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
-	}
+	require.False(t, q.QPN() != 16 || q.Type() != QPTypeRC || q.State() != QPStateReset || q.Context() != "ctx", "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	require.Same(t, x.pd, q.PD(), "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	require.Same(t, x.cq, q.SendCQ(), "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	require.Same(t, x.cq, q.RecvCQ(), "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	require.Nil(t, q.SRQ(), "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
+	require.Same(t, x.d, q.Device(), "fresh QP: qpn %d type %v state %v", q.QPN(), q.Type(), q.State())
 	peer := GIDFromAddr(mustAddr("10.0.0.2"))
 	connectRC(t, q, peer, 0x123456, 0xabcdef, 0x654321, MTU1024)
 	a, in, err := q.Query()
 	require.NoError(t, err)
-	if a.State != QPStateRTS || a.PathMTU != MTU1024 || a.DestQPNum != 0x123456 || a.RQPSN != 0xabcdef ||
-		a.SQPSN != 0x654321 || a.Timeout != 14 || a.RetryCnt != 7 || a.RNRRetry != 7 || a.MaxRdAtomic != 1 ||
-		a.MaxDestRdAtomic != 1 || a.MinRNRTimer != 12 || a.PortNum != 1 || GID(a.AHAttr.GRH.DGID) != peer ||
-		a.AccessFlags != AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic {
-		t.Errorf("Query after the walk: %+v", a)
-	}
-	if in.QPType != QPTypeRC || in.SendCQ != x.cq || in.Context != "ctx" || in.Cap != x.caps {
-		t.Errorf("Query init attributes: %+v", in)
-	}
+	assert.Equal(t, QPStateRTS, a.State, "Query after the walk: %+v", a)
+	assert.Equal(t, MTU1024, a.PathMTU, "Query after the walk: %+v", a)
+	assert.Equal(t, uint32(0x123456), a.DestQPNum, "Query after the walk: %+v", a)
+	assert.Equal(t, uint32(0xabcdef), a.RQPSN, "Query after the walk: %+v", a)
+	assert.Equal(t, uint32(0x654321), a.SQPSN, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(14), a.Timeout, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(7), a.RetryCnt, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(7), a.RNRRetry, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(1), a.MaxRdAtomic, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(1), a.MaxDestRdAtomic, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(12), a.MinRNRTimer, "Query after the walk: %+v", a)
+	assert.Equal(t, uint8(1), a.PortNum, "Query after the walk: %+v", a)
+	assert.Equal(t, peer, GID(a.AHAttr.GRH.DGID), "Query after the walk: %+v", a)
+	assert.Equal(t, AccessRemoteWrite|AccessRemoteRead|AccessRemoteAtomic, a.AccessFlags, "Query after the walk: %+v", a)
+	assert.False(t, in.QPType != QPTypeRC || in.SendCQ != x.cq || in.Context != "ctx", "Query init attributes: %+v", in)
+	assert.Equal(t, x.caps, in.Cap, "Query init attributes: %+v", in)
 }
 
 func TestQPUDWalkLikeUDPingpong(t *testing.T) {
@@ -110,12 +112,8 @@ func TestQPUDWalkLikeUDPingpong(t *testing.T) {
 		{QPAttr{State: QPStateRTS, SQPSN: 77}, QPAttrState | QPAttrSQPSN},
 	}
 	for _, s := range steps {
-		if err := q.Modify(&s.attr, s.mask); err != nil {
-			t.Fatalf("-> %v: %v", s.attr.State, err)
-		}
-		if q.State() != s.attr.State {
-			t.Fatalf("state %v, want %v", q.State(), s.attr.State)
-		}
+		require.NoError(t, q.Modify(&s.attr, s.mask), "-> %v", s.attr.State)
+		require.Equal(t, s.attr.State, q.State(), "state %v, want %v", q.State(), s.attr.State)
 	}
 }
 
@@ -124,17 +122,17 @@ func TestQPModifyMisuse(t *testing.T) {
 	q := x.create(t, QPTypeRC)
 	err := q.Modify(&QPAttr{State: QPStateRTS}, QPAttrState)
 	var me *ModifyError
-	if !errors.Is(err, ErrInvalidTransition) || !errors.As(err, &me) || me.From != QPStateReset || me.To != QPStateRTS {
-		t.Errorf("RESET->RTS: %v", err)
-	}
+	assert.ErrorIs(t, err, ErrInvalidTransition, "RESET->RTS: %v", err)
+	assert.ErrorAs(t, err, &me, "RESET->RTS: %v", err)
+	assert.Equal(t, QPStateReset, me.From, "RESET->RTS: %v", err)
+	assert.Equal(t, QPStateRTS, me.To, "RESET->RTS: %v", err)
 	err = q.Modify(&QPAttr{State: QPStateInit}, QPAttrState|QPAttrPort)
-	if !errors.Is(err, ErrMissingAttr) || !errors.As(err, &me) || me.Missing != QPAttrPKeyIndex|QPAttrAccessFlags {
-		t.Errorf("RESET->INIT without PKEY_INDEX and ACCESS_FLAGS: %v", err)
-	}
+	assert.ErrorIs(t, err, ErrMissingAttr, "RESET->INIT without PKEY_INDEX and ACCESS_FLAGS: %v", err)
+	assert.ErrorAs(t, err, &me, "RESET->INIT without PKEY_INDEX and ACCESS_FLAGS: %v", err)
+	assert.Equal(t, QPAttrPKeyIndex|QPAttrAccessFlags, me.Missing, "RESET->INIT without PKEY_INDEX and ACCESS_FLAGS: %v", err)
 	var e *Error
-	if !errors.As(err, &e) || e.Op != "modify_qp" {
-		t.Errorf("error %v does not name modify_qp", err)
-	}
+	assert.ErrorAs(t, err, &e, "error %v does not name modify_qp", err)
+	assert.Equal(t, "modify_qp", e.Op, "error %v does not name modify_qp", err)
 	assert.ErrorIs(t, q.Modify(nil, QPAttrState), ErrNilObject, "Modify(nil)")
 	require.NoError(t, q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask))
 	// GID index 0 is the link-local GID, which a device bound to one address cannot send from.
@@ -146,9 +144,7 @@ func TestQPModifyMisuse(t *testing.T) {
 	rtr.AHAttr.GRH.SGIDIndex = 1
 	rtr.PathMTU = 9
 	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidAttr, "RTR with path MTU 9")
-	if q.State() != QPStateInit {
-		t.Errorf("a failed Modify changed the state to %v", q.State())
-	}
+	assert.Equal(t, QPStateInit, q.State(), "a failed Modify changed the state to %v", q.State())
 }
 
 func TestCreateQPMisuse(t *testing.T) {
@@ -173,17 +169,13 @@ func TestCreateQPMisuse(t *testing.T) {
 		{"inline too long", x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeRC, Cap: QPCap{MaxInlineData: 513}}, ErrInvalidCaps},
 	}
 	for _, c := range cases {
-		if _, err := d.CreateQP(c.pd, c.attr); !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
+		_, err := d.CreateQP(c.pd, c.attr)
+		assert.ErrorIs(t, err, c.want, "%s: %v, want %v", c.name, err, c.want)
 	}
 	g := x.create(t, QPTypeGSI)
-	if g.QPN() != 1 {
-		t.Errorf("GSI QPN %d, want 1", g.QPN())
-	}
-	if _, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeGSI}); !errors.Is(err, ErrGSIExists) {
-		t.Errorf("second GSI QP: %v", err)
-	}
+	assert.Equal(t, uint32(1), g.QPN(), "GSI QPN %d, want 1", g.QPN())
+	_, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, QPType: QPTypeGSI})
+	assert.ErrorIs(t, err, ErrGSIExists, "second GSI QP: %v", err)
 }
 
 func TestQPDestroyAndDependencies(t *testing.T) {
@@ -194,20 +186,14 @@ func TestQPDestroyAndDependencies(t *testing.T) {
 	assert.ErrorIs(t, x.pd.Dealloc(), ErrPDInUse, "deallocating a PD a QP uses")
 	require.NoError(t, q.Destroy())
 	assert.ErrorIs(t, q.Destroy(), ErrDestroyed, "second Destroy")
-	if err := q.PostRecv([]RecvWR{{ID: 1}}); err == nil {
-		t.Error("PostRecv on a destroyed QP succeeded")
-	}
-	if err := x.cq.Destroy(); err != nil {
-		t.Errorf("CQ Destroy after the QP: %v", err)
-	}
-	if err := x.pd.Dealloc(); err != nil {
-		t.Errorf("PD Dealloc after the QP: %v", err)
-	}
+	assert.Error(t, q.PostRecv([]RecvWR{{ID: 1}}), "PostRecv on a destroyed QP succeeded")
+	assert.NoError(t, x.cq.Destroy(), "CQ Destroy after the QP")
+	assert.NoError(t, x.pd.Dealloc(), "PD Dealloc after the QP")
 	// The QP number is free again, but allocation moves on cyclically, as rxe's pool does.
 	y := newTestQPs(t, x.d)
-	if q2 := y.create(t, QPTypeRC); q2.QPN() == 0 || q2.QPN() == 1 {
-		t.Errorf("new QPN %d", q2.QPN())
-	}
+	q2 := y.create(t, QPTypeRC)
+	assert.NotEqual(t, uint32(0), q2.QPN(), "new QPN %d", q2.QPN())
+	assert.NotEqual(t, uint32(1), q2.QPN(), "new QPN %d", q2.QPN())
 }
 
 func TestPostMisuse(t *testing.T) {
@@ -216,18 +202,18 @@ func TestPostMisuse(t *testing.T) {
 	sge := []SGE{{Addr: x.mr.Addr(), Length: 8, LKey: x.mr.LKey()}}
 	err := q.PostSend([]SendWR{{ID: 1, Opcode: WRSend, SGList: sge}})
 	var pe *PostError
-	if !errors.Is(err, ErrInvalidState) || !errors.As(err, &pe) || pe.Index != 0 {
-		t.Errorf("PostSend in RESET: %v", err)
-	}
+	assert.ErrorIs(t, err, ErrInvalidState, "PostSend in RESET: %v", err)
+	assert.ErrorAs(t, err, &pe, "PostSend in RESET: %v", err)
+	assert.Equal(t, 0, pe.Index, "PostSend in RESET: %v", err)
 	assert.ErrorIs(t, q.PostRecv([]RecvWR{{ID: 1, SGList: sge}}), ErrInvalidState, "PostRecv in RESET")
 	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.2")), 99, 0, 0, MTU1024)
 	err = q.PostSend([]SendWR{
 		{ID: 1, Opcode: WRRDMAWrite, SGList: sge, RDMA: RDMAInfo{RemoteAddr: 0x1000, RKey: 5}},
 		{ID: 2, Opcode: WRSend, SGList: []SGE{sge[0], sge[0]}},
 	})
-	if !errors.Is(err, ErrTooManySGE) || !errors.As(err, &pe) || pe.Index != 1 {
-		t.Errorf("PostSend with 2 SGEs on a 1-SGE queue: %v", err)
-	}
+	assert.ErrorIs(t, err, ErrTooManySGE, "PostSend with 2 SGEs on a 1-SGE queue: %v", err)
+	assert.ErrorAs(t, err, &pe, "PostSend with 2 SGEs on a 1-SGE queue: %v", err)
+	assert.Equal(t, 1, pe.Index, "PostSend with 2 SGEs on a 1-SGE queue: %v", err)
 	ud := x.create(t, QPTypeUD)
 	require.NoError(t, ud.Modify(&QPAttr{State: QPStateInit, PortNum: 1, QKey: 1}, QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrQKey))
 	ud.Modify(&QPAttr{State: QPStateRTR}, QPAttrState)
@@ -248,22 +234,16 @@ func TestCloseFlushesOutstandingWork(t *testing.T) {
 	require.NoError(t, d.Close())
 	wcs := make([]WC, 8)
 	n := x.cq.Poll(wcs)
-	if n != 3 {
-		t.Fatalf("polled %d completions after Close, want 3 flushed receives", n)
-	}
+	require.Equal(t, 3, n, "polled %d completions after Close, want 3 flushed receives", n)
 	for i, wc := range wcs[:n] {
-		if wc.Status != WCWRFlushErr || wc.WRID != uint64(100+i) || wc.QPNum != q.QPN() {
-			t.Errorf("completion %d: %+v", i, wc)
-		}
+		assert.Equal(t, WCWRFlushErr, wc.Status, "completion %d: %+v", i, wc)
+		assert.Equal(t, uint64(100+i), wc.WRID, "completion %d: %+v", i, wc)
+		assert.Equal(t, q.QPN(), wc.QPNum, "completion %d: %+v", i, wc)
 	}
-	if q.State() != QPStateErr {
-		t.Errorf("QP state after Close: %v", q.State())
-	}
+	assert.Equal(t, QPStateErr, q.State(), "QP state after Close: %v", q.State())
 	assert.ErrorIs(t, q.PostSend(nil), ErrDeviceClosed, "PostSend after Close")
 	assert.ErrorIs(t, q.Modify(&QPAttr{State: QPStateReset}, QPAttrState), ErrDeviceClosed, "Modify after Close")
-	if err := q.Destroy(); err != nil {
-		t.Errorf("Destroy after Close: %v", err)
-	}
+	assert.NoError(t, q.Destroy(), "Destroy after Close")
 }
 
 func TestSRQAndLastWQEEvent(t *testing.T) {
@@ -271,20 +251,16 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 	d := x.d
 	srq, err := d.CreateSRQ(x.pd, &SRQInitAttr{Context: 7, Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}})
 	require.NoError(t, err)
-	if srq.Context() != 7 || srq.PD() != x.pd {
-		t.Errorf("SRQ context %v", srq.Context())
-	}
+	assert.False(t, srq.Context() != 7 || srq.PD() != x.pd, "SRQ context %v", srq.Context())
 	sge := []SGE{{Addr: x.mr.Addr(), Length: 64, LKey: x.mr.LKey()}}
 	require.NoError(t, srq.PostRecv([]RecvWR{{ID: 1, SGList: sge}, {ID: 2, SGList: sge}}))
-	if srq.Len() != 2 {
-		t.Errorf("SRQ Len %d", srq.Len())
-	}
+	assert.Equal(t, 2, srq.Len(), "SRQ Len %d", srq.Len())
 	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 1}, SRQLimit))
 	if a, err := srq.Query(); err != nil || a.MaxWR != 8 || a.SRQLimit != 1 {
-		t.Errorf("SRQ Query %+v, %v", a, err)
+		assert.Fail(t, fmt.Sprintf("SRQ Query %+v, %v", a, err))
 	}
 	if _, err := d.CreateSRQ(x.pd, nil); !errors.Is(err, ErrNilObject) {
-		t.Errorf("CreateSRQ(nil): %v", err)
+		assert.Fail(t, fmt.Sprintf("CreateSRQ(nil): %v", err))
 	}
 	q, err := d.CreateQP(x.pd, &QPInitAttr{SendCQ: x.cq, RecvCQ: x.cq, SRQ: srq, QPType: QPTypeRC, Cap: QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 	require.NoError(t, err)
@@ -293,17 +269,15 @@ func TestSRQAndLastWQEEvent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if ev, _ := d.GetAsyncEvent(ctx); ev.Type != EventPortActive {
-		t.Fatalf("first event %v", ev.Type)
+		require.Fail(t, fmt.Sprintf("first event %v", ev.Type))
 	}
 	q.Modify(&QPAttr{State: QPStateInit, PortNum: 1}, rcInitMask)
 	require.NoError(t, q.Modify(&QPAttr{State: QPStateErr}, QPAttrState))
 	ev, err := d.GetAsyncEvent(ctx)
-	if err != nil || ev.Type != EventQPLastWQEReached || ev.QP != q {
-		t.Errorf("event %+v, %v; want last WQE reached on the QP", ev, err)
-	}
-	if srq.Len() != 2 {
-		t.Errorf("entering ERR touched the SRQ: Len %d", srq.Len())
-	}
+	assert.NoError(t, err, "event %+v, %v; want last WQE reached on the QP", ev, err)
+	assert.Equal(t, EventQPLastWQEReached, ev.Type, "event %+v, %v; want last WQE reached on the QP", ev, err)
+	assert.Same(t, q, ev.QP, "event %+v, %v; want last WQE reached on the QP", ev, err)
+	assert.Equal(t, 2, srq.Len(), "entering ERR touched the SRQ: Len %d", srq.Len())
 	q.Destroy()
 	require.NoError(t, srq.Destroy())
 }
@@ -346,14 +320,11 @@ func TestBindMWMisuse(t *testing.T) {
 	x := newTestQPs(t, newTestFabric(t).open(t, "10.0.0.1"))
 	q := x.create(t, QPTypeRC)
 	w2, _ := x.pd.AllocMW(MWType2)
-	if _, err := q.BindMW(w2, MWBindInfo{MR: x.mr, Length: 8}); !errors.Is(err, ErrMWType) {
-		t.Errorf("BindMW of a type 2 window: %v", err)
-	}
-	if _, err := q.BindMW(nil, MWBindInfo{}); !errors.Is(err, ErrNilObject) {
-		t.Errorf("BindMW(nil): %v", err)
-	}
+	_, err := q.BindMW(w2, MWBindInfo{MR: x.mr, Length: 8})
+	assert.ErrorIs(t, err, ErrMWType, "BindMW of a type 2 window: %v", err)
+	_, err = q.BindMW(nil, MWBindInfo{})
+	assert.ErrorIs(t, err, ErrNilObject, "BindMW(nil): %v", err)
 	w1, _ := x.pd.AllocMW(MWType1)
-	if _, err := q.BindMW(w1, MWBindInfo{MR: x.mr, Addr: x.mr.Addr(), Length: 8, Access: AccessRemoteRead}); !errors.Is(err, ErrInvalidState) {
-		t.Errorf("BindMW on a RESET QP: %v", err)
-	}
+	_, err = q.BindMW(w1, MWBindInfo{MR: x.mr, Addr: x.mr.Addr(), Length: 8, Access: AccessRemoteRead})
+	assert.ErrorIs(t, err, ErrInvalidState, "BindMW on a RESET QP: %v", err)
 }

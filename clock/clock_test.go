@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -32,23 +34,17 @@ func TestFakeRunsTimersInDeadlineOrder(t *testing.T) {
 	c.Advance(30 * time.Millisecond)
 	want := []string{"a", "b1", "b2", "c"}
 	wantAt := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}
-	if len(got) != len(want) {
-		t.Fatalf("ran %v, want %v", got, want)
-	}
+	require.Len(t, got, len(want), "ran %v, want %v", got, want)
 	for i := range want {
-		if got[i] != want[i] || at[i] != wantAt[i] {
-			t.Fatalf("run %d = %s at %v, want %s at %v", i, got[i], at[i], want[i], wantAt[i])
-		}
+		require.Equal(t, want[i], got[i], "run %d = %s at %v, want %s at %v", i, got[i], at[i], want[i], wantAt[i])
+		require.Equal(t, wantAt[i], at[i], "run %d = %s at %v, want %s at %v", i, got[i], at[i], want[i], wantAt[i])
 	}
-	if d := c.Now().Sub(epoch); d != 30*time.Millisecond {
-		t.Fatalf("Now = epoch+%v, want +30ms", d)
-	}
-	if c.Pending() != 1 {
-		t.Fatalf("Pending = %d, want 1", c.Pending())
-	}
-	if dl, ok := c.NextDeadline(); !ok || !dl.Equal(epoch.Add(time.Second)) {
-		t.Fatalf("NextDeadline = %v %v", dl, ok)
-	}
+	d := c.Now().Sub(epoch)
+	require.Equal(t, 30*time.Millisecond, d, "Now = epoch+%v, want +30ms", d)
+	require.Equal(t, 1, c.Pending(), "Pending = %d, want 1", c.Pending())
+	dl, ok := c.NextDeadline()
+	require.True(t, ok, "NextDeadline = %v %v", dl, ok)
+	require.True(t, dl.Equal(epoch.Add(time.Second)), "NextDeadline = %v %v", dl, ok)
 }
 
 func TestFakeCallbackArmsTimerWithinWindow(t *testing.T) {
@@ -63,67 +59,42 @@ func TestFakeCallbackArmsTimerWithinWindow(t *testing.T) {
 	}
 	c.AfterFunc(10*time.Millisecond, tick)
 	c.Advance(35 * time.Millisecond)
-	if len(fired) != 3 || fired[2] != 30*time.Millisecond {
-		t.Fatalf("fired at %v, want 10ms,20ms,30ms", fired)
-	}
+	require.Len(t, fired, 3, "fired at %v, want 10ms,20ms,30ms", fired)
+	require.Equal(t, 30*time.Millisecond, fired[2], "fired at %v, want 10ms,20ms,30ms", fired)
 	c.Advance(time.Hour)
-	if len(fired) != 5 || fired[4] != 50*time.Millisecond {
-		t.Fatalf("fired at %v, want five ticks ending at 50ms", fired)
-	}
+	require.Len(t, fired, 5, "fired at %v, want five ticks ending at 50ms", fired)
+	require.Equal(t, 50*time.Millisecond, fired[4], "fired at %v, want five ticks ending at 50ms", fired)
 }
 
 func TestFakeStopAndReset(t *testing.T) {
 	c := NewFake(epoch)
 	n := 0
 	tm := c.AfterFunc(10*time.Millisecond, func() { n++ })
-	if !tm.Stop() {
-		t.Fatal("Stop of pending timer returned false")
-	}
-	if tm.Stop() {
-		t.Fatal("second Stop returned true")
-	}
+	require.True(t, tm.Stop(), "Stop of pending timer returned false")
+	require.False(t, tm.Stop(), "second Stop returned true")
 	c.Advance(time.Second)
-	if n != 0 {
-		t.Fatal("stopped timer fired")
-	}
-	if tm.Reset(5 * time.Millisecond) {
-		t.Fatal("Reset of stopped timer reported pending")
-	}
+	require.Equal(t, 0, n, "stopped timer fired")
+	require.False(t, tm.Reset(5*time.Millisecond), "Reset of stopped timer reported pending")
 	c.Advance(4 * time.Millisecond)
-	if n != 0 {
-		t.Fatal("fired early")
-	}
-	if !tm.Reset(5 * time.Millisecond) { // now due at +9ms from here
-		t.Fatal("Reset of pending timer reported not pending")
-	}
+	require.Equal(t, 0, n, "fired early")
+	// now due at +9ms from here
+	require.True(t, tm.Reset(5*time.Millisecond), "Reset of pending timer reported not pending")
 	c.Advance(4 * time.Millisecond)
-	if n != 0 {
-		t.Fatal("Reset did not push the deadline back")
-	}
+	require.Equal(t, 0, n, "Reset did not push the deadline back")
 	c.Advance(time.Millisecond)
-	if n != 1 {
-		t.Fatalf("n = %d after deadline, want 1", n)
-	}
-	if tm.Stop() {
-		t.Fatal("Stop after firing returned true")
-	}
+	require.Equal(t, 1, n, "n = %d after deadline, want 1", n)
+	require.False(t, tm.Stop(), "Stop after firing returned true")
 }
 
 func TestFakeZeroDelayRunsOnNextAdvance(t *testing.T) {
 	c := NewFake(epoch)
 	ran := false
 	c.AfterFunc(-time.Second, func() { ran = true })
-	if ran {
-		t.Fatal("AfterFunc ran the callback itself")
-	}
+	require.False(t, ran, "AfterFunc ran the callback itself")
 	c.Advance(0)
-	if !ran {
-		t.Fatal("Advance(0) did not run a due timer")
-	}
+	require.True(t, ran, "Advance(0) did not run a due timer")
 	c.AdvanceTo(epoch.Add(-time.Hour))
-	if !c.Now().Equal(epoch) {
-		t.Fatal("AdvanceTo moved time backwards")
-	}
+	require.True(t, c.Now().Equal(epoch), "AdvanceTo moved time backwards")
 }
 
 func TestFakeConcurrentUse(t *testing.T) {
@@ -159,9 +130,8 @@ func TestFakeConcurrentUse(t *testing.T) {
 	}()
 	wg.Wait()
 	c.Advance(time.Second)
-	if count+stopped != 800 || stopped == 0 {
-		t.Fatalf("fired %d, stopped %d; want 800 in all", count, stopped)
-	}
+	require.Equal(t, 800, count+stopped, "fired %d, stopped %d; want 800 in all", count, stopped)
+	require.NotEqual(t, 0, stopped, "fired %d, stopped %d; want 800 in all", count, stopped)
 }
 
 func TestRealAfterFunc(t *testing.T) {
@@ -169,13 +139,10 @@ func TestRealAfterFunc(t *testing.T) {
 	before := c.Now()
 	done := make(chan time.Time, 1)
 	c.AfterFunc(time.Millisecond, func() { done <- time.Now() })
-	if at := <-done; at.Sub(before) < time.Millisecond {
-		t.Fatalf("fired after %v, want >= 1ms", at.Sub(before))
-	}
-	tm := c.AfterFunc(time.Hour, func() { t.Error("stopped timer fired") })
-	if !tm.Stop() {
-		t.Fatal("Stop of pending real timer returned false")
-	}
+	at := <-done
+	require.GreaterOrEqual(t, at.Sub(before), time.Millisecond, "fired after %v, want >= 1ms", at.Sub(before))
+	tm := c.AfterFunc(time.Hour, func() { assert.Fail(t, "stopped timer fired") })
+	require.True(t, tm.Stop(), "Stop of pending real timer returned false")
 }
 
 func TestFakeWaitNextDeadline(t *testing.T) {
@@ -186,13 +153,10 @@ func TestFakeWaitNextDeadline(t *testing.T) {
 	go func() { done <- f.WaitNextDeadline(context.Background(), armedAt) }()
 	f.AfterFunc(time.Second, func() {}) // a later timer does not satisfy the wait
 	tm := f.AfterFunc(5*time.Millisecond, func() {})
-	if err := <-done; err != nil {
-		t.Fatalf("WaitNextDeadline: %v", err)
-	}
+	require.NoError(t, <-done, "WaitNextDeadline")
 	tm.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := f.WaitNextDeadline(ctx, armedAt); err != context.Canceled {
-		t.Errorf("after Stop, WaitNextDeadline = %v, want context.Canceled", err)
-	}
+	err := f.WaitNextDeadline(ctx, armedAt)
+	assert.ErrorIs(t, err, context.Canceled, "after Stop, WaitNextDeadline = %v, want context.Canceled", err)
 }

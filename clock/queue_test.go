@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -24,9 +26,9 @@ func TestQueueOrdersByDeadlineThenPushOrder(t *testing.T) {
 		if rng.IntN(4) == 0 { // interleave pops with pushes
 			slices.SortStableFunc(want, func(a, b ent) int { return a.at.Compare(b.at) })
 			at, v, ok := q.Pop()
-			if !ok || !at.Equal(want[0].at) || v != want[0].seq {
-				t.Fatalf("Pop = %v %d %v, want %v %d", at, v, ok, want[0].at, want[0].seq)
-			}
+			require.True(t, ok, "Pop = %v %d %v, want %v %d", at, v, ok, want[0].at, want[0].seq)
+			require.True(t, at.Equal(want[0].at), "Pop = %v %d %v, want %v %d", at, v, ok, want[0].at, want[0].seq)
+			require.Equal(t, want[0].seq, v, "Pop = %v %d %v, want %v %d", at, v, ok, want[0].at, want[0].seq)
 			want = want[1:]
 		}
 	}
@@ -34,13 +36,14 @@ func TestQueueOrdersByDeadlineThenPushOrder(t *testing.T) {
 	for _, w := range want {
 		pat, pv, _ := q.Peek()
 		at, v, ok := q.Pop()
-		if !ok || !at.Equal(w.at) || v != w.seq || !pat.Equal(at) || pv != v {
-			t.Fatalf("Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
-		}
+		require.True(t, ok, "Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
+		require.True(t, at.Equal(w.at), "Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
+		require.Equal(t, w.seq, v, "Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
+		require.True(t, pat.Equal(at), "Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
+		require.Equal(t, v, pv, "Pop = %v %d %v, want %v %d", at, v, ok, w.at, w.seq)
 	}
-	if _, _, ok := q.Pop(); ok || q.Len() != 0 {
-		t.Errorf("queue not empty at the end")
-	}
+	_, _, ok := q.Pop()
+	assert.False(t, ok || q.Len() != 0, "queue not empty at the end")
 }
 
 func TestQueuePushDoesNotAllocateOnceGrown(t *testing.T) {
@@ -51,10 +54,9 @@ func TestQueuePushDoesNotAllocateOnceGrown(t *testing.T) {
 		q.Push(at, v)
 	}
 	q.Reset()
-	if n := testing.AllocsPerRun(100, func() {
+	n := testing.AllocsPerRun(100, func() {
 		q.Push(at, v)
 		q.Pop()
-	}); n != 0 {
-		t.Errorf("Push+Pop allocates %v times", n)
-	}
+	})
+	assert.Equal(t, float64(0), n, "Push+Pop allocates %v times", n)
 }

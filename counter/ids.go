@@ -42,6 +42,7 @@ const (
 	SentAccessNAK
 	SentInvReqNAK
 	LateTimeouts
+	BusyTimeouts
 
 	NetDropQueueFull
 	NetDropNoRoute
@@ -101,6 +102,7 @@ var table = [NumIDs]Desc{
 	SentAccessNAK:    {"sent_access_nak", "RC remote access error NAKs sent (no rxe counter)"},
 	SentInvReqNAK:    {"sent_inv_req_nak", "RC invalid request NAKs sent (no rxe counter)"},
 	LateTimeouts:     {"late_timeouts", "retransmit timer expiries noticed too late to count against retry_cnt (no rxe counter)"},
+	BusyTimeouts:     {"busy_timeouts", "retransmit timer expiries not counted because the responder was still sending responses (no rxe counter)"},
 
 	NetDropQueueFull: {"net_drop_queue_full", "datagrams the network dropped: receive queue full"},
 	NetDropNoRoute:   {"net_drop_no_route", "datagrams the network dropped: no route to the destination"},

@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"errors"
+	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"testing"
@@ -18,9 +19,7 @@ const (
 func readFile(tb testing.TB, name string) []byte {
 	tb.Helper()
 	b, err := os.ReadFile(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return b
 }
 
@@ -28,18 +27,14 @@ func readFile(tb testing.TB, name string) []byte {
 func goldenFrames(tb testing.TB) []Frame {
 	tb.Helper()
 	r, err := NewReader(bytes.NewReader(readFile(tb, goldenPcapng)))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	var frames []Frame
 	for {
 		f, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return frames
 		}
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		frames = append(frames, f)
 	}
 }

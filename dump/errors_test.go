@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/layers"
 	"github.com/gorxe/gorxe/packet"
@@ -30,18 +33,14 @@ func pcapOf(t *testing.T, lt gplayers.LinkType, recs ...record) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := pcapgo.NewWriter(&b)
-	if err := w.WriteFileHeader(65535, lt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, w.WriteFileHeader(65535, lt))
 	for _, r := range recs {
 		n := r.wireLen
 		if n == 0 {
 			n = len(r.data)
 		}
 		ci := gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: len(r.data), Length: n}
-		if err := w.WritePacket(ci, r.data); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.WritePacket(ci, r.data))
 	}
 	return b.Bytes()
 }
@@ -63,17 +62,11 @@ func ipv6Packet(t *testing.T) ([]byte, string) {
 	bth := &layers.BTH{BTHFields: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: 0xFFFF, DestQP: 0x11, PSN: 42}}
 	deth := layers.NewExt(packet.HeaderDETH)
 	packet.DETH(deth.Contents).Encode(&packet.DETHFields{QKey: 0x11111111, SrcQP: 0x12})
-	if err := udp.SetNetworkLayerForChecksum(ip6); err != nil {
-		t.Fatal(err)
-	}
-	if err := bth.SetNetworkLayerForICRC(ip6, udp); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, udp.SetNetworkLayerForChecksum(ip6))
+	require.NoError(t, bth.SetNetworkLayerForICRC(ip6, udp))
 	buf := gopacket.NewSerializeBuffer()
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	if err := gopacket.SerializeLayers(buf, opts, ip6, udp, bth, deth, gopacket.Payload("hi")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, gopacket.SerializeLayers(buf, opts, ip6, udp, bth, deth, gopacket.Payload("hi")))
 	return buf.Bytes(), " [fd00::1]:49152 > [fd00::2]:4791 UD_SEND_ONLY dqpn=0x000011 psn=42 qkey=0x11111111 srcqp=0x000012 len=2 icrc=ok"
 }
 
@@ -121,12 +114,11 @@ func TestLinkTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		out, errOut, st, err := runOn(t, tt.capture, FormatLine)
-		if want := "#1" + tt.want + "\n"; out != want || errOut != "" || err != nil {
-			t.Errorf("%s: out %q stderr %q err %v, want %q", tt.name, out, errOut, err, want)
-		}
-		if st != (Stats{Frames: 1, RoCE: 1}) {
-			t.Errorf("%s: stats %+v", tt.name, st)
-		}
+		want := "#1" + tt.want + "\n"
+		assert.Equal(t, want, out, "%s: out %q stderr %q err %v, want %q", tt.name, out, errOut, err, want)
+		assert.Equal(t, "", errOut, "%s: out %q stderr %q err %v, want %q", tt.name, out, errOut, err, want)
+		assert.NoError(t, err, "%s: out %q stderr %q err %v, want %q", tt.name, out, errOut, err, want)
+		assert.Equal(t, (Stats{Frames: 1, RoCE: 1}), st, "%s: stats %+v", tt.name, st)
 	}
 }
 
@@ -155,13 +147,9 @@ func TestBadFrames(t *testing.T) {
 	capture := pcapOf(t, gplayers.LinkTypeEthernet, recs...)
 
 	out, errOut, st, err := runOn(t, capture, FormatLine)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantOut := "#4" + strings.Replace(ackLine, "icrc=ok", "icrc=BAD", 1) + "\n#6" + ackLine + "\n"
-	if out != wantOut {
-		t.Errorf("stdout:\n%s\nwant:\n%s", out, wantOut)
-	}
+	assert.Equal(t, wantOut, out, "stdout:\n%s\nwant:\n%s", out, wantOut)
 	wantErr := []string{
 		"frame 2 (10 bytes): bad Ethernet: ",
 		"frame 3 (50 bytes): bad RoCE packet: dump: frame shorter than its headers announce",
@@ -171,39 +159,30 @@ func TestBadFrames(t *testing.T) {
 		"frame 9 (15 bytes): bad IPv4: ",
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
-	if len(lines) != len(wantErr) {
-		t.Fatalf("stderr:\n%s\nwant %d lines", errOut, len(wantErr))
-	}
+	require.Len(t, lines, len(wantErr), "stderr:\n%s\nwant %d lines", errOut, len(wantErr))
 	for i, w := range wantErr {
-		if !strings.HasPrefix(lines[i], w) {
-			t.Errorf("stderr line %d: %q, want prefix %q", i+1, lines[i], w)
-		}
+		assert.True(t, strings.HasPrefix(lines[i], w), "stderr line %d: %q, want prefix %q", i+1, lines[i], w)
 	}
-	if want := (Stats{Frames: 9, RoCE: 2, Bad: 6, BadICRC: 1}); st != want {
-		t.Errorf("stats %+v, want %+v", st, want)
-	}
+	want := (Stats{Frames: 9, RoCE: 2, Bad: 6, BadICRC: 1})
+	assert.Equal(t, want, st, "stats %+v, want %+v", st, want)
 
 	// The errors are typed.
 	r, err := NewReader(bytes.NewReader(capture))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d := NewDecoder()
 	wantIs := []error{ErrNotRoCE, nil, ErrFrameTruncated, nil, packet.ErrUnknownOpcode, nil, ErrFrameTruncated, ErrFrameTruncated, nil}
 	for i, w := range wantIs {
 		f, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := d.Decode(f)
 		var fe *FrameError
 		switch {
 		case i == 3 && (err != nil || !errors.Is(p.ICRCErr, packet.ErrBadICRC)):
-			t.Errorf("frame 4: %v, ICRC %v; want ErrBadICRC", err, p.ICRCErr)
+			assert.Fail(t, fmt.Sprintf("frame 4: %v, ICRC %v; want ErrBadICRC", err, p.ICRCErr))
 		case w != nil && !errors.Is(err, w):
-			t.Errorf("frame %d: %v, want %v", i+1, err, w)
+			assert.Fail(t, fmt.Sprintf("frame %d: %v, want %v", i+1, err, w))
 		case w != ErrNotRoCE && err != nil && (!errors.As(err, &fe) || fe.Frame != i+1):
-			t.Errorf("frame %d: %v is not a *FrameError for it", i+1, err)
+			assert.Fail(t, fmt.Sprintf("frame %d: %v is not a *FrameError for it", i+1, err))
 		}
 	}
 }
@@ -211,9 +190,9 @@ func TestBadFrames(t *testing.T) {
 func TestUnsupportedLinkTypeReportedOnce(t *testing.T) {
 	eth, _ := ackFrame(t)
 	_, errOut, st, err := runOn(t, pcapOf(t, gplayers.LinkTypeIEEE802_11, record{data: eth}, record{data: eth}), FormatLine)
-	if err != nil || strings.Count(errOut, "unsupported link type") != 1 || st.Bad != 2 {
-		t.Errorf("stderr %q, stats %+v, err %v; want one report", errOut, st, err)
-	}
+	assert.NoError(t, err, "stderr %q, stats %+v, err %v; want one report", errOut, st, err)
+	assert.Equal(t, 1, strings.Count(errOut, "unsupported link type"), "stderr %q, stats %+v, err %v; want one report", errOut, st, err)
+	assert.Equal(t, 2, st.Bad, "stderr %q, stats %+v, err %v; want one report", errOut, st, err)
 }
 
 func TestCaptureErrors(t *testing.T) {
@@ -236,11 +215,8 @@ func TestCaptureErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		out, _, st, err := runOn(t, tt.in, FormatLine)
-		if !errors.Is(err, tt.want) {
-			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
-		}
-		if st.Frames != tt.frames || strings.Count(out, "\n") != tt.frames {
-			t.Errorf("%s: %d frames, %d lines printed before the error, want %d", tt.name, st.Frames, strings.Count(out, "\n"), tt.frames)
-		}
+		assert.ErrorIs(t, err, tt.want, "%s: %v, want %v", tt.name, err, tt.want)
+		assert.Equal(t, tt.frames, st.Frames, "%s: %d frames, %d lines printed before the error, want %d", tt.name, st.Frames, strings.Count(out, "\n"), tt.frames)
+		assert.Equal(t, tt.frames, strings.Count(out, "\n"), "%s: %d frames, %d lines printed before the error, want %d", tt.name, st.Frames, strings.Count(out, "\n"), tt.frames)
 	}
 }

@@ -3,10 +3,10 @@ package dump
 import (
 	"encoding/json"
 	"io"
-	"reflect"
 	"testing"
 
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecodeFrame decodes arbitrary frames as Ethernet and as raw IP, on
@@ -31,28 +31,18 @@ func FuzzDecodeFrame(f *testing.F) {
 			lt gplayers.LinkType
 		}{{d, gplayers.LinkTypeEthernet}, {d, gplayers.LinkTypeRaw}, {onPort, gplayers.LinkTypeRaw}} {
 			p, err := c.d.Decode(Frame{Index: 1, LinkType: c.lt, Data: b, Length: len(b)})
-			if (p == nil) == (err == nil) {
-				t.Fatalf("packet %v with error %v", p, err)
-			}
+			require.NotEqual(t, (err == nil), (p == nil), "packet %v with error %v", p, err)
 			if p == nil {
 				continue
 			}
 			_ = p.Line()
 			rec := p.Record()
 			js, err := json.Marshal(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var back Record
-			if err := json.Unmarshal(js, &back); err != nil {
-				t.Fatalf("%s: %v", js, err)
-			}
-			if !reflect.DeepEqual(back, rec) {
-				t.Fatalf("record %+v read back as %+v", rec, back)
-			}
-			if err := p.WriteVerbose(io.Discard); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(js, &back), "%s", js)
+			require.Equal(t, rec, back, "record %+v read back as %+v", rec, back)
+			require.NoError(t, p.WriteVerbose(io.Discard))
 		}
 	})
 }

@@ -3,6 +3,8 @@ package dump
 import (
 	"bytes"
 	"flag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"testing"
 )
@@ -14,15 +16,11 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := "testdata/" + name
 	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, got, 0o644))
 		return
 	}
 	want := readFile(t, path)
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	assert.Equal(t, want, got, "%s differs (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
 }
 
 // goldenSelection prints the chosen frames of the golden capture with out.
@@ -33,9 +31,7 @@ func goldenSelection(t *testing.T, frames []int, out func(*bytes.Buffer, *Packet
 	var b bytes.Buffer
 	for _, i := range frames {
 		p, err := d.Decode(all[i-1])
-		if err != nil {
-			t.Fatalf("frame %d: %v", i, err)
-		}
+		require.NoError(t, err, "frame %d", i)
 		out(&b, p)
 	}
 	return b.Bytes()
@@ -53,9 +49,7 @@ func TestLineGolden(t *testing.T) {
 
 func TestVerboseGolden(t *testing.T) {
 	got := goldenSelection(t, []int{5, 427, 1911}, func(b *bytes.Buffer, p *Packet) {
-		if err := p.WriteVerbose(b); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, p.WriteVerbose(b))
 	})
 	checkGolden(t, "verbose.golden", got)
 }

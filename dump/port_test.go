@@ -73,7 +73,7 @@ func captureInfo(i, n int) gopacket.CaptureInfo {
 
 // demoPcapng writes frames to a pcapng file whose interface announces demoPort, as gorxe's
 // captures do.
-func demoPcapng(t *testing.T, frames [][]byte) []byte {
+func demoPcapng(t testing.TB, frames [][]byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	intf := pcapgo.DefaultNgInterface
@@ -89,7 +89,7 @@ func demoPcapng(t *testing.T, frames [][]byte) []byte {
 }
 
 // demoPcap writes frames to a classic pcap file, which has no place for a note.
-func demoPcap(t *testing.T, frames [][]byte) []byte {
+func demoPcap(t testing.TB, frames [][]byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := pcapgo.NewWriter(&b)

@@ -1,10 +1,10 @@
 package dump
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gorxe/gorxe/packet"
+	"github.com/stretchr/testify/assert"
 )
 
 // The capture holds only positive ACKs; these cover the other syndromes.
@@ -30,11 +30,9 @@ func TestSyndromeText(t *testing.T) {
 		{0x45, "RESERVED_SYNDROME(0x05)", "reserved syndrome type"},
 	}
 	for _, tt := range tests {
-		if got := syndromeShort(tt.s); got != tt.short {
-			t.Errorf("syndromeShort(%#x) = %q, want %q", uint8(tt.s), got, tt.short)
-		}
-		if got := syndromeMeaning(tt.s); !strings.Contains(got, tt.meaning) {
-			t.Errorf("syndromeMeaning(%#x) = %q, want it to say %q", uint8(tt.s), got, tt.meaning)
-		}
+		got := syndromeShort(tt.s)
+		assert.Equal(t, tt.short, got, "syndromeShort(%#x) = %q, want %q", uint8(tt.s), got, tt.short)
+		got = syndromeMeaning(tt.s)
+		assert.Contains(t, got, tt.meaning, "syndromeMeaning(%#x) = %q, want it to say %q", uint8(tt.s), got, tt.meaning)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gorxe/gorxe/packet"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestJSONMatchesWireshark dumps the golden capture as JSON and checks every
@@ -19,16 +21,11 @@ import (
 func TestJSONMatchesWireshark(t *testing.T) {
 	var out, errOut bytes.Buffer
 	st, err := Run(&out, &errOut, bytes.NewReader(readFile(t, goldenPcapng)), FormatJSON)
-	if err != nil || errOut.Len() != 0 {
-		t.Fatalf("Run: %v, stderr %q", err, errOut.String())
-	}
-	if st != (Stats{Frames: 2540, RoCE: 2540}) {
-		t.Errorf("stats %+v", st)
-	}
+	require.NoError(t, err, "Run: %v, stderr %q", err, errOut.String())
+	require.Equal(t, 0, errOut.Len(), "Run: %v, stderr %q", err, errOut.String())
+	assert.Equal(t, (Stats{Frames: 2540, RoCE: 2540}), st, "stats %+v", st)
 	rows, err := csv.NewReader(bytes.NewReader(readFile(t, goldenCSV))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	col := map[string]int{}
 	for i, name := range rows[0] {
 		col[name] = i
@@ -39,26 +36,16 @@ func TestJSONMatchesWireshark(t *testing.T) {
 	sc.Buffer(nil, 1<<20)
 	n := 0
 	for ; sc.Scan(); n++ {
-		if n >= len(rows) {
-			t.Fatalf("more records than Wireshark rows: %s", sc.Text())
-		}
+		require.Less(t, n, len(rows), "more records than Wireshark rows: %s", sc.Text())
 		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %d", n+1)
 		for _, d := range diffRecord(&r, rows[n], col) {
-			t.Errorf("frame %d: %s", r.Frame, d)
+			assert.Fail(t, fmt.Sprintf("frame %d: %s", r.Frame, d))
 		}
-		if !r.ICRCOK {
-			t.Errorf("frame %d: ICRC did not verify", r.Frame)
-		}
-		if t.Failed() {
-			t.Fatalf("stopping at frame %d: %s", r.Frame, sc.Text())
-		}
+		assert.True(t, r.ICRCOK, "frame %d: ICRC did not verify", r.Frame)
+		require.False(t, t.Failed(), "stopping at frame %d: %s", r.Frame, sc.Text())
 	}
-	if n != len(rows) {
-		t.Errorf("%d records, Wireshark has %d rows", n, len(rows))
-	}
+	assert.Equal(t, len(rows), n, "%d records, Wireshark has %d rows", n, len(rows))
 }
 
 // diffRecord compares a record with a Wireshark CSV row and describes every

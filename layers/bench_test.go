@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
 )
 
 // decodeSetup returns a DecodingLayerParser for Ethernet/IPv4/UDP/RoCE and a
@@ -25,13 +26,12 @@ func decodeSetup(tb testing.TB) (*gopacket.DecodingLayerParser, []byte) {
 func TestDecodingLayerParserAllocs(t *testing.T) {
 	parser, frame := decodeSetup(t)
 	decoded := make([]gopacket.LayerType, 0, 8)
-	if n := testing.AllocsPerRun(100, func() {
+	n := testing.AllocsPerRun(100, func() {
 		if err := parser.DecodeLayers(frame, &decoded); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 0 {
-		t.Errorf("%v allocations per packet, want 0", n)
-	}
+	})
+	assert.Equal(t, float64(0), n, "%v allocations per packet, want 0", n)
 }
 
 func BenchmarkDecodingLayerParser(b *testing.B) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/require"
 )
 
 // The golden capture is real kernel rxe traffic (RC, UC and UD pingpong,
@@ -18,27 +19,19 @@ const goldenPcapng = "../packet/testdata/kernel-rxe-rc-uc-ud.pcapng"
 func captureFrames(tb testing.TB) [][]byte {
 	tb.Helper()
 	f, err := os.Open(goldenPcapng)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	defer f.Close()
 	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	var frames [][]byte
 	for {
 		data, _, err := r.ReadPacketData()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		frames = append(frames, data)
 	}
-	if len(frames) != 2540 {
-		tb.Fatalf("capture has %d frames, want 2540", len(frames))
-	}
+	require.Len(tb, frames, 2540, "capture has %d frames, want 2540", len(frames))
 	return frames
 }

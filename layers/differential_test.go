@@ -2,12 +2,13 @@ package layers
 
 import (
 	"bytes"
-	"reflect"
-	"slices"
+	"fmt"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/packet"
 )
@@ -29,9 +30,7 @@ func roceLayers(p gopacket.Packet) []gopacket.Layer {
 func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
 	t.Helper()
 	var p packet.Parsed
-	if err := packet.Parse(b, &p); err != nil {
-		t.Fatalf("packet.Parse: %v", err)
-	}
+	require.NoError(t, packet.Parse(b, &p), "packet.Parse")
 	want := []gopacket.LayerType{LayerTypeBTH}
 	for h := range p.Opcode().Headers().All() {
 		want = append(want, ExtLayerType(h))
@@ -43,31 +42,25 @@ func checkAgainstParsed(t *testing.T, ls []gopacket.Layer, b []byte) {
 	for _, l := range ls {
 		got = append(got, l.LayerType())
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("layers %v, want %v", got, want)
-	}
+	require.Equal(t, want, got, "layers %v, want %v", got, want)
 	for _, l := range ls {
 		var gotF, wantF any
 		switch l := l.(type) {
 		case *BTH:
 			gotF, wantF = l.BTHFields, p.BTH().Fields()
-			if !bytes.Equal(l.Pad, b[len(b)-packet.ICRCSize-p.PadCount():len(b)-packet.ICRCSize]) || l.ICRC != p.ICRC() {
-				t.Errorf("BTH trailer: pad %x ICRC %#x, want ICRC %#x", l.Pad, l.ICRC, p.ICRC())
-			}
+			assert.Equal(t, b[len(b)-packet.ICRCSize-p.PadCount():len(b)-packet.ICRCSize], l.Pad, "BTH trailer: pad %x ICRC %#x, want ICRC %#x", l.Pad, l.ICRC, p.ICRC())
+			assert.Equal(t, p.ICRC(), l.ICRC, "BTH trailer: pad %x ICRC %#x, want ICRC %#x", l.Pad, l.ICRC, p.ICRC())
 		case *Ext:
 			gotF, wantF = l.Contents, p.Ext(l.Header)
 		case *gopacket.Payload:
 			gotF, wantF = []byte(*l), p.Payload()
 		default:
-			t.Fatalf("unexpected layer %T", l)
+			require.Fail(t, fmt.Sprintf("unexpected layer %T", l))
 		}
-		if !reflect.DeepEqual(gotF, wantF) {
-			t.Errorf("%v: %+v, want %+v", l.LayerType(), gotF, wantF)
-		}
+		assert.Equal(t, wantF, gotF, "%v: %+v, want %+v", l.LayerType(), gotF, wantF)
 	}
-	if last := ls[len(ls)-1]; !bytes.Equal(last.LayerPayload(), nil) && last.LayerType() != gopacket.LayerTypePayload {
-		t.Errorf("last header %v leaves payload %x undecoded", last.LayerType(), last.LayerPayload())
-	}
+	last := ls[len(ls)-1]
+	assert.False(t, !bytes.Equal(last.LayerPayload(), nil) && last.LayerType() != gopacket.LayerTypePayload, "last header %v leaves payload %x undecoded", last.LayerType(), last.LayerPayload())
 }
 
 // TestCaptureAgreesWithPacket decodes every frame of the golden capture with
@@ -77,16 +70,12 @@ func TestCaptureAgreesWithPacket(t *testing.T) {
 	for i, frame := range captureFrames(t) {
 		p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.NoCopy)
 		if el := p.ErrorLayer(); el != nil {
-			t.Fatalf("frame %d: %v", i+1, el.Error())
+			require.Fail(t, fmt.Sprintf("frame %d: %v", i+1, el.Error()))
 		}
 		udp := p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)
 		checkAgainstParsed(t, roceLayers(p), udp.Payload)
-		if err := VerifyICRC(p.NetworkLayer(), udp); err != nil {
-			t.Errorf("frame %d: ICRC: %v", i+1, err)
-		}
-		if t.Failed() {
-			t.Fatalf("frame %d failed", i+1)
-		}
+		assert.NoError(t, VerifyICRC(p.NetworkLayer(), udp), "frame %d: ICRC", i+1)
+		require.False(t, t.Failed(), "frame %d failed", i+1)
 	}
 }
 
@@ -108,20 +97,15 @@ func TestDecodingLayerParserAgrees(t *testing.T) {
 		byType[roce.Ext[h].LayerType()] = &roce.Ext[h]
 	}
 	for i, frame := range captureFrames(t) {
-		if err := parser.DecodeLayers(frame, &decoded); err != nil {
-			t.Fatalf("frame %d: %v", i+1, err)
-		}
-		if len(decoded) < 4 || !slices.Equal(decoded[:4], []gopacket.LayerType{gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH}) {
-			t.Fatalf("frame %d: decoded %v", i+1, decoded)
-		}
+		require.NoError(t, parser.DecodeLayers(frame, &decoded), "frame %d", i+1)
+		require.GreaterOrEqual(t, len(decoded), 4, "frame %d: decoded %v", i+1, decoded)
+		require.Equal(t, []gopacket.LayerType{gplayers.LayerTypeEthernet, gplayers.LayerTypeIPv4, gplayers.LayerTypeUDP, LayerTypeBTH}, decoded[:4], "frame %d: decoded %v", i+1, decoded)
 		var ls []gopacket.Layer
 		for _, typ := range decoded[3:] {
 			ls = append(ls, byType[typ])
 		}
 		checkAgainstParsed(t, ls, udp.Payload)
-		if err := VerifyICRC(&ip4, &udp); err != nil {
-			t.Fatalf("frame %d: ICRC: %v", i+1, err)
-		}
+		require.NoError(t, VerifyICRC(&ip4, &udp), "frame %d: ICRC", i+1)
 	}
 }
 
@@ -131,9 +115,7 @@ func serializable(t *testing.T, ls []gopacket.Layer) []gopacket.SerializableLaye
 	var out []gopacket.SerializableLayer
 	for _, l := range ls {
 		s, ok := l.(gopacket.SerializableLayer)
-		if !ok {
-			t.Fatalf("%v is not serializable", l.LayerType())
-		}
+		require.True(t, ok, "%v is not serializable", l.LayerType())
 		out = append(out, s)
 	}
 	return out
@@ -146,27 +128,17 @@ func TestSerializeRoundTrip(t *testing.T) {
 	for i, frame := range captureFrames(t) {
 		p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.Default)
 		buf := gopacket.NewSerializeBuffer()
-		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, serializable(t, p.Layers())...); err != nil {
-			t.Fatalf("frame %d: %v", i+1, err)
-		}
-		if !bytes.Equal(buf.Bytes(), frame) {
-			t.Fatalf("frame %d: re-serialized\n%x\nwant\n%x", i+1, buf.Bytes(), frame)
-		}
+		require.NoError(t, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, serializable(t, p.Layers())...), "frame %d", i+1)
+		require.Equal(t, frame, buf.Bytes(), "frame %d: re-serialized\n%x\nwant\n%x", i+1, buf.Bytes(), frame)
 
 		udp := p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)
 		want := bytes.Clone(udp.Payload)
 		ls := roceLayers(p)
 		bth := ls[0].(*BTH)
 		bth.PadCount, bth.Pad, bth.ICRC = 0, nil, 0
-		if err := bth.SetNetworkLayerForICRC(p.NetworkLayer(), udp); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, bth.SetNetworkLayerForICRC(p.NetworkLayer(), udp))
 		opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-		if err := gopacket.SerializeLayers(buf, opts, serializable(t, ls)...); err != nil {
-			t.Fatalf("frame %d: %v", i+1, err)
-		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Fatalf("frame %d: rebuilt\n%x\nwant\n%x", i+1, buf.Bytes(), want)
-		}
+		require.NoError(t, gopacket.SerializeLayers(buf, opts, serializable(t, ls)...), "frame %d", i+1)
+		require.Equal(t, want, buf.Bytes(), "frame %d: rebuilt\n%x\nwant\n%x", i+1, buf.Bytes(), want)
 	}
 }

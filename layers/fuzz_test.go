@@ -7,6 +7,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/packet"
 )
@@ -29,9 +30,7 @@ func FuzzDecode(f *testing.F) {
 			payload = []byte("pad me")
 		}
 		b, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: op, PSN: 0xFFFFFF}}, payload)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(b)
 	}
 	// The first capture packet of each opcode the capture holds.
@@ -53,9 +52,8 @@ func FuzzDecode(f *testing.F) {
 		if el := p.ErrorLayer(); el != nil {
 			got = el.Error()
 		}
-		if !errors.Is(got, want) || (got == nil) != (want == nil) {
-			t.Fatalf("NewPacket: %v, packet.Parse: %v", got, want)
-		}
+		require.ErrorIs(t, got, want, "NewPacket: %v, packet.Parse: %v", got, want)
+		require.Equal(t, (want == nil), (got == nil), "NewPacket: %v, packet.Parse: %v", got, want)
 
 		roce := NewDecodingLayers()
 		parser := gopacket.NewDecodingLayerParser(LayerTypeBTH, roce.Layers()...)
@@ -63,27 +61,24 @@ func FuzzDecode(f *testing.F) {
 		var decoded []gopacket.LayerType
 		// A DecodingLayerParser decodes nothing, and reports nothing, for
 		// empty input.
-		if err := parser.DecodeLayers(b, &decoded); len(b) > 0 && (!errors.Is(err, want) || (err == nil) != (want == nil)) {
-			t.Fatalf("DecodingLayerParser: %v, packet.Parse: %v", err, want)
-		}
+		err := parser.DecodeLayers(b, &decoded)
+		require.False(t, len(b) > 0 && (!errors.Is(err, want) || (err == nil) != (want == nil)), "DecodingLayerParser: %v, packet.Parse: %v", err, want)
 		if want != nil {
 			return
 		}
 		checkAgainstParsed(t, p.Layers(), b)
 
 		buf := gopacket.NewSerializeBuffer()
-		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, serializable(t, p.Layers())...); err != nil {
-			t.Fatalf("serialize: %v", err)
-		}
+		require.NoError(t, gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, serializable(t, p.Layers())...), "serialize")
 		var again packet.Parsed
-		if err := packet.Parse(buf.Bytes(), &again); err != nil {
-			t.Fatalf("serialized packet does not parse: %v\n%x", err, buf.Bytes())
-		}
+		err = packet.Parse(buf.Bytes(), &again)
+		require.NoError(t, err, "serialized packet does not parse: %v\n%x", err, buf.Bytes())
 		var h1, h2 packet.Headers
 		parsed.Headers(&h1)
 		again.Headers(&h2)
-		if h1 != h2 || !bytes.Equal(parsed.Payload(), again.Payload()) || parsed.ICRC() != again.ICRC() || len(buf.Bytes()) != len(b) {
-			t.Fatalf("round trip changed the packet:\n%x\n%x", b, buf.Bytes())
-		}
+		require.Equal(t, h2, h1, "round trip changed the packet:\n%x\n%x", b, buf.Bytes())
+		require.Equal(t, again.Payload(), parsed.Payload(), "round trip changed the packet:\n%x\n%x", b, buf.Bytes())
+		require.Equal(t, again.ICRC(), parsed.ICRC(), "round trip changed the packet:\n%x\n%x", b, buf.Bytes())
+		require.Len(t, buf.Bytes(), len(b), "round trip changed the packet:\n%x\n%x", b, buf.Bytes())
 	})
 }

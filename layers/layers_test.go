@@ -3,12 +3,15 @@ package layers
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/packet"
 )
@@ -24,21 +27,18 @@ func TestDecodeFetchAdd(t *testing.T) {
 	frame := captureFrames(t)[1910]
 	p := gopacket.NewPacket(frame, gplayers.LayerTypeEthernet, gopacket.Default)
 	ls := roceLayers(p)
-	if len(ls) != 2 {
-		t.Fatalf("RoCE layers %v, want BTH and AtomicETH", ls)
-	}
+	require.Len(t, ls, 2, "RoCE layers %v, want BTH and AtomicETH", ls)
 	bth, aeth := ls[0].(*BTH), ls[1].(*Ext)
 	wantBTH := packet.BTHFields{Opcode: packet.RCFetchAdd, PKey: 0xFFFF, DestQP: 0x27, AckReq: true, PSN: 8659749}
-	if bth.BTHFields != wantBTH || bth.ICRC != 0x25b73cff || len(bth.Pad) != 0 {
-		t.Errorf("BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
-	}
+	assert.Equal(t, wantBTH, bth.BTHFields, "BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
+	assert.Equal(t, uint32(0x25b73cff), bth.ICRC, "BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
+	assert.Len(t, bth.Pad, 0, "BTH %+v ICRC %#x pad %x, want %+v ICRC 0x25b73cff", bth.BTHFields, bth.ICRC, bth.Pad, wantBTH)
 	wantAtomic := packet.AtomicETHFields{VirtualAddress: 0x0000558878eae000, RKey: 0x9de, SwapAddData: 1}
-	if got := packet.AtomicETH(aeth.Contents).Fields(); aeth.LayerType() != LayerTypeAtomicETH || got != wantAtomic {
-		t.Errorf("%v %+v, want AtomicETH %+v", aeth.LayerType(), got, wantAtomic)
-	}
-	if aeth.NextLayerType() != gopacket.LayerTypePayload || len(aeth.Payload) != 0 {
-		t.Errorf("AtomicETH next %v payload %x, want empty payload", aeth.NextLayerType(), aeth.Payload)
-	}
+	got := packet.AtomicETH(aeth.Contents).Fields()
+	assert.Equal(t, LayerTypeAtomicETH, aeth.LayerType(), "%v %+v, want AtomicETH %+v", aeth.LayerType(), got, wantAtomic)
+	assert.Equal(t, wantAtomic, got, "%v %+v, want AtomicETH %+v", aeth.LayerType(), got, wantAtomic)
+	assert.Equal(t, gopacket.LayerTypePayload, aeth.NextLayerType(), "AtomicETH next %v payload %x, want empty payload", aeth.NextLayerType(), aeth.Payload)
+	assert.Len(t, aeth.Payload, 0, "AtomicETH next %v payload %x, want empty payload", aeth.NextLayerType(), aeth.Payload)
 }
 
 func TestLayerTypes(t *testing.T) {
@@ -60,14 +60,12 @@ func TestLayerTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tt.l.CanDecode() != tt.want || tt.l.(gopacket.Layer).LayerType() != tt.want || tt.want.String() != tt.name {
-			t.Errorf("%T: CanDecode %v LayerType %v name %q, want %v %q", tt.l, tt.l.CanDecode(), tt.l.(gopacket.Layer).LayerType(), tt.want.String(), tt.want, tt.name)
+			assert.Fail(t, fmt.Sprintf("%T: CanDecode %v LayerType %v name %q, want %v %q", tt.l, tt.l.CanDecode(), tt.l.(gopacket.Layer).LayerType(), tt.want.String(), tt.want, tt.name))
 		}
 	}
 	var udp gplayers.UDP
 	udp.DstPort = packet.UDPPort
-	if udp.NextLayerType() != LayerTypeBTH {
-		t.Errorf("UDP to port %d decodes as %v, want BTH", packet.UDPPort, udp.NextLayerType())
-	}
+	assert.Equal(t, LayerTypeBTH, udp.NextLayerType(), "UDP to port %d decodes as %v, want BTH", packet.UDPPort, udp.NextLayerType())
 }
 
 // TestNextLayerChain checks that each opcode's headers chain in wire order,
@@ -83,9 +81,7 @@ func TestNextLayerChain(t *testing.T) {
 			payload = []byte{1, 2, 3, 4, 5}
 		}
 		b, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: op}}, payload)
-		if err != nil {
-			t.Fatalf("%v: %v", op, err)
-		}
+		require.NoError(t, err, "%v", op)
 		want := []gopacket.LayerType{LayerTypeBTH}
 		for h := range op.Headers().All() {
 			want = append(want, ExtLayerType(h))
@@ -99,15 +95,13 @@ func TestNextLayerChain(t *testing.T) {
 		for _, l := range p.Layers() {
 			got = append(got, l.LayerType())
 		}
-		if !reflect.DeepEqual(got, want) || p.ErrorLayer() != nil {
-			t.Errorf("%v: NewPacket layers %v, want %v", op, got, want)
-		}
+		assert.False(t, !reflect.DeepEqual(got, want) || p.ErrorLayer() != nil, "%v: NewPacket layers %v, want %v", op, got, want)
 
 		roce := NewDecodingLayers()
 		parser := gopacket.NewDecodingLayerParser(LayerTypeBTH, roce.Layers()...)
 		got = nil
 		if err := parser.DecodeLayers(b, &got); err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("%v: parser layers %v (%v), want %v", op, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v: parser layers %v (%v), want %v", op, got, err, want))
 		}
 	}
 }
@@ -117,32 +111,23 @@ func TestNextLayerChain(t *testing.T) {
 func TestUnlinkedExtension(t *testing.T) {
 	r := Ext{Header: packet.HeaderRETH}
 	data := []byte{0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0x12, 0x34, 0, 0, 0, 8, 0xAA, 0xBB, 0xCC, 0xDD}
-	if err := r.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.DecodeFromBytes(data, gopacket.NilDecodeFeedback))
 	want := packet.RETHFields{VirtualAddress: 0x1000, RKey: 0x1234, DMALength: 8}
-	if packet.RETH(r.Contents).Fields() != want || r.NextLayerType() != gopacket.LayerTypePayload || !bytes.Equal(r.Payload, data[16:]) {
-		t.Errorf("RETH % x next %v payload %x", r.Contents, r.NextLayerType(), r.Payload)
-	}
-	if err := r.DecodeFromBytes(data[:15], gopacket.NilDecodeFeedback); !errors.Is(err, packet.ErrTruncated) {
-		t.Errorf("short RETH: %v, want ErrTruncated", err)
-	}
-	if r.Header != packet.HeaderRETH || r.Contents != nil || r.Payload != nil {
-		t.Errorf("failed decode left %+v", r)
-	}
+	assert.False(t, packet.RETH(r.Contents).Fields() != want || r.NextLayerType() != gopacket.LayerTypePayload || !bytes.Equal(r.Payload, data[16:]), "RETH % x next %v payload %x", r.Contents, r.NextLayerType(), r.Payload)
+	err := r.DecodeFromBytes(data[:15], gopacket.NilDecodeFeedback)
+	assert.ErrorIs(t, err, packet.ErrTruncated, "short RETH: %v, want ErrTruncated", err)
+	assert.Equal(t, packet.HeaderRETH, r.Header, "failed decode left %+v", r)
+	assert.Nil(t, r.Contents, "failed decode left %+v", r)
+	assert.Nil(t, r.Payload, "failed decode left %+v", r)
 }
 
 // TestDecodeErrors checks that bad packets fail with packet's sentinels and
 // that truncation is reported to the parser.
 func TestDecodeErrors(t *testing.T) {
 	good, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAWriteOnly}}, []byte{1, 2, 3, 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	badPad, err := packet.AppendPacket(nil, &packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAWriteOnly}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	packet.BTH(badPad).SetPadCount(1) // more pad than payload
 	badOp := bytes.Clone(good)
 	badOp[0] = 0x1F
@@ -166,16 +151,11 @@ func TestDecodeErrors(t *testing.T) {
 		if tt.b == nil {
 			err = bth.DecodeFromBytes(tt.b, parser)
 		}
-		if !errors.Is(err, tt.want) {
-			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
-		}
+		assert.ErrorIs(t, err, tt.want, "%s: %v, want %v", tt.name, err, tt.want)
 		var p packet.Parsed
-		if perr := packet.Parse(tt.b, &p); !errors.Is(perr, tt.want) {
-			t.Errorf("%s: packet.Parse says %v", tt.name, perr)
-		}
-		if tt.truncated && !parser.Truncated {
-			t.Errorf("%s: truncation not reported", tt.name)
-		}
+		perr := packet.Parse(tt.b, &p)
+		assert.ErrorIs(t, perr, tt.want, "%s: packet.Parse says %v", tt.name, perr)
+		assert.False(t, tt.truncated && !parser.Truncated, "%s: truncation not reported", tt.name)
 	}
 }
 
@@ -197,60 +177,39 @@ func TestSerializeIPv6(t *testing.T) {
 	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
 
 	if err := gopacket.SerializeLayers(buf, opts, udp, bth, deth, imm, payload); !errors.Is(err, ErrNoNetworkLayer) {
-		t.Fatalf("ICRC without network layer: %v, want ErrNoNetworkLayer", err)
+		require.Fail(t, fmt.Sprintf("ICRC without network layer: %v, want ErrNoNetworkLayer", err))
 	}
-	if err := udp.SetNetworkLayerForChecksum(ip6); err != nil {
-		t.Fatal(err)
-	}
-	if err := bth.SetNetworkLayerForICRC(ip6, udp); err != nil {
-		t.Fatal(err)
-	}
-	if err := gopacket.SerializeLayers(buf, opts, ip6, udp, bth, deth, imm, payload); err != nil {
-		t.Fatal(err)
-	}
-	if bth.PadCount != 3 {
-		t.Errorf("PadCount %d, want 3", bth.PadCount)
-	}
+	require.NoError(t, udp.SetNetworkLayerForChecksum(ip6))
+	require.NoError(t, bth.SetNetworkLayerForICRC(ip6, udp))
+	require.NoError(t, gopacket.SerializeLayers(buf, opts, ip6, udp, bth, deth, imm, payload))
+	assert.Equal(t, uint8(3), bth.PadCount, "PadCount %d, want 3", bth.PadCount)
 
 	h := packet.Headers{BTH: bth.BTHFields, DETH: dethF, ImmDt: immF}
 	want, err := packet.AppendPacket(nil, &h, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env, err := Envelope(ip6, udp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := env.PutICRC(want); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, env.PutICRC(want))
 	got := buf.Bytes()[packet.IPv6HeaderSize+packet.UDPHeaderSize:]
-	if !bytes.Equal(got, want) {
-		t.Fatalf("serialized\n%x\nwant\n%x", got, want)
-	}
+	require.Equal(t, want, got, "serialized\n%x\nwant\n%x", got, want)
 
 	p := gopacket.NewPacket(buf.Bytes(), gplayers.LayerTypeIPv6, gopacket.Default)
-	if err := VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)); err != nil {
-		t.Errorf("ICRC of serialized packet: %v", err)
-	}
+	assert.NoError(t, VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)), "ICRC of serialized packet")
 	got[len(got)-1] ^= 1
 	p = gopacket.NewPacket(buf.Bytes(), gplayers.LayerTypeIPv6, gopacket.Default)
 	if err := VerifyICRC(p.NetworkLayer(), p.Layer(gplayers.LayerTypeUDP).(*gplayers.UDP)); !errors.Is(err, packet.ErrBadICRC) {
-		t.Errorf("corrupted ICRC: %v, want ErrBadICRC", err)
+		assert.Fail(t, fmt.Sprintf("corrupted ICRC: %v, want ErrBadICRC", err))
 	}
 }
 
 func TestSerializeErrors(t *testing.T) {
 	buf := gopacket.NewSerializeBuffer()
 	bth := &BTH{BTHFields: packet.BTHFields{Opcode: packet.RCRDMAWriteFirst}}
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth); !errors.Is(err, ErrMissingHeaders) {
-		t.Errorf("BTH without its RETH: %v, want ErrMissingHeaders", err)
-	}
+	err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth)
+	assert.ErrorIs(t, err, ErrMissingHeaders, "BTH without its RETH: %v, want ErrMissingHeaders", err)
 	bth.Opcode = 0x1F
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth); !errors.Is(err, packet.ErrUnknownOpcode) {
-		t.Errorf("undefined opcode: %v, want ErrUnknownOpcode", err)
-	}
-	if err := bth.SetNetworkLayerForICRC(nil, nil); !errors.Is(err, ErrNoNetworkLayer) {
-		t.Errorf("SetNetworkLayerForICRC(nil): %v", err)
-	}
+	err = gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, bth)
+	assert.ErrorIs(t, err, packet.ErrUnknownOpcode, "undefined opcode: %v, want ErrUnknownOpcode", err)
+	err = bth.SetNetworkLayerForICRC(nil, nil)
+	assert.ErrorIs(t, err, ErrNoNetworkLayer, "SetNetworkLayerForICRC(nil): %v", err)
 }

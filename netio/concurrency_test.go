@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFabricConcurrentRealClock runs several senders through a jittery, duplicating link on the
@@ -15,23 +17,15 @@ func TestFabricConcurrentRealClock(t *testing.T) {
 	f := NewFabric(FabricConfig{Clock: clock.Real{}, QueueLen: 8192})
 	defer f.Close()
 	a, err := f.NewEndpoint(0, addrA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer a.Close()
 	b, err := f.NewEndpoint(0, addrB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer b.Close()
 	cfg := FaultConfig{Dup: 0.5, Jitter: 200 * time.Microsecond, Reorder: 0.1, ReorderDelay: 100 * time.Microsecond, Seed: 2}
-	if err := f.SetLinkFaults(addrA, addrB, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.SetLinkFaults(addrA, addrB, cfg))
 	fc, err := WithFaults(a, FaultConfig{Corrupt: 0.1, Delay: 50 * time.Microsecond, Seed: 3}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const senders, each = 4, 250
 	var wg sync.WaitGroup
 	for s := 0; s < senders; s++ {
@@ -47,8 +41,7 @@ func TestFabricConcurrentRealClock(t *testing.T) {
 				} else {
 					_, err = a.Send(msg)
 				}
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 			}
@@ -65,12 +58,10 @@ func TestFabricConcurrentRealClock(t *testing.T) {
 	for got := 0; !done(got); {
 		resetBufs(in)
 		n, err := b.Receive(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got += n
 	}
-	if f.InFlight() != 0 || fc.InFlight() != 0 || b.Queued() != 0 {
-		t.Fatalf("left over: fabric %d, wrapper %d, queue %d", f.InFlight(), fc.InFlight(), b.Queued())
-	}
+	require.Equal(t, 0, f.InFlight(), "left over: fabric %d, wrapper %d, queue %d", f.InFlight(), fc.InFlight(), b.Queued())
+	require.Equal(t, 0, fc.InFlight(), "left over: fabric %d, wrapper %d, queue %d", f.InFlight(), fc.InFlight(), b.Queued())
+	require.Equal(t, 0, b.Queued(), "left over: fabric %d, wrapper %d, queue %d", f.InFlight(), fc.InFlight(), b.Queued())
 }

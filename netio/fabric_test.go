@@ -3,6 +3,9 @@ package netio
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net"
 	"net/netip"
 	"slices"
@@ -19,68 +22,62 @@ func TestFabricDelivers(t *testing.T) {
 		{Buf: []byte("second"), Dst: dst}, // Src unset: first IPv4 address, listening port
 	}
 	if n, err := a.Send(out); n != 2 || err != nil {
-		t.Fatalf("Send = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Send = %d, %v", n, err))
 	}
 	payload[0] = 'J' // the fabric must have copied
 	in := makeMsgs(4, 100)
 	n, err := b.Receive(in)
-	if n != 2 || err != nil {
-		t.Fatalf("Receive = %d, %v", n, err)
-	}
+	require.Equal(t, 2, n, "Receive = %d, %v", n, err)
+	require.NoError(t, err, "Receive = %d, %v", n, err)
 	want := []Message{
 		{Buf: []byte("hello, fabric"), Src: netip.AddrPortFrom(addrA, 0xC123), Dst: dst, TOS: 0x68, TTL: 5},
 		{Buf: []byte("second"), Src: netip.AddrPortFrom(addrA, DefaultPort), Dst: dst, TTL: DefaultTTL},
 	}
 	for i := range want {
 		g, w := in[i], want[i]
-		if !bytes.Equal(g.Buf, w.Buf) || g.Src != w.Src || g.Dst != w.Dst || g.TOS != w.TOS || g.TTL != w.TTL {
-			t.Errorf("message %d = %+v, want %+v", i, g, w)
-		}
-		if cap(g.Buf) != 100 {
-			t.Errorf("message %d: Buf re-allocated (cap %d)", i, cap(g.Buf))
-		}
+		assert.Equal(t, w.Buf, g.Buf, "message %d = %+v, want %+v", i, g, w)
+		assert.Equal(t, w.Src, g.Src, "message %d = %+v, want %+v", i, g, w)
+		assert.Equal(t, w.Dst, g.Dst, "message %d = %+v, want %+v", i, g, w)
+		assert.Equal(t, w.TOS, g.TOS, "message %d = %+v, want %+v", i, g, w)
+		assert.Equal(t, w.TTL, g.TTL, "message %d = %+v, want %+v", i, g, w)
+		assert.Equal(t, 100, cap(g.Buf), "message %d: Buf re-allocated (cap %d)", i, cap(g.Buf))
 	}
 	ca, cb := a.Counters(), b.Counters()
-	if ca.SentDatagrams != 2 || ca.SentBytes != 19 || cb.ReceivedDatagrams != 2 || cb.ReceivedBytes != 19 {
-		t.Errorf("counters a=%+v b=%+v", ca, cb)
-	}
-	if got := b.LocalAddrs(); len(got) != 1 || got[0] != dst {
-		t.Errorf("LocalAddrs = %v", got)
-	}
+	assert.Equal(t, uint64(2), ca.SentDatagrams, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(19), ca.SentBytes, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(2), cb.ReceivedDatagrams, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(19), cb.ReceivedBytes, "counters a=%+v b=%+v", ca, cb)
+	got := b.LocalAddrs()
+	assert.False(t, len(got) != 1 || got[0] != dst, "LocalAddrs = %v", got)
 }
 
 func TestFabricIPv6AndPorts(t *testing.T) {
 	_, _, a, _ := newPair(t, FabricConfig{})
 	f := a.fabric
 	c, err := f.NewEndpoint(18515, netip.MustParseAddr("fd00::2"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	dst := netip.MustParseAddrPort("[fd00::2]:18515")
 	if _, err := a.Send([]Message{{Buf: []byte{1}, Dst: dst, Src: netip.AddrPortFrom(addr6, 0xD000)}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	// Same address, wrong port: nobody listens there.
 	if _, err := a.Send([]Message{{Buf: []byte{2}, Dst: netip.MustParseAddrPort("[fd00::2]:4791")}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(2, 8)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || in[0].Src != netip.AddrPortFrom(addr6, 0xD000) || in[0].Dst != dst {
-		t.Fatalf("Receive = %d, %v, %+v", n, err, in[0])
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %+v", n, err, in[0]))
 	}
-	if got := a.Counters().Drops[DropNoRoute]; got != 1 {
-		t.Fatalf("no-route drops = %d, want 1", got)
-	}
+	got := a.Counters().Drops[DropNoRoute]
+	require.Equal(t, uint64(1), got, "no-route drops = %d, want 1", got)
 }
 
 func TestFabricSendErrors(t *testing.T) {
 	_, _, a, _ := newPair(t, FabricConfig{})
 	onlyV4, err := a.fabric.NewEndpoint(0, netip.MustParseAddr("10.0.0.9"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer onlyV4.Close()
 	dst := netip.AddrPortFrom(addrB, DefaultPort)
 	tests := []struct {
@@ -102,13 +99,12 @@ func TestFabricSendErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs := []Message{{Buf: []byte{1}, Dst: dst}, tt.m}
 			n, err := tt.c.Send(msgs)
-			if n != 1 || !errors.Is(err, tt.want) {
-				t.Fatalf("Send = %d, %v; want 1, %v", n, err, tt.want)
-			}
+			require.Equal(t, 1, n, "Send = %d, %v; want 1, %v", n, err, tt.want)
+			require.ErrorIs(t, err, tt.want, "Send = %d, %v; want 1, %v", n, err, tt.want)
 		})
 	}
 	if _, err := a.Receive([]Message{{}}); !errors.Is(err, ErrEmptyBuffer) {
-		t.Fatalf("Receive with empty buffer: %v", err)
+		require.Fail(t, fmt.Sprintf("Receive with empty buffer: %v", err))
 	}
 }
 
@@ -116,9 +112,7 @@ func TestFabricEndpointErrors(t *testing.T) {
 	f := NewFabric(FabricConfig{})
 	defer f.Close()
 	e, err := f.NewEndpoint(0, addrA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer e.Close()
 	for _, tt := range []struct {
 		addrs []netip.Addr
@@ -132,20 +126,18 @@ func TestFabricEndpointErrors(t *testing.T) {
 		{[]netip.Addr{addrB, addrB}, ErrDuplicateAddress},
 	} {
 		if _, err := f.NewEndpoint(0, tt.addrs...); !errors.Is(err, tt.want) {
-			t.Errorf("NewEndpoint(%v) = %v, want %v", tt.addrs, err, tt.want)
+			assert.Fail(t, fmt.Sprintf("NewEndpoint(%v) = %v, want %v", tt.addrs, err, tt.want))
 		}
 	}
 	// A different port on the same address is a different endpoint.
 	e2, err := f.NewEndpoint(5000, addrA)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e2.Close()
 	if err := e2.Close(); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("second Close = %v", err)
+		require.Fail(t, fmt.Sprintf("second Close = %v", err))
 	}
 	if _, err := e2.Send([]Message{{Dst: netip.AddrPortFrom(addrA, 4791)}}); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("Send after Close = %v", err)
+		require.Fail(t, fmt.Sprintf("Send after Close = %v", err))
 	}
 }
 
@@ -153,22 +145,20 @@ func TestFabricQueueFullAndTruncation(t *testing.T) {
 	_, _, a, b := newPair(t, FabricConfig{QueueLen: 4})
 	dst := netip.AddrPortFrom(addrB, DefaultPort)
 	sendSeq(t, a, dst, 0, 10)
-	if got := b.Counters().Drops[DropQueueFull]; got != 6 {
-		t.Fatalf("queue-full drops = %d, want 6", got)
-	}
+	got := b.Counters().Drops[DropQueueFull]
+	require.Equal(t, uint64(6), got, "queue-full drops = %d, want 6", got)
 	in := makeMsgs(4, 16)
 	in[3].Buf = make([]byte, 15) // too small for datagram 3
 	n, err := b.Receive(in)
-	if err != nil || n != 3 {
-		t.Fatalf("Receive = %d, %v; want 3", n, err)
-	}
+	require.NoError(t, err, "Receive = %d, %v; want 3", n, err)
+	require.Equal(t, 3, n, "Receive = %d, %v; want 3", n, err)
 	if got := []int{seqOf(in[0].Buf), seqOf(in[1].Buf), seqOf(in[2].Buf)}; !slices.Equal(got, []int{0, 1, 2}) {
-		t.Fatalf("received %v, want [0 1 2]", got)
+		require.Fail(t, fmt.Sprintf("received %v, want [0 1 2]", got))
 	}
 	c := b.Counters()
-	if c.Drops[DropTruncated] != 1 || c.ReceivedDatagrams != 3 || c.TotalDrops() != 7 {
-		t.Fatalf("counters %+v", c)
-	}
+	require.Equal(t, uint64(1), c.Drops[DropTruncated], "counters %+v", c)
+	require.Equal(t, uint64(3), c.ReceivedDatagrams, "counters %+v", c)
+	require.Equal(t, uint64(7), c.TotalDrops(), "counters %+v", c)
 }
 
 func TestFabricReceiveBlocksUntilDatagram(t *testing.T) {
@@ -177,15 +167,12 @@ func TestFabricReceiveBlocksUntilDatagram(t *testing.T) {
 	go func() {
 		in := makeMsgs(8, 64)
 		n, err := b.Receive(in)
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 		got <- n
 	}()
 	sendSeq(t, a, netip.AddrPortFrom(addrB, DefaultPort), 0, 1)
-	if n := <-got; n != 1 {
-		t.Fatalf("Receive = %d", n)
-	}
+	n := <-got
+	require.Equal(t, 1, n, "Receive = %d", n)
 }
 
 func TestFabricCloseUnblocksReceive(t *testing.T) {
@@ -196,62 +183,47 @@ func TestFabricCloseUnblocksReceive(t *testing.T) {
 		errc <- err
 	}()
 	b.Close()
-	if err := <-errc; !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("Receive after Close = %v", err)
-	}
+	err := <-errc
+	require.ErrorIs(t, err, net.ErrClosed, "Receive after Close = %v", err)
 }
 
 func TestFabricDelayWithFakeClock(t *testing.T) {
 	f, clk, a, b := newPair(t, FabricConfig{})
-	if err := f.SetLinkFaults(addrA, addrB, FaultConfig{Delay: 5 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.SetLinkFaults(addrA, addrB, FaultConfig{Delay: 5 * time.Millisecond}))
 	dst := netip.AddrPortFrom(addrB, DefaultPort)
 	sendSeq(t, a, dst, 0, 3)
-	if b.Queued() != 0 || f.InFlight() != 3 {
-		t.Fatalf("queued %d in flight %d before the delay", b.Queued(), f.InFlight())
-	}
+	require.Equal(t, 0, b.Queued(), "queued %d in flight %d before the delay", b.Queued(), f.InFlight())
+	require.Equal(t, 3, f.InFlight(), "queued %d in flight %d before the delay", b.Queued(), f.InFlight())
 	clk.Advance(4*time.Millisecond + 999*time.Microsecond)
-	if b.Queued() != 0 {
-		t.Fatal("delivered before the delay expired")
-	}
+	require.Equal(t, 0, b.Queued(), "delivered before the delay expired")
 	clk.Advance(time.Microsecond)
-	if got := receiveAll(t, b); !slices.Equal(got, []int{0, 1, 2}) {
-		t.Fatalf("received %v", got)
-	}
+	got := receiveAll(t, b)
+	require.Equal(t, []int{0, 1, 2}, got, "received %v", got)
 	// The reverse direction has no faults.
 	sendSeq(t, b, netip.AddrPortFrom(addrA, DefaultPort), 7, 1)
-	if a.Queued() != 1 {
-		t.Fatal("reverse link was delayed")
-	}
+	require.Equal(t, 1, a.Queued(), "reverse link was delayed")
 }
 
 func TestFabricHoldStepFlush(t *testing.T) {
 	f, clk, a, b := newPair(t, FabricConfig{Hold: true})
 	dst := netip.AddrPortFrom(addrB, DefaultPort)
 	sendSeq(t, a, dst, 0, 4)
-	if b.Queued() != 0 || f.InFlight() != 4 {
-		t.Fatal("Hold delivered inside Send")
-	}
-	if !f.Step() || b.Queued() != 1 {
-		t.Fatal("Step did not deliver one datagram")
-	}
-	if f.Flush() != 3 || f.Step() {
-		t.Fatal("Flush did not deliver the rest")
-	}
+	require.Equal(t, 0, b.Queued(), "Hold delivered inside Send")
+	require.Equal(t, 4, f.InFlight(), "Hold delivered inside Send")
+	require.True(t, f.Step(), "Step did not deliver one datagram")
+	require.Equal(t, 1, b.Queued(), "Step did not deliver one datagram")
+	require.Equal(t, 3, f.Flush(), "Flush did not deliver the rest")
+	require.False(t, f.Step(), "Flush did not deliver the rest")
 	sendSeq(t, a, dst, 4, 1)
 	clk.Advance(0)
-	if got := receiveAll(t, b); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
-		t.Fatalf("received %v", got)
-	}
+	got := receiveAll(t, b)
+	require.Equal(t, []int{0, 1, 2, 3, 4}, got, "received %v", got)
 }
 
 // runFaults sends n sequenced datagrams over a faulty link and returns what arrived, in order.
 func runFaults(t testing.TB, cfg FaultConfig, n int) ([]int, FaultCounters) {
 	f, clk, a, b := newPair(t, FabricConfig{QueueLen: n * 2})
-	if err := f.SetLinkFaults(addrA, addrB, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.SetLinkFaults(addrA, addrB, cfg))
 	sendSeq(t, a, netip.AddrPortFrom(addrB, DefaultPort), 0, n)
 	clk.Advance(time.Second)
 	return receiveAll(t, b), f.LinkFaultCounters(addrA, addrB)
@@ -261,14 +233,11 @@ func TestFabricFaultsReproducible(t *testing.T) {
 	cfg := FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Jitter: 100 * time.Microsecond, Seed: 7}
 	first, c1 := runFaults(t, cfg, 2000)
 	second, c2 := runFaults(t, cfg, 2000)
-	if !slices.Equal(first, second) || c1 != c2 {
-		t.Fatal("same seed gave different fault sequences")
-	}
+	require.Equal(t, second, first, "same seed gave different fault sequences")
+	require.Equal(t, c2, c1, "same seed gave different fault sequences")
 	cfg.Seed = 8
 	third, _ := runFaults(t, cfg, 2000)
-	if slices.Equal(first, third) {
-		t.Fatal("different seeds gave the same fault sequence")
-	}
+	require.False(t, slices.Equal(first, third), "different seeds gave the same fault sequence")
 }
 
 func TestFabricFaultRates(t *testing.T) {
@@ -279,18 +248,16 @@ func TestFabricFaultRates(t *testing.T) {
 		// Five standard deviations of a binomial count.
 		mean := p * base
 		sd := 5 * sqrt(base*p*(1-p))
-		if float64(count) < mean-sd || float64(count) > mean+sd {
-			t.Errorf("%s = %d, want %.0f ± %.0f", name, count, mean, sd)
-		}
+		assert.GreaterOrEqual(t, float64(count), mean-sd, "%s = %d, want %.0f ± %.0f", name, count, mean, sd)
+		assert.LessOrEqual(t, float64(count), mean+sd, "%s = %d, want %.0f ± %.0f", name, count, mean, sd)
 	}
 	within("dropped", c.Dropped, cfg.Loss, n)
 	kept := float64(n) - float64(c.Dropped)
 	within("duplicated", c.Duplicated, cfg.Dup, kept)
 	within("reordered", c.Reordered, cfg.Reorder, kept)
 	within("corrupted", c.Corrupted, cfg.Corrupt, kept)
-	if c.Sent != n || uint64(len(got)) != n-c.Dropped+c.Duplicated {
-		t.Errorf("sent %d received %d, counters %+v", c.Sent, len(got), c)
-	}
+	assert.Equal(t, uint64(n), c.Sent, "sent %d received %d, counters %+v", c.Sent, len(got), c)
+	assert.Equal(t, n-c.Dropped+c.Duplicated, uint64(len(got)), "sent %d received %d, counters %+v", c.Sent, len(got), c)
 }
 
 func sqrt(x float64) float64 {
@@ -303,25 +270,20 @@ func sqrt(x float64) float64 {
 
 func TestFabricCorruptFlipsExactlyOneBit(t *testing.T) {
 	f, clk, a, b := newPair(t, FabricConfig{})
-	if err := f.SetLinkFaults(addrA, addrB, FaultConfig{Corrupt: 1, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.SetLinkFaults(addrA, addrB, FaultConfig{Corrupt: 1, Seed: 3}))
 	payload := bytes.Repeat([]byte{0x5A, 0xC3}, 40)
 	sent := slices.Clone(payload)
 	in := makeMsgs(1, 100)
 	flipped := map[int]bool{}
 	for i := 0; i < 200; i++ {
-		if _, err := a.Send([]Message{{Buf: payload, Dst: netip.AddrPortFrom(addrB, DefaultPort)}}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := a.Send([]Message{{Buf: payload, Dst: netip.AddrPortFrom(addrB, DefaultPort)}})
+		require.NoError(t, err)
 		clk.Advance(0)
 		resetBufs(in)
-		if n, err := b.Receive(in); n != 1 || err != nil {
-			t.Fatal(n, err)
-		}
-		if !bytes.Equal(payload, sent) {
-			t.Fatal("sender's buffer was modified")
-		}
+		n, err := b.Receive(in)
+		require.Equal(t, 1, n, fmt.Sprint(n, err))
+		require.NoError(t, err, fmt.Sprint(n, err))
+		require.Equal(t, sent, payload, "sender's buffer was modified")
 		bits := 0
 		for k := range payload {
 			if x := payload[k] ^ in[0].Buf[k]; x != 0 {
@@ -331,49 +293,36 @@ func TestFabricCorruptFlipsExactlyOneBit(t *testing.T) {
 				flipped[k] = true
 			}
 		}
-		if bits != 1 || len(in[0].Buf) != len(payload) {
-			t.Fatalf("datagram %d: %d bits differ, want exactly 1", i, bits)
-		}
+		require.Equal(t, 1, bits, "datagram %d: %d bits differ, want exactly 1", i, bits)
+		require.Len(t, in[0].Buf, len(payload), "datagram %d: %d bits differ, want exactly 1", i, bits)
 	}
-	if len(flipped) < 40 {
-		t.Fatalf("corruption hit only %d distinct bytes out of 80", len(flipped))
-	}
+	require.GreaterOrEqual(t, len(flipped), 40, "corruption hit only %d distinct bytes out of 80", len(flipped))
 }
 
 func TestFabricReorderReorders(t *testing.T) {
 	got, c := runFaults(t, FaultConfig{Reorder: 0.2, Seed: 11}, 200)
-	if c.Reordered == 0 || slices.IsSorted(got) {
-		t.Fatalf("no reordering: %v", got)
-	}
+	require.NotEqual(t, uint64(0), c.Reordered, "no reordering: %v", got)
+	require.False(t, slices.IsSorted(got), "no reordering: %v", got)
 	sorted := slices.Clone(got)
 	slices.Sort(sorted)
 	for i, s := range sorted {
-		if s != i {
-			t.Fatalf("lost or duplicated datagrams: %v", sorted)
-		}
+		require.Equal(t, i, s, "lost or duplicated datagrams: %v", sorted)
 	}
 }
 
 func TestFabricDupAndJitter(t *testing.T) {
 	f, clk, a, b := newPair(t, FabricConfig{})
 	cfg := FaultConfig{Dup: 1, Delay: time.Millisecond, Jitter: time.Millisecond, Seed: 5}
-	if err := f.SetLinkFaults(addrA, addrB, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, f.SetLinkFaults(addrA, addrB, cfg))
 	sendSeq(t, a, netip.AddrPortFrom(addrB, DefaultPort), 0, 50)
 	clk.Advance(time.Millisecond - 1)
-	if b.Queued() != 0 {
-		t.Fatal("delivered before the fixed delay")
-	}
+	require.Equal(t, 0, b.Queued(), "delivered before the fixed delay")
 	clk.Advance(time.Millisecond)
-	if f.InFlight() == 0 && b.Queued() == 0 {
-		t.Fatal("nothing delivered after delay+jitter")
-	}
+	require.False(t, f.InFlight() == 0 && b.Queued() == 0, "nothing delivered after delay+jitter")
 	clk.Advance(1)
 	got := receiveAll(t, b)
-	if len(got) != 100 || f.InFlight() != 0 {
-		t.Fatalf("got %d datagrams (%d in flight), want every datagram twice", len(got), f.InFlight())
-	}
+	require.Len(t, got, 100, "got %d datagrams (%d in flight), want every datagram twice", len(got), f.InFlight())
+	require.Equal(t, 0, f.InFlight(), "got %d datagrams (%d in flight), want every datagram twice", len(got), f.InFlight())
 }
 
 func TestFabricSendReceiveAllocs(t *testing.T) {
@@ -394,9 +343,8 @@ func TestFabricSendReceiveAllocs(t *testing.T) {
 		}
 	}
 	round() // grow the queue slots
-	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
-		t.Fatalf("%v allocations per Send+Receive of 16 datagrams, want 0", allocs)
-	}
+	allocs := testing.AllocsPerRun(100, round)
+	require.Equal(t, float64(0), allocs, "%v allocations per Send+Receive of 16 datagrams, want 0", allocs)
 }
 
 func BenchmarkFabric(b *testing.B) {

@@ -2,6 +2,9 @@ package netio
 
 import (
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 	"time"
 )
@@ -9,19 +12,16 @@ import (
 func TestParseFaultConfig(t *testing.T) {
 	got, err := ParseFaultConfig("loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001,delay=1ms,seed=7")
 	want := FaultConfig{Loss: 0.05, Reorder: 0.02, Dup: 0.01, Corrupt: 0.001, Delay: time.Millisecond, Seed: 7}
-	if err != nil || got != want {
-		t.Fatalf("ParseFaultConfig = %+v, %v; want %+v", got, err, want)
-	}
-	if s := got.String(); s != "loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001,delay=1ms,seed=7" {
-		t.Fatalf("String = %q", s)
-	}
+	require.NoError(t, err, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
+	require.Equal(t, want, got, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
+	s := got.String()
+	require.Equal(t, "loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001,delay=1ms,seed=7", s, "String = %q", s)
 	got, err = ParseFaultConfig(" jitter=250us , reorder_delay=3ms,seed=0x10,")
 	want = FaultConfig{Jitter: 250 * time.Microsecond, ReorderDelay: 3 * time.Millisecond, Seed: 16}
-	if err != nil || got != want {
-		t.Fatalf("ParseFaultConfig = %+v, %v; want %+v", got, err, want)
-	}
+	require.NoError(t, err, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
+	require.Equal(t, want, got, "ParseFaultConfig = %+v, %v; want %+v", got, err, want)
 	if got, err := ParseFaultConfig(""); err != nil || got != (FaultConfig{}) || got.Enabled() {
-		t.Fatalf("empty spec = %+v, %v", got, err)
+		require.Fail(t, fmt.Sprintf("empty spec = %+v, %v", got, err))
 	}
 }
 
@@ -34,9 +34,8 @@ func TestFaultConfigRoundTrip(t *testing.T) {
 		{Loss: 0.05, Reorder: 0.02, Dup: 0.01, Corrupt: 0.001, Delay: time.Millisecond, Jitter: 3, ReorderDelay: 4, Seed: 7},
 	} {
 		got, err := ParseFaultConfig(c.String())
-		if err != nil || got != c {
-			t.Errorf("round trip of %+v via %q = %+v, %v", c, c.String(), got, err)
-		}
+		assert.NoError(t, err, "round trip of %+v via %q = %+v, %v", c, c.String(), got, err)
+		assert.Equal(t, c, got, "round trip of %+v via %q = %+v, %v", c, c.String(), got, err)
 	}
 }
 
@@ -62,41 +61,33 @@ func TestParseFaultConfigErrors(t *testing.T) {
 	} {
 		_, err := ParseFaultConfig(tt.spec)
 		var se *FaultSpecError
-		if !errors.Is(err, tt.want) || !errors.As(err, &se) {
-			t.Errorf("ParseFaultConfig(%q) = %v, want %v", tt.spec, err, tt.want)
-		}
+		assert.ErrorIs(t, err, tt.want, "ParseFaultConfig(%q) = %v, want %v", tt.spec, err, tt.want)
+		assert.ErrorAs(t, err, &se, "ParseFaultConfig(%q) = %v, want %v", tt.spec, err, tt.want)
 	}
 	_, err := ParseFaultConfig("loss=0.1,bogus=1")
-	if err == nil || err.Error() != `netio: fault spec "bogus=1": unknown key (want one of loss, reorder, dup, corrupt, delay, jitter, reorder_delay, seed)` {
-		t.Errorf("error text = %v", err)
-	}
+	assert.False(t, err == nil || err.Error() != `netio: fault spec "bogus=1": unknown key (want one of loss, reorder, dup, corrupt, delay, jitter, reorder_delay, seed)`, "error text = %v", err)
 }
 
 func TestFaultConfigValidate(t *testing.T) {
-	if err := (FaultConfig{Dup: 2}).Validate(); !errors.Is(err, ErrInvalidFaultValue) {
-		t.Errorf("Validate(dup=2) = %v", err)
-	}
-	if err := (FaultConfig{Jitter: -1}).Validate(); !errors.Is(err, ErrInvalidFaultValue) {
-		t.Errorf("Validate(jitter=-1) = %v", err)
-	}
-	if err := (FaultConfig{Loss: 1, Delay: 1}).Validate(); err != nil {
-		t.Errorf("Validate of a valid config = %v", err)
-	}
+	err := (FaultConfig{Dup: 2}).Validate()
+	assert.ErrorIs(t, err, ErrInvalidFaultValue, "Validate(dup=2) = %v", err)
+	err = (FaultConfig{Jitter: -1}).Validate()
+	assert.ErrorIs(t, err, ErrInvalidFaultValue, "Validate(jitter=-1) = %v", err)
+	assert.NoError(t, (FaultConfig{Loss: 1, Delay: 1}).Validate(), "Validate of a valid config")
 }
 
 func TestFaultConfigFromEnv(t *testing.T) {
 	t.Setenv(EnvFaults, "loss=0.25,seed=9")
 	got, err := FaultConfigFromEnv()
-	if err != nil || got != (FaultConfig{Loss: 0.25, Seed: 9}) {
-		t.Fatalf("FaultConfigFromEnv = %+v, %v", got, err)
-	}
+	require.NoError(t, err, "FaultConfigFromEnv = %+v, %v", got, err)
+	require.Equal(t, (FaultConfig{Loss: 0.25, Seed: 9}), got, "FaultConfigFromEnv = %+v, %v", got, err)
 	t.Setenv(EnvFaults, "")
 	if got, err := FaultConfigFromEnv(); err != nil || got.Enabled() {
-		t.Fatalf("empty env = %+v, %v", got, err)
+		require.Fail(t, fmt.Sprintf("empty env = %+v, %v", got, err))
 	}
 	t.Setenv(EnvFaults, "lost=1")
 	if _, err := FaultConfigFromEnv(); !errors.Is(err, ErrUnknownFaultKey) {
-		t.Fatalf("bad env = %v", err)
+		require.Fail(t, fmt.Sprintf("bad env = %v", err))
 	}
 }
 
@@ -108,12 +99,9 @@ func FuzzParseFaultConfig(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := c.Validate(); err != nil {
-			t.Fatalf("parsed config %+v invalid: %v", c, err)
-		}
+		require.NoError(t, c.Validate(), "parsed config %+v invalid", c)
 		again, err := ParseFaultConfig(c.String())
-		if err != nil || again != c {
-			t.Fatalf("round trip of %q: %+v -> %q -> %+v, %v", s, c, c.String(), again, err)
-		}
+		require.NoError(t, err, "round trip of %q: %+v -> %q -> %+v, %v", s, c, c.String(), again, err)
+		require.Equal(t, c, again, "round trip of %q: %+v -> %q -> %+v, %v", s, c, c.String(), again, err)
 	})
 }

@@ -1,14 +1,14 @@
 package netio
 
 import (
-	"bytes"
-	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/stretchr/testify/require"
 )
 
 // faultyPair wraps endpoint a of a fresh fabric pair in a FaultConn.
@@ -16,9 +16,7 @@ func faultyPair(t *testing.T, cfg FaultConfig) (*FaultConn, *clock.Fake, *Endpoi
 	t.Helper()
 	_, clk, a, b := newPair(t, FabricConfig{QueueLen: 4096})
 	fc, err := WithFaults(a, cfg, clk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fc, clk, b
 }
 
@@ -30,63 +28,55 @@ func TestFaultConnReproducibleLoss(t *testing.T) {
 	}
 	first, c1 := run()
 	second, c2 := run()
-	if !slices.Equal(first, second) || c1 != c2 {
-		t.Fatal("same seed, different drop pattern")
-	}
-	if c1.Sent != 1000 || int(c1.Dropped)+len(first) != 1000 || c1.Dropped < 250 || c1.Dropped > 350 {
-		t.Fatalf("counters %+v, received %d", c1, len(first))
-	}
+	require.Equal(t, second, first, "same seed, different drop pattern")
+	require.Equal(t, c2, c1, "same seed, different drop pattern")
+	require.Equal(t, uint64(1000), c1.Sent, "counters %+v, received %d", c1, len(first))
+	require.Equal(t, 1000, int(c1.Dropped)+len(first), "counters %+v, received %d", c1, len(first))
+	require.GreaterOrEqual(t, c1.Dropped, uint64(250), "counters %+v, received %d", c1, len(first))
+	require.LessOrEqual(t, c1.Dropped, uint64(350), "counters %+v, received %d", c1, len(first))
 }
 
 func TestFaultConnCorruptsACopy(t *testing.T) {
 	fc, _, b := faultyPair(t, FaultConfig{Corrupt: 1, Seed: 1})
 	payload := []byte("do not touch my buffer")
 	orig := slices.Clone(payload)
-	if n, err := fc.Send([]Message{{Buf: payload, Dst: netip.AddrPortFrom(addrB, DefaultPort)}}); n != 1 || err != nil {
-		t.Fatal(n, err)
-	}
-	if !bytes.Equal(payload, orig) {
-		t.Fatal("caller's buffer was corrupted")
-	}
+	n, err := fc.Send([]Message{{Buf: payload, Dst: netip.AddrPortFrom(addrB, DefaultPort)}})
+	require.Equal(t, 1, n, fmt.Sprint(n, err))
+	require.NoError(t, err, fmt.Sprint(n, err))
+	require.Equal(t, orig, payload, "caller's buffer was corrupted")
 	in := makeMsgs(1, 64)
-	if _, err := b.Receive(in); err != nil {
-		t.Fatal(err)
-	}
+	_, err = b.Receive(in)
+	require.NoError(t, err)
 	diff := 0
 	for i := range orig {
 		for x := orig[i] ^ in[0].Buf[i]; x != 0; x &= x - 1 {
 			diff++
 		}
 	}
-	if diff != 1 || fc.FaultCounters().Corrupted != 1 {
-		t.Fatalf("%d bits differ, counters %+v", diff, fc.FaultCounters())
-	}
+	require.Equal(t, 1, diff, "%d bits differ, counters %+v", diff, fc.FaultCounters())
+	require.Equal(t, uint64(1), fc.FaultCounters().Corrupted, "%d bits differ, counters %+v", diff, fc.FaultCounters())
 }
 
 func TestFaultConnDelayAndReorder(t *testing.T) {
 	fc, clk, b := faultyPair(t, FaultConfig{Delay: 2 * time.Millisecond, Reorder: 0.5, ReorderDelay: time.Millisecond, Seed: 4})
 	sendSeq(t, fc, netip.AddrPortFrom(addrB, DefaultPort), 0, 100)
-	if b.Queued() != 0 || fc.InFlight() != 100 {
-		t.Fatalf("queued %d, in flight %d", b.Queued(), fc.InFlight())
-	}
+	require.Equal(t, 0, b.Queued(), "queued %d, in flight %d", b.Queued(), fc.InFlight())
+	require.Equal(t, 100, fc.InFlight(), "queued %d, in flight %d", b.Queued(), fc.InFlight())
 	clk.Advance(2 * time.Millisecond)
 	c := fc.FaultCounters()
-	if b.Queued() != 100-int(c.Reordered) {
-		t.Fatalf("after the delay %d queued, want %d", b.Queued(), 100-c.Reordered)
-	}
+	require.Equal(t, 100-int(c.Reordered), b.Queued(), "after the delay %d queued, want %d", b.Queued(), 100-c.Reordered)
 	clk.Advance(time.Millisecond)
 	got := receiveAll(t, b)
-	if len(got) != 100 || slices.IsSorted(got) || c.Delayed != 100 {
-		t.Fatalf("received %v, counters %+v", got, c)
-	}
+	require.Len(t, got, 100, "received %v, counters %+v", got, c)
+	require.False(t, slices.IsSorted(got), "received %v, counters %+v", got, c)
+	require.Equal(t, uint64(100), c.Delayed, "received %v, counters %+v", got, c)
 }
 
 func TestFaultConnDuplicates(t *testing.T) {
 	fc, _, b := faultyPair(t, FaultConfig{Dup: 1})
 	sendSeq(t, fc, netip.AddrPortFrom(addrB, DefaultPort), 0, 3)
-	if got := receiveAll(t, b); !slices.Equal(got, []int{0, 0, 1, 1, 2, 2}) {
-		t.Fatalf("received %v", got)
-	}
+	got := receiveAll(t, b)
+	require.Equal(t, []int{0, 0, 1, 1, 2, 2}, got, "received %v", got)
 }
 
 func TestFaultConnErrorIndex(t *testing.T) {
@@ -96,10 +86,9 @@ func TestFaultConnErrorIndex(t *testing.T) {
 		{Buf: []byte{2}, Dst: netip.AddrPortFrom(addrB, DefaultPort)},
 		{Buf: []byte{3}}, // no destination
 	}
-	if n, err := fc.Send(msgs); n != 2 || !errors.Is(err, ErrBadDestination) {
-		t.Fatalf("Send = %d, %v; want 2, ErrBadDestination", n, err)
-	}
-	if _, err := WithFaults(fc, FaultConfig{Loss: -1}, nil); !errors.Is(err, ErrInvalidFaultValue) {
-		t.Fatalf("WithFaults(bad config) = %v", err)
-	}
+	n, err := fc.Send(msgs)
+	require.Equal(t, 2, n, "Send = %d, %v; want 2, ErrBadDestination", n, err)
+	require.ErrorIs(t, err, ErrBadDestination, "Send = %d, %v; want 2, ErrBadDestination", n, err)
+	_, err = WithFaults(fc, FaultConfig{Loss: -1}, nil)
+	require.ErrorIs(t, err, ErrInvalidFaultValue, "WithFaults(bad config) = %v", err)
 }

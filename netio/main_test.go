@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -25,13 +26,9 @@ func newPair(t testing.TB, cfg FabricConfig) (*Fabric, *clock.Fake, *Endpoint, *
 	cfg.Clock = clk
 	f := NewFabric(cfg)
 	a, err := f.NewEndpoint(0, addrA, addr6)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := f.NewEndpoint(0, addrB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		a.Close()
 		b.Close()
@@ -76,9 +73,7 @@ func receiveAll(t testing.TB, e *Endpoint) []int {
 	for e.Queued() > 0 {
 		resetBufs(msgs)
 		n, err := e.Receive(msgs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, m := range msgs[:n] {
 			seqs = append(seqs, seqOf(m.Buf))
 		}
@@ -92,8 +87,7 @@ func sendSeq(t testing.TB, a Conn, dst netip.AddrPort, first, n int) {
 	msg := []Message{{Buf: make([]byte, 16), Dst: dst}}
 	for i := first; i < first+n; i++ {
 		msg[0].Buf = seqDatagram(msg[0].Buf, i)
-		if _, err := a.Send(msg); err != nil {
-			t.Fatal(err)
-		}
+		_, err := a.Send(msg)
+		require.NoError(t, err)
 	}
 }

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -17,13 +18,9 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	a := netip.MustParseAddr("10.0.0.1")
 	b := netip.MustParseAddr("10.0.0.2")
 	ea, err := f.NewEndpoint(DefaultPort, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	eb, err := f.NewEndpoint(DefaultPort, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var sent, received []string
 	ta := Tap(ea, func(dir Direction, m *Message) {
 		if dir == Sent {
@@ -38,19 +35,17 @@ func TestTapSeesEveryDatagramOnce(t *testing.T) {
 	dst := netip.AddrPortFrom(b, DefaultPort)
 	msgs := []Message{{Buf: []byte("one"), Dst: dst}, {Buf: []byte("two"), Dst: dst}}
 	if n, err := ta.Send(msgs); n != 2 || err != nil {
-		t.Fatalf("Send = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Send = %d, %v", n, err))
 	}
 	in := []Message{{Buf: make([]byte, 16)}, {Buf: make([]byte, 16)}}
 	if n, err := tb.Receive(in); n != 2 || err != nil {
-		t.Fatalf("Receive = %d, %v", n, err)
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v", n, err))
 	}
-	if want := []string{"one", "two"}; len(sent) != 2 || sent[0] != want[0] || sent[1] != want[1] {
-		t.Errorf("tap saw sent %q, want %q", sent, want)
-	}
+	want := []string{"one", "two"}
+	assert.False(t, len(sent) != 2 || sent[0] != want[0] || sent[1] != want[1], "tap saw sent %q, want %q", sent, want)
 	src := netip.AddrPortFrom(a, DefaultPort).String()
-	if want := []string{"one@" + src, "two@" + src}; len(received) != 2 || received[0] != want[0] || received[1] != want[1] {
-		t.Errorf("tap saw received %q, want %q", received, want)
-	}
+	want = []string{"one@" + src, "two@" + src}
+	assert.False(t, len(received) != 2 || received[0] != want[0] || received[1] != want[1], "tap saw received %q, want %q", received, want)
 }
 
 // TestFaultConnObserverSeesWireOrder checks that the observer is shown every datagram of a batch in
@@ -97,9 +92,7 @@ func TestFaultConnObserverSeesWireOrder(t *testing.T) {
 	lost, dup, corrupt := 0, 0, 0
 	for _, s := range order {
 		require.NotEqual(t, Received, s.dir.Base())
-		if s.dir.Has(Delayed) {
-			t.Fatalf("a delayed datagram was shown before its delay expired: %v", s.dir)
-		}
+		require.False(t, s.dir.Has(Delayed), "a delayed datagram was shown before its delay expired: %v", s.dir)
 		if !s.dir.Has(Corrupt) {
 			require.GreaterOrEqual(t, int(s.seq), last, "datagram %d shown after %d", s.seq, last)
 			last = int(s.seq)

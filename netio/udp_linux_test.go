@@ -1,8 +1,8 @@
 package netio
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -29,9 +29,7 @@ func listenPair(t testing.TB, cfg UDPConfig, sets ...[]netip.Addr) []*UDPConn {
 	var lastErr error
 	for attempt := 0; attempt < 20; attempt++ {
 		probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		port := uint16(probe.LocalAddr().(*net.UDPAddr).Port)
 		probe.Close()
 		var conns []*UDPConn
@@ -57,7 +55,7 @@ func listenPair(t testing.TB, cfg UDPConfig, sets ...[]netip.Addr) []*UDPConn {
 			c.Close()
 		}
 	}
-	t.Fatalf("no free port: %v", lastErr)
+	require.Fail(t, fmt.Sprintf("no free port: %v", lastErr))
 	return nil
 }
 
@@ -84,32 +82,30 @@ func TestUDPBatchSendReceive(t *testing.T) {
 			out[i].Dst = dst
 			out[i].Src = netip.AddrPortFrom(lo1, uint16(0xC000+(sent+i)%4))
 		}
-		if n, err := a.Send(out[:k]); n != k || err != nil {
-			t.Fatalf("Send = %d, %v", n, err)
-		}
+		n, err := a.Send(out[:k])
+		require.Equal(t, k, n, "Send = %d, %v", n, err)
+		require.NoError(t, err, "Send = %d, %v", n, err)
 		sent += k
 		for next < sent {
 			resetBufs(in)
 			n, err := b.Receive(in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, m := range in[:n] {
 				wantSrc := netip.AddrPortFrom(lo1, uint16(0xC000+next%4))
-				if seqOf(m.Buf) != next || len(m.Buf) != 1040 || m.Src != wantSrc || m.Dst != dst {
-					t.Fatalf("datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
-				}
+				require.Equal(t, next, seqOf(m.Buf), "datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
+				require.Len(t, m.Buf, 1040, "datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
+				require.Equal(t, wantSrc, m.Src, "datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
+				require.Equal(t, dst, m.Dst, "datagram %d: seq %d len %d src %v dst %v", next, seqOf(m.Buf), len(m.Buf), m.Src, m.Dst)
 				next++
 			}
 		}
 	}
-	if a.SendSockets() != 4 {
-		t.Errorf("SendSockets = %d, want 4", a.SendSockets())
-	}
+	assert.Equal(t, 4, a.SendSockets(), "SendSockets = %d, want 4", a.SendSockets())
 	ca, cb := a.Counters(), b.Counters()
-	if ca.SentDatagrams != total || ca.SentBytes != total*1040 || cb.ReceivedDatagrams != total || cb.ReceivedBytes != total*1040 {
-		t.Errorf("counters a=%+v b=%+v", ca, cb)
-	}
+	assert.Equal(t, uint64(total), ca.SentDatagrams, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(total*1040), ca.SentBytes, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(total), cb.ReceivedDatagrams, "counters a=%+v b=%+v", ca, cb)
+	assert.Equal(t, uint64(total*1040), cb.ReceivedBytes, "counters a=%+v b=%+v", ca, cb)
 }
 
 func TestUDPSourcePorts(t *testing.T) {
@@ -123,27 +119,21 @@ func TestUDPSourcePorts(t *testing.T) {
 	for i, p := range ports {
 		out[i] = Message{Buf: []byte{byte(i)}, Src: netip.AddrPortFrom(lo1, p), Dst: dst}
 	}
-	if n, err := a.Send(out); n != len(out) || err != nil {
-		t.Fatal(n, err)
-	}
+	n, err := a.Send(out)
+	require.Equal(t, len(out), n, fmt.Sprint(n, err))
+	require.NoError(t, err, fmt.Sprint(n, err))
 	in := makeMsgs(8, 16)
 	for got := 0; got < len(out); {
 		resetBufs(in)
 		n, err := b.Receive(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, m := range in[:n] {
 			i := int(m.Buf[0])
-			if m.Src != netip.AddrPortFrom(lo1, wantPorts[i]) {
-				t.Errorf("datagram %d from %v, want port %#x", i, m.Src, wantPorts[i])
-			}
+			assert.Equal(t, netip.AddrPortFrom(lo1, wantPorts[i]), m.Src, "datagram %d from %v, want port %#x", i, m.Src, wantPorts[i])
 		}
 		got += n
 	}
-	if a.SendSockets() != 2 {
-		t.Errorf("SendSockets = %d, want 2 (0xC001 and 0xFFFF)", a.SendSockets())
-	}
+	assert.Equal(t, 2, a.SendSockets(), "SendSockets = %d, want 2 (0xC001 and 0xFFFF)", a.SendSockets())
 }
 
 func TestUDPSocketOptions(t *testing.T) {
@@ -152,13 +142,11 @@ func TestUDPSocketOptions(t *testing.T) {
 	c := conns[0]
 	// Open a source-port socket on each family.
 	for _, src := range []netip.AddrPort{netip.AddrPortFrom(lo1, 0xC123), netip.AddrPortFrom(lo6, 0xC123)} {
-		if _, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[0]}}); err != nil && !errors.Is(err, ErrAddressFamily) {
-			t.Fatal(err)
-		}
+		_, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[0]}})
+		require.False(t, err != nil && !errors.Is(err, ErrAddressFamily), err)
 		if src.Addr().Is6() {
-			if _, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[1]}}); err != nil {
-				t.Fatal(err)
-			}
+			_, err := c.Send([]Message{{Buf: []byte{1}, Src: src, Dst: c.LocalAddrs()[1]}})
+			require.NoError(t, err)
 		}
 	}
 	rmemMax := readSysctl(t, "/proc/sys/net/core/rmem_max")
@@ -166,16 +154,14 @@ func TestUDPSocketOptions(t *testing.T) {
 		t.Helper()
 		got, err := getsockoptInt(s.rc, level, opt)
 		if err != nil || got != want {
-			t.Errorf("%v %s = %d, %v; want %d", s.local, name, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v %s = %d, %v; want %d", s.local, name, got, err, want))
 		}
 	}
 	socks := append([]*udpSocket(nil), c.listeners...)
 	for _, s := range c.senders {
 		socks = append(socks, s)
 	}
-	if len(socks) != 4 {
-		t.Fatalf("%d sockets, want 2 listeners and 2 senders", len(socks))
-	}
+	require.Len(t, socks, 4, "%d sockets, want 2 listeners and 2 senders", len(socks))
 	for _, s := range socks {
 		if s.local.Addr().Is4() {
 			check("IP_MTU_DISCOVER", s, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO)
@@ -190,7 +176,7 @@ func TestUDPSocketOptions(t *testing.T) {
 		got, err := getsockoptInt(s.rc, unix.SOL_SOCKET, unix.SO_RCVBUF)
 		// Linux reports twice the granted size; the grant is capped by rmem_max without CAP_NET_ADMIN.
 		if want := 2 * min(rmemMax, DefaultSocketBuffer); err != nil || got < want {
-			t.Errorf("%v SO_RCVBUF = %d, %v; want >= %d", s.local, got, err, want)
+			assert.Fail(t, fmt.Sprintf("%v SO_RCVBUF = %d, %v; want >= %d", s.local, got, err, want))
 		}
 	}
 }
@@ -202,9 +188,7 @@ func readSysctl(t *testing.T, path string) int {
 		t.Skipf("cannot read %s: %v", path, err)
 	}
 	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return v
 }
 
@@ -215,12 +199,12 @@ func TestUDPIPv6ZeroChecksum(t *testing.T) {
 	c := conns[0]
 	dst := c.LocalAddrs()[0]
 	if _, err := c.Send([]Message{{Buf: []byte("v6"), Src: netip.AddrPortFrom(lo6, 0xC0DE), Dst: dst, TOS: 0x10, TTL: 3}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(1, 16)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || string(in[0].Buf) != "v6" || in[0].Src != netip.AddrPortFrom(lo6, 0xC0DE) || in[0].Dst != dst {
-		t.Fatalf("Receive = %d, %v, %+v", n, err, in[0])
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %+v", n, err, in[0]))
 	}
 }
 
@@ -230,9 +214,7 @@ func TestUDPTrafficClassAndTTL(t *testing.T) {
 	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1})
 	c := conns[0]
 	rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rx.Close()
 	rc, _ := rx.SyscallConn()
 	rc.Control(func(fd uintptr) {
@@ -247,17 +229,13 @@ func TestUDPTrafficClassAndTTL(t *testing.T) {
 		{0, 255, 0, 255},
 	} {
 		if _, err := c.Send([]Message{{Buf: []byte{1}, Dst: dst, TOS: tt.tos, TTL: tt.ttl}}); err != nil {
-			t.Fatal(err)
+			require.Fail(t, fmt.Sprint(err))
 		}
 		buf, oob := make([]byte, 16), make([]byte, 128)
 		_, oobn, _, _, err := rx.ReadMsgUDP(buf, oob)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		cms, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var tos, ttl int = -1, -1
 		for _, cm := range cms {
 			switch cm.Header.Type {
@@ -267,9 +245,8 @@ func TestUDPTrafficClassAndTTL(t *testing.T) {
 				ttl = int(cm.Data[0])
 			}
 		}
-		if tos != int(tt.wantTOS) || ttl != int(tt.wantTTL) {
-			t.Errorf("sent TOS %#x TTL %d: received TOS %#x TTL %d, want %#x %d", tt.tos, tt.ttl, tos, ttl, tt.wantTOS, tt.wantTTL)
-		}
+		assert.Equal(t, int(tt.wantTOS), tos, "sent TOS %#x TTL %d: received TOS %#x TTL %d, want %#x %d", tt.tos, tt.ttl, tos, ttl, tt.wantTOS, tt.wantTTL)
+		assert.Equal(t, int(tt.wantTTL), ttl, "sent TOS %#x TTL %d: received TOS %#x TTL %d, want %#x %d", tt.tos, tt.ttl, tos, ttl, tt.wantTOS, tt.wantTTL)
 	}
 }
 
@@ -286,8 +263,7 @@ func TestUDPMultiAddressReceive(t *testing.T) {
 		for total := 0; total < 2*perFamily; {
 			resetBufs(in)
 			n, err := a.Receive(in)
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				break
 			}
 			for _, m := range in[:n] {
@@ -302,20 +278,17 @@ func TestUDPMultiAddressReceive(t *testing.T) {
 		for k := range out {
 			out[k].Dst = a.LocalAddrs()[0]
 		}
-		if _, err := b.Send(out); err != nil {
-			t.Fatal(err)
-		}
+		_, err := b.Send(out)
+		require.NoError(t, err)
 		for k := range out {
 			out[k].Dst = a.LocalAddrs()[1] // a to itself over IPv6
 		}
-		if _, err := a.Send(out); err != nil {
-			t.Fatal(err)
-		}
+		_, err = a.Send(out)
+		require.NoError(t, err)
 	}
 	seen := <-got
-	if seen[a.LocalAddrs()[0]] != perFamily || seen[a.LocalAddrs()[1]] != perFamily {
-		t.Fatalf("received per local address: %v", seen)
-	}
+	require.Equal(t, perFamily, seen[a.LocalAddrs()[0]], "received per local address: %v", seen)
+	require.Equal(t, perFamily, seen[a.LocalAddrs()[1]], "received per local address: %v", seen)
 }
 
 func TestUDPErrors(t *testing.T) {
@@ -331,7 +304,7 @@ func TestUDPErrors(t *testing.T) {
 			if c != nil {
 				c.Close()
 			}
-			t.Errorf("ListenUDP(%v) = %v, want %v", tt.addrs, err, tt.want)
+			assert.Fail(t, fmt.Sprintf("ListenUDP(%v) = %v, want %v", tt.addrs, err, tt.want))
 		}
 	}
 	conns := listenPair(t, UDPConfig{MaxSendSockets: 1}, []netip.Addr{lo1})
@@ -341,9 +314,9 @@ func TestUDPErrors(t *testing.T) {
 		{Buf: []byte{1}, Dst: dst, Src: netip.AddrPortFrom(lo1, 0xC001)},
 		{Buf: []byte{2}, Dst: dst, Src: netip.AddrPortFrom(lo1, 0xC002)},
 	}
-	if n, err := c.Send(msgs); n != 1 || !errors.Is(err, ErrTooManySendSockets) {
-		t.Fatalf("Send = %d, %v; want 1, ErrTooManySendSockets", n, err)
-	}
+	n, err := c.Send(msgs)
+	require.Equal(t, 1, n, "Send = %d, %v; want 1, ErrTooManySendSockets", n, err)
+	require.ErrorIs(t, err, ErrTooManySendSockets, "Send = %d, %v; want 1, ErrTooManySendSockets", n, err)
 	for _, tt := range []struct {
 		m    Message
 		want error
@@ -353,18 +326,16 @@ func TestUDPErrors(t *testing.T) {
 		{Message{Dst: netip.MustParseAddrPort("[::1]:9")}, ErrNoSourceAddress},
 		{Message{Dst: dst, SegmentSize: 100}, ErrSegmentSize},
 	} {
-		if n, err := c.Send([]Message{{Buf: []byte{3}, Dst: dst}, tt.m}); n != 1 || !errors.Is(err, tt.want) {
-			t.Errorf("Send(%+v) = %d, %v; want 1, %v", tt.m.Dst, n, err, tt.want)
-		}
+		n, err := c.Send([]Message{{Buf: []byte{3}, Dst: dst}, tt.m})
+		assert.Equal(t, 1, n, "Send(%+v) = %d, %v; want 1, %v", tt.m.Dst, n, err, tt.want)
+		assert.ErrorIs(t, err, tt.want, "Send(%+v) = %d, %v; want 1, %v", tt.m.Dst, n, err, tt.want)
 	}
 	// The datagrams sent before each error arrived: 1 + 4.
 	in := makeMsgs(8, 8)
 	for got := 0; got < 5; {
 		resetBufs(in)
 		n, err := c.Receive(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got += n
 	}
 }
@@ -375,16 +346,15 @@ func TestUDPTruncation(t *testing.T) {
 	dst := c.LocalAddrs()[0]
 	out := []Message{{Buf: make([]byte, 100), Dst: dst}, {Buf: []byte("fits"), Dst: dst}}
 	if _, err := c.Send(out); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	in := makeMsgs(2, 50)
 	n, err := c.Receive(in)
 	if n != 1 || err != nil || string(in[0].Buf) != "fits" || cap(in[0].Buf) != 50 {
-		t.Fatalf("Receive = %d, %v, %q", n, err, in[0].Buf)
+		require.Fail(t, fmt.Sprintf("Receive = %d, %v, %q", n, err, in[0].Buf))
 	}
-	if got := c.Counters().Drops[DropTruncated]; got != 1 {
-		t.Fatalf("truncated drops = %d", got)
-	}
+	got := c.Counters().Drops[DropTruncated]
+	require.Equal(t, uint64(1), got, "truncated drops = %d", got)
 }
 
 func TestUDPCloseUnblocksReceive(t *testing.T) {
@@ -398,20 +368,15 @@ func TestUDPCloseUnblocksReceive(t *testing.T) {
 				errc <- err
 			}()
 		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Close())
 		for i := 0; i < 2; i++ {
-			if err := <-errc; !errors.Is(err, net.ErrClosed) {
-				t.Fatalf("%v: Receive after Close = %v", c.LocalAddrs(), err)
-			}
+			err := <-errc
+			require.ErrorIs(t, err, net.ErrClosed, "%v: Receive after Close = %v", c.LocalAddrs(), err)
 		}
-		if _, err := c.Send([]Message{{Buf: []byte{1}, Dst: c.LocalAddrs()[0]}}); !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("Send after Close = %v", err)
-		}
-		if err := c.Close(); !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("second Close = %v", err)
-		}
+		_, err := c.Send([]Message{{Buf: []byte{1}, Dst: c.LocalAddrs()[0]}})
+		require.ErrorIs(t, err, net.ErrClosed, "Send after Close = %v", err)
+		err = c.Close()
+		require.ErrorIs(t, err, net.ErrClosed, "second Close = %v", err)
 	}
 }
 
@@ -439,21 +404,16 @@ func TestUDPSendReceiveAllocs(t *testing.T) {
 		}
 	}
 	round()
-	if allocs := testing.AllocsPerRun(50, round); allocs != 0 {
-		t.Fatalf("%v allocations per round of 16 datagrams, want 0", allocs)
-	}
-	if !bytes.Equal(in[0].Buf, out[0].Buf) {
-		t.Fatal("payload mismatch")
-	}
+	allocs := testing.AllocsPerRun(50, round)
+	require.Equal(t, float64(0), allocs, "%v allocations per round of 16 datagrams, want 0", allocs)
+	require.Equal(t, out[0].Buf, in[0].Buf, "payload mismatch")
 }
 
 func TestFaultConnOverUDP(t *testing.T) {
 	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2})
 	a, b := conns[0], conns[1]
 	fc, err := WithFaults(a, FaultConfig{Loss: 0.5, Dup: 0.1, Seed: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sendSeq(t, fc, b.LocalAddrs()[0], 0, 200)
 	c := fc.FaultCounters()
 	want := int(200 - c.Dropped + c.Duplicated)
@@ -461,17 +421,13 @@ func TestFaultConnOverUDP(t *testing.T) {
 	for got := 0; got < want; {
 		resetBufs(in)
 		n, err := b.Receive(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got += n
 	}
-	if a.Counters().SentDatagrams != uint64(want) || c.Dropped == 0 || c.Duplicated == 0 {
-		t.Fatalf("inner sent %d, want %d; faults %+v", a.Counters().SentDatagrams, want, c)
-	}
-	if err := fc.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, uint64(want), a.Counters().SentDatagrams, "inner sent %d, want %d; faults %+v", a.Counters().SentDatagrams, want, c)
+	require.NotEqual(t, uint64(0), c.Dropped, "inner sent %d, want %d; faults %+v", a.Counters().SentDatagrams, want, c)
+	require.NotEqual(t, uint64(0), c.Duplicated, "inner sent %d, want %d; faults %+v", a.Counters().SentDatagrams, want, c)
+	require.NoError(t, fc.Close())
 }
 
 // Two processes (here: two conns) on one address pick the same per-QP source ports; both must be
@@ -483,21 +439,17 @@ func TestUDPSourcePortSharedBetweenConns(t *testing.T) {
 	src := netip.AddrPortFrom(lo1, 0xC0DE)
 	dst := b.LocalAddrs()[0]
 	for i, conn := range []*UDPConn{a, c} {
-		if n, err := conn.Send([]Message{{Buf: []byte{byte(i)}, Src: src, Dst: dst}}); n != 1 || err != nil {
-			t.Fatalf("conn %d: send from %v: %d, %v", i, src, n, err)
-		}
+		n, err := conn.Send([]Message{{Buf: []byte{byte(i)}, Src: src, Dst: dst}})
+		require.Equal(t, 1, n, "conn %d: send from %v: %d, %v", i, src, n, err)
+		require.NoError(t, err, "conn %d: send from %v: %d, %v", i, src, n, err)
 	}
 	in := makeMsgs(4, 16)
 	for got := 0; got < 2; {
 		resetBufs(in)
 		n, err := b.Receive(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, m := range in[:n] {
-			if m.Src != src {
-				t.Errorf("datagram from %v, want %v", m.Src, src)
-			}
+			assert.Equal(t, src, m.Src, "datagram from %v, want %v", m.Src, src)
 		}
 		got += n
 	}

@@ -2,6 +2,8 @@ package packet
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/netip"
 	"testing"
 )
@@ -26,9 +28,7 @@ var icrcBenchSizes = []int{64, 256, 1024, 4096}
 
 func benchPacket(b *testing.B, n int) []byte {
 	pkt, err := AppendPacket(nil, &Headers{BTH: BTHFields{Opcode: RCSendMiddle, PKey: 0xFFFF, DestQP: 0x11}}, make([]byte, n-BTHSize-ICRCSize))
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return pkt
 }
 
@@ -84,9 +84,7 @@ func TestICRCAllocs(t *testing.T) {
 	pkt := benchPacket2(t, 1024)
 	env := benchEnv
 	env.IPID = 7
-	if err := env.PutICRC(pkt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, env.PutICRC(pkt))
 	VerifyICRCIPv4AnyID(env.Src, env.Dst, pkt) // build the tables outside the count
 	allocs := testing.AllocsPerRun(100, func() {
 		if env.PutICRC(pkt) != nil || env.VerifyICRC(pkt) != nil {
@@ -96,9 +94,7 @@ func TestICRCAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs != 0 {
-		t.Errorf("ICRC functions allocate %v times per run", allocs)
-	}
+	assert.Equal(t, float64(0), allocs, "ICRC functions allocate %v times per run", allocs)
 }
 
 func benchPacket2(t *testing.T, n int) []byte {

@@ -3,6 +3,9 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -13,22 +16,15 @@ func TestAppendPacketRoomMatchesAppendPacket(t *testing.T) {
 		RETH: RETHFields{VirtualAddress: 0x1000, RKey: 0x1234, DMALength: 5000}}
 	payload := []byte("seven b") // 7 bytes: one pad byte
 	want, err := AppendPacket(nil, &h, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stale := bytes.Repeat([]byte{0xAA}, 256)
 	pkt, room, err := AppendPacketRoom(stale[:0], &h, len(payload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(room) != len(payload) || &room[0] != &pkt[RCRDMAWriteFirst.HeaderLen()] {
-		t.Fatalf("payload room has length %d at the wrong place", len(room))
-	}
+	require.NoError(t, err)
+	require.Len(t, room, len(payload), "payload room has length %d at the wrong place", len(room))
+	require.Same(t, &pkt[RCRDMAWriteFirst.HeaderLen()], &room[0], "payload room has length %d at the wrong place", len(room))
 	copy(room, payload)
-	if !bytes.Equal(pkt, want) {
-		t.Errorf("AppendPacketRoom + copy = % x\nwant % x", pkt, want)
-	}
+	assert.Equal(t, want, pkt, "AppendPacketRoom + copy = % x\nwant % x", pkt, want)
 	if _, _, err := AppendPacketRoom(nil, &h, -1); !errors.Is(err, ErrBadPayloadLength) {
-		t.Errorf("negative payload length: err = %v", err)
+		assert.Fail(t, fmt.Sprintf("negative payload length: err = %v", err))
 	}
 }

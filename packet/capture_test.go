@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"errors"
+	"github.com/stretchr/testify/require"
 	"os"
 	"sync"
 	"testing"
@@ -160,12 +161,8 @@ var loadGolden = sync.OnceValues(func() ([]goldenPacket, error) {
 func golden(t testing.TB) []goldenPacket {
 	t.Helper()
 	g, err := loadGolden()
-	if err != nil {
-		t.Fatalf("loading golden capture: %v", err)
-	}
-	if len(g) == 0 {
-		t.Fatal("golden capture is empty")
-	}
+	require.NoError(t, err, "loading golden capture")
+	require.NotEqual(t, 0, len(g), "golden capture is empty")
 	return g
 }
 

@@ -3,6 +3,9 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net/netip"
 	"testing"
 )
@@ -14,33 +17,25 @@ func TestEnvelopeIPv6RoundTrip(t *testing.T) {
 		TrafficClass: 0xB8, HopLimit: 255, FlowLabel: 0x12345,
 	}
 	pkt := mustAppend(t, &Headers{BTH: BTHFields{Opcode: UDSendOnlyWithImmediate, PKey: 0xFFFF, DestQP: 1}, DETH: DETHFields{QKey: GSIQKey, SrcQP: 1}, ImmDt: ImmDtFields{ImmediateData: 42}}, []byte{1, 2, 3})
-	if err := env.PutICRC(pkt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, env.PutICRC(pkt))
 	b, err := env.AppendHeaders([]byte{0xEE}, len(pkt))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []byte{0xEE,
 		0x6B, 0x81, 0x23, 0x45, 0x00, 0x08 + 0x20, 17, 255, // version, TC, flow label, length, UDP, hop limit
 		0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
 		0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2,
 		0xC0, 0x01, 0x12, 0xB7, 0x00, 0x28, 0x00, 0x00, // UDP
 	}
-	if len(pkt) != 0x20 || !bytes.Equal(b, want) {
-		t.Fatalf("headers (packet %d bytes)\n% x\nwant\n% x", len(pkt), b, want)
-	}
+	require.Len(t, pkt, 0x20, "headers (packet %d bytes)\n% x\nwant\n% x", len(pkt), b, want)
+	require.Equal(t, want, b, "headers (packet %d bytes)\n% x\nwant\n% x", len(pkt), b, want)
 	b = append(b, pkt...)
 	got, payload, err := ParseEnvelope(b[1:])
-	if err != nil || got != env || !bytes.Equal(payload, pkt) {
-		t.Fatalf("ParseEnvelope: %+v %v", got, err)
-	}
-	if err := got.VerifyICRC(payload); err != nil {
-		t.Fatal(err)
-	}
-	if env.HeaderLen() != 48 || (&Envelope{}).HeaderLen() != 0 {
-		t.Error("HeaderLen")
-	}
+	require.NoError(t, err, "ParseEnvelope: %+v %v", got, err)
+	require.Equal(t, env, got, "ParseEnvelope: %+v %v", got, err)
+	require.Equal(t, pkt, payload, "ParseEnvelope: %+v %v", got, err)
+	require.NoError(t, got.VerifyICRC(payload))
+	assert.Equal(t, 48, env.HeaderLen(), "HeaderLen")
+	assert.Equal(t, 0, (&Envelope{}).HeaderLen(), "HeaderLen")
 }
 
 func TestEnvelopeMappedIPv4(t *testing.T) {
@@ -51,21 +46,16 @@ func TestEnvelopeMappedIPv4(t *testing.T) {
 	plain := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:49153"), Dst: netip.MustParseAddrPort("10.0.0.2:4791")}
 	a, _ := mapped.AppendHeaders(nil, 16)
 	b, _ := plain.AppendHeaders(nil, 16)
-	if !bytes.Equal(a, b) || len(a) != 28 {
-		t.Fatalf("mapped % x\nplain  % x", a, b)
-	}
+	require.Equal(t, b, a, "mapped % x\nplain  % x", a, b)
+	require.Len(t, a, 28, "mapped % x\nplain  % x", a, b)
 	// The IPv4 header checksum must verify: the sum over the header is 0xFFFF.
-	if ipv4HeaderChecksum(a[:20]) != 0 {
-		t.Error("IPv4 header checksum does not verify")
-	}
+	assert.Equal(t, uint16(0), ipv4HeaderChecksum(a[:20]), "IPv4 header checksum does not verify")
 }
 
 func TestParseEnvelopeErrors(t *testing.T) {
 	env := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:4791"), IPFlags: IPv4DontFragment}
 	good, err := env.AppendHeaders(nil, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	good = append(good, make([]byte, 16)...)
 	mod := func(f func([]byte)) []byte {
 		c := bytes.Clone(good)
@@ -91,28 +81,26 @@ func TestParseEnvelopeErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		if _, _, err := ParseEnvelope(c.b); !errors.Is(err, c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+			assert.Fail(t, fmt.Sprintf("%s: got %v, want %v", c.name, err, c.want))
 		}
 	}
 	// Trailing link-layer padding is dropped.
 	e, p, err := ParseEnvelope(append(bytes.Clone(good), 0, 0, 0))
-	if err != nil || len(p) != 16 || e.IPFlags != IPv4DontFragment {
-		t.Errorf("padded: %v %d %+v", err, len(p), e)
-	}
+	assert.NoError(t, err, "padded: %v %d %+v", err, len(p), e)
+	assert.Len(t, p, 16, "padded: %v %d %+v", err, len(p), e)
+	assert.Equal(t, IPv4DontFragment, e.IPFlags, "padded: %v %d %+v", err, len(p), e)
 	if _, err := env.AppendHeaders(nil, maxIPv4Payload+1); !errors.Is(err, ErrTooLong) {
-		t.Errorf("too long: %v", err)
+		assert.Fail(t, fmt.Sprintf("too long: %v", err))
 	}
 	if _, err := (&Envelope{}).AppendHeaders(nil, 1); !errors.Is(err, ErrAddressFamily) {
-		t.Errorf("no addresses: %v", err)
+		assert.Fail(t, fmt.Sprintf("no addresses: %v", err))
 	}
 }
 
 func FuzzParseEnvelope(f *testing.F) {
 	for _, g := range golden(f)[:4] {
 		h, err := g.env.AppendHeaders(nil, len(g.pkt))
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(append(h, g.pkt...))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -121,12 +109,10 @@ func FuzzParseEnvelope(f *testing.F) {
 			return
 		}
 		h, err := e.AppendHeaders(nil, len(p))
-		if err != nil {
-			t.Fatalf("AppendHeaders of a parsed envelope: %v", err)
-		}
+		require.NoError(t, err, "AppendHeaders of a parsed envelope")
 		e2, p2, err := ParseEnvelope(append(h, p...))
-		if err != nil || e2 != e || !bytes.Equal(p, p2) {
-			t.Fatalf("re-encoded envelope differs: %+v / %+v (%v)", e, e2, err)
-		}
+		require.NoError(t, err, "re-encoded envelope differs: %+v / %+v (%v)", e, e2, err)
+		require.Equal(t, e, e2, "re-encoded envelope differs: %+v / %+v (%v)", e, e2, err)
+		require.Equal(t, p2, p, "re-encoded envelope differs: %+v / %+v (%v)", e, e2, err)
 	})
 }

@@ -3,6 +3,8 @@ package packet
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"net/netip"
 	"testing"
 )
@@ -24,39 +26,28 @@ func FuzzParse(f *testing.F) {
 	// Built packets of the opcodes the capture lacks.
 	for _, op := range []Opcode{RCFlush, RCAtomicWrite, RCSendOnlyWithInvalidate, UDSendOnlyWithImmediate, CNP, 0x4B} {
 		b, err := AppendPacket(nil, &Headers{BTH: BTHFields{Opcode: op}}, make([]byte, op.FixedPayloadLen()))
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p Parsed
 		if err := Parse(b, &p); err != nil {
-			if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrUnknownOpcode) && !errors.Is(err, ErrBadTransportVersion) &&
-				!errors.Is(err, ErrBadPad) && !errors.Is(err, ErrUnexpectedPayload) && !errors.Is(err, ErrBadPayloadLength) {
-				t.Fatalf("unexpected error %v", err)
-			}
+			require.False(t, !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrUnknownOpcode) && !errors.Is(err, ErrBadTransportVersion) &&
+				!errors.Is(err, ErrBadPad) && !errors.Is(err, ErrUnexpectedPayload) && !errors.Is(err, ErrBadPayloadLength), "unexpected error %v", err)
 			return
 		}
-		if p.HeaderLen()+len(p.Payload())+p.PadCount()+ICRCSize != len(b) {
-			t.Fatalf("lengths do not add up: %d+%d+%d+4 != %d", p.HeaderLen(), len(p.Payload()), p.PadCount(), len(b))
-		}
+		require.Equal(t, len(b), p.HeaderLen()+len(p.Payload())+p.PadCount()+ICRCSize, "lengths do not add up: %d+%d+%d+4 != %d", p.HeaderLen(), len(p.Payload()), p.PadCount(), len(b))
 		// Re-encoding the decoded headers gives a packet that decodes the same
 		// (reserved bits of the input are not preserved, by design).
 		var h, h2 Headers
 		p.Headers(&h)
 		out, err := AppendPacket(nil, &h, p.Payload())
-		if err != nil {
-			t.Fatalf("AppendPacket of a parsed packet: %v", err)
-		}
+		require.NoError(t, err, "AppendPacket of a parsed packet")
 		var p2 Parsed
-		if err := Parse(out, &p2); err != nil {
-			t.Fatalf("re-encoded packet does not parse: %v", err)
-		}
+		require.NoError(t, Parse(out, &p2), "re-encoded packet does not parse")
 		p2.Headers(&h2)
-		if h != h2 || !bytes.Equal(p.Payload(), p2.Payload()) {
-			t.Fatalf("re-encoded packet decodes differently:\n%+v\n%+v", h, h2)
-		}
+		require.Equal(t, h2, h, "re-encoded packet decodes differently:\n%+v\n%+v", h, h2)
+		require.Equal(t, p2.Payload(), p.Payload(), "re-encoded packet decodes differently:\n%+v\n%+v", h, h2)
 	})
 }
 
@@ -75,10 +66,10 @@ func FuzzVerifyICRC(f *testing.F) {
 		}
 		// Arbitrary input: no panic, only the documented errors.
 		if err := env.VerifyICRC(b); err != nil && !errors.Is(err, ErrBadICRC) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLong) {
-			t.Fatalf("VerifyICRC: %v", err)
+			require.Fail(t, fmt.Sprintf("VerifyICRC: %v", err))
 		}
 		if _, _, err := VerifyICRCIPv4AnyID(src4, dst4, b); err != nil && !errors.Is(err, ErrBadICRC) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLong) {
-			t.Fatalf("VerifyICRCIPv4AnyID: %v", err)
+			require.Fail(t, fmt.Sprintf("VerifyICRCIPv4AnyID: %v", err))
 		}
 		// With a correct ICRC both verifiers accept, and the any-ID one finds
 		// the ID and flags (the reserved flag bit is not solved for).
@@ -86,15 +77,13 @@ func FuzzVerifyICRC(f *testing.F) {
 		if env.PutICRC(c) != nil {
 			return
 		}
-		if err := env.VerifyICRC(c); err != nil {
-			t.Fatalf("VerifyICRC after PutICRC: %v", err)
-		}
+		require.NoError(t, env.VerifyICRC(c), "VerifyICRC after PutICRC")
 		if v6 || flags&4 != 0 {
 			return
 		}
 		gotID, gotFlags, err := VerifyICRCIPv4AnyID(src4, dst4, c)
-		if err != nil || gotID != id || gotFlags != IPv4Flags(flags&3) {
-			t.Fatalf("any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
-		}
+		require.NoError(t, err, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
+		require.Equal(t, id, gotID, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
+		require.Equal(t, IPv4Flags(flags&3), gotFlags, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
 	})
 }

@@ -3,6 +3,8 @@ package packet
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -80,30 +82,20 @@ func TestGoldenDecodeMatchesWireshark(t *testing.T) {
 	seen := map[Opcode]int{}
 	for _, g := range golden(t) {
 		var p Parsed
-		if err := Parse(g.pkt, &p); err != nil {
-			t.Fatalf("frame %d: Parse: %v", g.frame, err)
-		}
+		require.NoError(t, Parse(g.pkt, &p), "frame %d: Parse", g.frame)
 		seen[p.Opcode()]++
 		got := wiresharkColumns(g.frame, &g.env, &p)
-		if len(got) != len(g.want) {
-			t.Fatalf("frame %d: rendered %d columns, CSV has %d", g.frame, len(got), len(g.want))
-		}
+		require.Len(t, got, len(g.want), "frame %d: rendered %d columns, CSV has %d", g.frame, len(got), len(g.want))
 		for col, want := range g.want {
-			if got[col] != want {
-				t.Errorf("frame %d (%v): %s = %q, Wireshark says %q", g.frame, p.Opcode(), col, got[col], want)
-			}
+			assert.Equal(t, want, got[col], "frame %d (%v): %s = %q, Wireshark says %q", g.frame, p.Opcode(), col, got[col], want)
 		}
-		if g.env.Dst.Port() != UDPPort {
-			t.Errorf("frame %d: destination port %d", g.frame, g.env.Dst.Port())
-		}
+		assert.Equal(t, uint16(UDPPort), g.env.Dst.Port(), "frame %d: destination port %d", g.frame, g.env.Dst.Port())
 	}
 	// The capture must exercise the header combinations it is known to hold.
 	for _, op := range []Opcode{RCSendFirst, RCSendMiddle, RCSendLast, RCSendOnly, RCRDMAWriteFirst,
 		RCRDMAWriteMiddle, RCRDMAWriteLast, RCRDMAWriteOnly, RCRDMAReadRequest, RCRDMAReadResponseFirst,
 		RCRDMAReadResponseLast, RCRDMAReadResponseOnly, RCAcknowledge, RCAtomicAcknowledge, RCFetchAdd,
 		UCSendOnly, UDSendOnly} {
-		if seen[op] == 0 {
-			t.Errorf("capture has no %v packet", op)
-		}
+		assert.NotEqual(t, 0, seen[op], "capture has no %v packet", op)
 	}
 }

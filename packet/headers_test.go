@@ -1,6 +1,8 @@
 package packet
 
 import (
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math/rand"
 	"testing"
 )
@@ -77,16 +79,12 @@ func TestHeadersRoundTripEveryOpcode(t *testing.T) {
 			r.Read(payload)
 			b := mustAppend(t, &h, payload)
 			var p Parsed
-			if err := Parse(b, &p); err != nil {
-				t.Fatalf("%v: %v", op, err)
-			}
+			require.NoError(t, Parse(b, &p), "%v", op)
 			var got Headers
 			p.Headers(&got)
 			want := keepOnly(h, op)
 			want.BTH.PadCount = uint8(-n & 3)
-			if got != want {
-				t.Fatalf("%v:\n got %+v\nwant %+v", op, got, want)
-			}
+			require.Equal(t, want, got, "%v:\n got %+v\nwant %+v", op, got, want)
 		}
 	}
 }
@@ -112,20 +110,19 @@ func TestSyndrome(t *testing.T) {
 		{0x41, SyndromeTypeReserved, 1, "RESERVED_SYNDROME(0x01)", false},
 	}
 	for i, c := range cases {
-		if c.s.Type() != c.typ || c.s.Value() != c.value || c.s.String() != c.name || c.s.IsACK() != c.isACK {
-			t.Errorf("%d: %#x: type %#x value %d %q ack %v", i, uint8(c.s), c.s.Type(), c.s.Value(), c.s.String(), c.s.IsACK())
-		}
+		assert.Equal(t, c.typ, c.s.Type(), "%d: %#x: type %#x value %d %q ack %v", i, uint8(c.s), c.s.Type(), c.s.Value(), c.s.String(), c.s.IsACK())
+		assert.Equal(t, c.value, c.s.Value(), "%d: %#x: type %#x value %d %q ack %v", i, uint8(c.s), c.s.Type(), c.s.Value(), c.s.String(), c.s.IsACK())
+		assert.Equal(t, c.name, c.s.String(), "%d: %#x: type %#x value %d %q ack %v", i, uint8(c.s), c.s.Type(), c.s.Value(), c.s.String(), c.s.IsACK())
+		assert.Equal(t, c.isACK, c.s.IsACK(), "%d: %#x: type %#x value %d %q ack %v", i, uint8(c.s), c.s.Type(), c.s.Value(), c.s.String(), c.s.IsACK())
 	}
 	a := make(AETH, AETHSize)
 	a.Encode(&AETHFields{Syndrome: SyndromeNAKRemoteAccessError, MSN: 0x1ABCDEF})
 	a.SetMSN(a.MSN() + 1)
-	if a.Syndrome() != SyndromeNAKRemoteAccessError || a.MSN() != 0xABCDF0 {
-		t.Errorf("AETH % x", a)
-	}
+	assert.Equal(t, SyndromeNAKRemoteAccessError, a.Syndrome(), "AETH % x", a)
+	assert.Equal(t, uint32(0xABCDF0), a.MSN(), "AETH % x", a)
 	a.SetSyndrome(SyndromeACKUnlimited)
-	if a[0] != 0x1F || a.MSN() != 0xABCDF0 {
-		t.Errorf("AETH % x", a)
-	}
+	assert.Equal(t, byte(0x1F), a[0], "AETH % x", a)
+	assert.Equal(t, uint32(0xABCDF0), a.MSN(), "AETH % x", a)
 }
 
 func TestStrings(t *testing.T) {
@@ -140,8 +137,6 @@ func TestStrings(t *testing.T) {
 		{RCRDMAReadResponseMiddle.String(), "RC_RDMA_READ_RESPONSE_MIDDLE"},
 		{Opcode(0x15).String(), "Opcode(0x15)"},
 	} {
-		if c.got != c.want {
-			t.Errorf("got %q, want %q", c.got, c.want)
-		}
+		assert.Equal(t, c.want, c.got, "got %q, want %q", c.got, c.want)
 	}
 }

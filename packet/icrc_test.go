@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"hash/crc32"
 	"math/rand"
 	"net/netip"
@@ -29,39 +32,28 @@ func referenceICRC(ipUDP, pkt []byte) uint32 {
 }
 
 func TestCRCOfFFx8(t *testing.T) {
-	if got := crc32.ChecksumIEEE(bytes.Repeat([]byte{0xFF}, 8)); got != crcOfFFx8 {
-		t.Fatalf("CRC of 0xFF x 8 = %#x, constant says %#x", got, uint32(crcOfFFx8))
-	}
+	got := crc32.ChecksumIEEE(bytes.Repeat([]byte{0xFF}, 8))
+	require.Equal(t, uint32(crcOfFFx8), got, "CRC of 0xFF x 8 = %#x, constant says %#x", got, uint32(crcOfFFx8))
 	// The kernel's seed is the register after those bytes, before inversion.
-	if ^uint32(crcOfFFx8) != 0xdebb20e3 {
-		t.Fatal("seed mismatch")
-	}
+	require.Equal(t, uint32(0xdebb20e3), ^uint32(crcOfFFx8), "seed mismatch")
 }
 
 func TestGoldenICRC(t *testing.T) {
 	for _, g := range golden(t) {
-		if err := g.env.VerifyICRC(g.pkt); err != nil {
-			t.Fatalf("frame %d: exact ICRC: %v", g.frame, err)
-		}
+		require.NoError(t, g.env.VerifyICRC(g.pkt), "frame %d: exact ICRC", g.frame)
 		hdr, err := g.env.AppendHeaders(nil, len(g.pkt))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := binary.LittleEndian.Uint32(g.pkt[len(g.pkt)-ICRCSize:])
-		if ref := referenceICRC(hdr, g.pkt); ref != want {
-			t.Fatalf("frame %d: reference ICRC %#x, wire %#x", g.frame, ref, want)
-		}
+		ref := referenceICRC(hdr, g.pkt)
+		require.Equal(t, want, ref, "frame %d: reference ICRC %#x, wire %#x", g.frame, ref, want)
 		id, flags, err := VerifyICRCIPv4AnyID(g.env.Src, g.env.Dst, g.pkt)
-		if err != nil {
-			t.Fatalf("frame %d: any-ID ICRC: %v", g.frame, err)
-		}
-		if id != g.env.IPID || flags != g.env.IPFlags {
-			t.Fatalf("frame %d: solved ID %#04x flags %d, capture has %#04x/%d", g.frame, id, flags, g.env.IPID, g.env.IPFlags)
-		}
+		require.NoError(t, err, "frame %d: any-ID ICRC", g.frame)
+		require.Equal(t, g.env.IPID, id, "frame %d: solved ID %#04x flags %d, capture has %#04x/%d", g.frame, id, flags, g.env.IPID, g.env.IPFlags)
+		require.Equal(t, g.env.IPFlags, flags, "frame %d: solved ID %#04x flags %d, capture has %#04x/%d", g.frame, id, flags, g.env.IPID, g.env.IPFlags)
 		c := bytes.Clone(g.pkt)
 		clear(c[len(c)-ICRCSize:])
 		if err := g.env.PutICRC(c); err != nil || !bytes.Equal(c, g.pkt) {
-			t.Fatalf("frame %d: PutICRC gave % x (%v)", g.frame, c[len(c)-ICRCSize:], err)
+			require.Fail(t, fmt.Sprintf("frame %d: PutICRC gave % x (%v)", g.frame, c[len(c)-ICRCSize:], err))
 		}
 	}
 }
@@ -70,25 +62,15 @@ func TestGoldenHeadersReencode(t *testing.T) {
 	// Re-encoding the parsed envelope must reproduce the capture's IP and
 	// UDP headers byte for byte (checksum included).
 	raw, err := readPcapngFile(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, f := range raw {
 		ip, err := etherPayload(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		env, pkt, err := ParseEnvelope(ip)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		hdr, err := env.AppendHeaders(nil, len(pkt))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(hdr, ip[:len(hdr)]) {
-			t.Fatalf("frame %d: headers\n% x\nwant\n% x", i+1, hdr, ip[:len(hdr)])
-		}
+		require.NoError(t, err)
+		require.Equal(t, ip[:len(hdr)], hdr, "frame %d: headers\n% x\nwant\n% x", i+1, hdr, ip[:len(hdr)])
 	}
 }
 
@@ -112,17 +94,11 @@ func TestICRCCoverage(t *testing.T) {
 				BTH:  BTHFields{Opcode: RCRDMAWriteFirst, PKey: 0xFFFF, DestQP: 0x11, PSN: 0xFFFFFF},
 				RETH: RETHFields{VirtualAddress: 0x7f00_1234_5000, RKey: 0x1234, DMALength: 4096},
 			}, []byte("sixty-four bytes of payload, give or take a few; pad me please!!"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := env.PutICRC(pkt); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, env.PutICRC(pkt))
 		}
 		hdr, err := env.AppendHeaders(nil, len(pkt))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		frame := append(bytes.Clone(hdr), pkt...)
 		verify := func(f []byte) error {
 			e, p, err := ParseEnvelope(f)
@@ -131,9 +107,7 @@ func TestICRCCoverage(t *testing.T) {
 			}
 			return e.VerifyICRC(p)
 		}
-		if err := verify(frame); err != nil {
-			t.Fatalf("%v: unmodified packet: %v", env.Src, err)
-		}
+		require.NoError(t, verify(frame), "%v: unmodified packet", env.Src)
 		ipLen := len(hdr) - UDPHeaderSize
 		masked := map[int]byte{}
 		if ipLen == IPv4HeaderSize {
@@ -159,11 +133,9 @@ func TestICRCCoverage(t *testing.T) {
 				f[i] ^= 1 << bit
 				err := verify(f)
 				if masked[i]>>bit&1 != 0 {
-					if err != nil {
-						t.Errorf("%v: flipping masked byte %d bit %d: %v", env.Src, i, bit, err)
-					}
+					assert.NoError(t, err, "%v: flipping masked byte %d bit %d", env.Src, i, bit)
 				} else if err == nil {
-					t.Errorf("%v: flipping covered byte %d bit %d still verifies", env.Src, i, bit)
+					assert.Fail(t, fmt.Sprintf("%v: flipping covered byte %d bit %d still verifies", env.Src, i, bit))
 				}
 			}
 		}
@@ -176,7 +148,7 @@ func TestICRCCoverage(t *testing.T) {
 					continue // FECN, BECN, resv6a: masked, checked above
 				}
 				if err := env.VerifyICRC(p); !errors.Is(err, ErrBadICRC) {
-					t.Errorf("%v: packet byte %d bit %d: %v", env.Src, i, bit, err)
+					assert.Fail(t, fmt.Sprintf("%v: packet byte %d bit %d: %v", env.Src, i, bit, err))
 				}
 			}
 		}
@@ -192,23 +164,19 @@ func TestICRCAnyIDRandomised(t *testing.T) {
 		payload := make([]byte, n)
 		r.Read(payload)
 		pkt, err := AppendPacket(nil, &Headers{BTH: BTHFields{Opcode: UDSendOnly, PKey: 0xFFFF, DestQP: 1, PSN: 7}, DETH: DETHFields{QKey: GSIQKey, SrcQP: 1}}, payload)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for range 20 {
 			env := Envelope{Src: src, Dst: dst, IPID: uint16(r.Uint32()), IPFlags: IPv4Flags(r.Intn(4))}
-			if err := env.PutICRC(pkt); err != nil {
-				t.Fatalf("%d bytes: %v", len(pkt), err)
-			}
+			require.NoError(t, env.PutICRC(pkt), "%d bytes", len(pkt))
 			id, flags, err := VerifyICRCIPv4AnyID(src, dst, pkt)
-			if err != nil || id != env.IPID || flags != env.IPFlags {
-				t.Fatalf("%d bytes, ID %#x flags %d: solved %#x %d %v", len(pkt), env.IPID, env.IPFlags, id, flags, err)
-			}
+			require.NoError(t, err, "%d bytes, ID %#x flags %d: solved %#x %d %v", len(pkt), env.IPID, env.IPFlags, id, flags, err)
+			require.Equal(t, env.IPID, id, "%d bytes, ID %#x flags %d: solved %#x %d %v", len(pkt), env.IPID, env.IPFlags, id, flags, err)
+			require.Equal(t, env.IPFlags, flags, "%d bytes, ID %#x flags %d: solved %#x %d %v", len(pkt), env.IPID, env.IPFlags, id, flags, err)
 			// IPv4-mapped addresses mean the same packet.
 			if _, _, err := VerifyICRCIPv4AnyID(
 				netip.AddrPortFrom(netip.AddrFrom16(src.Addr().As16()), src.Port()),
 				netip.AddrPortFrom(netip.AddrFrom16(dst.Addr().As16()), dst.Port()), pkt); err != nil {
-				t.Fatalf("mapped addresses: %v", err)
+				require.Fail(t, fmt.Sprintf("mapped addresses: %v", err))
 			}
 			// A random corruption is caught unless it happens to look like an ID
 			// change: about 2^-14 of the time.
@@ -218,16 +186,14 @@ func TestICRCAnyIDRandomised(t *testing.T) {
 			if _, _, err := VerifyICRCIPv4AnyID(src, dst, c); err == nil {
 				falseAccepts++
 			} else if !errors.Is(err, ErrBadICRC) {
-				t.Fatal(err)
+				require.Fail(t, fmt.Sprint(err))
 			}
 			if err := env.VerifyICRC(c); !errors.Is(err, ErrBadICRC) {
-				t.Fatalf("exact verifier accepted a corrupted packet: %v", err)
+				require.Fail(t, fmt.Sprintf("exact verifier accepted a corrupted packet: %v", err))
 			}
 		}
 	}
-	if falseAccepts > 1 {
-		t.Errorf("any-ID verifier accepted %d of %d corrupted packets", falseAccepts, trials)
-	}
+	assert.LessOrEqual(t, falseAccepts, 1, "any-ID verifier accepted %d of %d corrupted packets", falseAccepts, trials)
 }
 
 // The solver's base is ID 0 with DF, what gorxe sends; the IDs and flags around it solve as well.
@@ -238,13 +204,11 @@ func TestICRCAnyIDAroundBase(t *testing.T) {
 	for _, id := range []uint16{0, 1, 0x8000, 0xFFFF} {
 		for flags := IPv4Flags(0); flags < 4; flags++ {
 			env := Envelope{Src: src, Dst: dst, IPID: id, IPFlags: flags}
-			if err := env.PutICRC(pkt); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, env.PutICRC(pkt))
 			gotID, gotFlags, err := VerifyICRCIPv4AnyID(src, dst, pkt)
-			if err != nil || gotID != id || gotFlags != flags {
-				t.Errorf("ID %#x flags %d: solved %#x %d %v", id, flags, gotID, gotFlags, err)
-			}
+			assert.NoError(t, err, "ID %#x flags %d: solved %#x %d %v", id, flags, gotID, gotFlags, err)
+			assert.Equal(t, id, gotID, "ID %#x flags %d: solved %#x %d %v", id, flags, gotID, gotFlags, err)
+			assert.Equal(t, flags, gotFlags, "ID %#x flags %d: solved %#x %d %v", id, flags, gotID, gotFlags, err)
 		}
 	}
 }
@@ -265,15 +229,12 @@ func TestICRCAnyIDRejectsFlipsMostly(t *testing.T) {
 			id, flags, err := VerifyICRCIPv4AnyID(g.env.Src, g.env.Dst, p)
 			if err == nil {
 				accepted++
-				if id == g.env.IPID && flags == g.env.IPFlags {
-					t.Errorf("byte %d bit %d: accepted with the true ID", i, bit)
-				}
+				assert.False(t, id == g.env.IPID && flags == g.env.IPFlags, "byte %d bit %d: accepted with the true ID", i, bit)
 			}
 		}
 	}
-	if accepted*1000 > total { // expected ~ total/16384
-		t.Errorf("%d of %d single-bit flips accepted", accepted, total)
-	}
+	// expected ~ total/16384
+	assert.LessOrEqual(t, accepted*1000, total, "%d of %d single-bit flips accepted", accepted, total)
 }
 
 func TestICRCErrors(t *testing.T) {
@@ -312,9 +273,7 @@ func TestICRCErrors(t *testing.T) {
 		want error
 	}{"any-ID short", err, ErrTruncated})
 	for _, c := range cases {
-		if !errors.Is(c.err, c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, c.err, c.want)
-		}
+		assert.ErrorIs(t, c.err, c.want, "%s: got %v, want %v", c.name, c.err, c.want)
 	}
 }
 
@@ -339,9 +298,7 @@ func TestGoldenPrefixesFailICRC(t *testing.T) {
 			if Parse(pre, &p) != nil {
 				continue
 			}
-			if g.env.VerifyICRC(pre) == nil {
-				t.Fatalf("frame %d: %d-byte prefix passes Parse and the ICRC", g.frame, i)
-			}
+			require.Error(t, g.env.VerifyICRC(pre), "frame %d: %d-byte prefix passes Parse and the ICRC", g.frame, i)
 		}
 	}
 }
@@ -353,29 +310,22 @@ func TestGF(t *testing.T) {
 		v := r.Uint32()
 		// One zero byte through the CRC register is multiplication by x^8.
 		z := ^crc32.Update(^v, crc32.IEEETable, []byte{0})
-		if got := gfMul(v, x8); got != z {
-			t.Fatalf("gfMul(%#x, x^8) = %#x, register gives %#x", v, got, z)
-		}
-		if gfMul(gfMul(v, gfInvX), gfOne>>1) != v {
-			t.Fatalf("x^-1 * x != 1 for %#x", v)
-		}
+		got := gfMul(v, x8)
+		require.Equal(t, z, got, "gfMul(%#x, x^8) = %#x, register gives %#x", v, got, z)
+		require.Equal(t, v, gfMul(gfMul(v, gfInvX), gfOne>>1), "x^-1 * x != 1 for %#x", v)
 	}
 	tab := anyIDSolver()
 	for _, n := range []int{0, 1, 255, 256, 300, 65535} {
 		k := gfMul(tab.unshiftLo[n&0xFF], tab.unshiftHi[n>>8])
 		v := r.Uint32()
 		z := ^crc32.Update(^gfMul(v, k), crc32.IEEETable, make([]byte, n))
-		if z != v {
-			t.Fatalf("unshift by %d then %d zero bytes: %#x != %#x", n, n, z, v)
-		}
+		require.Equal(t, v, z, "unshift by %d then %d zero bytes: %#x != %#x", n, n, z, v)
 	}
 	// E B = [I;0]: every column of B maps to its unit vector.
 	for j := range anyIDUnknowns {
 		c := anyIDColumn(j)
 		x := tab.solve[0][byte(c)] ^ tab.solve[1][byte(c>>8)] ^ tab.solve[2][byte(c>>16)] ^ tab.solve[3][byte(c>>24)]
-		if x != 1<<j {
-			t.Fatalf("E b_%d = %#x", j, x)
-		}
+		require.Equal(t, uint32(1<<j), x, "E b_%d = %#x", j, x)
 	}
 }
 
@@ -394,8 +344,7 @@ func TestUpdateSmall(t *testing.T) {
 		p := make([]byte, n)
 		r.Read(p)
 		seed := r.Uint32()
-		if got, want := updateSmall(seed, p), crc32.Update(seed, crc32.IEEETable, p); got != want {
-			t.Fatalf("%d bytes: %#x, want %#x", n, got, want)
-		}
+		got, want := updateSmall(seed, p), crc32.Update(seed, crc32.IEEETable, p)
+		require.Equal(t, want, got, "%d bytes: %#x, want %#x", n, got, want)
 	}
 }

@@ -1,6 +1,11 @@
 package packet
 
-import "testing"
+import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"testing"
+)
 
 func TestOpcodeTable(t *testing.T) {
 	type row struct {
@@ -64,18 +69,21 @@ func TestOpcodeTable(t *testing.T) {
 	}
 	for i, r := range rows {
 		op := r.op
-		if !op.Valid() || op.String() != r.name || op.Headers() != r.headers || op.HeaderLen() != r.hdrLen ||
-			op.Kind() != r.kind || op.Position() != r.pos || op.HasPayload() != r.payload ||
-			op.FixedPayloadLen() != r.fixed || op.IsRequest() != r.request || op.IsResponse() != r.response ||
-			op.HasImmediate() != r.imm || op.HasInvalidate() != r.inv || op.Transport() != r.transport {
-			t.Errorf("%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v",
-				i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(),
-				op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(),
-				op.Transport())
-		}
-		if want := BTHSize + r.headers.Size(); op.HeaderLen() != want {
-			t.Errorf("%v: HeaderLen %d, headers add up to %d", op, op.HeaderLen(), want)
-		}
+		assert.True(t, op.Valid(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.name, op.String(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.headers, op.Headers(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.hdrLen, op.HeaderLen(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.kind, op.Kind(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.pos, op.Position(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.payload, op.HasPayload(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.fixed, op.FixedPayloadLen(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.request, op.IsRequest(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.response, op.IsResponse(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.imm, op.HasImmediate(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.inv, op.HasInvalidate(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		assert.Equal(t, r.transport, op.Transport(), "%d: %#02x: got %s %v len %d %v %v payload %v/%d req %v resp %v imm %v inv %v %v", i, uint8(op), op, op.Headers(), op.HeaderLen(), op.Kind(), op.Position(), op.HasPayload(), op.FixedPayloadLen(), op.IsRequest(), op.IsResponse(), op.HasImmediate(), op.HasInvalidate(), op.Transport())
+		want := BTHSize + r.headers.Size()
+		assert.Equal(t, want, op.HeaderLen(), "%v: HeaderLen %d, headers add up to %d", op, op.HeaderLen(), want)
 	}
 }
 
@@ -96,23 +104,18 @@ func TestOpcodeHeaderOrder(t *testing.T) {
 		var got []Header
 		for h := range c.op.Headers().All() {
 			got = append(got, h)
-			if o, ok := c.op.HeaderOffset(h); !ok || o != off {
-				t.Errorf("%v: %v at %d (%v), want %d", c.op, h, o, ok, off)
-			}
+			o, ok := c.op.HeaderOffset(h)
+			assert.True(t, ok, "%v: %v at %d (%v), want %d", c.op, h, o, ok, off)
+			assert.Equal(t, off, o, "%v: %v at %d (%v), want %d", c.op, h, o, ok, off)
 			off += h.Size()
 		}
-		if len(got) != len(c.order) {
-			t.Fatalf("%v: headers %v, want %v", c.op, got, c.order)
-		}
+		require.Len(t, got, len(c.order), "%v: headers %v, want %v", c.op, got, c.order)
 		for i := range got {
-			if got[i] != c.order[i] {
-				t.Errorf("%v: headers %v, want %v", c.op, got, c.order)
-			}
+			assert.Equal(t, c.order[i], got[i], "%v: headers %v, want %v", c.op, got, c.order)
 		}
 	}
-	if _, ok := RCSendOnly.HeaderOffset(HeaderRETH); ok {
-		t.Error("RC_SEND_ONLY claims a RETH")
-	}
+	_, ok := RCSendOnly.HeaderOffset(HeaderRETH)
+	assert.False(t, ok, "RC_SEND_ONLY claims a RETH")
 }
 
 func TestOpcodeCoverage(t *testing.T) {
@@ -122,37 +125,28 @@ func TestOpcodeCoverage(t *testing.T) {
 		op := Opcode(i)
 		if !op.Valid() {
 			if want := "Opcode(0x" + string(hexDigit(uint8(i)>>4)) + string(hexDigit(uint8(i))) + ")"; op.String() != want {
-				t.Errorf("invalid opcode %#x prints %q", i, op.String())
+				assert.Fail(t, fmt.Sprintf("invalid opcode %#x prints %q", i, op.String()))
 			}
-			if op.HeaderLen() != 0 || op.Kind() != KindInvalid || op.Position() != PositionInvalid {
-				t.Errorf("invalid opcode %#x has table data", i)
-			}
+			assert.Equal(t, 0, op.HeaderLen(), "invalid opcode %#x has table data", i)
+			assert.Equal(t, KindInvalid, op.Kind(), "invalid opcode %#x has table data", i)
+			assert.Equal(t, PositionInvalid, op.Position(), "invalid opcode %#x has table data", i)
 			continue
 		}
 		n[op.Transport()]++
-		if NewOpcode(op.Transport(), op.Operation()) != op {
-			t.Errorf("%v does not round-trip through NewOpcode", op)
-		}
+		assert.Equal(t, op, NewOpcode(op.Transport(), op.Operation()), "%v does not round-trip through NewOpcode", op)
 	}
 	want := map[Transport]int{TransportRC: 25, TransportUC: 12, TransportRD: 21, TransportUD: 2, TransportCNP: 1}
 	for tr, c := range want {
-		if n[tr] != c {
-			t.Errorf("%v: %d valid opcodes, want %d", tr, n[tr], c)
-		}
+		assert.Equal(t, c, n[tr], "%v: %d valid opcodes, want %d", tr, n[tr], c)
 	}
-	if len(n) != len(want) {
-		t.Errorf("valid opcodes on transports %v", n)
-	}
+	assert.Len(t, n, len(want), "valid opcodes on transports %v", n)
 }
 
 func TestHeaderSetString(t *testing.T) {
-	if got := RCFlush.Headers().String(); got != "FETH+RETH" {
-		t.Errorf("got %q", got)
-	}
-	if got := RCSendOnly.Headers().String(); got != "none" {
-		t.Errorf("got %q", got)
-	}
-	if Header(200).Size() != 0 || Header(200).String() != "Header(c8)" {
-		t.Errorf("unknown header: %d %q", Header(200).Size(), Header(200).String())
-	}
+	got := RCFlush.Headers().String()
+	assert.Equal(t, "FETH+RETH", got, "got %q", got)
+	got = RCSendOnly.Headers().String()
+	assert.Equal(t, "none", got, "got %q", got)
+	assert.Equal(t, 0, Header(200).Size(), "unknown header: %d %q", Header(200).Size(), Header(200).String())
+	assert.Equal(t, "Header(c8)", Header(200).String(), "unknown header: %d %q", Header(200).Size(), Header(200).String())
 }

@@ -2,7 +2,9 @@ package packet
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -11,7 +13,7 @@ func mustAppend(t testing.TB, h *Headers, payload []byte) []byte {
 	t.Helper()
 	b, err := AppendPacket(nil, h, payload)
 	if err != nil {
-		t.Fatalf("AppendPacket(%v, %d bytes): %v", h.BTH.Opcode, len(payload), err)
+		require.Fail(t, fmt.Sprintf("AppendPacket(%v, %d bytes): %v", h.BTH.Opcode, len(payload), err))
 	}
 	return b
 }
@@ -48,18 +50,16 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range cases {
 		p := Parsed{b: []byte{1}} // must be reset on error
 		err := Parse(c.b, &p)
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
-		}
-		if p.Bytes() != nil || p.BTH() != nil || p.Payload() != nil || p.RETH() != nil || p.HeaderLen() != 0 {
-			t.Errorf("%s: Parsed not reset after error", c.name)
-		}
+		assert.ErrorIs(t, err, c.want, "%s: got %v, want %v", c.name, err, c.want)
+		assert.Nil(t, p.Bytes(), "%s: Parsed not reset after error", c.name)
+		assert.Nil(t, p.BTH(), "%s: Parsed not reset after error", c.name)
+		assert.Nil(t, p.Payload(), "%s: Parsed not reset after error", c.name)
+		assert.Nil(t, p.RETH(), "%s: Parsed not reset after error", c.name)
+		assert.Equal(t, 0, p.HeaderLen(), "%s: Parsed not reset after error", c.name)
 	}
 	for _, b := range [][]byte{ack, send, atomicWrite} {
 		var p Parsed
-		if err := Parse(b, &p); err != nil {
-			t.Errorf("valid %v: %v", BTH(b).Opcode(), err)
-		}
+		assert.NoError(t, Parse(b, &p), "valid %v", BTH(b).Opcode())
 	}
 }
 
@@ -78,60 +78,46 @@ func TestParseViews(t *testing.T) {
 		'h', 'e', 'l', 'l', 'o', 0, 0, 0, // payload, pad
 		0, 0, 0, 0, // ICRC placeholder
 	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("encoded\n% x\nwant\n% x", b, want)
-	}
+	require.Equal(t, want, b, "encoded\n% x\nwant\n% x", b, want)
 	var p Parsed
-	if err := Parse(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(p.Payload(), payload) || p.PadCount() != 3 || p.HeaderLen() != 32 || p.Opcode() != RCRDMAWriteOnlyWithImmediate {
-		t.Errorf("payload %q pad %d hdr %d op %v", p.Payload(), p.PadCount(), p.HeaderLen(), p.Opcode())
-	}
-	if p.RETH().RKey() != 0xA1B2C3D4 || p.ImmDt().ImmediateData() != 0xDEADBEEF || p.AETH() != nil || p.DETH() != nil {
-		t.Error("views wrong")
-	}
-	if cap(p.RETH()) != RETHSize || cap(p.Payload()) != len(payload) || cap(p.BTH()) != BTHSize {
-		t.Error("views not capacity-clipped")
-	}
+	require.NoError(t, Parse(b, &p))
+	assert.Equal(t, payload, p.Payload(), "payload %q pad %d hdr %d op %v", p.Payload(), p.PadCount(), p.HeaderLen(), p.Opcode())
+	assert.Equal(t, 3, p.PadCount(), "payload %q pad %d hdr %d op %v", p.Payload(), p.PadCount(), p.HeaderLen(), p.Opcode())
+	assert.Equal(t, 32, p.HeaderLen(), "payload %q pad %d hdr %d op %v", p.Payload(), p.PadCount(), p.HeaderLen(), p.Opcode())
+	assert.Equal(t, RCRDMAWriteOnlyWithImmediate, p.Opcode(), "payload %q pad %d hdr %d op %v", p.Payload(), p.PadCount(), p.HeaderLen(), p.Opcode())
+	assert.Equal(t, uint32(0xA1B2C3D4), p.RETH().RKey(), "views wrong")
+	assert.Equal(t, uint32(0xDEADBEEF), p.ImmDt().ImmediateData(), "views wrong")
+	assert.Nil(t, p.AETH(), "views wrong")
+	assert.Nil(t, p.DETH(), "views wrong")
+	assert.Equal(t, RETHSize, cap(p.RETH()), "views not capacity-clipped")
+	assert.Equal(t, len(payload), cap(p.Payload()), "views not capacity-clipped")
+	assert.Equal(t, BTHSize, cap(p.BTH()), "views not capacity-clipped")
 	var got Headers
 	p.Headers(&got)
 	h.BTH.PadCount = 3
-	if got != h {
-		t.Errorf("Headers:\n%+v\nwant\n%+v", got, h)
-	}
+	assert.Equal(t, h, got, "Headers:\n%+v\nwant\n%+v", got, h)
 }
 
 func TestGoldenRoundTripAndTruncation(t *testing.T) {
 	for _, g := range golden(t) {
 		var p Parsed
-		if err := Parse(g.pkt, &p); err != nil {
-			t.Fatalf("frame %d: %v", g.frame, err)
-		}
+		require.NoError(t, Parse(g.pkt, &p), "frame %d", g.frame)
 		var h Headers
 		p.Headers(&h)
 		b, err := AppendPacket(nil, &h, p.Payload())
-		if err != nil {
-			t.Fatalf("frame %d: AppendPacket: %v", g.frame, err)
-		}
+		require.NoError(t, err, "frame %d: AppendPacket", g.frame)
 		copy(b[len(b)-ICRCSize:], g.pkt[len(g.pkt)-ICRCSize:])
-		if !bytes.Equal(b, g.pkt) {
-			t.Fatalf("frame %d: round trip differs\n got % x\nwant % x", g.frame, b, g.pkt)
-		}
+		require.Equal(t, g.pkt, b, "frame %d: round trip differs\n got % x\nwant % x", g.frame, b, g.pkt)
 		// The views' Fields/Encode pairs must be exact inverses too.
 		bth := make(BTH, BTHSize)
 		f := p.BTH().Fields()
 		bth.Encode(&f)
-		if !bytes.Equal(bth, p.BTH()) {
-			t.Fatalf("frame %d: BTH round trip % x != % x", g.frame, bth, p.BTH())
-		}
+		require.Equal(t, p.BTH(), bth, "frame %d: BTH round trip % x != % x", g.frame, bth, p.BTH())
 		// Prefixes that cut into the headers or the ICRC are structurally
 		// invalid; longer ones can look like a shorter packet and are left to
 		// the ICRC (TestGoldenPrefixesFailICRC).
 		for i := range p.HeaderLen() + ICRCSize {
-			if err := Parse(g.pkt[:i], &p); err == nil {
-				t.Fatalf("frame %d: %d-byte prefix parsed", g.frame, i)
-			}
+			require.Error(t, Parse(g.pkt[:i], &p), "frame %d: %d-byte prefix parsed", g.frame, i)
 		}
 	}
 }
@@ -147,9 +133,7 @@ func TestParseAllocs(t *testing.T) {
 			}
 		}
 	})
-	if allocs != 0 {
-		t.Errorf("Parse allocates %v times per run", allocs)
-	}
+	assert.Equal(t, float64(0), allocs, "Parse allocates %v times per run", allocs)
 	_ = sink
 }
 
@@ -166,14 +150,12 @@ func TestAppendPacketErrors(t *testing.T) {
 		{RCAtomicWrite, make([]byte, 7), ErrBadPayloadLength},
 		{CNP, nil, ErrBadPayloadLength},
 	}
-	if _, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: RCSendOnly, TransportVersion: 1}}, nil); !errors.Is(err, ErrBadTransportVersion) {
-		t.Errorf("TVer 1: %v", err)
-	}
+	_, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: RCSendOnly, TransportVersion: 1}}, nil)
+	assert.ErrorIs(t, err, ErrBadTransportVersion, "TVer 1: %v", err)
 	for _, c := range cases {
 		got, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: c.op}}, c.payload)
-		if !errors.Is(err, c.want) || !bytes.Equal(got, dst) {
-			t.Errorf("%v: got %v (% x), want %v", c.op, err, got, c.want)
-		}
+		assert.ErrorIs(t, err, c.want, "%v: got %v (% x), want %v", c.op, err, got, c.want)
+		assert.Equal(t, dst, got, "%v: got %v (% x), want %v", c.op, err, got, c.want)
 	}
 	// Every valid opcode builds a packet that parses, with every payload
 	// length's pad.
@@ -187,15 +169,12 @@ func TestAppendPacketErrors(t *testing.T) {
 				continue
 			}
 			b, err := AppendPacket(dst, &Headers{BTH: BTHFields{Opcode: op}}, bytes.Repeat([]byte{0xAB}, n))
-			if err != nil {
-				t.Fatalf("%v/%d: %v", op, n, err)
-			}
-			if len(b)-1 != PacketLen(op, n) || b[0] != 9 {
-				t.Fatalf("%v/%d: length %d, want %d", op, n, len(b)-1, PacketLen(op, n))
-			}
+			require.NoError(t, err, "%v/%d", op, n)
+			require.Equal(t, PacketLen(op, n), len(b)-1, "%v/%d: length %d, want %d", op, n, len(b)-1, PacketLen(op, n))
+			require.Equal(t, byte(9), b[0], "%v/%d: length %d, want %d", op, n, len(b)-1, PacketLen(op, n))
 			var p Parsed
 			if err := Parse(b[1:], &p); err != nil || len(p.Payload()) != n || p.PadCount() != -n&3 {
-				t.Fatalf("%v/%d: Parse %v, payload %d, pad %d", op, n, err, len(p.Payload()), p.PadCount())
+				require.Fail(t, fmt.Sprintf("%v/%d: Parse %v, payload %d, pad %d", op, n, err, len(p.Payload()), p.PadCount()))
 			}
 		}
 	}

@@ -1,6 +1,11 @@
 package packet
 
-import "testing"
+import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"testing"
+)
 
 const top = PSNMask // 2^24 - 1
 
@@ -17,12 +22,10 @@ func TestPSNArithmetic(t *testing.T) {
 		/* 4 */ {top, top, top - 1},
 	}
 	for i, c := range add {
-		if got := c.p.Add(c.n); got != c.want {
-			t.Errorf("%d: %#x.Add(%#x) = %#x, want %#x", i, c.p, c.n, got, c.want)
-		}
-		if got := c.want.Sub(c.n); got != c.p&PSNMask {
-			t.Errorf("%d: %#x.Sub(%#x) = %#x, want %#x", i, c.want, c.n, got, c.p)
-		}
+		got := c.p.Add(c.n)
+		assert.Equal(t, c.want, got, "%d: %#x.Add(%#x) = %#x, want %#x", i, c.p, c.n, got, c.want)
+		got = c.want.Sub(c.n)
+		assert.Equal(t, c.p&PSNMask, got, "%d: %#x.Sub(%#x) = %#x, want %#x", i, c.want, c.n, got, c.p)
 	}
 	diff := []struct {
 		p, q PSN
@@ -41,14 +44,13 @@ func TestPSNArithmetic(t *testing.T) {
 		/* 10 */ {0x000010, 0xFFFFF0, 0x20},
 	}
 	for i, c := range diff {
-		if got := c.p.Diff(c.q); got != c.want {
-			t.Errorf("%d: %#x.Diff(%#x) = %d, want %d", i, c.p, c.q, got, c.want)
-		}
+		got := c.p.Diff(c.q)
+		assert.Equal(t, c.want, got, "%d: %#x.Diff(%#x) = %d, want %d", i, c.p, c.q, got, c.want)
 		if got := c.p.LessThan(c.q); got != (c.want < 0) {
-			t.Errorf("%d: %#x.LessThan(%#x) = %v", i, c.p, c.q, got)
+			assert.Fail(t, fmt.Sprintf("%d: %#x.LessThan(%#x) = %v", i, c.p, c.q, got))
 		}
 		if got := c.p.LessThanEq(c.q); got != (c.want <= 0) {
-			t.Errorf("%d: %#x.LessThanEq(%#x) = %v", i, c.p, c.q, got)
+			assert.Fail(t, fmt.Sprintf("%d: %#x.LessThanEq(%#x) = %v", i, c.p, c.q, got))
 		}
 	}
 }
@@ -73,13 +75,11 @@ func TestPSNInWindow(t *testing.T) {
 		/* 11 */ {1 << 23, 0, 1 << 30, false},
 	}
 	for i, c := range cases {
-		if got := c.p.InWindow(c.first, c.size); got != c.want {
-			t.Errorf("%d: %#x.InWindow(%#x, %d) = %v, want %v", i, c.p, c.first, c.size, got, c.want)
-		}
+		got := c.p.InWindow(c.first, c.size)
+		assert.Equal(t, c.want, got, "%d: %#x.InWindow(%#x, %d) = %v, want %v", i, c.p, c.first, c.size, got, c.want)
 	}
-	if !PSN(top).Valid() || PSN(top+1).Valid() {
-		t.Error("Valid")
-	}
+	assert.True(t, PSN(top).Valid(), "Valid")
+	assert.False(t, PSN(top+1).Valid(), "Valid")
 }
 
 func TestBTHSetters(t *testing.T) {
@@ -88,9 +88,8 @@ func TestBTHSetters(t *testing.T) {
 	b.EncodePartial(RCSendLast, 2, true, top)
 	b.SetSolicitedEvent(true)
 	want := BTHFields{Opcode: RCSendLast, SolicitedEvent: true, PadCount: 2, PKey: 0xFFFF, DestQP: 0xABCDEF, FECN: true, AckReq: true, PSN: top}
-	if got := b.Fields(); got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	got := b.Fields()
+	require.Equal(t, want, got, "got %+v\nwant %+v", got, want)
 	b.SetPSN(0x1234567) // wider than 24 bits: truncated, AckReq kept
 	b.SetAckReq(false)
 	b.SetBECN(true)
@@ -99,11 +98,9 @@ func TestBTHSetters(t *testing.T) {
 	b.SetPadCount(7)
 	b.SetOpcode(UDSendOnly)
 	want = BTHFields{Opcode: UDSendOnly, SolicitedEvent: true, PadCount: 3, PKey: 0xFFFF, DestQP: 1, BECN: true, PSN: 0x234567}
-	if got := b.Fields(); got != want {
-		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
+	got = b.Fields()
+	require.Equal(t, want, got, "got %+v\nwant %+v", got, want)
 	b.SetAckReq(true)
-	if b.PSN() != 0x234567 || !b.AckReq() {
-		t.Fatal("SetAckReq disturbed the PSN")
-	}
+	require.Equal(t, PSN(0x234567), b.PSN(), "SetAckReq disturbed the PSN")
+	require.True(t, b.AckReq(), "SetAckReq disturbed the PSN")
 }

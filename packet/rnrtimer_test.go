@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"github.com/stretchr/testify/assert"
 	"testing"
 	"time"
 )
@@ -18,8 +19,7 @@ func TestRNRTimerTable(t *testing.T) {
 		{31, 491520 * time.Microsecond},
 		{32 + 1, 10 * time.Microsecond}, // only the low five bits count
 	} {
-		if got := RNRTimer(tc.code); got != tc.want {
-			t.Errorf("RNRTimer(%d) = %v, want %v", tc.code, got, tc.want)
-		}
+		got := RNRTimer(tc.code)
+		assert.Equal(t, tc.want, got, "RNRTimer(%d) = %v, want %v", tc.code, got, tc.want)
 	}
 }

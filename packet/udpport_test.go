@@ -2,6 +2,8 @@ package packet
 
 import (
 	"encoding/binary"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"testing"
 )
 
@@ -32,14 +34,11 @@ func cmREQFlowLabels(t *testing.T) map[uint32]bool {
 		fl := binary.BigEndian.Uint32(mad[reqFlowLabel:]) >> flowLabelShift
 		src := binary.BigEndian.Uint16(mad[reqPrivateData+cmaHdrSrcPort:])
 		dst := uint16(binary.BigEndian.Uint64(mad[reqServiceID:])) // port space << 16 | port
-		if want := CMFlowLabel(src, dst); fl != want {
-			t.Errorf("frame %d: REQ flow label %#x, CMFlowLabel(%d, %d) = %#x", g.frame, fl, src, dst, want)
-		}
+		want := CMFlowLabel(src, dst)
+		assert.Equal(t, want, fl, "frame %d: REQ flow label %#x, CMFlowLabel(%d, %d) = %#x", g.frame, fl, src, dst, want)
 		out[fl] = true
 	}
-	if len(out) == 0 {
-		t.Fatal("no CM REQ in the capture")
-	}
+	require.NotEqual(t, 0, len(out), "no CM REQ in the capture")
 	return out
 }
 
@@ -55,9 +54,7 @@ func TestUDPSourcePortGolden(t *testing.T) {
 	var p Parsed
 	checked := map[Transport]int{}
 	for _, g := range golden(t) {
-		if err := Parse(g.pkt, &p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Parse(g.pkt, &p))
 		var want uint16
 		switch tr := p.Opcode().Transport(); tr {
 		case TransportRC, TransportUC:
@@ -68,13 +65,10 @@ func TestUDPSourcePortGolden(t *testing.T) {
 			want = DefaultUDPSourcePort(p.DETH().SrcQP())
 			checked[tr]++
 		}
-		if got := g.env.Src.Port(); got != want && !cmPorts[got] {
-			t.Fatalf("frame %d (%v): source port %d, rxe's formula gives %d", g.frame, p.Opcode(), got, want)
-		}
+		got := g.env.Src.Port()
+		require.False(t, got != want && !cmPorts[got], "frame %d (%v): source port %d, rxe's formula gives %d", g.frame, p.Opcode(), got, want)
 	}
-	if checked[TransportRC] == 0 || checked[TransportUC] == 0 || checked[TransportUD] == 0 {
-		t.Errorf("transports checked: %v", checked)
-	}
+	assert.False(t, checked[TransportRC] == 0 || checked[TransportUC] == 0 || checked[TransportUD] == 0, "transports checked: %v", checked)
 }
 
 func TestUDPSourcePort(t *testing.T) {
@@ -89,21 +83,15 @@ func TestUDPSourcePort(t *testing.T) {
 		/* 4 */ {0x100001, 5, 6, 0xC001}, // bits above 20 ignored
 	}
 	for i, c := range cases {
-		if got := UDPSourcePort(c.fl, c.l, c.r); got != c.want {
-			t.Errorf("%d: UDPSourcePort(%#x, %d, %d) = %#x, want %#x", i, c.fl, c.l, c.r, got, c.want)
-		}
+		got := UDPSourcePort(c.fl, c.l, c.r)
+		assert.Equal(t, c.want, got, "%d: UDPSourcePort(%#x, %d, %d) = %#x, want %#x", i, c.fl, c.l, c.r, got, c.want)
 	}
 	for q := uint32(0); q < 5000; q += 7 {
-		if CalcFlowLabel(q, q*3+1) != CalcFlowLabel(q*3+1, q) {
-			t.Fatalf("flow label not symmetric for %d", q)
-		}
+		require.Equal(t, CalcFlowLabel(q*3+1, q), CalcFlowLabel(q, q*3+1), "flow label not symmetric for %d", q)
 		for _, p := range []uint16{UDPSourcePort(0, q, q+9), DefaultUDPSourcePort(q)} {
-			if p < 0xC000 {
-				t.Fatalf("port %#x out of range", p)
-			}
+			require.GreaterOrEqual(t, p, uint16(0xC000), "port %#x out of range", p)
 		}
 	}
-	if DefaultUDPSourcePort(1) != 55410 || DefaultUDPSourcePort(0x13) != 53368 {
-		t.Error("default ports differ from the capture's GSI and UD QPs")
-	}
+	assert.Equal(t, uint16(55410), DefaultUDPSourcePort(1), "default ports differ from the capture's GSI and UD QPs")
+	assert.Equal(t, uint16(53368), DefaultUDPSourcePort(0x13), "default ports differ from the capture's GSI and UD QPs")
 }

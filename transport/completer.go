@@ -20,7 +20,8 @@ type completer struct {
 	psn       packet.PSN // oldest unacknowledged PSN
 	retryLeft uint8      // retransmissions left before RETRY_EXC_ERR (retry_cnt)
 	rnrLeft   uint8      // RNR retries left before RNR_RETRY_EXC_ERR (rnr_retry; 7 is infinite)
-	lateLeft  uint8      // late timer expiries still forgiven before progress (see lateExpiry)
+	lateLeft  uint8      // late or busy timer expiries still forgiven before progress (see lateExpiry)
+	heard     time.Time  // when the peer last sent this QP a response, new or stale (see busyExpiry)
 	rtt       rttTimer   // round-trip estimate that stretches the timeout (see rto.go)
 	timer     time.Time  // retransmit deadline; zero when nothing is outstanding or timeouts are off
 
@@ -86,6 +87,11 @@ func (c *completer) tick(now time.Time, _ *Output) {
 	}
 	if c.lateExpiry(now, deadline) {
 		c.e.ctr.Inc(counter.LateTimeouts)
+		c.timer = now.Add(c.timeout())
+		return
+	}
+	if c.busyExpiry(now, c.timeout()) {
+		c.e.ctr.Inc(counter.BusyTimeouts)
 		c.timer = now.Add(c.timeout())
 		return
 	}
@@ -168,6 +174,7 @@ func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelo
 		ctr.Inc(counter.RcvdWrongPath)
 		return
 	}
+	c.heard = now
 	psn := p.BTH().PSN()
 	if !psn.InWindow(c.psn, uint32(r.tip.Diff(c.psn))) {
 		// Stale (already acknowledged: a duplicate or a late copy) or never sent.

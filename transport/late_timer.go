@@ -21,8 +21,18 @@ import "time"
 // timer may wait, and an implementation may wait longer); the spec's meaning of retry_cnt is kept:
 // 7 is seven retries, not "forever" as in kernel rxe.
 //
-// A process starved for good must still give up on a dead peer: at most maxLateExpiries late
-// expiries in a row are forgiven, after which late ones count too. Progress resets the allowance.
+// A busy responder is the same case seen from the other side: an expiry while the peer was still
+// sending this QP responses within the last timeout — stale ones included, such as a kernel rxe
+// in an emulated machine working through the READ responses of duplicate requests — shows the
+// responder alive and behind, not the request lost. Retrying then only queues another whole READ
+// response behind the ones it is still sending, and each retry spent on that brings the QP closer
+// to RETRY_EXC_ERR without any loss. So such an expiry re-arms the timer too (busyExpiry). A lost
+// packet is still found at once: a gap in READ responses or a sequence NAK retries without
+// waiting for the timer.
+//
+// A process starved for good, or a peer that only ever sends stale responses, must still give up
+// on a dead connection: at most maxLateExpiries late or busy expiries in a row are forgiven, after
+// which they count too. Progress resets the allowance.
 
 const (
 	// lateSlackMin is the least lateness that makes an expiry late, above timer and scheduling
@@ -37,6 +47,17 @@ const (
 func (c *completer) lateExpiry(now, deadline time.Time) bool {
 	slack := max(c.e.req.a.timeout/2, lateSlackMin)
 	if now.Sub(deadline) < slack || c.lateLeft == 0 {
+		return false
+	}
+	c.lateLeft--
+	return true
+}
+
+// busyExpiry reports whether the retransmit timer expired while the responder was evidently busy:
+// it sent this QP a response, new or stale, within the last timeout. It consumes one of the
+// forgiven expiries.
+func (c *completer) busyExpiry(now time.Time, timeout time.Duration) bool {
+	if c.lateLeft == 0 || c.heard.IsZero() || now.Sub(c.heard) >= timeout {
 		return false
 	}
 	c.lateLeft--

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/dump"
 )
@@ -30,50 +33,39 @@ func run(args ...string) (code int, stdout, stderr string) {
 // one record per frame, every ICRC verified.
 func TestDumpJSON(t *testing.T) {
 	code, out, errOut := run("dump", "-json", goldenPcapng)
-	if code != exitOK || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
+	require.Equal(t, exitOK, code, "exit %d, stderr %q", code, errOut)
+	require.Equal(t, "", errOut, "exit %d, stderr %q", code, errOut)
 	f, err := os.Open(goldenPcapng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	var want bytes.Buffer
 	if _, err := dump.Run(&want, &bytes.Buffer{}, f, dump.FormatJSON); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
-	if out != want.String() {
-		t.Error("gorxe dump -json differs from dump.Run")
-	}
+	assert.Equal(t, want.String(), out, "gorxe dump -json differs from dump.Run")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2540 || strings.Count(out, `"icrc_ok":true}`) != 2540 {
-		t.Errorf("%d records, %d with icrc_ok, want 2540", len(lines), strings.Count(out, `"icrc_ok":true}`))
-	}
+	assert.Len(t, lines, 2540, "%d records, %d with icrc_ok, want 2540", len(lines), strings.Count(out, `"icrc_ok":true}`))
+	assert.Equal(t, 2540, strings.Count(out, `"icrc_ok":true}`), "%d records, %d with icrc_ok, want 2540", len(lines), strings.Count(out, `"icrc_ok":true}`))
 	const first = `{"frame":1,"src":"10.99.0.3:49441","dst":"10.99.0.2:4791","opcode":0,"opname":"RC_SEND_FIRST","se":false,"migreq":false,"pad":0,"tver":0,"pkey":65535,"fecn":false,"becn":false,"dqpn":17,"ackreq":false,"psn":6186377,"payload_len":1024,"icrc":"0x4ca933aa","icrc_ok":true}`
-	if lines[0] != first {
-		t.Errorf("first record\n%s\nwant\n%s", lines[0], first)
-	}
+	assert.Equal(t, first, lines[0], "first record\n%s\nwant\n%s", lines[0], first)
 }
 
 func TestDumpFormats(t *testing.T) {
 	code, out, _ := run("dump", goldenPcapng)
 	want := "#1 0.000000 10.99.0.3:49441 > 10.99.0.2:4791 RC_SEND_FIRST dqpn=0x000011 psn=6186377 len=1024 icrc=ok\n"
 	if code != exitOK || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 2540 {
-		t.Errorf("exit %d, output starts %q", code, out[:min(len(out), 200)])
+		assert.Fail(t, fmt.Sprintf("exit %d, output starts %q", code, out[:min(len(out), 200)]))
 	}
 	code, out, _ = run("dump", "-v", goldenPcapng)
-	if code != exitOK || strings.Count(out, "verified: OK") != 2540 {
-		t.Errorf("-v: exit %d, %d verified ICRCs", code, strings.Count(out, "verified: OK"))
-	}
+	assert.Equal(t, exitOK, code, "-v: exit %d, %d verified ICRCs", code, strings.Count(out, "verified: OK"))
+	assert.Equal(t, 2540, strings.Count(out, "verified: OK"), "-v: exit %d, %d verified ICRCs", code, strings.Count(out, "verified: OK"))
 }
 
 // writeTemp writes b to a file in a fresh directory and returns its name.
 func writeTemp(t *testing.T, name string, b []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, b, 0o644))
 	return p
 }
 
@@ -81,21 +73,15 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 func shortFramePcap(t *testing.T) []byte {
 	var b bytes.Buffer
 	w := pcapgo.NewWriter(&b)
-	if err := w.WriteFileHeader(65535, gplayers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, w.WriteFileHeader(65535, gplayers.LinkTypeEthernet))
 	ci := gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: 10, Length: 10}
-	if err := w.WritePacket(ci, make([]byte, 10)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, w.WritePacket(ci, make([]byte, 10)))
 	return b.Bytes()
 }
 
 func TestDumpErrors(t *testing.T) {
 	golden, err := os.ReadFile(goldenPcapng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		name      string
 		args      []string
@@ -123,37 +109,28 @@ func TestDumpErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(tt.args...)
-		if code != tt.code || strings.Count(out, "\n") != tt.stdoutN || !strings.Contains(errOut, tt.stderrHas) {
-			t.Errorf("%s: exit %d, %d stdout lines, stderr %q; want exit %d, %d lines, stderr with %q",
-				tt.name, code, strings.Count(out, "\n"), errOut, tt.code, tt.stdoutN, tt.stderrHas)
-		}
+		assert.Equal(t, tt.code, code, "%s: exit %d, %d stdout lines, stderr %q; want exit %d, %d lines, stderr with %q", tt.name, code, strings.Count(out, "\n"), errOut, tt.code, tt.stdoutN, tt.stderrHas)
+		assert.Equal(t, tt.stdoutN, strings.Count(out, "\n"), "%s: exit %d, %d stdout lines, stderr %q; want exit %d, %d lines, stderr with %q", tt.name, code, strings.Count(out, "\n"), errOut, tt.code, tt.stdoutN, tt.stderrHas)
+		assert.Contains(t, errOut, tt.stderrHas, "%s: exit %d, %d stdout lines, stderr %q; want exit %d, %d lines, stderr with %q", tt.name, code, strings.Count(out, "\n"), errOut, tt.code, tt.stdoutN, tt.stderrHas)
 	}
 }
 
 func TestHelp(t *testing.T) {
 	code, out, _ := run("help")
-	if code != exitOK {
-		t.Errorf("exit %d", code)
-	}
+	assert.Equal(t, exitOK, code, "exit %d", code)
 	for _, c := range commands {
-		if !strings.Contains(out, c.usage) {
-			t.Errorf("help does not show %q", c.usage)
-		}
+		assert.Contains(t, out, c.usage, "help does not show %q", c.usage)
 	}
 }
 
 func TestTour(t *testing.T) {
 	code, out, errOut := run("tour")
-	if code != exitOK || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if n := strings.Count(out, "verified: OK"); n != 9 {
-		t.Errorf("%d packets verified, want 9", n)
-	}
+	require.Equal(t, exitOK, code, "exit %d, stderr %q", code, errOut)
+	require.Equal(t, "", errOut, "exit %d, stderr %q", code, errOut)
+	n := strings.Count(out, "verified: OK")
+	assert.Equal(t, 9, n, "%d packets verified, want 9", n)
 	for _, want := range []string{"RC_RDMA_WRITE_FIRST", "RC_RDMA_READ_REQUEST", "RC_FETCH_ADD", "UD_SEND_ONLY", "RC_ACKNOWLEDGE"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("tour shows no %s", want)
-		}
+		assert.Contains(t, out, want, "tour shows no %s", want)
 	}
 }
 
@@ -162,9 +139,7 @@ func TestTour(t *testing.T) {
 func TestTourCaptureIsGolden(t *testing.T) {
 	read := func(b []byte) []dump.Frame {
 		r, err := dump.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var fs []dump.Frame
 		for {
 			f, err := r.Next()
@@ -175,17 +150,11 @@ func TestTourCaptureIsGolden(t *testing.T) {
 		}
 	}
 	golden, err := os.ReadFile(goldenPcapng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	all, tour := read(golden), read(tourCapture)
 	from := []int{1, 4, 5, 247, 427, 1511, 1512, 1911, 1961}
-	if len(tour) != len(from) {
-		t.Fatalf("tour has %d frames, want %d", len(tour), len(from))
-	}
+	require.Len(t, tour, len(from), "tour has %d frames, want %d", len(tour), len(from))
 	for i, n := range from {
-		if !bytes.Equal(tour[i].Data, all[n-1].Data) {
-			t.Errorf("tour frame %d is not golden frame %d", i+1, n)
-		}
+		assert.Equal(t, all[n-1].Data, tour[i].Data, "tour frame %d is not golden frame %d", i+1, n)
 	}
 }

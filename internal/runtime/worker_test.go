@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -132,9 +133,7 @@ type rawPeer struct {
 func newRawPeer(t *testing.T, f *testRig, addr string) *rawPeer {
 	a := netip.MustParseAddr(addr)
 	ep, err := f.fab.NewEndpoint(0, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ep.Close() })
 	return &rawPeer{ep: ep, addr: netip.AddrPortFrom(a, 0xC123)}
 }
@@ -144,19 +143,15 @@ func newRawPeer(t *testing.T, f *testRig, addr string) *rawPeer {
 func (r *rawPeer) send(t *testing.T, dst netip.Addr, h *packet.Headers, payload []byte, corrupt bool) {
 	t.Helper()
 	pkt, err := packet.AppendPacket(nil, h, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	to := netip.AddrPortFrom(dst, packet.UDPPort)
 	env := packet.Envelope{Src: r.addr, Dst: to, IPFlags: packet.IPv4DontFragment}
-	if err := env.PutICRC(pkt); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, env.PutICRC(pkt))
 	if corrupt {
 		pkt[len(pkt)-1] ^= 0x40
 	}
 	if _, err := r.ep.Send([]netio.Message{{Buf: pkt, Src: r.addr, Dst: to}}); err != nil {
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 }
 
@@ -165,7 +160,7 @@ func waitRan(t *testing.T, e *fakeEngine) {
 	select {
 	case <-e.ran:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the engine was not called")
+		require.Fail(t, "the engine was not called")
 	}
 }
 
@@ -256,7 +251,7 @@ func TestMcastAttachLimitConcurrent(t *testing.T) {
 			if h.Attach(group) == nil {
 				ok.Add(1)
 			} else if err := h.Attach(group); !errors.Is(err, ErrGroupFull) && !errors.Is(err, ErrAttached) {
-				t.Errorf("attach: %v", err)
+				assert.Fail(t, fmt.Sprintf("attach: %v", err))
 			}
 		})
 	}
@@ -332,7 +327,7 @@ func waitTimer(t *testing.T, x *testRig, at time.Time) {
 	defer cancel()
 	if err := x.clk.WaitNextDeadline(ctx, at); err != nil {
 		next, ok := x.clk.NextDeadline()
-		t.Fatalf("no timer armed for %v (next %v, %v)", at, next, ok)
+		require.Fail(t, fmt.Sprintf("no timer armed for %v (next %v, %v)", at, next, ok))
 	}
 }
 

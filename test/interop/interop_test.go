@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
 	"net"
 	"net/netip"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -18,34 +18,28 @@ func TestGIDString(t *testing.T) {
 		if a.Is4() {
 			a = netip.AddrFrom16(a.As16())
 		}
-		if got := gidString(a); got != tc.want {
-			t.Errorf("gidString(%s) = %s, want %s", tc.addr, got, tc.want)
-		}
+		got := gidString(a)
+		assert.Equal(t, tc.want, got, "gidString(%s) = %s, want %s", tc.addr, got, tc.want)
 	}
 }
 
 func TestGuestAddrs(t *testing.T) {
 	ip4, ip6 := guestAddrs(2)
-	if ip4.String() != "198.18.0.12/24" || ip6.String() != "fd67:6f72:7865::12/64" {
-		t.Errorf("guestAddrs(2) = %v %v", ip4, ip6)
-	}
+	assert.Equal(t, "198.18.0.12/24", ip4.String(), "guestAddrs(2) = %v %v", ip4, ip6)
+	assert.Equal(t, "fd67:6f72:7865::12/64", ip6.String(), "guestAddrs(2) = %v %v", ip4, ip6)
 }
 
 func TestLinkLocal(t *testing.T) {
 	mac, _ := net.ParseMAC(fmt.Sprintf(guestMAC, 1))
-	if got := eui64LinkLocal(mac).String(); got != "fe80::5054:ff:fe67:7801" {
-		t.Errorf("link-local of %v = %s", mac, got)
-	}
+	got := eui64LinkLocal(mac).String()
+	assert.Equal(t, "fe80::5054:ff:fe67:7801", got, "link-local of %v = %s", mac, got)
 	v := &vm{n: 2}
-	if got := gidString(v.addr(linkLocal)); got != "fe80:0000:0000:0000:5054:00ff:fe67:7802" {
-		t.Errorf("VM 2's link-local GID %s", got)
-	}
-	if got := describe(phase{}, c(rcPingpong, linkLocal, 1024, 0, "-n", "5")); got != "ipv6ll mtu1024 -n 5" {
-		t.Errorf("describe: %q", got)
-	}
-	if got := strings.Join(commonOpts(c(rcPingpong, linkLocal, 1024, 0), 0, 18600), " "); got != "-g 0 -p 18600 -m 1024" {
-		t.Errorf("options: %q", got)
-	}
+	got = gidString(v.addr(linkLocal))
+	assert.Equal(t, "fe80:0000:0000:0000:5054:00ff:fe67:7802", got, "VM 2's link-local GID %s", got)
+	got = describe(phase{}, c(rcPingpong, linkLocal, 1024, 0, "-n", "5"))
+	assert.Equal(t, "ipv6ll mtu1024 -n 5", got, "describe: %q", got)
+	got = strings.Join(commonOpts(c(rcPingpong, linkLocal, 1024, 0), 0, 18600), " ")
+	assert.Equal(t, "-g 0 -p 18600 -m 1024", got, "options: %q", got)
 }
 
 func TestHostOf(t *testing.T) {
@@ -53,9 +47,8 @@ func TestHostOf(t *testing.T) {
 		"198.18.0.1:49152":          "198.18.0.1",
 		"[fd67:6f72:7865::1]:49152": "fd67:6f72:7865::1",
 	} {
-		if got := hostOf(in); got != want {
-			t.Errorf("hostOf(%q) = %q, want %q", in, got, want)
-		}
+		got := hostOf(in)
+		assert.Equal(t, want, got, "hostOf(%q) = %q, want %q", in, got, want)
 	}
 }
 
@@ -68,9 +61,8 @@ func TestCommonOpts(t *testing.T) {
 		{c(udPingpong, 6, 4096, 0, "-s", "4096"), "-g 1 -p 18600 -s 4096"},
 		{c(writeBW, 4, 4096, 0, "-n", "5"), "-x 1 -p 18600 -m 4096 -F -n 5"},
 	} {
-		if got := strings.Join(commonOpts(tc.rc, 1, 18600), " "); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.rc.tool.c, got, tc.want)
-		}
+		got := strings.Join(commonOpts(tc.rc, 1, 18600), " ")
+		assert.Equal(t, tc.want, got, "%s: %q, want %q", tc.rc.tool.c, got, tc.want)
 	}
 }
 
@@ -81,52 +73,39 @@ func TestMatrixCoversEveryToolBothFamiliesAndMTUs(t *testing.T) {
 		for _, rc := range p.cases {
 			seen[rc.tool.c] = true
 			seen[p.label+" "+familyName(rc.family)] = true
-			if p.loss && !rc.tool.rc {
-				t.Errorf("%s runs under loss but is not RC", rc.tool.c)
-			}
+			assert.False(t, p.loss && !rc.tool.rc, "%s runs under loss but is not RC", rc.tool.c)
 			loss = loss || p.loss
 		}
 	}
 	for _, tl := range []tool{rcPingpong, ucPingpong, udPingpong, srqPingpong, writeBW, readBW, sendBW,
 		atomicBW, writeLat, readLat, sendLat, atomicLat} {
-		if !seen[tl.c] {
-			t.Errorf("%s is not in the matrix", tl.c)
-		}
+		assert.True(t, seen[tl.c], "%s is not in the matrix", tl.c)
 	}
 	for _, k := range []string{"mtu1500 ipv4", "mtu1500 ipv6", "mtu1500 ipv6ll", "mtu9000 ipv4", "mtu9000 ipv6"} {
-		if !seen[k] {
-			t.Errorf("no case for %s", k)
-		}
+		assert.True(t, seen[k], "no case for %s", k)
 	}
-	if !loss {
-		t.Error("no phase with loss")
-	}
+	assert.True(t, loss, "no phase with loss")
 }
 
 func TestCaptureProblem(t *testing.T) {
 	ok := captureCheck{Packets: 4, BySrc: map[string]int{"a": 2, "b": 2}}
-	if p := ok.problem("a", "b"); p != "" {
-		t.Errorf("clean capture: %q", p)
-	}
+	p := ok.problem("a", "b")
+	assert.Equal(t, "", p, "clean capture: %q", p)
 	oneWay := captureCheck{Packets: 2, BySrc: map[string]int{"a": 2}}
-	if p := oneWay.problem("a", "b"); !strings.Contains(p, "no packets from b") {
-		t.Errorf("one-way capture: %q", p)
-	}
+	p = oneWay.problem("a", "b")
+	assert.Contains(t, p, "no packets from b", "one-way capture: %q", p)
 	bad := captureCheck{Packets: 2, BadICRC: 1, BySrc: map[string]int{"a": 1, "b": 1}, FirstBad: "{...}"}
-	if p := bad.problem("a", "b"); !strings.Contains(p, "1 of 2 packets with a bad ICRC") {
-		t.Errorf("bad ICRC: %q", p)
-	}
+	p = bad.problem("a", "b")
+	assert.Contains(t, p, "1 of 2 packets with a bad ICRC", "bad ICRC: %q", p)
 }
 
 func TestDropped(t *testing.T) {
 	c := &capture{}
 	c.stderr.WriteString("20 packets captured\n21 packets received by filter\n3 packets dropped by kernel\n")
-	if n := c.dropped(); n != 3 {
-		t.Errorf("dropped = %d, want 3", n)
-	}
-	if n := (&capture{}).dropped(); n != -1 {
-		t.Errorf("dropped without statistics = %d, want -1", n)
-	}
+	n := c.dropped()
+	assert.Equal(t, 3, n, "dropped = %d, want 3", n)
+	n = (&capture{}).dropped()
+	assert.Equal(t, -1, n, "dropped without statistics = %d, want -1", n)
 }
 
 func TestParsers(t *testing.T) {
@@ -135,27 +114,23 @@ func TestParsers(t *testing.T) {
 	for _, m := range lddRE.FindAllStringSubmatch(ldd, -1) {
 		libs = append(libs, m[1])
 	}
-	if want := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"}; !slices.Equal(libs, want) {
-		t.Errorf("ldd libraries %v, want %v", libs, want)
-	}
+	want := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"}
+	assert.Equal(t, want, libs, "ldd libraries %v, want %v", libs, want)
 	dep := "builtin crc32c\ninsmod /k/lib/modules/6.1/kernel/net/ipv4/udp_tunnel.ko \ninsmod /k/rdma_rxe.ko\n"
 	var mods []string
 	for _, m := range insmodRE.FindAllStringSubmatch(dep, -1) {
 		mods = append(mods, m[1])
 	}
-	if want := []string{"/k/lib/modules/6.1/kernel/net/ipv4/udp_tunnel.ko", "/k/rdma_rxe.ko"}; !slices.Equal(mods, want) {
-		t.Errorf("modules %v, want %v", mods, want)
-	}
-	if m := kernelPackageRE.FindStringSubmatch("linux-image-amd64\n  Depends: linux-image-6.1.0-56-amd64\n"); m == nil || m[1] != "linux-image-6.1.0-56-amd64" {
-		t.Errorf("kernel package: %v", m)
-	}
+	want = []string{"/k/lib/modules/6.1/kernel/net/ipv4/udp_tunnel.ko", "/k/rdma_rxe.ko"}
+	assert.Equal(t, want, mods, "modules %v, want %v", mods, want)
+	m := kernelPackageRE.FindStringSubmatch("linux-image-amd64\n  Depends: linux-image-6.1.0-56-amd64\n")
+	assert.False(t, m == nil || m[1] != "linux-image-6.1.0-56-amd64", "kernel package: %v", m)
 }
 
 func TestCountersMinus(t *testing.T) {
 	d := counters{"sent_pkts": 10, "rcvd_pkts": 7}.minus(counters{"sent_pkts": 4, "rcvd_pkts": 7})
-	if d["sent_pkts"] != 6 || d.String() != "sent_pkts=6" {
-		t.Errorf("delta %v", d)
-	}
+	assert.Equal(t, int64(6), d["sent_pkts"], "delta %v", d)
+	assert.Equal(t, "sent_pkts=6", d.String(), "delta %v", d)
 }
 
 func TestStagePath(t *testing.T) {
@@ -164,8 +139,7 @@ func TestStagePath(t *testing.T) {
 		"/lib64/ld-linux-x86-64.so.2":     "/s/usr/lib64/ld-linux-x86-64.so.2",
 		"/usr/bin/ib_write_bw":            "/s/usr/bin/ib_write_bw",
 	} {
-		if got := stagePath("/s", in); got != want {
-			t.Errorf("stagePath(%s) = %s, want %s", in, got, want)
-		}
+		got := stagePath("/s", in)
+		assert.Equal(t, want, got, "stagePath(%s) = %s, want %s", in, got, want)
 	}
 }

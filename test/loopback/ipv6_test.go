@@ -1,6 +1,9 @@
 package loopback
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net"
 	"net/netip"
 	"strconv"
@@ -49,9 +52,7 @@ func TestRCPingpongIPv6LinkLocal(t *testing.T) {
 		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
 	}
 	udp, err := net.ListenPacket("udp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
 	udp.Close()
 	port := FreeTCPPort(t)
@@ -60,12 +61,12 @@ func TestRCPingpongIPv6LinkLocal(t *testing.T) {
 	client := Start(t, env, "rc_pingpong", "--bind", other.String(), "-g", "1", "-p", port, "-n", "20", "::1")
 	for _, p := range []*Proc{client, server} {
 		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr())
+			require.Fail(t, fmt.Sprintf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr()))
 		}
 	}
 	sl, _ := parseOutput(t, "server", server.Stdout(), 4096, 20, false)
 	cl, _ := parseOutput(t, "client", client.Stdout(), 4096, 20, false)
 	if sl[0].gid != ll.WithZone("").String() || cl[0].gid != other.String() {
-		t.Errorf("GIDs %s and %s, want %s and %s", sl[0].gid, cl[0].gid, ll.WithZone(""), other)
+		assert.Fail(t, fmt.Sprintf("GIDs %s and %s, want %s and %s", sl[0].gid, cl[0].gid, ll.WithZone(""), other))
 	}
 }

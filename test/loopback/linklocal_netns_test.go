@@ -2,6 +2,8 @@ package loopback
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"os/exec"
 	"slices"
@@ -41,9 +43,8 @@ func newLLLink(t *testing.T) *llLink {
 	}
 	run := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		require.NoError(t, err, "ip %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	for _, ns := range l.ns {
 		exec.Command("ip", "netns", "del", ns).Run() // a killed earlier run's
@@ -51,9 +52,8 @@ func newLLLink(t *testing.T) *llLink {
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 		// No duplicate address detection, so the link-local address is usable at once.
 		for _, s := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
-			if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", s).CombinedOutput(); err != nil {
-				t.Fatalf("sysctl %s: %v\n%s", s, err, out)
-			}
+			out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", s).CombinedOutput()
+			require.NoError(t, err, "sysctl %s: %v\n%s", s, err, out)
 		}
 		run("-n", ns, "link", "set", "lo", "up")
 	}
@@ -72,7 +72,7 @@ func newLLLink(t *testing.T) *llLink {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s in %s has no link-local address %s:\n%s", l.dev[i], l.ns[i], l.gid0[i], out)
+				require.Fail(t, fmt.Sprintf("%s in %s has no link-local address %s:\n%s", l.dev[i], l.ns[i], l.gid0[i], out))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -105,7 +105,7 @@ func TestLinkLocalGIDPeers(t *testing.T) {
 			client := StartIn(t, l.ns[1], nil, slices.Concat(args, []string{"-d", l.dev[1], l.ip4[0]})...)
 			for _, p := range []*Proc{client, server} {
 				if code := p.Wait(25 * time.Second); code != 0 {
-					t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
+					require.Fail(t, fmt.Sprintf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr()))
 				}
 			}
 			if tc.ready == "" {
@@ -115,7 +115,7 @@ func TestLinkLocalGIDPeers(t *testing.T) {
 				local := p.WaitLine("local address:", time.Second)
 				remote := p.WaitLine("remote address:", time.Second)
 				if !strings.HasSuffix(local, "GID "+l.gid0[i]) || !strings.HasSuffix(remote, "GID "+l.gid0[1-i]) {
-					t.Errorf("%s: address lines\n%s\n%s\nwant local GID %s, remote GID %s", p.name, local, remote, l.gid0[i], l.gid0[1-i])
+					assert.Fail(t, fmt.Sprintf("%s: address lines\n%s\n%s\nwant local GID %s, remote GID %s", p.name, local, remote, l.gid0[i], l.gid0[1-i]))
 				}
 			}
 		})

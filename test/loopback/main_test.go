@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"os"
@@ -75,16 +76,12 @@ func start(t testing.TB, env []string, bin string, args ...string) *Proc {
 	p.cmd = exec.CommandContext(ctx, bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := p.cmd.Start(); err != nil {
 		cancel()
-		t.Fatal(err)
+		require.Fail(t, fmt.Sprint(err))
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -144,10 +141,10 @@ func (p *Proc) WaitLine(substr string, timeout time.Duration) string {
 			n := len(p.out)
 			p.mu.Unlock()
 			if n == seen {
-				p.t.Fatalf("%s exited (status %d) before printing %q; stdout:\n%s\nstderr:\n%s", p.name, p.code, substr, p.Stdout(), p.Stderr())
+				require.Fail(p.t, fmt.Sprintf("%s exited (status %d) before printing %q; stdout:\n%s\nstderr:\n%s", p.name, p.code, substr, p.Stdout(), p.Stderr()))
 			}
 		case <-deadline:
-			p.t.Fatalf("%s printed no %q within %v; stdout:\n%s\nstderr:\n%s", p.name, substr, timeout, p.Stdout(), p.Stderr())
+			require.Fail(p.t, fmt.Sprintf("%s printed no %q within %v; stdout:\n%s\nstderr:\n%s", p.name, substr, timeout, p.Stdout(), p.Stderr()))
 		}
 	}
 }
@@ -159,7 +156,7 @@ func (p *Proc) Wait(timeout time.Duration) int {
 	case <-p.done:
 		return p.code
 	case <-time.After(timeout):
-		p.t.Fatalf("%s still running after %v; stdout:\n%s\nstderr:\n%s", p.name, timeout, p.Stdout(), p.Stderr())
+		require.Fail(p.t, fmt.Sprintf("%s still running after %v; stdout:\n%s\nstderr:\n%s", p.name, timeout, p.Stdout(), p.Stderr()))
 		return -1
 	}
 }
@@ -194,9 +191,7 @@ var pairs atomic.Uint32
 // 127.0.0.0/8). Other packages' tests stay off 127.10.0.0/16.
 func LoopbackPair(t testing.TB) (server, client string) {
 	n := pairs.Add(1)
-	if n > 255*250 {
-		t.Fatal("out of loopback address pairs")
-	}
+	require.LessOrEqual(t, n, uint32(255*250), "out of loopback address pairs")
 	b2, b3 := 10+n/250, n%250
 	return fmt.Sprintf("127.%d.%d.1", b2, b3), fmt.Sprintf("127.%d.%d.2", b2, b3)
 }
@@ -205,9 +200,7 @@ func LoopbackPair(t testing.TB) (server, client string) {
 func FreeTCPPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
@@ -230,7 +223,7 @@ func runPair(t *testing.T, ready, tool string, args ...string) toolRun {
 	client := Start(t, nil, append(common, "--bind", cliAddr, srvAddr)...)
 	for _, p := range []*Proc{client, server} {
 		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr())
+			require.Fail(t, fmt.Sprintf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", p.name, code, p.Stdout(), p.Stderr()))
 		}
 	}
 	return toolRun{server: server, client: client, srvAddr: srvAddr, cliAddr: cliAddr}

@@ -53,9 +53,7 @@ func parsePerftest(t *testing.T, who, out string) ptSide {
 			s.title = strings.TrimSpace(l)
 		case strings.HasPrefix(l, " #bytes"):
 			s.header, inResults = true, true
-			if i == 0 || lines[i-1] != ptDashes {
-				t.Errorf("%s: no dashes above the result header", who)
-			}
+			assert.False(t, i == 0 || lines[i-1] != ptDashes, "%s: no dashes above the result header", who)
 		case inResults && strings.HasPrefix(l, " "):
 			s.results = append(s.results, strings.Fields(l))
 		case ptAddrLine.MatchString(l):
@@ -68,12 +66,10 @@ func parsePerftest(t *testing.T, who, out string) ptSide {
 		case ptGIDLine.MatchString(l):
 			s.gids = append(s.gids, ptGIDLine.FindStringSubmatch(l)[1])
 		case strings.Contains(l, "address:"), strings.HasPrefix(l, " GID:"):
-			t.Errorf("%s: malformed address line %q", who, l)
+			assert.Fail(t, fmt.Sprintf("%s: malformed address line %q", who, l))
 		}
 	}
-	if s.title == "" {
-		t.Errorf("%s: no test title in:\n%s", who, out)
-	}
+	assert.NotEqual(t, "", s.title, "%s: no test title in:\n%s", who, out)
 	return s
 }
 
@@ -94,28 +90,20 @@ func (r toolRun) checkPerftest(t *testing.T, title string, qps int, size string,
 	srv := parsePerftest(t, "server", r.server.Stdout())
 	cli := parsePerftest(t, "client", r.client.Stdout())
 	for who, s := range map[string]ptSide{"server": srv, "client": cli} {
-		if s.title != title {
-			t.Errorf("%s: title %q, want %q", who, s.title, title)
-		}
-		if len(s.local) != qps || len(s.remote) != qps || len(s.gids) != 2*qps {
-			t.Errorf("%s: %d local, %d remote addresses, %d GIDs; want %d QPs", who, len(s.local), len(s.remote), len(s.gids), qps)
-		}
+		assert.Equal(t, title, s.title, "%s: title %q, want %q", who, s.title, title)
+		assert.Len(t, s.local, qps, "%s: %d local, %d remote addresses, %d GIDs; want %d QPs", who, len(s.local), len(s.remote), len(s.gids), qps)
+		assert.Len(t, s.remote, qps, "%s: %d local, %d remote addresses, %d GIDs; want %d QPs", who, len(s.local), len(s.remote), len(s.gids), qps)
+		assert.Len(t, s.gids, 2*qps, "%s: %d local, %d remote addresses, %d GIDs; want %d QPs", who, len(s.local), len(s.remote), len(s.gids), qps)
 	}
-	if fmt.Sprint(srv.local) != fmt.Sprint(cli.remote) || fmt.Sprint(cli.local) != fmt.Sprint(srv.remote) {
-		t.Errorf("addresses disagree: server %v/%v, client %v/%v", srv.local, srv.remote, cli.local, cli.remote)
-	}
+	assert.Equal(t, fmt.Sprint(cli.remote), fmt.Sprint(srv.local), "addresses disagree: server %v/%v, client %v/%v", srv.local, srv.remote, cli.local, cli.remote)
+	assert.Equal(t, fmt.Sprint(srv.remote), fmt.Sprint(cli.local), "addresses disagree: server %v/%v, client %v/%v", srv.local, srv.remote, cli.local, cli.remote)
 	if len(srv.gids) > 0 && len(cli.gids) > 0 && (srv.gids[0] != decimalGID(r.srvAddr) || cli.gids[0] != decimalGID(r.cliAddr)) {
-		t.Errorf("GIDs %s and %s, want the bound addresses %s and %s", srv.gids[0], cli.gids[0], r.srvAddr, r.cliAddr)
+		assert.Fail(t, fmt.Sprintf("GIDs %s and %s, want the bound addresses %s and %s", srv.gids[0], cli.gids[0], r.srvAddr, r.cliAddr))
 	}
-	if len(cli.results) != 1 || cli.results[0][0] != size || cli.results[0][1] != iters || !cli.footer {
-		t.Errorf("client results %v, want size %s and %s iterations\n%s", cli.results, size, iters, r.client.Stdout())
-	}
-	if serverReports && (len(srv.results) != 1 || srv.results[0][0] != size || srv.results[0][1] != iters) {
-		t.Errorf("server results %v, want size %s and %s iterations\n%s", srv.results, size, iters, r.server.Stdout())
-	}
-	if !serverReports && len(srv.results) != 0 {
-		t.Errorf("server printed results %v", srv.results)
-	}
+	assert.False(t, len(cli.results) != 1 || cli.results[0][0] != size || cli.results[0][1] != iters, "client results %v, want size %s and %s iterations\n%s", cli.results, size, iters, r.client.Stdout())
+	assert.True(t, cli.footer, "client results %v, want size %s and %s iterations\n%s", cli.results, size, iters, r.client.Stdout())
+	assert.False(t, serverReports && (len(srv.results) != 1 || srv.results[0][0] != size || srv.results[0][1] != iters), "server results %v, want size %s and %s iterations\n%s", srv.results, size, iters, r.server.Stdout())
+	assert.False(t, !serverReports && len(srv.results) != 0, "server printed results %v", srv.results)
 }
 
 func TestPerftestBandwidth(t *testing.T) {
@@ -180,13 +168,12 @@ func TestPerftestMTU(t *testing.T) {
 	client := Start(t, nil, "send_bw", "-p", port, "-n", "50", "-c", "UD", "-m", "1024", "--bind", cliAddr, srvAddr)
 	for _, p := range []*Proc{client, server} {
 		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Fatalf("%s: status %d\n%s\n%s", p.name, code, p.Stdout(), p.Stderr())
+			require.Fail(t, fmt.Sprintf("%s: status %d\n%s\n%s", p.name, code, p.Stdout(), p.Stderr()))
 		}
-		if !strings.Contains(p.Stdout(), " Mtu             : 1024[B]") || !strings.Contains(p.Stderr(), "Max msg size in UD is MTU 1024") {
-			t.Errorf("%s:\n%s\n%s", p.name, p.Stdout(), p.Stderr())
-		}
+		assert.Contains(t, p.Stdout(), " Mtu             : 1024[B]", "%s:\n%s\n%s", p.name, p.Stdout(), p.Stderr())
+		assert.Contains(t, p.Stderr(), "Max msg size in UD is MTU 1024", "%s:\n%s\n%s", p.name, p.Stdout(), p.Stderr())
 		if res := parsePerftest(t, p.name, p.Stdout()).results; len(res) != 1 || res[0][0] != "1024" {
-			t.Errorf("%s: results %v", p.name, res)
+			assert.Fail(t, fmt.Sprintf("%s: results %v", p.name, res))
 		}
 	}
 }
@@ -195,21 +182,18 @@ func TestPerftestErrors(t *testing.T) {
 	t.Parallel()
 	oneLine := func(t *testing.T, p *Proc, want string) {
 		t.Helper()
-		if code := p.Wait(15 * time.Second); code != 1 {
-			t.Errorf("exit status %d, want 1", code)
-		}
+		code := p.Wait(15 * time.Second)
+		assert.Equal(t, 1, code, "exit status %d, want 1", code)
 		lines := strings.Split(strings.TrimSuffix(p.Stderr(), "\n"), "\n")
-		if last := lines[len(lines)-1]; !strings.Contains(last, want) || !strings.HasPrefix(last, "gorxe ") {
-			t.Errorf("stderr %q, want a last line containing %q", p.Stderr(), want)
-		}
+		last := lines[len(lines)-1]
+		assert.Contains(t, last, want, "stderr %q, want a last line containing %q", p.Stderr(), want)
+		assert.True(t, strings.HasPrefix(last, "gorxe "), "stderr %q, want a last line containing %q", p.Stderr(), want)
 	}
 	// silentServer accepts one connection, writes what it is given and then reads until the client
 	// gives up.
 	silentServer := func(t *testing.T, greeting []byte) string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		go func() {
 			c, err := l.Accept()
@@ -266,7 +250,7 @@ func TestPerftestErrors(t *testing.T) {
 		c := Start(t, nil, "write_bw", "--bind", cli, "-p", port, "-n", "20", "--timeout", "2s", srv)
 		for _, p := range []*Proc{c, s} {
 			if code := p.Wait(15 * time.Second); code == 0 {
-				t.Errorf("%s succeeded:\n%s", p.name, p.Stdout())
+				assert.Fail(t, fmt.Sprintf("%s succeeded:\n%s", p.name, p.Stdout()))
 			}
 		}
 	})
@@ -301,12 +285,10 @@ func TestPerftestErrors(t *testing.T) {
 	t.Run("rdma_cm", func(t *testing.T) {
 		t.Parallel()
 		p := Start(t, nil, "write_bw", "-R", "127.0.0.1")
-		if code := p.Wait(10 * time.Second); code != 2 {
-			t.Errorf("exit status %d, want 2", code)
-		}
-		if first, _, _ := strings.Cut(p.Stderr(), "\n"); first != "gorxe write_bw: -R/--rdma_cm is not supported by gorxe: rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R" {
-			t.Errorf("stderr starts %q", first)
-		}
+		code := p.Wait(10 * time.Second)
+		assert.Equal(t, 2, code, "exit status %d, want 2", code)
+		first, _, _ := strings.Cut(p.Stderr(), "\n")
+		assert.Equal(t, "gorxe write_bw: -R/--rdma_cm is not supported by gorxe: rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R", first, "stderr starts %q", first)
 	})
 }
 
@@ -315,16 +297,14 @@ func TestPerftestHelp(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"write_bw", "read_bw", "send_bw", "atomic_bw", "write_lat", "read_lat", "send_lat", "atomic_lat"} {
 		p := Start(t, nil, tool, "--help")
-		if code := p.Wait(10 * time.Second); code != 0 {
-			t.Fatalf("%s --help: status %d", tool, code)
-		}
-		if out := p.Stdout(); !strings.Contains(out, fmt.Sprintf("gorxe %s <host>", tool)) {
-			t.Errorf("%s --help:\n%s", tool, out)
-		}
+		code := p.Wait(10 * time.Second)
+		require.Equal(t, 0, code, "%s --help: status %d", tool, code)
+		out := p.Stdout()
+		assert.Contains(t, out, fmt.Sprintf("gorxe %s <host>", tool), "%s --help:\n%s", tool, out)
 		p = Start(t, nil, tool, "-V")
-		if code := p.Wait(10 * time.Second); code != 0 || p.Stdout() != "Version: 6.00\n" {
-			t.Errorf("%s -V: status %d, %q", tool, code, p.Stdout())
-		}
+		code = p.Wait(10 * time.Second)
+		assert.Equal(t, 0, code, "%s -V: status %d, %q", tool, code, p.Stdout())
+		assert.Equal(t, "Version: 6.00\n", p.Stdout(), "%s -V: status %d, %q", tool, code, p.Stdout())
 	}
 }
 
@@ -338,9 +318,7 @@ func TestPerftestIPv6(t *testing.T) {
 		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
 	}
 	udp, err := net.ListenPacket("udp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
 	udp.Close()
 	for _, tool := range []string{"send_lat", "write_bw"} {
@@ -350,18 +328,14 @@ func TestPerftestIPv6(t *testing.T) {
 		client := Start(t, env, tool, "--bind", other.String(), "--ipv6", "-p", port, "-n", "20", "::1")
 		for _, p := range []*Proc{client, server} {
 			if code := p.Wait(20 * time.Second); code != 0 {
-				t.Fatalf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr())
+				require.Fail(t, fmt.Sprintf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr()))
 			}
 		}
 		srv := parsePerftest(t, "server", server.Stdout())
 		cli := parsePerftest(t, "client", client.Stdout())
-		if len(srv.gids) != 2 || len(cli.gids) != 2 || srv.gids[0] != cli.gids[1] || cli.gids[0] != srv.gids[1] ||
-			srv.gids[0] != decimalGID(ll.WithZone("").String()) || cli.gids[0] != decimalGID(other.String()) {
-			t.Errorf("%s: GIDs server %v client %v", tool, srv.gids, cli.gids)
-		}
-		if len(cli.results) != 1 || cli.results[0][1] != "20" {
-			t.Errorf("%s: client results %v", tool, cli.results)
-		}
+		assert.False(t, len(srv.gids) != 2 || len(cli.gids) != 2 || srv.gids[0] != cli.gids[1] || cli.gids[0] != srv.gids[1] ||
+			srv.gids[0] != decimalGID(ll.WithZone("").String()) || cli.gids[0] != decimalGID(other.String()), "%s: GIDs server %v client %v", tool, srv.gids, cli.gids)
+		assert.False(t, len(cli.results) != 1 || cli.results[0][1] != "20", "%s: client results %v", tool, cli.results)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // toolRun is one server and one client of a pingpong tool, run to completion.
@@ -34,32 +35,25 @@ type addr struct{ qpn, psn, gid string }
 func parseOutput(t *testing.T, who, out string, size, iters int, udLocal bool) (local, remote []addr) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) < 4 {
-		t.Fatalf("%s: output too short:\n%s", who, out)
-	}
+	require.GreaterOrEqual(t, len(lines), 4, "%s: output too short:\n%s", who, out)
 	for _, l := range lines[:len(lines)-2] {
 		m := addrLine.FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("%s: unexpected line %q", who, l)
-		}
+		require.NotNil(t, m, "%s: unexpected line %q", who, l)
 		a := addr{m[2], m[3], m[5]}
 		if m[1] == "local address: " {
-			if wantSep := map[bool]string{true: ":", false: ","}[udLocal]; m[4] != wantSep {
-				t.Errorf("%s: %q: separator before GID is %q, want %q", who, l, m[4], wantSep)
-			}
+			wantSep := map[bool]string{true: ":", false: ","}[udLocal]
+			assert.Equal(t, wantSep, m[4], "%s: %q: separator before GID is %q, want %q", who, l, m[4], wantSep)
 			local = append(local, a)
 		} else {
-			if m[4] != "," {
-				t.Errorf("%s: %q: separator before GID is %q", who, l, m[4])
-			}
+			assert.Equal(t, ",", m[4], "%s: %q: separator before GID is %q", who, l, m[4])
 			remote = append(remote, a)
 		}
 	}
 	if m := bytesRE.FindStringSubmatch(lines[len(lines)-2]); m == nil || m[1] != strconv.Itoa(size*iters*2) {
-		t.Errorf("%s: summary line %q, want %d bytes", who, lines[len(lines)-2], size*iters*2)
+		assert.Fail(t, fmt.Sprintf("%s: summary line %q, want %d bytes", who, lines[len(lines)-2], size*iters*2))
 	}
 	if m := itersRE.FindStringSubmatch(lines[len(lines)-1]); m == nil || m[1] != strconv.Itoa(iters) {
-		t.Errorf("%s: summary line %q, want %d iters", who, lines[len(lines)-1], iters)
+		assert.Fail(t, fmt.Sprintf("%s: summary line %q, want %d iters", who, lines[len(lines)-1], iters))
 	}
 	return local, remote
 }
@@ -70,15 +64,16 @@ func (r toolRun) checkPingpong(t *testing.T, size, iters, qps int, ud bool) {
 	t.Helper()
 	sl, sr := parseOutput(t, "server", r.server.Stdout(), size, iters, ud)
 	cl, cr := parseOutput(t, "client", r.client.Stdout(), size, iters, ud)
-	if len(sl) != qps || len(sr) != qps || len(cl) != qps || len(cr) != qps {
-		t.Fatalf("address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
-	}
+	require.Len(t, sl, qps, "address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
+	require.Len(t, sr, qps, "address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
+	require.Len(t, cl, qps, "address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
+	require.Len(t, cr, qps, "address lines: server %d/%d, client %d/%d, want %d each", len(sl), len(sr), len(cl), len(cr), qps)
 	for i := range qps {
 		if sl[i] != cr[i] || cl[i] != sr[i] {
-			t.Errorf("QP %d: server local %v remote %v, client local %v remote %v", i, sl[i], sr[i], cl[i], cr[i])
+			assert.Fail(t, fmt.Sprintf("QP %d: server local %v remote %v, client local %v remote %v", i, sl[i], sr[i], cl[i], cr[i]))
 		}
 		if sl[i].gid != "::ffff:"+r.srvAddr || cl[i].gid != "::ffff:"+r.cliAddr {
-			t.Errorf("QP %d: GIDs %s and %s, want the bound addresses", i, sl[i].gid, cl[i].gid)
+			assert.Fail(t, fmt.Sprintf("QP %d: GIDs %s and %s, want the bound addresses", i, sl[i].gid, cl[i].gid))
 		}
 	}
 }
@@ -88,9 +83,7 @@ func TestRCPingpong(t *testing.T) {
 	// 10000 bytes at the default path MTU of 1024: ten packets a message, the last one short.
 	r := runPingpong(t, "rc_pingpong", "-g", "1", "-n", "50", "-s", "10000", "-c")
 	r.checkPingpong(t, 10000, 50, 1, false)
-	if strings.Contains(r.server.Stdout(), "invalid data") {
-		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
-	}
+	assert.NotContains(t, r.server.Stdout(), "invalid data", "server found invalid data:\n%s", r.server.Stdout())
 }
 
 func TestRCPingpongEvents(t *testing.T) {
@@ -109,9 +102,7 @@ func TestUDPingpong(t *testing.T) {
 	t.Parallel()
 	r := runPingpong(t, "ud_pingpong", "-g", "1", "-n", "50", "-c")
 	r.checkPingpong(t, 1024, 50, 1, true)
-	if strings.Contains(r.server.Stdout(), "invalid data") {
-		t.Errorf("server found invalid data:\n%s", r.server.Stdout())
-	}
+	assert.NotContains(t, r.server.Stdout(), "invalid data", "server found invalid data:\n%s", r.server.Stdout())
 }
 
 func TestSRQPingpong(t *testing.T) {
@@ -126,13 +117,11 @@ func TestPingpongErrors(t *testing.T) {
 	t.Parallel()
 	oneLine := func(t *testing.T, p *Proc, want string) {
 		t.Helper()
-		if code := p.Wait(15 * time.Second); code != 1 {
-			t.Errorf("exit status %d, want 1", code)
-		}
+		code := p.Wait(15 * time.Second)
+		assert.Equal(t, 1, code, "exit status %d, want 1", code)
 		errText := p.Stderr()
-		if strings.Count(errText, "\n") != 1 || !strings.Contains(errText, want) {
-			t.Errorf("stderr %q, want one line containing %q", errText, want)
-		}
+		assert.Equal(t, 1, strings.Count(errText, "\n"), "stderr %q, want one line containing %q", errText, want)
+		assert.Contains(t, errText, want, "stderr %q, want one line containing %q", errText, want)
 	}
 	t.Run("refused", func(t *testing.T) {
 		t.Parallel()
@@ -155,9 +144,7 @@ func TestPingpongErrors(t *testing.T) {
 		t.Parallel()
 		// A perftest-style server: it sends 16 bytes and waits for 16.
 		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer l.Close()
 		go func() {
 			c, err := l.Accept()
@@ -222,12 +209,10 @@ func TestPingpongErrors(t *testing.T) {
 	t.Run("bad option", func(t *testing.T) {
 		t.Parallel()
 		p := Start(t, nil, "srq_pingpong", "-z")
-		if code := p.Wait(10 * time.Second); code != 2 {
-			t.Errorf("exit status %d, want 2", code)
-		}
-		if first, _, _ := strings.Cut(p.Stderr(), "\n"); first != "gorxe srq_pingpong: invalid option -- 'z'" {
-			t.Errorf("stderr starts %q", first)
-		}
+		code := p.Wait(10 * time.Second)
+		assert.Equal(t, 2, code, "exit status %d, want 2", code)
+		first, _, _ := strings.Cut(p.Stderr(), "\n")
+		assert.Equal(t, "gorxe srq_pingpong: invalid option -- 'z'", first, "stderr starts %q", first)
 	})
 }
 
@@ -236,11 +221,9 @@ func TestPingpongHelp(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"rc_pingpong", "uc_pingpong", "ud_pingpong", "srq_pingpong"} {
 		p := Start(t, nil, tool, "--help")
-		if code := p.Wait(10 * time.Second); code != 0 {
-			t.Fatalf("%s --help: status %d", tool, code)
-		}
-		if out := p.Stdout(); !strings.Contains(out, fmt.Sprintf("gorxe %s <host>", tool)) {
-			t.Errorf("%s --help:\n%s", tool, out)
-		}
+		code := p.Wait(10 * time.Second)
+		require.Equal(t, 0, code, "%s --help: status %d", tool, code)
+		out := p.Stdout()
+		assert.Contains(t, out, fmt.Sprintf("gorxe %s <host>", tool), "%s --help:\n%s", tool, out)
 	}
 }

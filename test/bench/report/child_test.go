@@ -32,7 +32,7 @@ func TestChildTimeoutKills(t *testing.T) {
 	select {
 	case <-c.done:
 	default:
-		t.Fatal("wait returned before the process was reaped")
+		require.Fail(t, "wait returned before the process was reaped")
 	}
 }
 

@@ -1,59 +1,58 @@
 package guestrpc
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"net"
-	"strings"
 	"testing"
 	"time"
 )
 
 func TestTCPListening(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	if ok, err := TCPListening(port); err != nil || !ok {
-		t.Fatalf("TCPListening(%d) = %v, %v while listening", port, ok, err)
+		require.Fail(t, fmt.Sprintf("TCPListening(%d) = %v, %v while listening", port, ok, err))
 	}
 	ln.Close()
 	if ok, err := TCPListening(port); err != nil || ok {
-		t.Fatalf("TCPListening(%d) = %v, %v after close", port, ok, err)
+		require.Fail(t, fmt.Sprintf("TCPListening(%d) = %v, %v after close", port, ok, err))
 	}
 }
 
 func TestStartCollectsOutputAndExitCode(t *testing.T) {
 	r := Start([]string{"sh", "-c", "echo out; echo err >&2; exit 3"}, nil, 10*time.Second).Wait()
-	if r.ExitCode != 3 || r.TimedOut || !strings.Contains(r.Output, "out") || !strings.Contains(r.Output, "err") {
-		t.Errorf("result %+v", r)
-	}
+	assert.Equal(t, 3, r.ExitCode, "result %+v", r)
+	assert.False(t, r.TimedOut, "result %+v", r)
+	assert.Contains(t, r.Output, "out", "result %+v", r)
+	assert.Contains(t, r.Output, "err", "result %+v", r)
 }
 
 func TestStartKillsAtTimeout(t *testing.T) {
 	r := Start([]string{"sleep", "30"}, nil, 100*time.Millisecond).Wait()
-	if !r.TimedOut || r.ExitCode != -1 {
-		t.Errorf("result %+v, want a timed-out kill", r)
-	}
+	assert.True(t, r.TimedOut, "result %+v, want a timed-out kill", r)
+	assert.Equal(t, -1, r.ExitCode, "result %+v, want a timed-out kill", r)
 }
 
 func TestStartMissingProgram(t *testing.T) {
 	r := Start([]string{"/nonexistent/program"}, nil, time.Second).Wait()
-	if r.ExitCode != -1 || r.Error == "" {
-		t.Errorf("result %+v, want a start error", r)
-	}
+	assert.Equal(t, -1, r.ExitCode, "result %+v, want a start error", r)
+	assert.NotEqual(t, "", r.Error, "result %+v, want a start error", r)
 	if r := Start(nil, nil, time.Second).Wait(); r.Error == "" {
-		t.Errorf("empty argv: %+v", r)
+		assert.Fail(t, fmt.Sprintf("empty argv: %+v", r))
 	}
 }
 
 func TestKillAndWaitTimeout(t *testing.T) {
 	p := Start([]string{"sleep", "30"}, nil, time.Minute)
-	if _, done := p.WaitTimeout(50 * time.Millisecond); done || p.Exited() {
-		t.Fatal("sleep 30 ended early")
-	}
+	_, done := p.WaitTimeout(50 * time.Millisecond)
+	require.False(t, done, "sleep 30 ended early")
+	require.False(t, p.Exited(), "sleep 30 ended early")
 	p.Kill()
 	r := p.Wait()
-	if r.TimedOut || r.ExitCode != -1 || !p.Exited() {
-		t.Errorf("after Kill: %+v", r)
-	}
+	assert.False(t, r.TimedOut, "after Kill: %+v", r)
+	assert.Equal(t, -1, r.ExitCode, "after Kill: %+v", r)
+	assert.True(t, p.Exited(), "after Kill: %+v", r)
 }

@@ -22,51 +22,42 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func run(t *testing.T, o Options) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Run(context.Background(), o, &out); err != nil {
-		t.Fatalf("Run: %v\n%s", err, out.String())
-	}
+	err := Run(context.Background(), o, &out)
+	require.NoError(t, err, "Run: %v\n%s", err, out.String())
 	return out.String()
 }
 
 func TestDemoVerifiesEveryStep(t *testing.T) {
 	var pcap bytes.Buffer
 	out := run(t, Options{A: netip.MustParseAddr("127.30.0.1"), B: netip.MustParseAddr("127.30.0.2"), Pcap: &pcap})
-	if n := strings.Count(out, "  ✓ "); n != len(steps) {
-		t.Errorf("%d steps verified, want %d:\n%s", n, len(steps), out)
-	}
+	n := strings.Count(out, "  ✓ ")
+	assert.Equal(t, len(steps), n, "%d steps verified, want %d:\n%s", n, len(steps), out)
 	for _, want := range []string{
 		"RC_SEND_FIRST", "RC_SEND_MIDDLE", "RC_SEND_LAST", "RC_ACKNOWLEDGE", "RC_SEND_ONLY_WITH_IMMEDIATE",
 		"RC_RDMA_WRITE_FIRST", "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", "RC_RDMA_READ_REQUEST",
 		"RC_RDMA_READ_RESPONSE_FIRST", "RC_RDMA_READ_RESPONSE_LAST", "RC_COMPARE_SWAP", "RC_FETCH_ADD",
 		"RC_ATOMIC_ACKNOWLEDGE", "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", "UD_SEND_ONLY", "All 9 steps verified.",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the demo shows no %s", want)
-		}
+		assert.Contains(t, out, want, "the demo shows no %s", want)
 	}
-	if strings.Contains(out, "icrc=BAD") || strings.Contains(out, "LOST") {
-		t.Errorf("a clean run shows bad or lost packets:\n%s", out)
-	}
+	assert.NotContains(t, out, "icrc=BAD", "a clean run shows bad or lost packets:\n%s", out)
+	assert.NotContains(t, out, "LOST", "a clean run shows bad or lost packets:\n%s", out)
 	// The capture holds every packet the trace showed, and each one's ICRC verifies.
 	var capOut, capErr bytes.Buffer
 	stats, err := dump.Run(&capOut, &capErr, &pcap, dump.FormatLine)
-	if err != nil || capErr.Len() != 0 {
-		t.Fatalf("dumping the demo's capture: %v %s", err, capErr.String())
-	}
-	if shown := strings.Count(out, "icrc=ok"); strings.Count(capOut.String(), "icrc=ok") != shown || shown == 0 {
-		t.Errorf("capture has %d verified packets, the trace showed %d (%+v)", strings.Count(capOut.String(), "icrc=ok"), shown, stats)
-	}
+	require.NoError(t, err, "dumping the demo's capture: %v %s", err, capErr.String())
+	require.Equal(t, 0, capErr.Len(), "dumping the demo's capture: %v %s", err, capErr.String())
+	shown := strings.Count(out, "icrc=ok")
+	assert.Equal(t, shown, strings.Count(capOut.String(), "icrc=ok"), "capture has %d verified packets, the trace showed %d (%+v)", strings.Count(capOut.String(), "icrc=ok"), shown, stats)
+	assert.NotEqual(t, 0, shown, "capture has %d verified packets, the trace showed %d (%+v)", strings.Count(capOut.String(), "icrc=ok"), shown, stats)
 }
 
 func TestDemoRecoversFromLoss(t *testing.T) {
 	faults, err := netio.ParseFaultConfig("loss=0.1,seed=3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := run(t, Options{A: netip.MustParseAddr("127.30.1.1"), B: netip.MustParseAddr("127.30.1.2"), Faults: faults})
-	if !strings.Contains(out, "LOST (fault injection)") || !strings.Contains(out, "All 9 steps verified.") {
-		t.Errorf("with 10%% loss the demo should show losses and still verify every step:\n%s", out)
-	}
+	assert.Contains(t, out, "LOST (fault injection)", "with 10%% loss the demo should show losses and still verify every step:\n%s", out)
+	assert.Contains(t, out, "All 9 steps verified.", "with 10%% loss the demo should show losses and still verify every step:\n%s", out)
 }
 
 // TestDemoInterrupted: a demo whose context has ended stops before its next step, shows the

@@ -2,7 +2,6 @@ package devinfo
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -32,9 +31,7 @@ func testDevice(t *testing.T) *gorxe.Device {
 		Addr: netip.MustParseAddr("198.51.100.7"), Name: "gorxe_test0", MTU: gorxe.MTU1024, Workers: 1,
 		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })
 	return dev
 }
@@ -43,17 +40,11 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := "testdata/" + name
 	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "output differs from %s (go test -update rewrites it):\n%s", path, got)
 }
 
 func TestPrintGolden(t *testing.T) {
@@ -64,9 +55,7 @@ func TestPrintGolden(t *testing.T) {
 		verbose bool
 	}{{"devinfo.golden", 0, false}, {"devinfo-v.golden", 0, true}, {"devinfo-i1.golden", 1, false}} {
 		var b bytes.Buffer
-		if err := Print(&b, dev, tc.port, tc.verbose); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Print(&b, dev, tc.port, tc.verbose))
 		golden(t, tc.file, b.Bytes())
 	}
 }
@@ -74,9 +63,7 @@ func TestPrintGolden(t *testing.T) {
 // TestPrintLines pins the lines users grep for, independently of the golden files.
 func TestPrintLines(t *testing.T) {
 	var b bytes.Buffer
-	if err := Print(&b, testDevice(t), 0, true); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Print(&b, testDevice(t), 0, true))
 	for _, line := range []string{
 		"hca_id:\tgorxe_test0\n",
 		"\ttransport:\t\t\tInfiniBand (0)\n",
@@ -88,13 +75,9 @@ func TestPrintLines(t *testing.T) {
 		"\t\t\tlink_layer:\t\tEthernet\n",
 		"\t\t\tGID[  1]:\t\t::ffff:198.51.100.7, RoCE v2\n",
 	} {
-		if !strings.Contains(b.String(), line) {
-			t.Errorf("output lacks %q", line)
-		}
+		assert.Contains(t, b.String(), line, "output lacks %q", line)
 	}
-	if !strings.HasSuffix(b.String(), "\t\t\t\tnet_gro_fallbacks:      0\n\n") {
-		t.Errorf("a port's block does not end with its counters and a blank line")
-	}
+	assert.True(t, strings.HasSuffix(b.String(), "\t\t\t\tnet_gro_fallbacks:      0\n\n"), "a port's block does not end with its counters and a blank line")
 }
 
 // TestPrintCounters: -v lists the device's counters, which count what its QPs did.
@@ -114,9 +97,7 @@ func TestPrintCounters(t *testing.T) {
 
 func TestPrintBadPort(t *testing.T) {
 	err := Print(&bytes.Buffer{}, testDevice(t), 2, false)
-	if err == nil || err.Error() != "Invalid port requested for device" {
-		t.Errorf("port 2: %v", err)
-	}
+	assert.False(t, err == nil || err.Error() != "Invalid port requested for device", "port 2: %v", err)
 }
 
 func TestParseArgs(t *testing.T) {
@@ -138,38 +119,26 @@ func TestParseArgs(t *testing.T) {
 			tc.want.LogLevel = loglevel.Default
 		}
 		got, err := ParseArgs(tc.args)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
-		}
+		assert.NoError(t, err, "ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+		assert.Equal(t, tc.want, got, "ParseArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
 	}
 	for _, bad := range [][]string{{"-i", "0"}, {"-x"}, {"extra"}, {"-d"}, {"--log-level=loud"}} {
-		if _, err := ParseArgs(bad); !errors.Is(err, getopt.ErrUsage) {
-			t.Errorf("ParseArgs(%q) = %v, want a usage error", bad, err)
-		}
+		_, err := ParseArgs(bad)
+		assert.ErrorIs(t, err, getopt.ErrUsage, "ParseArgs(%q) = %v, want a usage error", bad, err)
 	}
-	if _, err := ParseArgs([]string{"-h"}); !errors.Is(err, ErrHelp) {
-		t.Errorf("-h: %v", err)
-	}
+	_, err := ParseArgs([]string{"-h"})
+	assert.ErrorIs(t, err, ErrHelp, "-h: %v", err)
 }
 
 func TestRun(t *testing.T) {
 	var b bytes.Buffer
-	if err := Run(Options{List: true}, &b, io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Run(Options{List: true}, &b, io.Discard))
 	names := DeviceNames()
-	if !strings.Contains(b.String(), " found:\n") || strings.Count(b.String(), "\tgorxe_") != len(names) {
-		t.Errorf("-l output:\n%s", b.String())
-	}
+	assert.Contains(t, b.String(), " found:\n", "-l output:\n%s", b.String())
+	assert.Equal(t, len(names), strings.Count(b.String(), "\tgorxe_"), "-l output:\n%s", b.String())
 	b.Reset()
-	if err := Run(Options{Bind: "127.0.0.1"}, &b, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(b.String(), "hca_id:\tgorxe_127.0.0.1\n") {
-		t.Errorf("--bind 127.0.0.1:\n%s", b.String())
-	}
+	require.NoError(t, Run(Options{Bind: "127.0.0.1"}, &b, io.Discard))
+	assert.True(t, strings.HasPrefix(b.String(), "hca_id:\tgorxe_127.0.0.1\n"), "--bind 127.0.0.1:\n%s", b.String())
 	err := Run(Options{IBDev: "rxe9x"}, &b, io.Discard)
-	if err == nil || err.Error() != "IB device 'rxe9x' wasn't found" {
-		t.Errorf("-d rxe9x: %v", err)
-	}
+	assert.False(t, err == nil || err.Error() != "IB device 'rxe9x' wasn't found", "-d rxe9x: %v", err)
 }

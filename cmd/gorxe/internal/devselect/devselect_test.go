@@ -47,13 +47,10 @@ func TestSelectionConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.sel.Config(tc.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Addr != tc.want.Addr || got.Interface != tc.want.Interface || got.Port != tc.want.Port {
-				t.Fatalf("Config = {Addr %v Interface %q Port %d}, want {Addr %v Interface %q Port %d}",
-					got.Addr, got.Interface, got.Port, tc.want.Addr, tc.want.Interface, tc.want.Port)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want.Addr, got.Addr, "Config = {Addr %v Interface %q Port %d}, want {Addr %v Interface %q Port %d}", got.Addr, got.Interface, got.Port, tc.want.Addr, tc.want.Interface, tc.want.Port)
+			require.Equal(t, tc.want.Interface, got.Interface, "Config = {Addr %v Interface %q Port %d}, want {Addr %v Interface %q Port %d}", got.Addr, got.Interface, got.Port, tc.want.Addr, tc.want.Interface, tc.want.Port)
+			require.Equal(t, tc.want.Port, got.Port, "Config = {Addr %v Interface %q Port %d}, want {Addr %v Interface %q Port %d}", got.Addr, got.Interface, got.Port, tc.want.Addr, tc.want.Interface, tc.want.Port)
 		})
 	}
 }
@@ -75,31 +72,22 @@ func TestSelectionConfigErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.sel.Config(tc.env)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if tc.is != nil && !errors.Is(err, tc.is) {
-				t.Errorf("error %v does not match %v", err, tc.is)
-			}
-			if !strings.HasPrefix(err.Error(), tc.message) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %q, want one line starting %q", err, tc.message)
-			}
+			require.Error(t, err, "no error")
+			assert.False(t, tc.is != nil && !errors.Is(err, tc.is), "error %v does not match %v", err, tc.is)
+			assert.True(t, strings.HasPrefix(err.Error(), tc.message), "error %q, want one line starting %q", err, tc.message)
+			assert.NotContains(t, err.Error(), "\n", "error %q, want one line starting %q", err, tc.message)
 		})
 	}
 }
 
 func TestSelectionDefault(t *testing.T) {
 	cfg, err := Selection{}.Config(env())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	switch {
 	case cfg.Interface != "":
-		if cfg.Interface == "lo" {
-			t.Fatalf("default picked the loopback interface")
-		}
+		require.NotEqual(t, "lo", cfg.Interface, "default picked the loopback interface")
 	case cfg.Addr != netip.MustParseAddr("127.0.0.1"):
-		t.Fatalf("default = %+v, want an interface or 127.0.0.1", cfg)
+		require.Fail(t, fmt.Sprintf("default = %+v, want an interface or 127.0.0.1", cfg))
 	}
 }
 

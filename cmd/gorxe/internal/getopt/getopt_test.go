@@ -1,8 +1,7 @@
 package getopt
 
 import (
-	"errors"
-	"reflect"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
 )
@@ -49,13 +48,11 @@ func TestGetopt(t *testing.T) {
 	for _, tc := range tests {
 		var got parsed
 		ops, err := Parse(tc.args, options(&got))
-		if err != nil {
-			t.Errorf("Parse(%q): %v", tc.args, err)
+		if !assert.NoError(t, err, "Parse(%q)", tc.args) {
 			continue
 		}
-		if got != tc.want || !reflect.DeepEqual(ops, tc.operands) {
-			t.Errorf("Parse(%q) = %+v %q, want %+v %q", tc.args, got, ops, tc.want, tc.operands)
-		}
+		assert.Equal(t, tc.want, got, "Parse(%q) = %+v %q, want %+v %q", tc.args, got, ops, tc.want, tc.operands)
+		assert.Equal(t, tc.operands, ops, "Parse(%q) = %+v %q, want %+v %q", tc.args, got, ops, tc.want, tc.operands)
 	}
 }
 
@@ -77,8 +74,7 @@ func TestGetoptErrors(t *testing.T) {
 	for _, tc := range tests {
 		var p parsed
 		_, err := Parse(tc.args, options(&p))
-		if !errors.Is(err, ErrUsage) || !strings.HasSuffix(err.Error(), tc.msg) {
-			t.Errorf("Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
-		}
+		assert.ErrorIs(t, err, ErrUsage, "Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
+		assert.True(t, strings.HasSuffix(err.Error(), tc.msg), "Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
 	}
 }

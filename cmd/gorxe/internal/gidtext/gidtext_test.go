@@ -2,10 +2,13 @@ package gidtext
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func gidOf(s string) gorxe.GID { return gorxe.GID(netip.MustParseAddr(s).As16()) }
@@ -30,7 +33,7 @@ func TestFormatGID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		if got := Format(tc.gid); got != tc.want {
-			t.Errorf("Format(% x) = %q, want %q", tc.gid[:], got, tc.want)
+			assert.Fail(t, fmt.Sprintf("Format(% x) = %q, want %q", tc.gid[:], got, tc.want))
 		}
 	}
 }
@@ -38,16 +41,13 @@ func TestFormatGID(t *testing.T) {
 func TestWireGID(t *testing.T) {
 	g := gidOf("::ffff:10.99.0.2")
 	wire := string(AppendWire(nil, g))
-	if wire != "00000000000000000000ffff0a630002" {
-		t.Fatalf("AppendWire = %q", wire)
-	}
+	require.Equal(t, "00000000000000000000ffff0a630002", wire, "AppendWire = %q", wire)
 	back, err := ParseWire([]byte("00000000000000000000FFFF0A630002"))
-	if err != nil || back != g {
-		t.Fatalf("ParseWire = %v, %v; want %v", back, err, g)
-	}
+	require.NoError(t, err, "ParseWire = %v, %v; want %v", back, err, g)
+	require.Equal(t, g, back, "ParseWire = %v, %v; want %v", back, err, g)
 	for _, bad := range []string{"", "00", "0000000000000000000000000000000g", "000000000000000000000000000000000"} {
 		if _, err := ParseWire([]byte(bad)); !errors.Is(err, ErrBadGID) {
-			t.Errorf("ParseWire(%q) = %v, want ErrBadGID", bad, err)
+			assert.Fail(t, fmt.Sprintf("ParseWire(%q) = %v, want ErrBadGID", bad, err))
 		}
 	}
 }
@@ -57,7 +57,7 @@ func FuzzParseWireGID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := ParseWire(b)
 		if err == nil && string(AppendWire(nil, g)) != string(toLower(b)) {
-			t.Fatalf("round trip of %q gave %x", b, g[:])
+			require.Fail(t, fmt.Sprintf("round trip of %q gave %x", b, g[:]))
 		}
 	})
 }

@@ -2,7 +2,7 @@ package oob
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -16,9 +16,7 @@ import (
 func listen(t *testing.T) *Listener {
 	t.Helper()
 	l, err := Listen(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l
 }
@@ -38,15 +36,10 @@ func silentPeer(t *testing.T, l *Listener) {
 
 func checkOneLine(t *testing.T, err error, is error, contains string) {
 	t.Helper()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if !errors.Is(err, is) {
-		t.Errorf("error %q does not match %v", err, is)
-	}
-	if !strings.Contains(err.Error(), contains) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("error %q, want one line containing %q", err, contains)
-	}
+	require.Error(t, err, "no error")
+	assert.ErrorIs(t, err, is, "error %q does not match %v", err, is)
+	assert.Contains(t, err.Error(), contains, "error %q, want one line containing %q", err, contains)
+	assert.NotContains(t, err.Error(), "\n", "error %q, want one line containing %q", err, contains)
 }
 
 func TestExchange(t *testing.T) {
@@ -68,28 +61,20 @@ func TestExchange(t *testing.T) {
 		done <- c.Write(append(buf, '!'), "write")
 	}()
 	c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
-	if err := c.Write([]byte("ping"), "write"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Write([]byte("ping"), "write"))
 	buf := make([]byte, 5)
 	if err := c.ReadFull(buf, "read"); err != nil || string(buf) != "ping!" {
-		t.Fatalf("got %q, %v", buf, err)
+		require.Fail(t, fmt.Sprintf("got %q, %v", buf, err))
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, <-done)
 }
 
 func TestDialRefused(t *testing.T) {
 	// A port that was just free: nobody listens there.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	_, err = Dial(context.Background(), "127.0.0.1", port, time.Second)
@@ -99,9 +84,8 @@ func TestDialRefused(t *testing.T) {
 func TestDialUnknownHost(t *testing.T) {
 	_, err := Dial(context.Background(), "no-such-host.invalid", 18515, time.Second)
 	var oe *Error
-	if !errors.As(err, &oe) || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("error %v, want a one-line *Error", err)
-	}
+	require.ErrorAs(t, err, &oe, "error %v, want a one-line *Error", err)
+	require.NotContains(t, err.Error(), "\n", "error %v, want a one-line *Error", err)
 }
 
 func TestReadTimeout(t *testing.T) {
@@ -109,15 +93,11 @@ func TestReadTimeout(t *testing.T) {
 	ctx := context.Background()
 	silentPeer(t, l)
 	c, err := Dial(ctx, "127.0.0.1", l.Port(), 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
 	checkOneLine(t, err, ErrTimeout, "couldn't read remote address (127.0.0.1:")
-	if !strings.Contains(err.Error(), "timed out after 50ms") {
-		t.Errorf("error %q does not say how long it waited", err)
-	}
+	assert.Contains(t, err.Error(), "timed out after 50ms", "error %q does not say how long it waited", err)
 }
 
 func TestReadPeerClosed(t *testing.T) {
@@ -131,9 +111,7 @@ func TestReadPeerClosed(t *testing.T) {
 		}
 	}()
 	c, err := Dial(ctx, "127.0.0.1", l.Port(), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
 	checkOneLine(t, err, ErrPeerClosed, "after 5 of 52 bytes")
@@ -148,9 +126,7 @@ func TestAcceptTimeoutAndCancel(t *testing.T) {
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = l.Accept(ctx, 0, 0)
 	checkOneLine(t, err, ErrCanceled, "interrupted")
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("error %v does not match context.Canceled", err)
-	}
+	assert.ErrorIs(t, err, context.Canceled, "error %v does not match context.Canceled", err)
 }
 
 func TestReadCanceled(t *testing.T) {
@@ -158,9 +134,7 @@ func TestReadCanceled(t *testing.T) {
 	silentPeer(t, l)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := Dial(ctx, "127.0.0.1", l.Port(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = c.Read(make([]byte, 5), "couldn't read done")

@@ -2,6 +2,8 @@ package oob
 
 import (
 	"context"
+	"fmt"
+	"github.com/stretchr/testify/require"
 	"net"
 	"testing"
 	"time"
@@ -11,9 +13,7 @@ import (
 // removing it lets a step wait longer than the limit the connection was made with.
 func TestSetTimeout(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	reply := make(chan struct{})
 	go func() {
@@ -27,16 +27,14 @@ func TestSetTimeout(t *testing.T) {
 		_, _ = s.Read(make([]byte, 1))
 	}()
 	c, err := Dial(context.Background(), "127.0.0.1", l.Addr().(*net.TCPAddr).Port, 30*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 
 	c.SetTimeout(0)
 	time.AfterFunc(100*time.Millisecond, func() { close(reply) })
 	buf := make([]byte, 4)
 	if err := c.ReadFull(buf, "read"); err != nil || string(buf) != "late" {
-		t.Fatalf("without a limit: got %q, %v", buf, err)
+		require.Fail(t, fmt.Sprintf("without a limit: got %q, %v", buf, err))
 	}
 
 	c.SetTimeout(20 * time.Millisecond)

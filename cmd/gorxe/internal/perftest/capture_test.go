@@ -7,6 +7,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/stretchr/testify/require"
 )
 
 // The golden capture holds the TCP payloads of kernel rxe's out-of-band exchanges, in this order:
@@ -40,17 +41,13 @@ func (c *conversation) side(client bool) [][]byte {
 
 // perftestRuns returns the capture's perftest connections (those that start with a 16-byte
 // version message), in order: write_bw, read_bw, send_bw, atomic_bw, send_lat.
-func perftestRuns(t *testing.T) []*conversation {
+func perftestRuns(t testing.TB) []*conversation {
 	t.Helper()
 	f, err := os.Open(captureFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var convs []*conversation
 	byPort := map[uint16]*conversation{}
 	for {
@@ -82,8 +79,6 @@ func perftestRuns(t *testing.T) []*conversation {
 			runs = append(runs, c)
 		}
 	}
-	if len(runs) != 5 {
-		t.Fatalf("found %d perftest connections in the capture, want 5", len(runs))
-	}
+	require.Len(t, runs, 5, "found %d perftest connections in the capture, want 5", len(runs))
 	return runs
 }

@@ -1,6 +1,9 @@
 package perftest
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"strings"
 	"testing"
@@ -49,7 +52,7 @@ func hexField(t *testing.T, s string) uint64 {
 		case c >= 'a' && c <= 'f':
 			v = v<<4 | uint64(c-'a'+10)
 		default:
-			t.Fatalf("%q is not hexadecimal", s)
+			require.Fail(t, fmt.Sprintf("%q is not hexadecimal", s))
 		}
 	}
 	return v
@@ -59,9 +62,7 @@ func TestMatchesPerftestOutput(t *testing.T) {
 	t.Run("ib_write_bw server", func(t *testing.T) {
 		want := readFile(t, "testdata/c-reference/ib_write_bw-server-rxe.txt")
 		p, err := ParseArgs(Test{VerbWrite, BW}, strings.Fields("-x 1 -m 1024 -F -s 1048576 -n 20"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		local, remote := parseAddressLines(t, want, VerbWrite)
 		var b strings.Builder
 		b.WriteString(waitingBanner)
@@ -71,17 +72,13 @@ func TestMatchesPerftestOutput(t *testing.T) {
 		writeResultHeader(&b, p)
 		writeBW(&b, p, &Report{Size: 1048576, Iters: 20, BWPeak: 2.9, BWAvg: 2.9, MsgRate: 0.000003})
 		b.WriteString(resultLine)
-		if b.String() != want {
-			t.Errorf("gorxe prints\n%s\nperftest printed\n%s", b.String(), want)
-		}
+		assert.Equal(t, want, b.String(), "gorxe prints\n%s\nperftest printed\n%s", b.String(), want)
 	})
 	t.Run("ib_send_lat client", func(t *testing.T) {
 		want := readFile(t, "testdata/c-reference/ib_send_lat-client-rxe.txt")
 		// perftest turns inline off on devices it does not know, rxe among them.
 		p, err := ParseArgs(Test{VerbSend, Lat}, strings.Fields("-x 1 -m 1024 -F -s 2 -n 200 -I 0 198.18.0.1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		local, remote := parseAddressLines(t, want, VerbSend)
 		var b strings.Builder
 		writeHeader(&b, p, info{device: "rxe0", mtuBytes: 1024, gidIndex: 1})
@@ -90,17 +87,13 @@ func TestMatchesPerftestOutput(t *testing.T) {
 		writeResultHeader(&b, p)
 		writeLat(&b, p, 2, 200, &latStats{min: 155.23, max: 441499.30, typical: 981.29, avg: 5430.69, stdev: 8099.02, p99: 196598.96, p999: 441499.30})
 		b.WriteString(resultLine)
-		if b.String() != want {
-			t.Errorf("gorxe prints\n%s\nperftest printed\n%s", b.String(), want)
-		}
+		assert.Equal(t, want, b.String(), "gorxe prints\n%s\nperftest printed\n%s", b.String(), want)
 	})
 }
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }

@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -67,48 +68,52 @@ func TestDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
 			p, err := ParseArgs(tt.test, strings.Fields(tt.args))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := settingsOf(p); got != tt.want {
-				t.Errorf("got  %+v\nwant %+v", got, tt.want)
-			}
+			require.NoError(t, err)
+			got := settingsOf(p)
+			assert.Equal(t, tt.want, got, "got  %+v\nwant %+v", got, tt.want)
 		})
 	}
 }
 
 func TestOptions(t *testing.T) {
 	p, err := ParseArgs(abw, strings.Fields("-d eth0 --bind 10.0.0.1 -p 9999 -x 3 -m 1024 -A CMP_AND_SWAP -o 16 -u 18 -S 2 --tclass 32 -e --report_gbits --ipv6 --timeout 3s --output bandwidth -F server.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := Params{Device: "eth0", Bind: "10.0.0.1", Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
 		QPTimeout: 18, SL: 2, TClass: 32, Events: true, ReportGbits: true, IPv6: true, Timeout: 3 * time.Second, Output: "bandwidth", Server: "server.example"}
 	got := Params{Device: p.Device, Bind: p.Bind, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
 		QPTimeout: p.QPTimeout, SL: p.SL, TClass: p.TClass, Events: p.Events, ReportGbits: p.ReportGbits, IPv6: p.IPv6, Timeout: p.Timeout, Output: p.Output, Server: p.Server}
-	if got.Device != want.Device || got.Bind != want.Bind || got.Port != want.Port || got.GIDIndex != want.GIDIndex ||
-		got.MTU != want.MTU || got.AtomicType != want.AtomicType || got.OutReads != want.OutReads || got.QPTimeout != want.QPTimeout ||
-		got.SL != want.SL || got.TClass != want.TClass || !got.Events || !got.ReportGbits || !got.IPv6 || got.Timeout != want.Timeout || got.Output != want.Output {
-		t.Errorf("got %+v", got)
-	}
+	assert.Equal(t, want.Device, got.Device, "got %+v", got)
+	assert.Equal(t, want.Bind, got.Bind, "got %+v", got)
+	assert.Equal(t, want.Port, got.Port, "got %+v", got)
+	assert.Equal(t, want.GIDIndex, got.GIDIndex, "got %+v", got)
+	assert.Equal(t, want.MTU, got.MTU, "got %+v", got)
+	assert.Equal(t, want.AtomicType, got.AtomicType, "got %+v", got)
+	assert.Equal(t, want.OutReads, got.OutReads, "got %+v", got)
+	assert.Equal(t, want.QPTimeout, got.QPTimeout, "got %+v", got)
+	assert.Equal(t, want.SL, got.SL, "got %+v", got)
+	assert.Equal(t, want.TClass, got.TClass, "got %+v", got)
+	assert.True(t, got.Events, "got %+v", got)
+	assert.True(t, got.ReportGbits, "got %+v", got)
+	assert.True(t, got.IPv6, "got %+v", got)
+	assert.Equal(t, want.Timeout, got.Timeout, "got %+v", got)
+	assert.Equal(t, want.Output, got.Output, "got %+v", got)
 
 	p, err = ParseArgs(wbw, strings.Fields("-D 8 host"))
-	if err != nil || p.Duration != 8 || p.Margin != 2 || !p.NoPeak {
-		t.Errorf("-D 8: %+v, %v", p, err)
-	}
+	assert.NoError(t, err, "-D 8: %+v, %v", p, err)
+	assert.Equal(t, 8, p.Duration, "-D 8: %+v, %v", p, err)
+	assert.Equal(t, 2, p.Margin, "-D 8: %+v, %v", p, err)
+	assert.True(t, p.NoPeak, "-D 8: %+v, %v", p, err)
 	p, err = ParseArgs(slat, strings.Fields("-a -c UD host"))
-	if err != nil || !p.All || p.bufSize() != p.Size {
-		t.Errorf("-a -c UD: %+v, %v", p, err)
-	}
+	assert.NoError(t, err, "-a -c UD: %+v, %v", p, err)
+	assert.True(t, p.All, "-a -c UD: %+v, %v", p, err)
+	assert.Equal(t, p.Size, p.bufSize(), "-a -c UD: %+v, %v", p, err)
 	p, err = ParseArgs(wbw, strings.Fields("-a host"))
-	if err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize {
-		t.Errorf("-a: %v, %v", p.sizes(), err)
-	}
+	assert.False(t, err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize, "-a: %v, %v", p.sizes(), err)
 	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, ErrHelp) {
-		t.Errorf("-h: %v", err)
+		assert.Fail(t, fmt.Sprintf("-h: %v", err))
 	}
 	if _, err := ParseArgs(rlat, []string{"--version"}); !errors.Is(err, ErrVersion) {
-		t.Errorf("--version: %v", err)
+		assert.Fail(t, fmt.Sprintf("--version: %v", err))
 	}
 }
 
@@ -155,12 +160,10 @@ func TestOptionErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
 			_, err := ParseArgs(tt.test, strings.Fields(tt.args))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %q, want one line with %q matching %v", err, tt.want, tt.is)
-			}
+			require.Error(t, err, "no error")
+			assert.ErrorIs(t, err, tt.is, "error %q, want one line with %q matching %v", err, tt.want, tt.is)
+			assert.Contains(t, err.Error(), tt.want, "error %q, want one line with %q matching %v", err, tt.want, tt.is)
+			assert.NotContains(t, err.Error(), "\n", "error %q, want one line with %q matching %v", err, tt.want, tt.is)
 		})
 	}
 }
@@ -170,9 +173,8 @@ func TestTestNames(t *testing.T) {
 	for _, tt := range Tests {
 		names = append(names, tt.Name())
 	}
-	if got := strings.Join(names, " "); got != "write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat" {
-		t.Errorf("names %s", got)
-	}
+	got := strings.Join(names, " ")
+	assert.Equal(t, "write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat", got, "names %s", got)
 }
 
 func TestUsage(t *testing.T) {
@@ -180,12 +182,10 @@ func TestUsage(t *testing.T) {
 		var b strings.Builder
 		Usage(&b, tt)
 		out := b.String()
-		if !strings.Contains(out, "gorxe "+tt.Name()+" <host>") || !strings.Contains(out, "--iters") {
-			t.Errorf("%s usage:\n%s", tt.Name(), out)
-		}
-		if strings.Contains(out, "--atomic_type") != (tt.Verb == VerbAtomic) || strings.Contains(out, "--qp=") != (tt.Kind == BW) {
-			t.Errorf("%s usage lists options of other tests:\n%s", tt.Name(), out)
-		}
+		assert.Contains(t, out, "gorxe "+tt.Name()+" <host>", "%s usage:\n%s", tt.Name(), out)
+		assert.Contains(t, out, "--iters", "%s usage:\n%s", tt.Name(), out)
+		assert.Equal(t, bool((tt.Verb == VerbAtomic)), strings.Contains(out, "--atomic_type"), "%s usage lists options of other tests:\n%s", tt.Name(), out)
+		assert.Equal(t, bool((tt.Kind == BW)), strings.Contains(out, "--qp="), "%s usage lists options of other tests:\n%s", tt.Name(), out)
 	}
 }
 

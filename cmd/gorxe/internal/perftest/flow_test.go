@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden output files")
@@ -59,16 +61,12 @@ func (r *replay) Write(p []byte, op string) error {
 	switch {
 	case len(p) == VersionLen && len(want) == VersionLen:
 		// gorxe advertises its own version.
-		if !bytes.Equal(p, AppendVersion(nil, Version)) {
-			r.t.Errorf("%s: version message %q", op, p)
-		}
+		assert.Equal(r.t, AppendVersion(nil, Version), p, "%s: version message %q", op, p)
 	case r.server && len(p) == ReportFieldLen && len(want) == ReportFieldLen:
 		// perftest's server sends an uninitialised report; gorxe's is zero.
-		if !bytes.Equal(p, make([]byte, ReportFieldLen)) {
-			r.t.Errorf("%s: server report field %x, want zeros", op, p)
-		}
+		assert.Equal(r.t, make([]byte, ReportFieldLen), p, "%s: server report field %x, want zeros", op, p)
 	case !bytes.Equal(p, want):
-		r.t.Errorf("%s: gorxe wrote %q, the recorded side %q", op, p, want)
+		assert.Fail(r.t, fmt.Sprintf("%s: gorxe wrote %q, the recorded side %q", op, p, want))
 	}
 	return nil
 }
@@ -153,13 +151,11 @@ func firstKey(t *testing.T, c *conversation, client bool) Dest {
 	for _, m := range c.side(client) {
 		if len(m) == KeyLen {
 			d, err := ParseKey(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return d
 		}
 	}
-	t.Fatal("no key message")
+	require.Fail(t, "no key message")
 	return Dest{}
 }
 
@@ -170,9 +166,7 @@ func firstReport(t *testing.T, c *conversation, client bool) Report {
 	i := 0
 	for _, m := range c.side(client) {
 		if len(m) == ReportFieldLen && i < ReportFields {
-			if err := SetReportField(&r, i, m); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, SetReportField(&r, i, m))
 			i++
 		}
 	}
@@ -212,9 +206,7 @@ func TestFlowAgainstCapture(t *testing.T) {
 					args = append(args, "10.99.0.2")
 				}
 				p, err := ParseArgs(cc.test, args)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				mine := firstKey(t, conv, client)
 				fp := &fakePlane{
 					dests:  []Dest{mine},
@@ -230,19 +222,14 @@ func TestFlowAgainstCapture(t *testing.T) {
 				var out, errs bytes.Buffer
 				f := &flow{p: p, x: newSession(rp, client), s: rp, pl: fp, out: &out, full: true,
 					warn: func(s string) { errs.WriteString(s + "\n") }, cycleBuffer: 4096}
-				if err := f.run(context.Background(), gorxe.MTU1024); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, f.run(context.Background(), gorxe.MTU1024))
 				rp.skipPeerDone()
 				if len(rp.steps) != 0 {
-					t.Errorf("%d recorded messages left over, first %q", len(rp.steps), rp.steps[0].data)
+					assert.Fail(t, fmt.Sprintf("%d recorded messages left over, first %q", len(rp.steps), rp.steps[0].data))
 				}
-				if want := firstKey(t, conv, !client); len(fp.remote) != 1 || fp.remote[0] != want {
-					t.Errorf("connected to %+v, want %+v", fp.remote, want)
-				}
-				if fp.neg != (negotiated{mtu: gorxe.MTU1024, cycleBuffer: 4096, cacheLine: 64}) {
-					t.Errorf("negotiated %+v", fp.neg)
-				}
+				want := firstKey(t, conv, !client)
+				assert.False(t, len(fp.remote) != 1 || fp.remote[0] != want, "connected to %+v, want %+v", fp.remote, want)
+				assert.Equal(t, (negotiated{mtu: gorxe.MTU1024, cycleBuffer: 4096, cacheLine: 64}), fp.neg, "negotiated %+v", fp.neg)
 				checkGolden(t, filepath.Join("testdata", "golden", cc.name+"-"+side+".txt"), out.String())
 			})
 		}
@@ -252,21 +239,13 @@ func TestFlowAgainstCapture(t *testing.T) {
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	require.NoError(t, err, "%v (run with -update to create it)", err)
+	assert.Equal(t, string(want), got, "output differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
 }
 
 // TestFlowCalls checks where each test drives the RDMA side relative to the exchange.
@@ -290,12 +269,8 @@ func TestFlowCalls(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
 			cli, srv := runPair(t, tt.test, strings.Fields(tt.args), nil)
-			if fmt.Sprint(cli.calls) != fmt.Sprint(tt.client) {
-				t.Errorf("client calls %v, want %v", cli.calls, tt.client)
-			}
-			if fmt.Sprint(srv.calls) != fmt.Sprint(tt.server) {
-				t.Errorf("server calls %v, want %v", srv.calls, tt.server)
-			}
+			assert.Equal(t, fmt.Sprint(tt.client), fmt.Sprint(cli.calls), "client calls %v, want %v", cli.calls, tt.client)
+			assert.Equal(t, fmt.Sprint(tt.server), fmt.Sprint(srv.calls), "server calls %v, want %v", srv.calls, tt.server)
 		})
 	}
 }
@@ -330,9 +305,7 @@ func runPair(t *testing.T, test Test, args []string, tweak func(*Params)) (*fake
 			argv = append(argv, "peer")
 		}
 		p, err := ParseArgs(test, argv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if tweak != nil {
 			tweak(p)
 		}
@@ -356,9 +329,7 @@ func runPair(t *testing.T, test Test, args []string, tweak func(*Params)) (*fake
 		}()
 	}
 	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, <-errs)
 	}
 	return planes[0], planes[1]
 }

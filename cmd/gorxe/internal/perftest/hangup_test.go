@@ -94,7 +94,7 @@ func TestFailedSideHangsUp(t *testing.T) {
 				require.ErrorIs(t, err, ErrCompletion)
 				assert.Contains(t, err.Error(), "Failed status 12 (transport retry counter exceeded)")
 			case <-bound:
-				t.Fatal("the failing side did not return")
+				require.Fail(t, "the failing side did not return")
 			}
 			select {
 			case err := <-waiting:
@@ -102,7 +102,7 @@ func TestFailedSideHangsUp(t *testing.T) {
 				assert.Contains(t, err.Error(), "(the peer stopped the test early; its output says why)")
 				assert.NotContains(t, err.Error(), "different tool")
 			case <-bound:
-				t.Fatal("the waiting side is still waiting after its peer failed")
+				require.Fail(t, "the waiting side is still waiting after its peer failed")
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/netio"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fabricPair opens two devices on an in-memory network.
@@ -21,9 +23,7 @@ func fabricPair(t *testing.T) (*gorxe.Device, *gorxe.Device) {
 	open := func(addr string) *gorxe.Device {
 		d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Workers: 2,
 			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
@@ -51,9 +51,7 @@ func runRDMA(t *testing.T, test Test, args string) (string, string) {
 			argv, dev, s = append(argv, "10.0.0.1"), cliDev, a
 		}
 		p, err := ParseArgs(test, argv)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		go func() {
 			var out, warn bytes.Buffer
 			w := func(m string) { fmt.Fprintln(&warn, m) }
@@ -80,9 +78,7 @@ func runRDMA(t *testing.T, test Test, args string) (string, string) {
 	var outs [2]string
 	for range 2 {
 		r := <-results
-		if r.err != nil {
-			t.Fatalf("%v\nnotices: %s", r.err, r.warn)
-		}
+		require.NoError(t, r.err, "%v\nnotices: %s", r.err, r.warn)
 		if r.client {
 			outs[0] = r.out
 		} else {
@@ -101,7 +97,7 @@ func resultFields(t *testing.T, out string) []string {
 			return strings.Fields(lines[i+1])
 		}
 	}
-	t.Fatalf("no result in:\n%s", out)
+	require.Fail(t, fmt.Sprintf("no result in:\n%s", out))
 	return nil
 }
 
@@ -136,12 +132,10 @@ func TestRDMA(t *testing.T) {
 		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
 			cli, srv := runRDMA(t, tt.test, tt.args)
 			got := resultFields(t, cli)
-			if got[0] != tt.size || got[1] != tt.iters {
-				t.Errorf("client result %v, want size %s and %s iterations\n%s", got, tt.size, tt.iters, cli)
-			}
+			assert.False(t, got[0] != tt.size || got[1] != tt.iters, "client result %v, want size %s and %s iterations\n%s", got, tt.size, tt.iters, cli)
 			if tt.test.Kind == BW || tt.test.Verb == VerbWrite || tt.test.Verb == VerbSend {
 				if got := resultFields(t, srv); got[0] != tt.size || got[1] != tt.iters {
-					t.Errorf("server result %v\n%s", got, srv)
+					assert.Fail(t, fmt.Sprintf("server result %v\n%s", got, srv))
 				}
 			}
 		})
@@ -162,9 +156,8 @@ func TestRDMAAllSizes(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(sizes, " "); got != "2 4 8 16 32 64 128 256 512 1024 2048 4096" {
-		t.Errorf("sizes %s\n%s", got, cli)
-	}
+	got := strings.Join(sizes, " ")
+	assert.Equal(t, "2 4 8 16 32 64 128 256 512 1024 2048 4096", got, "sizes %s\n%s", got, cli)
 }
 
 // A timed run reports the messages of its sampled window.
@@ -172,12 +165,8 @@ func TestRDMADuration(t *testing.T) {
 	cli, srv := runRDMA(t, Test{VerbWrite, BW}, "-D 1 -f 0 -s 1024")
 	for _, out := range []string{cli, srv} {
 		f := resultFields(t, out)
-		if f[0] != "1024" || f[1] == "0" || f[2] != "0.00" {
-			t.Errorf("timed result %v\n%s", f, out)
-		}
+		assert.False(t, f[0] != "1024" || f[1] == "0" || f[2] != "0.00", "timed result %v\n%s", f, out)
 	}
 	cli, _ = runRDMA(t, Test{VerbWrite, Lat}, "-D 1 -f 0")
-	if !strings.Contains(cli, "t_avg[usec]    tps average") {
-		t.Errorf("timed latency output:\n%s", cli)
-	}
+	assert.Contains(t, cli, "t_avg[usec]    tps average", "timed latency output:\n%s", cli)
 }

@@ -1,6 +1,9 @@
 package perftest
 
 import (
+	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strings"
 	"testing"
@@ -19,9 +22,8 @@ func TestAltHex(t *testing.T) {
 		{0x7fbd7d593000, 16, "0x007fbd7d593000"}, {0, 16, "0000000000000000"},
 	}
 	for _, tt := range tests {
-		if got := altHex(tt.v, tt.width); got != tt.want {
-			t.Errorf("altHex(%#x, %d) = %q, want %q", tt.v, tt.width, got, tt.want)
-		}
+		got := altHex(tt.v, tt.width)
+		assert.Equal(t, tt.want, got, "altHex(%#x, %d) = %q, want %q", tt.v, tt.width, got, tt.want)
 	}
 }
 
@@ -43,17 +45,13 @@ func TestWriteDest(t *testing.T) {
  local address: LID 0000 QPN 0x0027 PSN 0x842325
  GID: 00:00:00:00:00:00:00:00:00:00:255:255:172:31:01:01
 `
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
+	assert.Equal(t, want, b.String(), "got\n%s\nwant\n%s", b.String(), want)
 }
 
 func TestHeaderVariants(t *testing.T) {
 	head := func(test Test, args string) string {
 		p, err := ParseArgs(test, strings.Fields(args))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var b strings.Builder
 		writeHeader(&b, p, info{device: "gorxe_lo", mtuBytes: 4096, gidIndex: 1, outReads: 128})
 		return b.String()
@@ -70,14 +68,10 @@ func TestHeaderVariants(t *testing.T) {
 	} {
 		got := head(tt.test, tt.args)
 		for _, s := range tt.has {
-			if !strings.Contains(got, s) {
-				t.Errorf("%s %s: header lacks %q:\n%s", tt.test.Name(), tt.args, s, got)
-			}
+			assert.Contains(t, got, s, "%s %s: header lacks %q:\n%s", tt.test.Name(), tt.args, s, got)
 		}
 		for _, s := range tt.not {
-			if strings.Contains(got, s) {
-				t.Errorf("%s %s: header has %q:\n%s", tt.test.Name(), tt.args, s, got)
-			}
+			assert.NotContains(t, got, s, "%s %s: header has %q:\n%s", tt.test.Name(), tt.args, s, got)
 		}
 	}
 }
@@ -87,21 +81,17 @@ func TestWriteBW(t *testing.T) {
 	r := &Report{Size: 65536, Iters: 5000, BWPeak: 11234.5678, BWAvg: 11001.25, MsgRate: 0.176}
 	var b strings.Builder
 	writeBW(&b, p, r)
-	if want := " 65536      5000             11234.57            11001.25\t\t   0.176000\n"; b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
-	}
+	want := " 65536      5000             11234.57            11001.25\t\t   0.176000\n"
+	assert.Equal(t, want, b.String(), "got %q, want %q", b.String(), want)
 	// Below 0.1 Gb/s perftest switches to six decimals.
 	b.Reset()
 	writeBW(&b, &Params{ReportGbits: true}, &Report{Size: 8, Iters: 50, BWPeak: 0.05, BWAvg: 0.04, MsgRate: 0.62})
-	if want := " 8          50           0.050000            0.040000            0.620000\n"; b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
-	}
+	want = " 8          50           0.050000            0.040000            0.620000\n"
+	assert.Equal(t, want, b.String(), "got %q, want %q", b.String(), want)
 	for out, want := range map[string]string{"bandwidth": "11001.250000\n", "message_rate": "0.176000\n"} {
 		b.Reset()
 		writeBW(&b, &Params{Output: out}, r)
-		if b.String() != want {
-			t.Errorf("--output=%s: got %q, want %q", out, b.String(), want)
-		}
+		assert.Equal(t, want, b.String(), "--output=%s: got %q, want %q", out, b.String(), want)
 	}
 }
 
@@ -116,19 +106,18 @@ func TestBWReport(t *testing.T) {
 		}
 	}
 	r := bwReport(&s, 1<<20, 8, 1, 2, false, false)
-	if r.Size != 1<<20 || r.Iters != 8 || !near(r.BWAvg, 8/0.08) || !near(r.MsgRate, 8/0.08/1e6) || !near(r.BWPeak, 100) {
-		t.Errorf("got %+v", r)
-	}
+	assert.Equal(t, uint64(1<<20), r.Size, "got %+v", r)
+	assert.Equal(t, uint64(8), r.Iters, "got %+v", r)
+	assert.True(t, near(r.BWAvg, 8/0.08), "got %+v", r)
+	assert.True(t, near(r.MsgRate, 8/0.08/1e6), "got %+v", r)
+	assert.True(t, near(r.BWPeak, 100), "got %+v", r)
 	r = bwReport(&s, 1<<20, 8, 1, 2, false, true)
-	if !near(r.BWAvg, 8*(1<<20)/0.08/bytesPerGb) {
-		t.Errorf("Gb/s average %v", r.BWAvg)
-	}
+	assert.True(t, near(r.BWAvg, 8*(1<<20)/0.08/bytesPerGb), "Gb/s average %v", r.BWAvg)
 	// Without the peak: first post to the one completion timestamp.
 	np := bwSamples{posted: []int64{1}, completed: []int64{50e6 + 1}}
 	r = bwReport(&np, 1000, 10, 1, 1, true, false)
-	if r.BWPeak != 0 || !near(r.BWAvg, 10*1000/0.05/bytesPerMB) {
-		t.Errorf("no peak: %+v", r)
-	}
+	assert.Equal(t, float64(0), r.BWPeak, "no peak: %+v", r)
+	assert.True(t, near(r.BWAvg, 10*1000/0.05/bytesPerMB), "no peak: %+v", r)
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -141,33 +130,35 @@ func TestLatReport(t *testing.T) {
 		starts = append(starts, starts[len(starts)-1]+d*1000)
 	}
 	st, unsorted, sorted := latReport(starts, 1)
-	if len(unsorted) != 12 || unsorted[2] != 50 || len(sorted) != 10 || sorted[0] != 8 || sorted[9] != 12 {
-		t.Fatalf("samples %v %v", unsorted, sorted)
-	}
+	require.Len(t, unsorted, 12, "samples %v %v", unsorted, sorted)
+	require.Equal(t, float64(50), unsorted[2], "samples %v %v", unsorted, sorted)
+	require.Len(t, sorted, 10, "samples %v %v", unsorted, sorted)
+	require.Equal(t, float64(8), sorted[0], "samples %v %v", unsorted, sorted)
+	require.Equal(t, float64(12), sorted[9], "samples %v %v", unsorted, sorted)
 	want := latStats{min: 8, max: 30, typical: 10, avg: 10, stdev: math.Sqrt(0.8), p99: 30, p999: 30}
-	if !near(st.min, want.min) || !near(st.max, want.max) || !near(st.typical, want.typical) || !near(st.avg, want.avg) ||
-		!near(st.stdev, want.stdev) || !near(st.p99, want.p99) || !near(st.p999, want.p999) {
-		t.Errorf("got %+v, want %+v", st, want)
-	}
+	assert.True(t, near(st.min, want.min), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.max, want.max), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.typical, want.typical), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.avg, want.avg), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.stdev, want.stdev), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.p99, want.p99), "got %+v, want %+v", st, want)
+	assert.True(t, near(st.p999, want.p999), "got %+v, want %+v", st, want)
 	// Round-trip tests halve every sample.
 	st2, _, _ := latReport(starts, 2)
-	if !near(st2.avg, 5) || !near(st2.min, 4) {
-		t.Errorf("rtt 2: %+v", st2)
-	}
+	assert.True(t, near(st2.avg, 5), "rtt 2: %+v", st2)
+	assert.True(t, near(st2.min, 4), "rtt 2: %+v", st2)
 	var b strings.Builder
 	writeLat(&b, &Params{}, 2, 13, &st)
 	if want := " 2       13          8.00           30.00        10.00    \t       10.00       \t0.89   \t\t30.00   \t\t30.00  \n"; b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
+		assert.Fail(t, fmt.Sprintf("got %q, want %q", b.String(), want))
 	}
 	b.Reset()
 	writeLat(&b, &Params{Output: "latency"}, 2, 13, &st)
-	if b.String() != "10.000000\n" {
-		t.Errorf("--output=latency: %q", b.String())
-	}
+	assert.Equal(t, "10.000000\n", b.String(), "--output=latency: %q", b.String())
 	b.Reset()
 	writeLatDuration(&b, &Params{}, 64, 1000, 20*time.Millisecond, 2)
 	if want := " 64            1000            10.00          50000.00\n"; b.String() != want {
-		t.Errorf("duration: got %q, want %q", b.String(), want)
+		assert.Fail(t, fmt.Sprintf("duration: got %q, want %q", b.String(), want))
 	}
 }
 
@@ -178,13 +169,11 @@ func TestCycle(t *testing.T) {
 		ends = append(ends, c.offset(k)+1500)
 	}
 	// perftest wraps after cycle/step messages, so no message crosses the cycle buffer.
-	if c.step != 1536 || c.slots != 2 || ends[0] != 1500 || ends[1] != 3036 || ends[2] != 1500 {
-		t.Errorf("cycle %+v, ends %v", c, ends)
-	}
+	assert.False(t, c.step != 1536 || c.slots != 2 || ends[0] != 1500 || ends[1] != 3036 || ends[2] != 1500, "cycle %+v, ends %v", c, ends)
 	if c := newCycle(3, 4096, 64); c.step != 64 || c.slots != 64 || c.offset(64) != 0 || c.offset(63) != 4032 {
-		t.Errorf("small messages: %+v", c)
+		assert.Fail(t, fmt.Sprintf("small messages: %+v", c))
 	}
 	if c := newCycle(4096, 4096, 64); c.offset(7) != 0 {
-		t.Errorf("large messages move: %+v", c)
+		assert.Fail(t, fmt.Sprintf("large messages move: %+v", c))
 	}
 }

@@ -1,13 +1,14 @@
 package perftest
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // script is a Stream whose peer sends fixed messages and which records what gorxe writes.
@@ -60,14 +61,11 @@ func TestSessionVersions(t *testing.T) {
 		s := &script{peer: [][]byte{msg}}
 		_, err := newSession(s, true).versions()
 		if tt.is == nil {
-			if err != nil {
-				t.Errorf("peer %q: %v", tt.peer, err)
-			}
+			assert.NoError(t, err, "peer %q", tt.peer)
 			continue
 		}
-		if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("peer %q: error %v, want %q", tt.peer, err, tt.want)
-		}
+		assert.ErrorIs(t, err, tt.is, "peer %q: error %v, want %q", tt.peer, err, tt.want)
+		assert.Contains(t, err.Error(), tt.want, "peer %q: error %v, want %q", tt.peer, err, tt.want)
 	}
 }
 
@@ -75,20 +73,18 @@ func TestSessionSysDataAndMTU(t *testing.T) {
 	s := &script{peer: [][]byte{AppendSysData(nil, 65536), AppendSysData(nil, 32), []byte("2\x00"), []byte("9\x00")}}
 	x := newSession(s, false)
 	cb, cl, err := x.sysData(4096, 64)
-	if err != nil || cb != 65536 || cl != 64 {
-		t.Errorf("sysData: %d %d %v", cb, cl, err)
-	}
+	assert.NoError(t, err, "sysData: %d %d %v", cb, cl, err)
+	assert.Equal(t, int32(65536), cb, "sysData: %d %d %v", cb, cl, err)
+	assert.Equal(t, int32(64), cl, "sysData: %d %d %v", cb, cl, err)
 	if m, err := x.mtu(gorxe.MTU1024); err != nil || m != gorxe.MTU512 {
-		t.Errorf("peer asks 512: %v %v", m, err)
+		assert.Fail(t, fmt.Sprintf("peer asks 512: %v %v", m, err))
 	}
 	// A value that is no ibv_mtu leaves this side's MTU, as perftest does.
 	if m, err := x.mtu(gorxe.MTU1024); err != nil || m != gorxe.MTU1024 {
-		t.Errorf("peer sends 9: %v %v", m, err)
+		assert.Fail(t, fmt.Sprintf("peer sends 9: %v %v", m, err))
 	}
 	want := []string{"\x00\x00\x10\x00", "\x00\x00\x00\x40", "3\x00", "3\x00"}
-	if fmt.Sprintf("%q", s.wrote) != fmt.Sprintf("%q", want) {
-		t.Errorf("wrote %q, want %q", s.wrote, want)
-	}
+	assert.Equal(t, fmt.Sprintf("%q", want), fmt.Sprintf("%q", s.wrote), "wrote %q, want %q", s.wrote, want)
 }
 
 func TestSessionReportsAndClose(t *testing.T) {
@@ -102,19 +98,15 @@ func TestSessionReportsAndClose(t *testing.T) {
 	s.peer = append(s.peer, key)
 	x := newSession(s, true)
 	got, err := x.reports(&mine)
-	if err != nil || got != theirs {
-		t.Fatalf("reports: %+v %v", got, err)
-	}
-	if err := x.closeConnection(&Dest{QPN: 7}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(s.wrote); n != ReportFields+2 || string(s.wrote[n-1]) != "done\x00" || string(s.wrote[n-2]) != string(AppendKey(nil, &Dest{QPN: 7})) {
-		t.Errorf("wrote %q", s.wrote)
-	}
+	require.NoError(t, err, "reports: %+v %v", got, err)
+	require.Equal(t, theirs, got, "reports: %+v %v", got, err)
+	require.NoError(t, x.closeConnection(&Dest{QPN: 7}))
+	n := len(s.wrote)
+	assert.False(t, n != ReportFields+2 || string(s.wrote[n-1]) != "done\x00" || string(s.wrote[n-2]) != string(AppendKey(nil, &Dest{QPN: 7})), "wrote %q", s.wrote)
 	// A peer that closes in the middle of the reports is an error, not a hang.
 	s = &script{peer: [][]byte{AppendReportField(nil, &theirs, 0)}}
 	if _, err := newSession(s, false).reports(&mine); err == nil || !strings.Contains(err.Error(), "couldn't read remote report") {
-		t.Errorf("short reports: %v", err)
+		assert.Fail(t, fmt.Sprintf("short reports: %v", err))
 	}
 }
 
@@ -122,9 +114,7 @@ func TestSessionReportsAndClose(t *testing.T) {
 func TestGIDFamilyMismatch(t *testing.T) {
 	f := &flow{local: []Dest{{GID: GIDFromString(t, "10.0.0.1")}}, remote: []Dest{{GID: GIDFromString(t, "fd00::1")}}}
 	err := f.connect()
-	if err == nil || !strings.Contains(err.Error(), "incompatible GID types") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("error %v", err)
-	}
+	assert.False(t, err == nil || !strings.Contains(err.Error(), "incompatible GID types") || strings.Contains(err.Error(), "\n"), "error %v", err)
 }
 
 // The exchange is bounded before the measurement and unbounded once a side may wait for the
@@ -132,16 +122,10 @@ func TestGIDFamilyMismatch(t *testing.T) {
 func TestFlowTimeouts(t *testing.T) {
 	runs := perftestRuns(t)
 	p, err := ParseArgs(Test{VerbWrite, BW}, strings.Fields("-x 1 -s 65536 -n 50 --timeout 3s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rp := newReplay(t, runs[0], false)
 	f := &flow{p: p, x: newSession(rp, false), s: rp, pl: &fakePlane{dests: []Dest{firstKey(t, runs[0], false)}},
 		out: new(strings.Builder), warn: func(string) {}, cycleBuffer: 4096}
-	if err := f.run(t.Context(), gorxe.MTU1024); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(rp.timeouts) != "[true false]" {
-		t.Errorf("timeouts set: %v", rp.timeouts)
-	}
+	require.NoError(t, f.run(t.Context(), gorxe.MTU1024))
+	assert.Equal(t, "[true false]", fmt.Sprint(rp.timeouts), "timeouts set: %v", rp.timeouts)
 }

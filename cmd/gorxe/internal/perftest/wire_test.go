@@ -3,12 +3,14 @@ package perftest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Each message kind of the capture parses, and encoding what was parsed gives back the exact
@@ -21,38 +23,32 @@ func TestCaptureMessagesRoundTrip(t *testing.T) {
 				switch len(m) {
 				case VersionLen:
 					text, num, err := ParseVersion(m)
-					if err != nil || text != "6.06" || num != 6.06 {
-						t.Fatalf("run %d: version %q: %q %v %v", i, m, text, num, err)
-					}
+					require.NoError(t, err, "run %d: version %q: %q %v %v", i, m, text, num, err)
+					require.Equal(t, "6.06", text, "run %d: version %q: %q %v %v", i, m, text, num, err)
+					require.Equal(t, 6.06, num, "run %d: version %q: %q %v %v", i, m, text, num, err)
 					again = AppendVersion(nil, text)
 				case SysDataLen:
 					v, err := ParseSysData(m)
-					if err != nil || (v != 4096 && v != 64) {
-						t.Fatalf("run %d: system data %x: %d %v", i, m, v, err)
-					}
+					require.NoError(t, err, "run %d: system data %x: %d %v", i, m, v, err)
+					require.False(t, v != 4096 && v != 64, "run %d: system data %x: %d %v", i, m, v, err)
 					again = AppendSysData(nil, v)
 				case MTULen:
 					mtu, ok := ParseMTU(m)
-					if !ok || mtu != gorxe.MTU1024 {
-						t.Fatalf("run %d: MTU %q: %v %v", i, m, mtu, ok)
-					}
+					require.True(t, ok, "run %d: MTU %q: %v %v", i, m, mtu, ok)
+					require.Equal(t, gorxe.MTU1024, mtu, "run %d: MTU %q: %v %v", i, m, mtu, ok)
 					again = AppendMTU(nil, mtu)
 				case KeyLen:
 					d, err := ParseKey(m)
-					if err != nil {
-						t.Fatalf("run %d: key %q: %v", i, m, err)
-					}
+					require.NoError(t, err, "run %d: key %q", i, m)
 					again = AppendKey(nil, &d)
 				case ReportFieldLen:
 					continue // checked by TestCaptureReports
 				case DoneLen:
 					again = doneMsg
 				default:
-					t.Fatalf("run %d: unexpected message of %d bytes: %q", i, len(m), m)
+					require.Fail(t, fmt.Sprintf("run %d: unexpected message of %d bytes: %q", i, len(m), m))
 				}
-				if !bytes.Equal(again, m) {
-					t.Errorf("run %d: re-encoded %q, captured %q", i, again, m)
-				}
+				assert.Equal(t, m, again, "run %d: re-encoded %q, captured %q", i, again, m)
 			}
 		}
 	}
@@ -65,13 +61,11 @@ func TestCaptureKeys(t *testing.T) {
 		for _, m := range c.side(client) {
 			if len(m) == KeyLen {
 				d, err := ParseKey(m)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return d
 			}
 		}
-		t.Fatal("no key message")
+		require.Fail(t, "no key message")
 		return Dest{}
 	}
 	client := GIDFromString(t, "10.99.0.3")
@@ -89,9 +83,8 @@ func TestCaptureKeys(t *testing.T) {
 		{"send_lat client", 4, true, Dest{OutReads: 1, QPN: 0x28, PSN: 0x778c63, RKey: 0, VAddr: 0x55c82247b000, GID: client}},
 	}
 	for _, tt := range tests {
-		if got := key(runs[tt.run], tt.client); got != tt.want {
-			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
-		}
+		got := key(runs[tt.run], tt.client)
+		assert.Equal(t, tt.want, got, "%s: got %+v, want %+v", tt.name, got, tt.want)
 	}
 }
 
@@ -111,36 +104,28 @@ func TestCaptureReports(t *testing.T) {
 				fields = append(fields, m)
 			}
 		}
-		if len(fields) != ReportFields {
-			t.Fatalf("run %d: %d report fields from the client, want %d", i, len(fields), ReportFields)
-		}
+		require.Len(t, fields, ReportFields, "run %d: %d report fields from the client, want %d", i, len(fields), ReportFields)
 		var r Report
 		for f, b := range fields {
-			if err := SetReportField(&r, f, b); err != nil {
-				t.Fatal(err)
-			}
-			if again := AppendReportField(nil, &r, f); !bytes.Equal(again, b) {
-				t.Errorf("run %d field %d: re-encoded %x, captured %x", i, f, again, b)
-			}
+			require.NoError(t, SetReportField(&r, f, b))
+			again := AppendReportField(nil, &r, f)
+			assert.Equal(t, b, again, "run %d field %d: re-encoded %x, captured %x", i, f, again, b)
 		}
 		wantSize := uint64(65536)
 		if i == 3 {
 			wantSize = 8
 		}
-		if r.Size != wantSize || r.Iters != 50 {
-			t.Errorf("run %d: size %d iters %d, want %d and 50", i, r.Size, r.Iters, wantSize)
-		}
+		assert.Equal(t, wantSize, r.Size, "run %d: size %d iters %d, want %d and 50", i, r.Size, r.Iters, wantSize)
+		assert.Equal(t, uint64(50), r.Iters, "run %d: size %d iters %d, want %d and 50", i, r.Size, r.Iters, wantSize)
 		// A virtual machine pair moves these at tens of MB/s; the rate is the average over size.
-		if r.BWAvg <= 0 || r.BWPeak < r.BWAvg || math.Abs(r.MsgRate-r.BWAvg*bytesPerMB/float64(r.Size)/1e6) > 1e-9 {
-			t.Errorf("run %d: implausible report %+v", i, r)
-		}
+		assert.Greater(t, r.BWAvg, float64(0), "run %d: implausible report %+v", i, r)
+		assert.GreaterOrEqual(t, r.BWPeak, r.BWAvg, "run %d: implausible report %+v", i, r)
+		assert.LessOrEqual(t, math.Abs(r.MsgRate-r.BWAvg*bytesPerMB/float64(r.Size)/1e6), 1e-9, "run %d: implausible report %+v", i, r)
 	}
 	// The write_bw client's report, decoded by hand from the capture.
 	var r Report
 	_ = SetReportField(&r, 2, []byte{0x40, 0x35, 0x09, 0x04, 0x4d, 0x77, 0xaa, 0x19})
-	if math.Abs(r.BWPeak-21.035222) > 1e-6 {
-		t.Errorf("peak %f, want 21.035222", r.BWPeak)
-	}
+	assert.LessOrEqual(t, math.Abs(r.BWPeak-21.035222), 1e-6, "peak %f, want 21.035222", r.BWPeak)
 }
 
 func TestKeyFormat(t *testing.T) {
@@ -148,13 +133,11 @@ func TestKeyFormat(t *testing.T) {
 		GID: gorxe.GID{0xfe, 0x80, 15: 0x01}, SRQN: 0}
 	got := string(AppendKey(nil, &d))
 	want := "0000:0080:000011:abcdef:00001234:00007f0000001000:fe:80:00:00:00:00:00:00:00:00:00:00:00:00:00:01:00000000:\x00"
-	if got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
-	}
+	require.Equal(t, want, got, "got  %q\nwant %q", got, want)
 	// Out-of-range values are masked to their field, keeping the message 108 bytes long.
 	d.QPN, d.PSN, d.OutReads = 0x1000011, 0x1abcdef, 0x10080
 	if got := AppendKey(nil, &d); len(got) != KeyLen || string(got) != want {
-		t.Errorf("masked key %q", got)
+		assert.Fail(t, fmt.Sprintf("masked key %q", got))
 	}
 }
 
@@ -175,21 +158,18 @@ func TestParseKeyErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseKey(tt.msg)
-			if !errors.Is(err, ErrBadMessage) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %v, want one line with %q matching ErrBadMessage", err, tt.want)
-			}
+			assert.ErrorIs(t, err, ErrBadMessage, "error %v, want one line with %q matching ErrBadMessage", err, tt.want)
+			assert.Contains(t, err.Error(), tt.want, "error %v, want one line with %q matching ErrBadMessage", err, tt.want)
+			assert.NotContains(t, err.Error(), "\n", "error %v, want one line with %q matching ErrBadMessage", err, tt.want)
 		})
 	}
 }
 
 func TestVersion(t *testing.T) {
-	if got := AppendVersion(nil, Version); string(got) != "6.00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" {
-		t.Errorf("version message %q", got)
-	}
+	got := AppendVersion(nil, Version)
+	assert.Equal(t, "6.00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", string(got), "version message %q", got)
 	long := AppendVersion(nil, "123456789012345678")
-	if len(long) != VersionLen || long[15] != 0 {
-		t.Errorf("long version %q is not NUL-terminated in 16 bytes", long)
-	}
+	assert.False(t, len(long) != VersionLen || long[15] != 0, "long version %q is not NUL-terminated in 16 bytes", long)
 	tests := []struct {
 		in   string
 		text string
@@ -204,33 +184,31 @@ func TestVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		text, num, err := ParseVersion(AppendVersion(nil, tt.in))
-		if text != tt.text || num != tt.num || (err == nil) != tt.ok {
-			t.Errorf("ParseVersion(%q) = %q, %v, %v", tt.in, text, num, err)
-		}
-		if err != nil && !errors.Is(err, ErrBadMessage) {
-			t.Errorf("ParseVersion(%q): %v does not match ErrBadMessage", tt.in, err)
-		}
+		assert.Equal(t, tt.text, text, "ParseVersion(%q) = %q, %v, %v", tt.in, text, num, err)
+		assert.Equal(t, tt.num, num, "ParseVersion(%q) = %q, %v, %v", tt.in, text, num, err)
+		assert.Equal(t, tt.ok, bool((err == nil)), "ParseVersion(%q) = %q, %v, %v", tt.in, text, num, err)
+		assert.False(t, err != nil && !errors.Is(err, ErrBadMessage), "ParseVersion(%q): %v does not match ErrBadMessage", tt.in, err)
 	}
 	// perftest compares versions as C floats.
-	if !versionAtLeast(5.7, MinPeerVersion) || versionAtLeast(5.69, MinPeerVersion) || versionAtLeast(6.27, negotiateVersion) {
-		t.Error("version comparisons")
-	}
-	if _, num, _ := ParseVersion(AppendVersion(nil, Version)); !versionAtLeast(num, MinPeerVersion) || versionAtLeast(num, negotiateVersion) {
-		t.Errorf("gorxe's version %s must lie in [%.2f, %.2f)", Version, MinPeerVersion, negotiateVersion)
-	}
+	assert.True(t, versionAtLeast(5.7, MinPeerVersion), "version comparisons")
+	assert.False(t, versionAtLeast(5.69, MinPeerVersion), "version comparisons")
+	assert.False(t, versionAtLeast(6.27, negotiateVersion), "version comparisons")
+	_, num, _ := ParseVersion(AppendVersion(nil, Version))
+	assert.True(t, versionAtLeast(num, MinPeerVersion), "gorxe's version %s must lie in [%.2f, %.2f)", Version, MinPeerVersion, negotiateVersion)
+	assert.False(t, versionAtLeast(num, negotiateVersion), "gorxe's version %s must lie in [%.2f, %.2f)", Version, MinPeerVersion, negotiateVersion)
 }
 
 func TestMTUMessage(t *testing.T) {
 	for m := gorxe.MTU256; m <= gorxe.MTU4096; m++ {
 		b := AppendMTU(nil, m)
-		if got, ok := ParseMTU(b); len(b) != MTULen || !ok || got != m {
-			t.Errorf("MTU %v: %q parses to %v %v", m, b, got, ok)
-		}
+		got, ok := ParseMTU(b)
+		assert.Len(t, b, MTULen, "MTU %v: %q parses to %v %v", m, b, got, ok)
+		assert.True(t, ok, "MTU %v: %q parses to %v %v", m, b, got, ok)
+		assert.Equal(t, m, got, "MTU %v: %q parses to %v %v", m, b, got, ok)
 	}
 	for _, bad := range []string{"0\x00", "6\x00", "\x00\x00", "x3", "99"} {
-		if _, ok := ParseMTU([]byte(bad)); ok {
-			t.Errorf("ParseMTU(%q) accepted", bad)
-		}
+		_, ok := ParseMTU([]byte(bad))
+		assert.False(t, ok, "ParseMTU(%q) accepted", bad)
 	}
 }
 
@@ -244,9 +222,8 @@ func FuzzParseKey(f *testing.F) {
 		}
 		// Anything accepted re-encodes to a message that parses to the same address.
 		d2, err := ParseKey(AppendKey(nil, &d))
-		if err != nil || d2 != d {
-			t.Fatalf("%q parsed to %+v, which re-parses to %+v, %v", b, d, d2, err)
-		}
+		require.NoError(t, err, "%q parsed to %+v, which re-parses to %+v, %v", b, d, d2, err)
+		require.Equal(t, d, d2, "%q parsed to %+v, which re-parses to %+v, %v", b, d, d2, err)
 	})
 }
 
@@ -254,8 +231,7 @@ func FuzzParseVersion(f *testing.F) {
 	f.Add(AppendVersion(nil, "6.06"))
 	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, num, err := ParseVersion(b); err == nil && (num < 0 || math.IsNaN(num)) {
-			t.Fatalf("%q parsed to %v", b, num)
-		}
+		_, num, err := ParseVersion(b)
+		require.False(t, err == nil && (num < 0 || math.IsNaN(num)), "%q parsed to %v", b, num)
 	})
 }

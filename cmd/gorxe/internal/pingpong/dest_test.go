@@ -2,12 +2,13 @@ package pingpong
 
 import (
 	"bytes"
-	"errors"
 	"net/netip"
 	"os"
 	"testing"
 
 	"github.com/gorxe/gorxe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The testdata files hold the TCP payloads of real ibv_*_pingpong runs between two kernel rxe
@@ -16,9 +17,7 @@ import (
 func readGolden(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -46,15 +45,10 @@ func TestParseMsgGolden(t *testing.T) {
 	for _, tc := range tests {
 		b := readGolden(t, tc.file)
 		got, err := ParseMsg(b[:MsgLen])
-		if err != nil {
-			t.Fatalf("%s: %v", tc.file, err)
-		}
-		if got != tc.want {
-			t.Errorf("%s: ParseMsg = %+v, want %+v", tc.file, got, tc.want)
-		}
-		if enc := got.AppendMsg(nil); !bytes.Equal(enc, b[:MsgLen]) {
-			t.Errorf("%s: AppendMsg = %q, want the captured %q", tc.file, enc, b[:MsgLen])
-		}
+		require.NoError(t, err, "%s", tc.file)
+		assert.Equal(t, tc.want, got, "%s: ParseMsg = %+v, want %+v", tc.file, got, tc.want)
+		enc := got.AppendMsg(nil)
+		assert.Equal(t, b[:MsgLen], enc, "%s: AppendMsg = %q, want the captured %q", tc.file, enc, b[:MsgLen])
 	}
 }
 
@@ -66,37 +60,27 @@ func TestGoldenClientStreams(t *testing.T) {
 		count int
 	}{{"rc-client.bin", 1}, {"uc-client.bin", 1}, {"ud-client.bin", 1}, {"srq-client.bin", srqMsgs}} {
 		b := readGolden(t, tc.file)
-		if len(b) != tc.count*MsgLen+len(doneMsg) {
-			t.Fatalf("%s: %d bytes", tc.file, len(b))
-		}
+		require.Len(t, b, tc.count*MsgLen+len(doneMsg), "%s: %d bytes", tc.file, len(b))
 		var dests []Dest
 		for i := range tc.count {
 			d, err := ParseMsg(b[i*MsgLen : (i+1)*MsgLen])
-			if err != nil {
-				t.Fatalf("%s message %d: %v", tc.file, i, err)
-			}
+			require.NoError(t, err, "%s message %d", tc.file, i)
 			dests = append(dests, d)
 		}
 		real := 1
 		if tc.count == srqMsgs {
 			real = 16 // the default -q; the other 240 entries are zero
 			for i, d := range dests[:real] {
-				if d.QPN != 0x14+uint32(i) || d.GID != clientGID {
-					t.Errorf("%s message %d = %+v", tc.file, i, d)
-				}
+				assert.Equal(t, 0x14+uint32(i), d.QPN, "%s message %d = %+v", tc.file, i, d)
+				assert.Equal(t, clientGID, d.GID, "%s message %d = %+v", tc.file, i, d)
 			}
 			for i, d := range dests[real:] {
-				if d != (Dest{}) {
-					t.Errorf("%s message %d = %+v, want zero", tc.file, real+i, d)
-				}
+				assert.Equal(t, (Dest{}), d, "%s message %d = %+v, want zero", tc.file, real+i, d)
 			}
 		}
-		if enc := encodeMsgs(dests[:real], tc.count); !bytes.Equal(enc, b[:tc.count*MsgLen]) {
-			t.Errorf("%s: encodeMsgs differs from the capture", tc.file)
-		}
-		if !bytes.Equal(b[tc.count*MsgLen:], doneMsg) {
-			t.Errorf("%s: ends with %q, want %q", tc.file, b[tc.count*MsgLen:], doneMsg)
-		}
+		enc := encodeMsgs(dests[:real], tc.count)
+		assert.Equal(t, b[:tc.count*MsgLen], enc, "%s: encodeMsgs differs from the capture", tc.file)
+		assert.Equal(t, doneMsg, b[tc.count*MsgLen:], "%s: ends with %q, want %q", tc.file, b[tc.count*MsgLen:], doneMsg)
 	}
 }
 
@@ -120,23 +104,20 @@ func TestParseMsgRejects(t *testing.T) {
 		"empty":             nil,
 	}
 	for name, b := range tests {
-		if _, err := ParseMsg(b); !errors.Is(err, ErrBadMessage) {
-			t.Errorf("%s: ParseMsg = %v, want ErrBadMessage", name, err)
-		}
+		_, err := ParseMsg(b)
+		assert.ErrorIs(t, err, ErrBadMessage, "%s: ParseMsg = %v, want ErrBadMessage", name, err)
 	}
 	// Upper-case hex is what sscanf accepts too.
 	up := bytes.ToUpper(good)
-	if d, err := ParseMsg(up); err != nil || d.PSN != 0x5e6589 {
-		t.Errorf("upper case: %+v, %v", d, err)
-	}
+	d, err := ParseMsg(up)
+	assert.NoError(t, err, "upper case: %+v, %v", d, err)
+	assert.Equal(t, uint32(0x5e6589), d.PSN, "upper case: %+v, %v", d, err)
 }
 
 func TestAppendMsgMasks(t *testing.T) {
 	got := string(Dest{LID: 0xffff, QPN: 0x1abcdef, PSN: 0xff123456, GID: gid("fe80::1")}.AppendMsg(nil))
 	want := "ffff:abcdef:123456:fe800000000000000000000000000001\x00"
-	if got != want {
-		t.Fatalf("AppendMsg = %q, want %q", got, want)
-	}
+	require.Equal(t, want, got, "AppendMsg = %q, want %q", got, want)
 }
 
 func FuzzParseMsg(f *testing.F) {
@@ -148,16 +129,13 @@ func FuzzParseMsg(f *testing.F) {
 			return
 		}
 		back, err := ParseMsg(d.AppendMsg(nil))
-		if err != nil || back != d {
-			t.Fatalf("round trip of %q: %+v, %v", b, back, err)
-		}
+		require.NoError(t, err, "round trip of %q: %+v, %v", b, back, err)
+		require.Equal(t, d, back, "round trip of %q: %+v, %v", b, back, err)
 	})
 }
 
 func readGoldenF(f *testing.F, name string) []byte {
 	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -23,9 +24,7 @@ import (
 func fakeServer(t *testing.T, script func(c net.Conn) error) (int, <-chan error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
 		defer l.Close()
@@ -69,9 +68,7 @@ func expect(c net.Conn, want []byte) error {
 func listener(t *testing.T) *oob.Listener {
 	t.Helper()
 	ln, err := oob.Listen(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
 	return ln
 }
@@ -92,15 +89,10 @@ func TestClientAgainstCapturedServer(t *testing.T) {
 			return expect(c, client[MsgLen:])
 		})
 		remote, err := clientExchange(context.Background(), "127.0.0.1", port, time.Second, []Dest{mine}, 1)
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		if want, _ := ParseMsg(server); len(remote) != 1 || remote[0] != want {
-			t.Errorf("%s: remote = %+v, want %+v", tool, remote, want)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("%s: captured server: %v", tool, err)
-		}
+		require.NoError(t, err, "%s", tool)
+		want, _ := ParseMsg(server)
+		assert.False(t, len(remote) != 1 || remote[0] != want, "%s: remote = %+v, want %+v", tool, remote, want)
+		assert.NoError(t, <-done, "%s: captured server", tool)
 	}
 }
 
@@ -134,15 +126,11 @@ func TestServerAgainstCapturedClient(t *testing.T) {
 			connected = len(r) == tc.count && r[0].GID == clientGID
 			return nil
 		})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.tool, err)
-		}
+		require.NoError(t, err, "%s", tc.tool)
 		if !connected || remote[0].PSN == 0 {
-			t.Errorf("%s: connect saw %v, remote[0] = %+v", tc.tool, connected, remote[0])
+			assert.Fail(t, fmt.Sprintf("%s: connect saw %v, remote[0] = %+v", tc.tool, connected, remote[0]))
 		}
-		if err := <-done; err != nil {
-			t.Errorf("%s: captured client: %v", tc.tool, err)
-		}
+		assert.NoError(t, <-done, "%s: captured client", tc.tool)
 	}
 }
 
@@ -193,9 +181,9 @@ func TestExchangeErrors(t *testing.T) {
 			ln := listener(t)
 			done := fakeClient(t, ln.Port(), tc.script)
 			_, err := serverExchange(context.Background(), ln, 100*time.Millisecond, mine, 1, ok)
-			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.text) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("error %q, want one line matching %v containing %q", err, tc.is, tc.text)
-			}
+			assert.ErrorIs(t, err, tc.is, "error %q, want one line matching %v containing %q", err, tc.is, tc.text)
+			assert.Contains(t, err.Error(), tc.text, "error %q, want one line matching %v containing %q", err, tc.is, tc.text)
+			assert.NotContains(t, err.Error(), "\n", "error %q, want one line matching %v containing %q", err, tc.is, tc.text)
 			<-done
 		})
 	}
@@ -209,9 +197,8 @@ func TestClientErrors(t *testing.T) {
 		_, err := clientExchange(context.Background(), "127.0.0.1", port, 50*time.Millisecond, mine, 1)
 		close(hold)
 		<-done
-		if !errors.Is(err, oob.ErrTimeout) || !strings.Contains(err.Error(), "Couldn't read remote address (127.0.0.1:") {
-			t.Errorf("error %q", err)
-		}
+		assert.ErrorIs(t, err, oob.ErrTimeout, "error %q", err)
+		assert.Contains(t, err.Error(), "Couldn't read remote address (127.0.0.1:", "error %q", err)
 	})
 	t.Run("server fails to connect", func(t *testing.T) {
 		// A server whose QP transition fails closes the connection without answering.
@@ -224,11 +211,10 @@ func TestClientErrors(t *testing.T) {
 			srv <- err
 		}()
 		_, err := clientExchange(context.Background(), "127.0.0.1", ln.Port(), time.Second, mine, 1)
-		if !errors.Is(err, oob.ErrPeerClosed) || !strings.Contains(err.Error(), "after 0 of 52 bytes") {
-			t.Errorf("client error %q", err)
-		}
+		assert.ErrorIs(t, err, oob.ErrPeerClosed, "client error %q", err)
+		assert.Contains(t, err.Error(), "after 0 of 52 bytes", "client error %q", err)
 		if err := <-srv; err == nil || err.Error() != "Failed to modify QP to RTR" {
-			t.Errorf("server error %v", err)
+			assert.Fail(t, fmt.Sprintf("server error %v", err))
 		}
 	})
 	t.Run("canceled", func(t *testing.T) {
@@ -239,9 +225,7 @@ func TestClientErrors(t *testing.T) {
 		_, err := clientExchange(ctx, "127.0.0.1", port, 0, mine, 1)
 		close(hold)
 		<-done
-		if !errors.Is(err, oob.ErrCanceled) {
-			t.Errorf("error %q", err)
-		}
+		assert.ErrorIs(t, err, oob.ErrCanceled, "error %q", err)
 	})
 }
 

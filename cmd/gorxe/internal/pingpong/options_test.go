@@ -2,37 +2,33 @@ package pingpong
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseArgsDefaults(t *testing.T) {
 	for _, k := range []Kind{RC, UC, UD, SRQ} {
 		o, err := ParseArgs(k, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", k.Name(), err)
-		}
+		require.NoError(t, err, "%s", k.Name())
 		want := Options{Kind: k, Port: 18515, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500, Iters: 1000,
 			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: slog.LevelWarn}
 		if k == UD {
 			want.Size = 1024
 		}
-		if o != want {
-			t.Errorf("%s defaults = %+v, want %+v", k.Name(), o, want)
-		}
+		assert.Equal(t, want, o, "%s defaults = %+v, want %+v", k.Name(), o, want)
 	}
 }
 
 func TestKindName(t *testing.T) {
 	for k, want := range map[Kind]string{RC: "rc_pingpong", UC: "uc_pingpong", UD: "ud_pingpong", SRQ: "srq_pingpong", 9: "Kind(9)", -1: "Kind(-1)"} {
-		if got := k.Name(); got != want {
-			t.Errorf("Kind(%d).Name() = %q, want %q", int(k), got, want)
-		}
+		got := k.Name()
+		assert.Equal(t, want, got, "Kind(%d).Name() = %q, want %q", int(k), got, want)
 	}
 }
 
@@ -67,13 +63,10 @@ func TestParseArgs(t *testing.T) {
 		want, _ := ParseArgs(tc.kind, nil)
 		tc.want(&want)
 		got, err := ParseArgs(tc.kind, tc.args)
-		if err != nil {
-			t.Errorf("%s %q: %v", tc.kind.Name(), tc.args, err)
+		if !assert.NoError(t, err, "%s %q", tc.kind.Name(), tc.args) {
 			continue
 		}
-		if got != want {
-			t.Errorf("%s %q = %+v, want %+v", tc.kind.Name(), tc.args, got, want)
-		}
+		assert.Equal(t, want, got, "%s %q = %+v, want %+v", tc.kind.Name(), tc.args, got, want)
 	}
 }
 
@@ -103,17 +96,14 @@ func TestParseArgsErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := ParseArgs(tc.kind, tc.args)
-		if err == nil {
-			t.Errorf("%s %q: no error", tc.kind.Name(), tc.args)
+		if !assert.Error(t, err, "%s %q: no error", tc.kind.Name(), tc.args) {
 			continue
 		}
-		if IsUsage(err) != tc.usage || !strings.HasPrefix(err.Error(), tc.msg) {
-			t.Errorf("%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
-		}
+		assert.Equal(t, tc.usage, IsUsage(err), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.msg), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
 	}
-	if _, err := ParseArgs(RC, []string{"--help"}); !errors.Is(err, ErrHelp) {
-		t.Errorf("--help: %v", err)
-	}
+	_, err := ParseArgs(RC, []string{"--help"})
+	assert.ErrorIs(t, err, ErrHelp, "--help: %v", err)
 }
 
 func TestUsageMentionsEveryOption(t *testing.T) {
@@ -122,15 +112,11 @@ func TestUsageMentionsEveryOption(t *testing.T) {
 		Usage(&b, k)
 		for _, f := range []string{"--port", "--ib-dev", "--ib-port", "--size", "--rx-depth", "--iters", "--sl",
 			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "--log-level", "GORXE_ADDR", "GORXE_PORT"} {
-			if !strings.Contains(b.String(), f) {
-				t.Errorf("%s usage lacks %s", k.Name(), f)
-			}
+			assert.Contains(t, b.String(), f, "%s usage lacks %s", k.Name(), f)
 		}
-		if has := strings.Contains(b.String(), "--mtu"); has == (k == UD) {
-			t.Errorf("%s usage: --mtu shown = %v", k.Name(), has)
-		}
-		if has := strings.Contains(b.String(), "--num-qp"); has != (k == SRQ) {
-			t.Errorf("%s usage: --num-qp shown = %v", k.Name(), has)
-		}
+		has := strings.Contains(b.String(), "--mtu")
+		assert.NotEqual(t, bool((k == UD)), has, "%s usage: --mtu shown = %v", k.Name(), has)
+		has = strings.Contains(b.String(), "--num-qp")
+		assert.Equal(t, bool((k == SRQ)), has, "%s usage: --num-qp shown = %v", k.Name(), has)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"strings"
@@ -15,9 +17,7 @@ import (
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
@@ -56,9 +56,9 @@ func (s *syncBuffer) waitFor(t *testing.T, substr string, done <-chan error) {
 		select {
 		case <-changed:
 		case err := <-done:
-			t.Fatalf("ended before printing %q: %v", substr, err)
+			require.Fail(t, fmt.Sprintf("ended before printing %q: %v", substr, err))
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no %q after 10s", substr)
+			require.Fail(t, fmt.Sprintf("no %q after 10s", substr))
 		}
 	}
 }
@@ -84,13 +84,9 @@ func TestRunInProcess(t *testing.T) {
 			srvAddr, cliAddr := fmt.Sprintf("127.11.%d.1", k), fmt.Sprintf("127.11.%d.2", k)
 			common := append([]string{"-g", "1", "-p", port, "--timeout", "5s"}, args...)
 			so, err := ParseArgs(k, append(common, "--bind", srvAddr))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			co, err := ParseArgs(k, append(common, "--bind", cliAddr, srvAddr))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var srvOut, cliOut syncBuffer
@@ -98,15 +94,14 @@ func TestRunInProcess(t *testing.T) {
 			go func() { srvErr <- Run(ctx, so, &srvOut, io.Discard) }()
 			srvOut.waitFor(t, "local address", srvErr)
 			if err := Run(ctx, co, &cliOut, io.Discard); err != nil {
-				t.Fatalf("client: %v\n%s", err, cliOut.String())
+				require.Fail(t, fmt.Sprintf("client: %v\n%s", err, cliOut.String()))
 			}
 			if err := <-srvErr; err != nil {
-				t.Fatalf("server: %v\n%s", err, srvOut.String())
+				require.Fail(t, fmt.Sprintf("server: %v\n%s", err, srvOut.String()))
 			}
 			for side, out := range map[string]string{"server": srvOut.String(), "client": cliOut.String()} {
-				if !strings.Contains(out, fmt.Sprintf("%d iters in ", co.Iters)) || strings.Contains(out, "invalid data") {
-					t.Errorf("%s output:\n%s", side, out)
-				}
+				assert.Contains(t, out, fmt.Sprintf("%d iters in ", co.Iters), "%s output:\n%s", side, out)
+				assert.NotContains(t, out, "invalid data", "%s output:\n%s", side, out)
 			}
 		})
 	}
@@ -115,9 +110,7 @@ func TestRunInProcess(t *testing.T) {
 // TestRunCanceled checks that a server waiting for its client stops when its context ends.
 func TestRunCanceled(t *testing.T) {
 	o, err := ParseArgs(RC, []string{"-g", "1", "-p", fmt.Sprint(freePort(t)), "--bind", "127.11.9.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
@@ -126,10 +119,8 @@ func TestRunCanceled(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "interrupted") {
-			t.Errorf("Run = %v, want an interruption", err)
-		}
+		assert.False(t, err == nil || !strings.Contains(err.Error(), "interrupted"), "Run = %v, want an interruption", err)
 	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancellation")
+		require.Fail(t, "Run did not return after cancellation")
 	}
 }

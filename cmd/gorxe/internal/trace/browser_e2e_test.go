@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,19 +31,32 @@ func artifactDir(t *testing.T) string {
 }
 
 // verboseDump returns `gorxe dump -v`'s text for one frame of a capture whose frames are all
-// RoCE, straight from the dump package.
+// RoCE, straight from the dump package. The capture is dumped once per test binary: the golden
+// capture's verbose text is megabytes, and the tests look up several frames of it.
 func verboseDump(t *testing.T, name string, frame int) string {
 	t.Helper()
-	f, err := os.Open(name)
-	require.NoError(t, err)
-	defer f.Close()
-	var out bytes.Buffer
-	_, err = dump.Run(&out, &bytes.Buffer{}, f, dump.FormatVerbose)
-	require.NoError(t, err)
-	blocks := strings.Split(out.String(), "\n\n")
+	verboseDumps.Lock()
+	defer verboseDumps.Unlock()
+	blocks, ok := verboseDumps.m[name]
+	if !ok {
+		f, err := os.Open(name)
+		require.NoError(t, err)
+		defer f.Close()
+		var out bytes.Buffer
+		_, err = dump.Run(&out, &bytes.Buffer{}, f, dump.FormatVerbose)
+		require.NoError(t, err)
+		blocks = strings.Split(out.String(), "\n\n")
+		verboseDumps.m[name] = blocks
+	}
 	require.Greater(t, len(blocks), frame-1)
 	return strings.TrimSuffix(blocks[frame-1], "\n")
 }
+
+// verboseDumps holds the verbose dump of each capture verboseDump has read, split per packet.
+var verboseDumps = struct {
+	sync.Mutex
+	m map[string][]string
+}{m: map[string][]string{}}
 
 // TestHTMLInChromium loads the page of the kernel capture in headless Chromium and uses it
 // as a reader would: a click on the retransmitted SEND_FIRST (frame 129) shows its decoding,

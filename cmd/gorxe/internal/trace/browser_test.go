@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"os/exec"
@@ -101,13 +102,9 @@ func chromiumPath(t *testing.T) string {
 func startBrowser(ctx context.Context, t *testing.T) *browser {
 	t.Helper()
 	toBrowser, browserIn, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	browserOut, fromBrowser, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := exec.Command(chromiumPath(t),
 		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
@@ -115,9 +112,7 @@ func startBrowser(ctx context.Context, t *testing.T) *browser {
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // fd 3 and fd 4 in the browser
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	toBrowser.Close()
 	fromBrowser.Close()
 	b := &browser{t: t, cmd: cmd, in: browserIn, msgs: make(chan cdpMessage), ctx: ctx}
@@ -168,12 +163,10 @@ func (b *browser) next() cdpMessage {
 	b.t.Helper()
 	select {
 	case m, ok := <-b.msgs:
-		if !ok {
-			b.t.Fatal("chromium closed its DevTools pipe")
-		}
+		require.True(b.t, ok, "chromium closed its DevTools pipe")
 		return m
 	case <-b.ctx.Done():
-		b.t.Fatalf("chromium did not answer: %v", b.ctx.Err())
+		require.Fail(b.t, fmt.Sprintf("chromium did not answer: %v", b.ctx.Err()))
 	}
 	return cdpMessage{}
 }
@@ -187,17 +180,13 @@ func (b *browser) call(method string, params, result any) {
 	cmd := cdpCommand{ID: id, Method: method, SessionID: b.session}
 	if params != nil {
 		p, err := json.Marshal(params)
-		if err != nil {
-			b.t.Fatal(err)
-		}
+		require.NoError(b.t, err)
 		cmd.Params = p
 	}
 	msg, err := json.Marshal(cmd)
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	require.NoError(b.t, err)
 	if _, err := b.in.Write(append(msg, 0)); err != nil {
-		b.t.Fatalf("%s: %v", method, err)
+		require.Fail(b.t, fmt.Sprintf("%s: %v", method, err))
 	}
 	for {
 		m := b.next()
@@ -208,12 +197,10 @@ func (b *browser) call(method string, params, result any) {
 			continue
 		}
 		if m.Error != nil {
-			b.t.Fatalf("%s: %d %s", method, m.Error.Code, m.Error.Message)
+			require.Fail(b.t, fmt.Sprintf("%s: %d %s", method, m.Error.Code, m.Error.Message))
 		}
 		if result != nil {
-			if err := json.Unmarshal(m.Result, result); err != nil {
-				b.t.Fatalf("%s: %v", method, err)
-			}
+			require.NoError(b.t, json.Unmarshal(m.Result, result), "%s", method)
 		}
 		return
 	}
@@ -257,11 +244,9 @@ func (b *browser) eval(expr string, v any) {
 	}
 	b.call("Runtime.evaluate", evaluateParams{Expression: expr, ReturnByValue: true, AwaitPromise: true}, &r)
 	if r.ExceptionDetails != nil {
-		b.t.Fatalf("evaluating %q: %s", expr, r.ExceptionDetails.Text)
+		require.Fail(b.t, fmt.Sprintf("evaluating %q: %s", expr, r.ExceptionDetails.Text))
 	}
-	if err := json.Unmarshal(r.Result.Value, v); err != nil {
-		b.t.Fatalf("evaluating %q: %v", expr, err)
-	}
+	require.NoError(b.t, json.Unmarshal(r.Result.Value, v), "evaluating %q", expr)
 }
 
 // click presses and releases the left mouse button at (x, y) in the viewport, as a user does.
@@ -302,12 +287,8 @@ func (b *browser) screenshot(path string) {
 	}
 	b.call("Page.captureScreenshot", screenshotParams{Format: "png"}, &r)
 	png, err := base64.StdEncoding.DecodeString(r.Data)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
+	require.NoError(b.t, err)
+	require.NoError(b.t, os.WriteFile(path, png, 0o644))
 }
 
 // lockedBuffer collects the browser's stderr, written by exec's copying goroutine, for the
