@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/netio"
@@ -97,6 +98,13 @@ type Config struct {
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
 	// Tests pass a *clock.Fake and step it.
 	Clock clock.Clock
+	// BusyPoll turns on latency mode, for applications that busy-poll their CQs as perftest's
+	// latency tests do. A CQ.Poll that finds the CQ empty reads the network itself and runs what
+	// arrived, so a packet becomes a completion with no goroutine wake-up in between; posted work
+	// is built and sent on the posting goroutine at once; and the receive goroutine keeps
+	// polling the socket for BusyPoll after each datagram before it sleeps. It spends CPU time on
+	// waiting to save the microseconds of a wake-up. Zero, the default, never spins.
+	BusyPoll time.Duration
 	// Network replaces the UDP sockets, for tests (see NetworkFunc). A supplied network carries no
 	// IP header, so the ICRC of IPv4 packets is verified exactly with the IP ID 0 and DF bit gorxe
 	// senders use, rather than with the unknown-ID verifier UDP sockets need.
@@ -133,6 +141,9 @@ func (c *Config) resolve() (*resolved, error) {
 			}
 			r.port = uint16(p)
 		}
+	}
+	if c.BusyPoll < 0 {
+		return nil, configErr(fmt.Sprintf("BusyPoll %v is negative", c.BusyPoll))
 	}
 	if c.MTU != 0 && !c.MTU.Valid() {
 		return nil, configErr(fmt.Sprintf("MTU %d is not an IB MTU enum (1..5)", c.MTU))

@@ -122,8 +122,17 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 
 // Poll moves up to len(wcs) completions, oldest first, into wcs and returns how many
 // (ibv_poll_cq). It never blocks and never allocates; it keeps working after the device is
-// closed, so flushed work can still be collected.
-func (c *CQ) Poll(wcs []WC) int { return c.cq.Poll(wcs) }
+// closed, so flushed work can still be collected. In latency mode (Config.BusyPoll), a poll that
+// finds the CQ empty first runs whatever the network already holds, on the caller's goroutine.
+func (c *CQ) Poll(wcs []WC) int {
+	if n := c.cq.Poll(wcs); n > 0 || c.dev.cfg.BusyPoll == 0 {
+		return n
+	}
+	if !c.dev.pollNetwork() {
+		return 0
+	}
+	return c.cq.Poll(wcs)
+}
 
 // ReqNotify arms the CQ to report one completion event on its channel (ibv_req_notify_cq): for the
 // next completion, or with solicitedOnly for the next solicited or unsuccessful one.

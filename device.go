@@ -96,7 +96,7 @@ func Open(cfg Config) (*Device, error) {
 		return nil, err
 	}
 	d.rt = runtime.New(runtime.Config{
-		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil,
+		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil, BusyPoll: rc.BusyPoll,
 		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
 	})
 	d.events.init()
@@ -144,6 +144,14 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 		c = fc
 	}
 	return c, nil
+}
+
+// pollNetwork runs what the network holds on the caller's goroutine (latency mode's CQ poll) and
+// reports whether there was anything. Close waits for it, as for a post.
+func (d *Device) pollNetwork() bool {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	return !d.closed.Load() && d.rt.Poll()
 }
 
 // check returns ErrDeviceClosed, wrapped for verb op, once Close has started.

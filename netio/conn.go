@@ -57,6 +57,12 @@ type Conn interface {
 	// matching net.ErrClosed.
 	Receive(msgs []Message) (n int, err error)
 
+	// TryReceive is Receive without the wait: it fills messages with datagrams that have already
+	// arrived and returns 0 at once when none have. It may run while another goroutine waits in
+	// Receive (each datagram goes to one of them), which lets a caller that busy-polls take
+	// datagrams without a goroutine wake-up.
+	TryReceive(msgs []Message) (n int, err error)
+
 	// BatchSize is the number of messages a caller should offer per Send or Receive.
 	BatchSize() int
 

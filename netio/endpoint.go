@@ -140,6 +140,18 @@ func (e *Endpoint) Receive(msgs []Message) (int, error) {
 	}
 }
 
+// TryReceive implements [Conn].
+func (e *Endpoint) TryReceive(msgs []Message) (int, error) {
+	if err := validateReceive(msgs); err != nil {
+		return 0, err
+	}
+	n, more, err := e.dequeue(msgs)
+	if more {
+		e.wake() // a waiting receiver may take the rest
+	}
+	return n, err
+}
+
 // dequeue moves queued datagrams into msgs and reports whether more remain.
 func (e *Endpoint) dequeue(msgs []Message) (n int, more bool, err error) {
 	e.mu.Lock()

@@ -140,6 +140,17 @@ func (c *FaultConn) Receive(msgs []Message) (int, error) {
 	return n, err
 }
 
+// TryReceive implements [Conn] by passing through to the inner Conn.
+func (c *FaultConn) TryReceive(msgs []Message) (int, error) {
+	n, err := c.inner.TryReceive(msgs)
+	if c.observe != nil {
+		for i := range msgs[:n] {
+			c.observe(Received, &msgs[i])
+		}
+	}
+	return n, err
+}
+
 // BatchSize implements [Conn].
 func (c *FaultConn) BatchSize() int { return c.inner.BatchSize() }
 

@@ -43,10 +43,59 @@ func newGROReader(slots int) *groReader {
 }
 
 // receiveGRO hands out the datagrams left from the last read or, when there are none, reads.
-// It may return 0 when every datagram read was dropped as truncated.
+// It may return 0 when every datagram read was dropped as truncated, and without wait when
+// nothing has arrived.
+//
+// The reader's lock (rxMu) is held only while reading and handing out, never while waiting for
+// the socket: a waiting Receive must not keep TryReceive from the datagrams already there. So a
+// waiting read runs inside the netpoller's callback, which takes the lock for each attempt.
 func (c *UDPConn) receiveGRO(s *udpSocket, msgs []Message, wait bool) (int, error) {
+	if !wait {
+		s.rxMu.Lock()
+		defer s.rxMu.Unlock()
+		return c.fillGRO(s, msgs, noFD)
+	}
+	// Waiting readers take turns, as they did on rxMu before; the netpoller's read lock would
+	// serialise them anyway.
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	w := &s.waiting
+	*w = groWait{c: c, msgs: msgs}
+	err := s.rc.Read(s.groReady)
+	raceAcquireIO()
+	n, ferr := w.n, w.err
+	*w = groWait{}
+	if err != nil {
+		return 0, net.ErrClosed
+	}
+	return n, ferr
+}
+
+// groWait is the state of a waiting GRO read, handed to the netpoller's callback.
+type groWait struct {
+	c    *UDPConn
+	msgs []Message
+	n    int
+	err  error
+}
+
+// groReady is the netpoller callback of a waiting GRO read: it reports whether the read is over
+// (datagrams, truncated ones only, or an error) or must wait for the socket.
+func (s *udpSocket) groReadyCall(fd uintptr) bool {
+	w := &s.waiting
 	s.rxMu.Lock()
-	defer s.rxMu.Unlock()
+	w.n, w.err = w.c.fillGRO(s, w.msgs, fd)
+	empty := s.gror.got == 0
+	s.rxMu.Unlock()
+	return w.n > 0 || w.err != nil || !empty
+}
+
+// noFD tells fillGRO that it is not inside a netpoller callback and must reach the socket itself.
+const noFD = ^uintptr(0)
+
+// fillGRO hands out what the last read left or reads without waiting, on fd when called from
+// the netpoller with one, and returns how many messages it filled. The caller holds s.rxMu.
+func (c *UDPConn) fillGRO(s *udpSocket, msgs []Message, fd uintptr) (int, error) {
 	if c.closed.Load() {
 		return 0, net.ErrClosed // datagrams still waiting here go with the socket
 	}
@@ -60,14 +109,21 @@ func (c *UDPConn) receiveGRO(s *udpSocket, msgs []Message, wait bool) (int, erro
 	for i := 0; i < r.b.count; i++ {
 		r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize])
 	}
-	got, err := r.b.run(s.rc, unix.SYS_RECVMMSG, wait)
+	var got int
+	var err error
+	if fd == noFD {
+		got, err = r.b.run(s.rc, unix.SYS_RECVMMSG, false)
+	} else {
+		got, err = r.b.runOn(fd)
+	}
+	r.got, r.slot, r.off = 0, 0, 0
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) || c.closed.Load() {
 			return 0, net.ErrClosed
 		}
 		return 0, err
 	}
-	r.got, r.slot, r.off = got, 0, 0
+	r.got = got
 	for i := range got {
 		size := int(r.b.hdrs[i].Len)
 		if seg := r.b.groSegment(i); seg > 0 && seg < size {

@@ -50,6 +50,7 @@ type mmsgBatch struct {
 	n        int
 	errno    syscall.Errno
 	call     func(fd uintptr) bool
+	now      func(fd uintptr) // the call for a read that must not wait (see run)
 }
 
 var batches struct {
@@ -67,8 +68,14 @@ func getBatch() *mmsgBatch {
 		return b
 	}
 	batches.Unlock()
+	return newBatch()
+}
+
+// newBatch returns an empty batch with its calls bound once, so issuing them allocates nothing.
+func newBatch() *mmsgBatch {
 	b := new(mmsgBatch)
 	b.call = b.syscall
+	b.now = func(fd uintptr) { b.syscall(fd) }
 	return b
 }
 
@@ -114,13 +121,21 @@ func (b *mmsgBatch) syscall(fd uintptr) bool {
 
 // run issues the prepared call on rc. It returns the number of datagrams moved; with wait unset,
 // a socket with nothing to read yields 0 and no error.
+//
+// A read that does not wait goes through rc.Control rather than rc.Read: Read holds the
+// descriptor's read lock for as long as its caller waits in the netpoller, and a poll must not
+// queue behind a goroutine that waits for the next datagram.
 func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) {
 	b.op, b.wait, b.n, b.errno = op, wait, 0, 0
 	var err error
-	if op == unix.SYS_RECVMMSG {
+	switch {
+	case op == unix.SYS_RECVMMSG && !wait:
+		err = rc.Control(b.now)
+		raceAcquireIO()
+	case op == unix.SYS_RECVMMSG:
 		err = rc.Read(b.call)
 		raceAcquireIO()
-	} else {
+	default:
 		raceReleaseIO()
 		err = rc.Write(b.call)
 	}
@@ -138,6 +153,20 @@ func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) 
 		name = "recvmmsg"
 	}
 	return 0, os.NewSyscallError(name, b.errno)
+}
+
+// runOn issues the prepared recvmmsg on fd, from inside a netpoller callback that already holds
+// the descriptor, without waiting: an empty socket yields 0 and no error.
+func (b *mmsgBatch) runOn(fd uintptr) (int, error) {
+	b.op, b.wait, b.n, b.errno = unix.SYS_RECVMMSG, false, 0, 0
+	b.syscall(fd)
+	switch b.errno {
+	case 0:
+		return b.n, nil
+	case unix.EAGAIN:
+		return 0, nil
+	}
+	return 0, os.NewSyscallError("recvmmsg", b.errno)
 }
 
 // openSend prepares the next entry to send m to dst from a socket of scope (for link-local IPv6),
@@ -206,8 +235,7 @@ func (b *mmsgBatch) putTrafficControl(i int, is4 bool, tos, ttl uint8) int {
 // does not pay for preparing and then clearing all IdealBatchSize slots. It holds on to the
 // buffers of its last read until the next.
 func newReceiveBatch() *mmsgBatch {
-	b := new(mmsgBatch)
-	b.call = b.syscall
+	b := newBatch()
 	for i := range b.hdrs {
 		h := &b.hdrs[i].Hdr
 		h.Iov = &b.iovs[i]

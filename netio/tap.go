@@ -92,4 +92,12 @@ func (t *tapConn) Receive(msgs []Message) (int, error) {
 	return n, err
 }
 
+func (t *tapConn) TryReceive(msgs []Message) (int, error) {
+	n, err := t.Conn.TryReceive(msgs)
+	for i := range msgs[:n] {
+		t.fn(Received, &msgs[i])
+	}
+	return n, err
+}
+
 var _ Conn = (*tapConn)(nil)

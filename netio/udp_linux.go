@@ -52,6 +52,12 @@ type udpSocket struct {
 	rxMu sync.Mutex
 	rxb  *mmsgBatch
 	gror *groReader
+
+	// waitMu admits one waiting GRO read at a time; waiting is its state, and groReady its
+	// callback, bound once so that waiting allocates nothing.
+	waitMu   sync.Mutex
+	waiting  groWait
+	groReady func(fd uintptr) bool
 }
 
 // ListenUDP binds cfg.Port on each of cfg.Addrs.
@@ -109,6 +115,7 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket
 		return nil, err
 	}
 	s := &udpSocket{conn: conn, rc: rc, local: local}
+	s.groReady = s.groReadyCall
 	s.gso.Store(!cfg.DisableGSO)
 	if z := local.Addr().Zone(); z != "" {
 		if ifi, err := net.InterfaceByName(z); err == nil {
@@ -299,6 +306,30 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// TryReceive implements [Conn]: it reads what the listening sockets already hold, starting at a
+// different one each call, and returns 0 at once when they hold nothing. It never waits behind a
+// Receive that waits for the network.
+func (c *UDPConn) TryReceive(msgs []Message) (int, error) {
+	if err := validateReceive(msgs); err != nil {
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	start := 0
+	if len(c.listeners) > 1 {
+		start = int(c.next.Add(1))
+	}
+	for k := range c.listeners {
+		s := c.listeners[(start+k)%len(c.listeners)]
+		n, err := c.receiveFrom(s, msgs, false)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, nil
 }
 
 // receiveFrom reads one batch from s, dropping truncated datagrams; it may return 0 if all were.

@@ -19,6 +19,9 @@ func (*UDPConn) Send([]Message) (int, error) { return 0, ErrNotSupported }
 // Receive implements [Conn].
 func (*UDPConn) Receive([]Message) (int, error) { return 0, ErrNotSupported }
 
+// TryReceive implements [Conn].
+func (*UDPConn) TryReceive([]Message) (int, error) { return 0, ErrNotSupported }
+
 // BatchSize implements [Conn].
 func (*UDPConn) BatchSize() int { return 1 }
 

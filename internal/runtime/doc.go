@@ -25,4 +25,11 @@
 // the ICRC, P_Key or QPN checks, copies multicast packets to every attached QP, and hands each
 // worker its share of the batch, running the last share itself. The worker hands each QP's
 // packets to its engine as a burst (ReceiveMore for all but the last).
+//
+// # Latency mode
+//
+// With Config.BusyPoll set, posts always run the engine on the poster's goroutine (waiting for
+// the run lock rather than handing over), the receive goroutine polls the socket for BusyPoll
+// before it sleeps, and [Runtime.Poll] lets a busy-polling application read the network and run
+// the engines itself, so that neither a packet nor its completion waits for a goroutine wake-up.
 package runtime

@@ -45,8 +45,13 @@ func (r *Runtime) Add(q *qp.QP) (*QP, error) {
 // Posted tells the runtime that work was posted to the QP's send queue. Work posted to a QP with
 // nothing outstanding starts on the caller's goroutine, which saves a goroutine hand-off on the
 // way to the wire; while earlier work is in flight, the worker picks new work up and sends it
-// with whatever else accumulated.
+// with whatever else accumulated. In latency mode all posted work starts on the caller's
+// goroutine and leaves at once.
 func (h *QP) Posted() {
+	if h.w.r.latency {
+		h.notify(true)
+		return
+	}
 	head, cursor, _ := h.q.SendQueue().Positions()
 	h.notify(head == cursor)
 }

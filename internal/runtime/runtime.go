@@ -40,6 +40,11 @@ type Config struct {
 	Strict bool
 	// NewEngine builds the engine of a QP; nil means transport.New.
 	NewEngine func(env *transport.Env, q *qp.QP) Engine
+	// BusyPoll turns on latency mode (see Runtime.Poll): posters run their engine at once,
+	// waiting for the run lock rather than handing the work over, and after each datagram the
+	// receive goroutine keeps polling the network for BusyPoll before it waits in the netpoller.
+	// Zero is the default mode, which spends no CPU time waiting.
+	BusyPoll time.Duration
 }
 
 // Runtime runs one device's traffic. All methods are safe for concurrent use.
@@ -58,6 +63,11 @@ type Runtime struct {
 
 	dev     counter.Set // drops before a QP is known, and send errors
 	retired counter.Set // the counters of destroyed QPs
+
+	latency bool // cfg.BusyPoll > 0
+
+	pollMu sync.Mutex // one Poll at a time; guards poll
+	poll   *rxScratch
 }
 
 // New starts the workers and the receive loop on cfg.Conn.
@@ -71,7 +81,8 @@ func New(cfg Config) *Runtime {
 	if cfg.NewEngine == nil {
 		cfg.NewEngine = func(env *transport.Env, q *qp.QP) Engine { return transport.New(env, q) }
 	}
-	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{})}
+	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
+		latency: cfg.BusyPoll > 0}
 	r.qps.init()
 	r.mcast.init()
 	r.workers = make([]*worker, max(cfg.Workers, 1))

@@ -14,23 +14,50 @@ import (
 // receiveErrorPause is how long the receive goroutine waits after an error from the network.
 const receiveErrorPause = time.Millisecond
 
+// rxScratch is what one reader of the network works with: the messages it reads into, each with
+// a pooled buffer, and one batch slot per worker.
+type rxScratch struct {
+	msgs    []netio.Message
+	batches []*rxBatch
+}
+
+func (r *Runtime) newScratch() *rxScratch {
+	x := &rxScratch{msgs: make([]netio.Message, max(r.conn.BatchSize(), 1)), batches: make([]*rxBatch, len(r.workers))}
+	for i := range x.msgs {
+		x.msgs[i].Buf = getBuf()
+	}
+	return x
+}
+
+// ready gives every message its buffer's full length back before a read.
+func (x *rxScratch) ready() {
+	for i := range x.msgs {
+		x.msgs[i].Buf = x.msgs[i].Buf[:cap(x.msgs[i].Buf)]
+	}
+}
+
+func (x *rxScratch) release() {
+	for i := range x.msgs {
+		putBuf(x.msgs[i].Buf)
+	}
+}
+
 // receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
-// hands the rest, batched per worker, to the workers.
+// hands the rest, batched per worker, to the workers. In latency mode it polls for BusyPoll after
+// the last datagram before it waits again.
 func (r *Runtime) receiveLoop() {
 	defer r.rxWG.Done()
-	msgs := make([]netio.Message, max(r.conn.BatchSize(), 1))
-	for i := range msgs {
-		msgs[i].Buf = getBuf()
-	}
-	batches := make([]*rxBatch, len(r.workers))
+	x := r.newScratch()
+	defer x.release()
 	for {
-		for i := range msgs {
-			msgs[i].Buf = msgs[i].Buf[:cap(msgs[i].Buf)]
+		x.ready()
+		n, err := r.spin(x.msgs)
+		if n == 0 && err == nil {
+			n, err = r.conn.Receive(x.msgs)
 		}
-		n, err := r.conn.Receive(msgs)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
-				break
+				return
 			}
 			r.dev.Inc(counter.RcvdNetErr)
 			// A persistent error must not turn this loop into a spin; a transient one costs little.
@@ -40,25 +67,67 @@ func (r *Runtime) receiveLoop() {
 			}
 			continue
 		}
-		last := -1
-		for i := range msgs[:n] {
-			if w := r.classify(&msgs[i], batches); w >= 0 {
-				last = w
-			}
-		}
 		// Every worker but one is woken to handle its batch in parallel; this goroutine runs the
 		// last one itself, saving a hand-off, and reads again once that is done, so that
 		// under load each read takes a larger batch.
-		for i, b := range batches {
-			if b == nil {
-				continue
-			}
-			batches[i] = nil
-			r.workers[i].deliver(b, i == last)
+		r.dispatch(x, n, false)
+	}
+}
+
+// spin polls the network for up to cfg.BusyPoll (nothing outside latency mode) and returns what
+// it read. The bound is CPU time given up for latency, not protocol time, so it is measured on the
+// real clock even when the engines run on a fake one.
+func (r *Runtime) spin(msgs []netio.Message) (int, error) {
+	if !r.latency {
+		return 0, nil
+	}
+	start := time.Now()
+	for {
+		n, err := r.conn.TryReceive(msgs)
+		if n > 0 || err != nil || time.Since(start) >= r.cfg.BusyPoll {
+			return n, err
 		}
 	}
-	for i := range msgs {
-		putBuf(msgs[i].Buf)
+}
+
+// Poll reads the datagrams that have already arrived, without waiting, and runs their engines on
+// the calling goroutine; it reports whether it read any. Latency mode calls it from a CQ poll
+// that found nothing, so that a busy-polling application takes its packets off the network and
+// sees their completions with no goroutine wake-up in between. It returns false at once while
+// another goroutine polls.
+func (r *Runtime) Poll() bool {
+	if !r.pollMu.TryLock() {
+		return false
+	}
+	defer r.pollMu.Unlock()
+	if r.poll == nil {
+		r.poll = r.newScratch()
+	}
+	x := r.poll
+	x.ready()
+	n, err := r.conn.TryReceive(x.msgs)
+	if n == 0 || err != nil {
+		return false // the receive goroutine meets and counts the same errors
+	}
+	r.dispatch(x, n, true)
+	return true
+}
+
+// dispatch checks the first n datagrams of x and hands each worker its share: the worker of the
+// last packet (every worker, with all set) runs on the calling goroutine if nobody runs it.
+func (r *Runtime) dispatch(x *rxScratch, n int, all bool) {
+	last := -1
+	for i := range x.msgs[:n] {
+		if w := r.classify(&x.msgs[i], x.batches); w >= 0 {
+			last = w
+		}
+	}
+	for i, b := range x.batches {
+		if b == nil {
+			continue
+		}
+		x.batches[i] = nil
+		r.workers[i].deliver(b, all || i == last)
 	}
 }
 

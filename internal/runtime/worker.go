@@ -85,9 +85,12 @@ func (w *worker) wake() {
 }
 
 // help drains the worker on the calling goroutine if nobody runs it, and otherwise wakes the
-// worker's goroutine, which drains once the lock is free.
+// worker's goroutine, which drains once the lock is free. In latency mode it waits for the lock
+// instead: the holder's drain is shorter than a goroutine wake-up.
 func (w *worker) help() {
-	if !w.run.TryLock() {
+	if w.r.latency {
+		w.run.Lock()
+	} else if !w.run.TryLock() {
 		w.wake()
 		return
 	}

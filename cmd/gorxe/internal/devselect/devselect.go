@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/netio"
@@ -50,6 +51,8 @@ type Selection struct {
 	Pcap string
 	// Logger, when set, becomes the device's Config.Logger.
 	Logger *slog.Logger
+	// BusyPoll becomes the device's Config.BusyPoll (latency mode).
+	BusyPoll time.Duration
 }
 
 // EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
@@ -63,7 +66,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap, cfg.Logger = port, s.Tap, s.Logger
+	cfg.Port, cfg.Tap, cfg.Logger, cfg.BusyPoll = port, s.Tap, s.Logger, s.BusyPoll
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)
