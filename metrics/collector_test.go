@@ -71,6 +71,7 @@ func TestScrapeAfterExchange(t *testing.T) {
 	b.PostRecvs(t, qb, 1)
 	a.Send(t, qa, b, qb.QPN(), 100)
 	b.WaitOne(t)
+	fabrictest.Settle(t, a, b)
 
 	reg := prometheus.NewRegistry()
 	c, err := metrics.Register(reg, a.Dev, b.Dev)
@@ -139,6 +140,7 @@ func TestCardinalityBound(t *testing.T) {
 		}
 	}
 
+	fabrictest.Settle(t, a, b)
 	reg := prometheus.NewRegistry()
 	c := metrics.NewCollector(a.Dev)
 	c.MaxQPs = limit

@@ -104,6 +104,7 @@ func (n *Node) WaitOne(t testing.TB) {
 // Exchange opens devices gorxe_a (10.0.0.1) and gorxe_b (10.0.0.2) on a new fabric and sends one
 // datagram of size bytes from a UD QP of gorxe_a to one of gorxe_b, waiting for both completions.
 // It returns the nodes and the two QPs; a knows 1 packet and size bytes sent, b as many received.
+// The devices are closed by then (see Settle), so their counters are final.
 func Exchange(t testing.TB, size int) (a, b *Node, qa, qb *gorxe.QP) {
 	t.Helper()
 	fab := netio.NewFabric(netio.FabricConfig{})
@@ -113,5 +114,16 @@ func Exchange(t testing.TB, size int) (a, b *Node, qa, qb *gorxe.QP) {
 	b.PostRecvs(t, qb, 1)
 	a.Send(t, qa, b, qb.QPN(), size)
 	b.WaitOne(t)
+	Settle(t, a, b)
 	return a, b, qa, qb
+}
+
+// Settle closes the nodes' devices, which waits for every engine run to end: a completion can
+// reach its CQ before the engine that made it has counted it, so counters are exact only then.
+// Counters, and the QPs' counters, stay readable after Close.
+func Settle(t testing.TB, nodes ...*Node) {
+	t.Helper()
+	for _, n := range nodes {
+		require.NoError(t, n.Dev.Close())
+	}
 }
