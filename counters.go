@@ -36,3 +36,17 @@ func (d *Device) Counters() Counters { return Counters{d.rt.Counters()} }
 // Counters returns a snapshot of the QP's statistics. It works after Destroy too (the counters
 // then stay as they were).
 func (q *QP) Counters() Counters { return Counters{q.h.Counters()} }
+
+// QPCounters yields the QPN and a snapshot of the statistics of every live QP of the device, in
+// QPN order, for live views and metric exporters. It costs the traffic nothing: the counters are
+// read where the engines keep them. A QP destroyed while the sequence runs may still be yielded,
+// with its final counters; after Close it yields the QPs that were never destroyed.
+func (d *Device) QPCounters() iter.Seq2[uint32, Counters] {
+	return func(yield func(uint32, Counters) bool) {
+		for qpn, s := range d.rt.QPCounters() {
+			if !yield(qpn, Counters{s}) {
+				return
+			}
+		}
+	}
+}

@@ -38,8 +38,9 @@
 // matches one of the package's errors with errors.Is ([ErrDeviceClosed], [ErrMissingAttr],
 // [ErrInvalidGIDIndex], ...). A rejected Modify also carries a [*ModifyError] naming the missing or
 // disallowed attributes, and a rejected post a [*PostError] naming the work request. Packets that
-// fail a check are dropped and counted, never reported as errors: see [Device.Counters] and
-// [QP.Counters], whose names and help texts are listed in package counter.
+// fail a check are dropped and counted, never reported as errors: see [Device.Counters],
+// [QP.Counters] and [Device.QPCounters], whose names and help texts are listed in package counter;
+// package metrics exports them to Prometheus.
 //
 // # Testing
 //

@@ -26,9 +26,9 @@ var layers = [][]string{
 	{"qp", "capture"},
 	{"transport", "dump"},
 	{"internal/runtime"},
-	{""},          // the root package: the verbs facade
-	{"cm"},        // the connection manager, built on the verbs facade
-	{"cm/rdmacm"}, // RDMA-CM: the connection manager run on a device's QP1
+	{""},                                     // the root package: the verbs facade
+	{"cm", "metrics", "internal/fabrictest"}, // built on the verbs facade: the connection manager, the Prometheus exporter, test exchanges
+	{"cm/rdmacm"},                            // RDMA-CM: the connection manager run on a device's QP1
 }
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.

@@ -49,6 +49,13 @@ const (
 	NetDropTruncated
 	NetDropSendError
 
+	NetGSOSends
+	NetGSOSegments
+	NetGROReads
+	NetGROSegments
+	NetGSOFallbacks
+	NetGROFallbacks
+
 	// NumIDs is the number of counters, the length of a Set.
 	NumIDs
 )
@@ -101,6 +108,14 @@ var table = [NumIDs]Desc{
 	NetDropNoRoute:   {"net_drop_no_route", "datagrams the network dropped: no route to the destination"},
 	NetDropTruncated: {"net_drop_truncated", "datagrams the network dropped: larger than the buffer"},
 	NetDropSendError: {"net_drop_send_error", "datagrams the kernel refused to send"},
+
+	// Segmentation offload of the UDP sockets: how well batching works, not errors.
+	NetGSOSends:     {"net_gso_sends", "segmented sends: one buffer the kernel split into datagrams (UDP GSO)"},
+	NetGSOSegments:  {"net_gso_segments", "datagrams sent inside segmented sends"},
+	NetGROReads:     {"net_gro_reads", "coalesced reads: one buffer holding several datagrams (UDP GRO)"},
+	NetGROSegments:  {"net_gro_segments", "datagrams received inside coalesced reads"},
+	NetGSOFallbacks: {"net_gso_fallbacks", "sockets that stopped segmenting after the kernel refused a segmented send"},
+	NetGROFallbacks: {"net_gro_fallbacks", "listening sockets that could not turn GRO on"},
 }
 
 // Name returns the counter's name, "" for an ID out of range.

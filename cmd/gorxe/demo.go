@@ -12,6 +12,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -30,8 +31,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	port := fs.Uint("port", 0, "UDP port of both devices (default $GORXE_PORT, else 4791)")
 	level := loglevel.Default
 	fs.Func("log-level", loglevel.Help, loglevel.Option(&level))
+	var o demo.Options
+	o.Observe.Flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: gorxe demo [-faults SPEC] [-pcap FILE] [-trace OUT.svg|OUT.html] [-a ADDR] [-b ADDR] [-port N] [-log-level LEVEL]\n"+
+			"                  [-metrics ADDR] [-counters]\n"+
 			"       gorxe demo -walkthrough DIR [-a ADDR] [-b ADDR]\n\n"+
 			"Runs two gorxe devices in this process on loopback and walks through RC SEND, RDMA WRITE,\n"+
 			"RDMA READ, atomics, UC and UD, showing every packet on the wire. GORXE_FAULTS and GORXE_PORT work too.\n\n")
@@ -43,11 +47,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "") {
+	if fs.NArg() != 0 || *walk != "" && (*faults != "" || *pcap != "" || *ladder != "" || o.Observe != (observe.Options{})) {
 		fs.Usage()
 		return exitUsage
 	}
-	o := demo.Options{Logger: loglevel.Logger(stderr, level)}
+	o.Logger = loglevel.Logger(stderr, level)
 	var err error
 	if *faults != "" {
 		if o.Faults, err = netio.ParseFaultConfig(*faults); err != nil {

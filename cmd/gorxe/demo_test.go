@@ -20,6 +20,7 @@ func TestDemoFlags(t *testing.T) {
 		{"ladder of unknown format", []string{"demo", "-trace", filepath.Join(dir, "x.txt")}, "-trace: trace: output name must end in .svg or .html"},
 		{"walkthrough with faults", []string{"demo", "-walkthrough", dir, "-faults", "loss=0.1"}, "Usage: gorxe demo"},
 		{"walkthrough with a capture", []string{"demo", "-walkthrough", dir, "-pcap", filepath.Join(dir, "x.pcapng")}, "Usage: gorxe demo"},
+		{"walkthrough with metrics", []string{"demo", "-walkthrough", dir, "-counters"}, "Usage: gorxe demo"},
 	} {
 		code, out, errOut := run(tc.args...)
 		assert.Equal(t, exitUsage, code, tc.name)

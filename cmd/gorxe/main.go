@@ -41,6 +41,7 @@ var commands = []command{
 	{"rping", "gorxe rping -s|-c [-vVdP] [-S size] [-C count] [-a addr] [-I addr] [-p port]", "librdmacm rping peer: RDMA-CM connection, READ/WRITE/SEND ping loop", runRping},
 	{"ucmatose", "gorxe ucmatose [-s server] [-b addr] [-c conns] [-C count] [-S size] [-p port]", "librdmacm ucmatose peer: RDMA-CM connections, SENDs each way, disconnect", runUcmatose},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
+	{"stats", "gorxe stats [-once] ADDR", "live counters of a gorxe tool running with --metrics ADDR", runStats},
 	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},
 	{"read_bw", "gorxe read_bw [OPTIONS] [HOST]", "ib_read_bw peer: RDMA READ bandwidth", perftestCommand(perftest.VerbRead, perftest.BW)},
 	{"send_bw", "gorxe send_bw [OPTIONS] [HOST]", "ib_send_bw peer: SEND bandwidth", perftestCommand(perftest.VerbSend, perftest.BW)},

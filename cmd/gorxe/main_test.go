@@ -103,6 +103,9 @@ func TestDumpErrors(t *testing.T) {
 		{"tour arguments", []string{"tour", "x"}, exitUsage, 0, "usage: gorxe tour"},
 		{"demo arguments", []string{"demo", "x"}, exitUsage, 0, "Usage: gorxe demo"},
 		{"demo bad faults", []string{"demo", "-faults", "loss=2"}, exitUsage, 0, "loss"},
+		{"stats no address", []string{"stats"}, exitUsage, 0, "Usage: gorxe stats"},
+		{"stats help", []string{"stats", "-h"}, exitOK, 10, ""},
+		{"stats nothing there", []string{"stats", "-once", "127.0.0.1:1"}, exitFailure, 0, "gorxe stats: "},
 	}
 	for _, tt := range tests {
 		code, out, errOut := run(tt.args...)

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 
 	"github.com/gorxe/gorxe/counter"
@@ -48,4 +50,16 @@ func (x *index) sum(s *counter.Snapshot, retired *counter.Set) {
 	for _, h := range x.qps {
 		h.eng.Counters().AddTo(s)
 	}
+}
+
+// list returns the handles of the live QPs in QPN order.
+func (x *index) list() []*QP {
+	x.mu.RLock()
+	out := make([]*QP, 0, len(x.qps))
+	for _, h := range x.qps {
+		out = append(out, h)
+	}
+	x.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *QP) int { return cmp.Compare(a.qpn, b.qpn) })
+	return out
 }

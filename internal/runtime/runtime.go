@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"iter"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -120,7 +121,7 @@ func (r *Runtime) Close() error {
 }
 
 // Counters returns the device's statistics: its own counters, those of every live QP and those
-// destroyed QPs left behind, and the network's drops.
+// destroyed QPs left behind, and the network's drops and segmentation offload.
 func (r *Runtime) Counters() counter.Snapshot {
 	s := r.dev.Snapshot()
 	r.qps.sum(&s, &r.retired)
@@ -129,7 +130,26 @@ func (r *Runtime) Counters() counter.Snapshot {
 	s[counter.NetDropNoRoute] += nc.Drops[netio.DropNoRoute]
 	s[counter.NetDropTruncated] += nc.Drops[netio.DropTruncated]
 	s[counter.NetDropSendError] += nc.Drops[netio.DropSendError]
+	s[counter.NetGSOSends] += nc.GSOSends
+	s[counter.NetGSOSegments] += nc.GSOSegments
+	s[counter.NetGROReads] += nc.GROReads
+	s[counter.NetGROSegments] += nc.GROSegments
+	s[counter.NetGSOFallbacks] += nc.GSOFallbacks
+	s[counter.NetGROFallbacks] += nc.GROFallbacks
 	return s
+}
+
+// QPCounters yields the QPN and statistics of every live QP, in QPN order. The QPs are listed
+// under the index's read lock, then read without it, so a caller may destroy QPs as it goes; a
+// QP destroyed meanwhile is still yielded, with its final counters.
+func (r *Runtime) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
+	return func(yield func(uint32, counter.Snapshot) bool) {
+		for _, h := range r.qps.list() {
+			if !yield(h.qpn, h.Counters()) {
+				return
+			}
+		}
+	}
 }
 
 // workerFor returns the worker that owns QP number qpn.

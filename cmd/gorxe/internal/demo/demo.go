@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
@@ -29,6 +30,9 @@ type Options struct {
 	// trace draws a capture of the packets that reached the network.
 	Trace       io.Writer
 	TraceFormat trace.Format
+	// Observe serves the devices' counters while the demo runs (-metrics) and prints them at the
+	// end (-counters).
+	Observe observe.Options
 }
 
 // Run performs the narrated walkthrough, writing it to out. It returns an error if a step failed
@@ -54,6 +58,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		return err
 	}
 	open = append(open, b)
+	obs, err := o.Observe.Start(out, a.dev, b.dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(out)
 
 	fmt.Fprintf(out, "gorxe demo: two RoCEv2 devices in this process, talking over UDP port %d.\n\n", o.port())
 	for _, s := range []*side{a, b} {

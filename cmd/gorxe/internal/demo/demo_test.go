@@ -72,3 +72,13 @@ func TestDemoInterrupted(t *testing.T) {
 	assert.Contains(t, out.String(), "\nCounters:\n")
 	assert.NotContains(t, out.String(), "Step 1:")
 }
+
+// TestDemoObserve: -metrics serves while the demo runs and -counters prints both devices'
+// counters after it.
+func TestDemoObserve(t *testing.T) {
+	o := Options{A: netip.MustParseAddr("127.30.2.1"), B: netip.MustParseAddr("127.30.2.2")}
+	o.Observe.MetricsAddr, o.Observe.Counters = "127.0.0.1:0", true
+	out := run(t, o)
+	assert.Regexp(t, `(?m)^metrics: http://127\.0\.0\.1:\d+/metrics$`, out)
+	assert.Regexp(t, `(?s)All 9 steps verified\.\n.*counters of gorxe_127\.30\.2\.1:\n  sent_pkts +\d+\n.*counters of gorxe_127\.30\.2\.2:\n  sent_pkts +\d+\n`, out)
+}

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -75,7 +77,31 @@ func TestPrintLines(t *testing.T) {
 	} {
 		assert.Contains(t, b.String(), line, "output lacks %q", line)
 	}
-	assert.True(t, strings.HasSuffix(b.String(), "RoCE v2\n\n"), "a port's block does not end with a blank line")
+	assert.True(t, strings.HasSuffix(b.String(), "\t\t\t\tnet_gro_fallbacks:      0\n\n"), "a port's block does not end with its counters and a blank line")
+}
+
+// withCounters is a Device whose counters are given.
+type withCounters struct {
+	Device
+	c gorxe.Counters
+}
+
+func (d withCounters) Counters() gorxe.Counters { return d.c }
+
+// TestPrintCounters: -v lists the device's counters, which count what its QPs did.
+func TestPrintCounters(t *testing.T) {
+	a, _, _, _ := fabrictest.Exchange(t, 100) // closed: its counters are final
+	d := withCounters{testDevice(t), a.Dev.Counters()}
+	var b bytes.Buffer
+	require.NoError(t, Print(&b, d, 0, true))
+	out := b.String()
+	assert.Contains(t, out, "\t\t\tGID[  1]:\t\t::ffff:198.51.100.7, RoCE v2\n\t\t\tcounters:\n\t\t\t\tsent_pkts:              1\n")
+	assert.Contains(t, out, "\t\t\t\tsent_bytes:             100\n")
+	assert.Contains(t, out, "\t\t\t\trcvd_icrc_err:          0\n")
+
+	b.Reset()
+	require.NoError(t, Print(&b, d, 0, false))
+	assert.NotContains(t, b.String(), "counters:", "only -v shows the counters")
 }
 
 func TestPrintBadPort(t *testing.T) {

@@ -15,6 +15,7 @@ type Device interface {
 	Query() (gorxe.DeviceAttr, error)
 	QueryPort(port uint8) (gorxe.PortAttr, error)
 	GIDTable() []gorxe.GIDEntry
+	Counters() gorxe.Counters
 }
 
 // transportIB is the transport type rxe reports, and so gorxe (IBV_TRANSPORT_IB).
@@ -73,10 +74,20 @@ func Print(w io.Writer, d Device, port int, verbose bool) error {
 					p("\t\t\tGID[%3d]:\t\t%s, %s", e.Index, gidtext.Format(e.GID), e.Type)
 				}
 			}
+			printCounters(p, d.Counters())
 		}
 		p("")
 	}
 	return b.Flush()
+}
+
+// printCounters lists every counter of the device's one port by rxe name, as rdma statistic
+// shows a port's hw_counters.
+func printCounters(p func(string, ...any), c gorxe.Counters) {
+	p("\t\t\tcounters:")
+	for name, v := range c.All() {
+		p("\t\t\t\t%-24s%d", name+":", v)
+	}
 }
 
 func printDeviceAttr(p func(string, ...any), a *gorxe.DeviceAttr) {

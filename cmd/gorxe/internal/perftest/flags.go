@@ -128,7 +128,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'M', Long: "MGID", Arg: true, Set: unsupported("-M/--MGID", "multicast tests")},
 		{Short: 'T', Long: "tos", Arg: true, Set: unsupported("-T/--tos", "TOS is for rdma_cm QPs; use --tclass")},
 		{Short: 'L', Long: "hop_limit", Arg: true, Set: unsupported("-L/--hop_limit", "the hop limit is for raw Ethernet QPs")},
-		{Short: 'W', Long: "report-counters", Arg: true, Set: unsupported("-W/--report-counters", "performance counters")},
+		{Short: 'W', Long: "report-counters", Arg: true, Set: unsupported("-W/--report-counters", "performance counters; --counters prints the device's")},
 		{Long: "run_infinitely", Set: unsupported("--run_infinitely", "use -D with a long duration")},
 		{Long: "reversed", Set: unsupported("--reversed", "reversed traffic")},
 		{Long: "report-both", Set: unsupported("--report-both", "bidirectional tests")},
@@ -141,6 +141,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "retry_count", Arg: true, Set: unsupported("--retry_count", "it applies to rdma_cm only")},
 		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
 	}
+	opts = append(opts, p.Observe.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -107,6 +108,8 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
+	// Observe holds --metrics and --counters (gorxe only).
+	Observe observe.Options
 	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
 	LogLevel slog.Level
 

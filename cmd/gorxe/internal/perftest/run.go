@@ -12,6 +12,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -50,11 +51,17 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	obs, err := p.Observe.Start(stderr, dev)
+	if err != nil {
+		dev.Close()
+		return err
+	}
 	defer func() {
 		err = errors.Join(err, dev.Close())
 		if note != nil {
 			warn(note.Summary(dev.Counters().Snapshot()))
 		}
+		obs.End(stdout)
 	}()
 	mtu, err := portMTU(p, dev, warn)
 	if err != nil {
@@ -174,6 +181,9 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
 	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
+	for _, h := range observe.Help {
+		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
+	}
 	add(true, "")
 	add(true, "Not supported: -R/--rdma_cm, -z, -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
 	for _, l := range lines {

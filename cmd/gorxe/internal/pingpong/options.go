@@ -11,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -60,6 +61,7 @@ type Options struct {
 	NumQP    int    // -q: QPs (SRQ)
 	// Timeout bounds each out-of-band step and each wait for a completion (gorxe only; 0: none).
 	Timeout time.Duration
+	Observe observe.Options // --metrics, --counters (gorxe only)
 	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
 	LogLevel slog.Level
 
@@ -96,6 +98,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
 		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	}
+	opts = append(opts, o.Observe.Getopt()...)
 	if kind != UD {
 		opts = append(opts, getopt.Option{Short: 'm', Long: "mtu", Arg: true, Set: mtuOption(&o.MTU)})
 	}
@@ -225,6 +228,9 @@ func Usage(w io.Writer, k Kind) {
 	p("gorxe options:")
 	p("      --bind=<addr>      bind the device to this one local address")
 	p("      --timeout=<dur>    give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout)
+	for _, h := range observe.Help {
+		p("      %-18s %s", h.Option, h.Text)
+	}
 	p("      --log-level=<lvl>  %s", loglevel.Help)
 	p("")
 	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)

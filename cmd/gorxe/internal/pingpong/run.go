@@ -14,6 +14,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/gidtext"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
@@ -30,6 +31,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		s.tap = note.Tap
 		fmt.Fprintln(stderr, note.Banner())
 	}
+	var obs *observe.Session
 	defer func() {
 		if cerr := s.close(); err == nil {
 			err = cerr
@@ -37,8 +39,14 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
 		if note != nil && s.dev != nil {
 			fmt.Fprintln(stderr, note.Summary(s.dev.Counters().Snapshot()))
 		}
+		if obs != nil {
+			obs.End(stdout)
+		}
 	}()
 	if err := s.open(); err != nil {
+		return err
+	}
+	if obs, err = o.Observe.Start(stderr, s.dev); err != nil {
 		return err
 	}
 	if got := s.postRecv(o.RxDepth); got < o.RxDepth {
