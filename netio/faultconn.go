@@ -21,7 +21,7 @@ type FaultConn struct {
 	engine  *faultEngine
 	out     []Message // datagrams to send now
 	origin  []int     // index in the caller's msgs of each entry of out
-	scratch [][]byte  // corrupted copies, reused
+	scratch [][]byte  // corrupted and duplicated copies, reused
 	observe TapFunc   // shown every datagram in wire order with its fate; nil when nobody asked
 }
 
@@ -54,7 +54,7 @@ func (c *FaultConn) Send(msgs []Message) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.out, c.origin = c.out[:0], c.origin[:0]
-	corrupted := 0
+	copies := 0 // scratch buffers used by this call
 	for i := range msgs {
 		m := &msgs[i]
 		p := c.engine.plan(len(m.Buf))
@@ -70,14 +70,17 @@ func (c *FaultConn) Send(msgs []Message) (int, error) {
 				continue
 			}
 			out := *m
-			if p.corruptBit >= 0 {
-				if corrupted == len(c.scratch) {
+			// A corrupted copy is a copy; so is a duplicate, which may share a UDP_SEGMENT send
+			// with the original and so get another IPv4 ID, and with it another ICRC, written
+			// into its own bytes (UDPConfig.SetIPv4ID).
+			if p.corruptBit >= 0 || k > 0 {
+				if copies == len(c.scratch) {
 					c.scratch = append(c.scratch, nil)
 				}
-				c.scratch[corrupted] = append(c.scratch[corrupted][:0], m.Buf...)
-				flipBit(c.scratch[corrupted], p.corruptBit)
-				out.Buf = c.scratch[corrupted]
-				corrupted++
+				c.scratch[copies] = append(c.scratch[copies][:0], m.Buf...)
+				flipBit(c.scratch[copies], p.corruptBit)
+				out.Buf = c.scratch[copies]
+				copies++
 			}
 			if c.observe != nil {
 				c.observe(p.direction(k), &out)
