@@ -70,7 +70,8 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 	return c, nil
 }
 
-// waitEstablished waits for the passive side's RTU.
+// waitEstablished waits until the handshake ends: on the passive side the RTU, on the active
+// side the REP the run loop handled (see onREP), or a rejection or silence.
 func (c *Conn) waitEstablished(ctx context.Context) error {
 	for {
 		e, err := c.nextHandshake(ctx)

@@ -85,26 +85,9 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 		a.release()
 		return nil, errors.Join(err, res.destroy())
 	}
-	if err := c.finishDial(ctx); err != nil {
+	if err := c.waitEstablished(ctx); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
-}
-
-// finishDial waits until the run loop has handled the REP (see onREP) and the connection is
-// established, or the handshake failed.
-func (c *Conn) finishDial(ctx context.Context) error {
-	for {
-		e, err := c.nextHandshake(ctx)
-		if err != nil {
-			return err
-		}
-		switch e.Type {
-		case cm.EventEstablished:
-			return nil
-		case cm.EventRejected, cm.EventUnreachable:
-			return e.Err
-		}
-	}
 }
