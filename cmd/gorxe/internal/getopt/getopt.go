@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrUsage matches every command-line error (errors.Is): the tool shows its usage after it.
@@ -151,6 +152,26 @@ func IntOption(p *int, lo, hi int) func(string) error {
 			return fmt.Errorf("out of range (%d..%d)", lo, hi)
 		}
 		*p = int(v)
+		return nil
+	}
+}
+
+// DurationOption returns the Set function of an option holding a non-negative duration: a Go
+// duration (10s, 500ms) or a bare number of seconds, as the C tools' integer timeouts read.
+func DurationOption(p *time.Duration) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			v, ierr := ParseInt(s)
+			if ierr != nil {
+				return errors.New("not a duration (10s, 500ms) or a number of seconds")
+			}
+			d = time.Duration(v) * time.Second
+		}
+		if d < 0 {
+			return errors.New("negative")
+		}
+		*p = d
 		return nil
 	}
 }

@@ -1,9 +1,11 @@
 package getopt
 
 import (
-	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 type parsed struct {
@@ -76,5 +78,29 @@ func TestGetoptErrors(t *testing.T) {
 		_, err := Parse(tc.args, options(&p))
 		assert.ErrorIs(t, err, ErrUsage, "Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
 		assert.True(t, strings.HasSuffix(err.Error(), tc.msg), "Parse(%q) = %v, want ErrUsage ending %q", tc.args, err, tc.msg)
+	}
+}
+
+func TestDurationOption(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		err  string
+	}{
+		{"10s", 10 * time.Second, ""},
+		{"500ms", 500 * time.Millisecond, ""},
+		{"3", 3 * time.Second, ""},
+		{"0", 0, ""},
+		{"-1s", 0, "negative"},
+		{"soon", 0, "not a duration"},
+	} {
+		var d time.Duration
+		err := DurationOption(&d)(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		assert.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, d, tc.in)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
@@ -103,14 +102,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
 		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
 		{Long: "log-level", Arg: true, Set: loglevel.Option(&p.LogLevel)},
-		{Long: "timeout", Arg: true, Set: func(v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("not a duration such as 10s or 500ms")
-			}
-			p.Timeout = d
-			return nil
-		}},
+		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&p.Timeout)},
 		{Long: "force-link", Arg: true, Set: func(v string) error {
 			if !strings.EqualFold(v, "Ethernet") {
 				return fmt.Errorf("a gorxe port's link layer is Ethernet")

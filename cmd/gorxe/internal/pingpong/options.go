@@ -95,7 +95,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "pcap", Arg: true, Set: getopt.StringOption(&o.Pcap)},
-		{Long: "timeout", Arg: true, Set: durationOption(&o.Timeout)},
+		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	}
 	opts = append(opts, o.Observe.Getopt()...)
@@ -162,24 +162,6 @@ func mtuOption(p *int) func(string) error {
 			return nil
 		}
 		return errors.New("not an IB MTU (256, 512, 1024, 2048 or 4096)")
-	}
-}
-
-func durationOption(p *time.Duration) func(string) error {
-	return func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			v, ierr := getopt.ParseInt(s)
-			if ierr != nil {
-				return errors.New("not a duration (10s, 500ms) or a number of seconds")
-			}
-			d = time.Duration(v) * time.Second
-		}
-		if d < 0 {
-			return errors.New("negative")
-		}
-		*p = d
-		return nil
 	}
 }
 

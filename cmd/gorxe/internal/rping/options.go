@@ -67,14 +67,7 @@ func ParseArgs(args []string) (Options, error) {
 		{Short: 'q', Set: getopt.FlagOption(&selfQP)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
-		{Long: "timeout", Arg: true, Set: func(s string) error {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				return &getopt.UsageError{Msg: fmt.Sprintf("invalid timeout %q", s)}
-			}
-			o.Timeout = d
-			return nil
-		}},
+		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
 	operands, err := getopt.Parse(args, opts)
 	switch {
