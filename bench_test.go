@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/netio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/netio"
 )
 
 // The device benchmarks measure what a user of the verbs API sees, over the in-memory fabric and

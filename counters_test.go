@@ -3,9 +3,10 @@ package gorxe
 import (
 	"testing"
 
-	"github.com/gorxe/gorxe/counter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/counter"
 )
 
 // TestQPCounters checks that a device enumerates its live QPs' counters in QPN order, that they

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/counter"
-	"github.com/gorxe/gorxe/internal/netdev"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/internal/netdev"
 )
 
 func TestOpenConfigErrors(t *testing.T) {

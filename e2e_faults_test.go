@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestE2ELossyFabric sends many RC messages over a fabric that loses, reorders and duplicates

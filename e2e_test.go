@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/counter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/counter"
 )
 
 // node is one side of an end-to-end test: a device with a PD, a CQ on a completion channel and a

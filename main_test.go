@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/clock"
-	"github.com/gorxe/gorxe/netio"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/netio"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

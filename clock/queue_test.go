@@ -1,12 +1,13 @@
 package clock
 
 import (
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The queue must hand back entries sorted by deadline, ties in push order, whatever the push order.

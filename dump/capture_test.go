@@ -3,10 +3,11 @@ package dump
 import (
 	"bytes"
 	"errors"
-	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The golden capture: real kernel rxe traffic, and Wireshark's decoding of

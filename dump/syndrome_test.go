@@ -3,8 +3,9 @@ package dump
 import (
 	"testing"
 
-	"github.com/gorxe/gorxe/packet"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 // The capture holds only positive ACKs; these cover the other syndromes.

@@ -10,9 +10,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gorxe/gorxe/packet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 // TestJSONMatchesWireshark dumps the golden capture as JSON and checks every

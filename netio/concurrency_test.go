@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/clock"
 )
 
 // TestFabricConcurrentRealClock runs several senders through a jittery, duplicating link on the

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/clock"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/clock"
 )
 
 // faultyPair wraps endpoint a of a fresh fabric pair in a FaultConn.

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/clock"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/gorxe/gorxe/clock"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,10 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"errors"
-	"github.com/stretchr/testify/require"
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The golden capture is real kernel rxe traffic (RC, UC and UD pingpong,

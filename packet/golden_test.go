@@ -3,9 +3,10 @@ package packet
 import (
 	"encoding/binary"
 	"fmt"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 func b01(v bool) string {

@@ -2,9 +2,10 @@ package packet
 
 import (
 	"fmt"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 func TestOpcodeTable(t *testing.T) {

@@ -3,9 +3,10 @@ package packet
 import (
 	"bytes"
 	"fmt"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 // mustAppend builds a packet or fails the test.

@@ -1,9 +1,10 @@
 package packet
 
 import (
-	"github.com/stretchr/testify/assert"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestRNRTimerTable(t *testing.T) {

@@ -2,9 +2,10 @@ package packet
 
 import (
 	"encoding/binary"
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 )
 
 // cmREQFlowLabels returns the flow labels of the RDMA-CM REQs in the capture

@@ -5,9 +5,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
-	"github.com/stretchr/testify/require"
 )
 
 // recorder is an EventSink that keeps every event.

@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-	"github.com/stretchr/testify/require"
 )
 
 // FuzzCompleterResponses feeds a requester with outstanding work of every kind a sequence of

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-	"github.com/stretchr/testify/require"
 )
 
 // sendTimes returns the fake times (since hStart) at which the probe saw packets with PSN psn.

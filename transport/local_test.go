@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
-
-	"github.com/stretchr/testify/require"
 )
 
 // TestLocalOpsFastRegAndInvalidate registers a fast-register region with REG_MR on the target

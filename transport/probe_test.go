@@ -3,9 +3,9 @@ package transport
 import (
 	"testing"
 
-	"github.com/gorxe/gorxe/packet"
-
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 // probe watches one requester (a) of a connected pair without a working peer: every packet a

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-
-	"github.com/stretchr/testify/require"
 )
 
 func TestHarnessRCSend(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-	"github.com/stretchr/testify/assert"
-
-	"github.com/stretchr/testify/require"
 )
 
 func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {

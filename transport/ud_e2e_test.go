@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-
-	"github.com/stretchr/testify/require"
 )
 
 // udPair returns two UD QPs in RTS on two devices and an AH on a's device that reaches b.

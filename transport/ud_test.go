@@ -6,12 +6,12 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
-
-	"github.com/stretchr/testify/require"
 )
 
 const udQKey = 0x11111111

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
@@ -14,7 +16,6 @@ import (
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
-	"github.com/stretchr/testify/require"
 )
 
 // tallyEngine reports the QP of every packet a worker hands it; it does nothing else.

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/transport"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gorxe/gorxe/transport"
 )
 
 // A QP logs a burst of each rate-limited kind per interval; the record after a pause counts what

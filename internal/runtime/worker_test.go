@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
@@ -19,9 +23,6 @@ import (
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"io"
 	"net"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // gorxeBin is the gorxe binary TestMain builds once for every test of the package.

@@ -6,9 +6,10 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 func gidOf(s string) gorxe.GID { return gorxe.GID(netip.MustParseAddr(s).As16()) }

@@ -3,10 +3,11 @@ package oob
 import (
 	"context"
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSetTimeout checks that a limit set on an open connection applies to the next step, and that

@@ -2,11 +2,12 @@ package perftest
 
 import (
 	"fmt"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The files in testdata/c-reference are what perftest 6.06 (Debian's ib_write_bw and ib_send_lat)

@@ -3,8 +3,9 @@ package perftest
 import (
 	"testing"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gorxe/gorxe"
 )
 
 func TestErrors(t *testing.T) {

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 )
 
 var (

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden output files")

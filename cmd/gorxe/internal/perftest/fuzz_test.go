@@ -5,9 +5,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 // capturedMessages returns every message of length n the two sides of the captured kernel

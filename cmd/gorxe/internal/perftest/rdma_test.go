@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/netio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // fabricPair opens two devices on an in-memory network.

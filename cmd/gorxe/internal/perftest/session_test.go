@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 // script is a Stream whose peer sends fixed messages and which records what gorxe writes.

@@ -8,9 +8,10 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 // Each message kind of the capture parses, and encoding what was parsed gives back the exact

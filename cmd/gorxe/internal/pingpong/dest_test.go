@@ -6,9 +6,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 // The testdata files hold the TCP payloads of real ibv_*_pingpong runs between two kernel rxe

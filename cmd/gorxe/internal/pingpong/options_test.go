@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
 func TestParseArgsDefaults(t *testing.T) {

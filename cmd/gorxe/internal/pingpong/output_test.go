@@ -2,9 +2,10 @@ package pingpong
 
 import (
 	"bytes"
-	"github.com/stretchr/testify/assert"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestPrintDest(t *testing.T) {

@@ -7,12 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/stretchr/testify/require"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // browser drives a headless Chromium over the DevTools protocol through --remote-debugging-pipe:
