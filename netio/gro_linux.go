@@ -85,7 +85,8 @@ func (s *udpSocket) groReadyCall(fd uintptr) bool {
 	w := &s.waiting
 	s.rxMu.Lock()
 	w.n, w.err = w.c.fillGRO(s, w.msgs, fd)
-	empty := s.gror.got == 0
+	// A conn closed before its first read returns ErrClosed without ever building the reader.
+	empty := s.gror == nil || s.gror.got == 0
 	s.rxMu.Unlock()
 	return w.n > 0 || w.err != nil || !empty
 }

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -364,4 +365,18 @@ func TestGROSegmentParsing(t *testing.T) {
 			assert.Equal(t, tc.want, b.groSegment(0))
 		})
 	}
+}
+
+// Close marks the conn closed before it closes the sockets, so a waiting read that starts in
+// between finds the conn closed before its GRO reader exists. It must answer net.ErrClosed, not
+// dereference the missing reader (a device closed right after it opened used to crash this way).
+func TestGROReadBetweenCloseAndSocketClose(t *testing.T) {
+	c := listenPair(t, UDPConfig{}, []netip.Addr{lo1})[0]
+	require.True(t, c.listeners[0].gro)
+	c.closed.Store(true) // the first step of Close, with the sockets still open
+	_, err := c.Receive(makeMsgs(4, 2048))
+	require.ErrorIs(t, err, net.ErrClosed)
+	assert.Nil(t, c.listeners[0].gror)
+	c.closed.Store(false)
+	require.NoError(t, c.Close())
 }
