@@ -211,7 +211,8 @@ func (d *Device) Query() (DeviceAttr, error) {
 	return a, nil
 }
 
-// QueryPort returns the attributes of port 1, the only port (ibv_query_port).
+// QueryPort returns the attributes of port 1, the only port (ibv_query_port). Its state follows
+// the link of the interface the device is bound to, as rxe's does.
 func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 	if err := d.check("query_port"); err != nil {
 		return PortAttr{}, err
@@ -220,8 +221,9 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 		return PortAttr{}, argErr("query_port", ErrInvalidPort, fmt.Sprintf("port %d (the device has port 1 only)", port))
 	}
 	c := d.rt.Counters()
+	state, phys := portOnLink(d.link())
 	return PortAttr{
-		State:         PortActive,
+		State:         state,
 		MaxMTU:        MTU4096,
 		ActiveMTU:     d.mtu,
 		GIDTblLen:     gidTableLen,
@@ -233,7 +235,7 @@ func (d *Device) QueryPort(port uint8) (PortAttr, error) {
 		MaxVLNum:      1,
 		ActiveWidth:   1, // 1X
 		ActiveSpeed:   1, // SDR: what ib_get_eth_speed reports for an unknown link speed
-		PhysState:     physStateLinkUp,
+		PhysState:     phys,
 		LinkLayer:     LinkLayerEthernet,
 		SubnetTimeout: 0,
 	}, nil
@@ -273,9 +275,6 @@ const DefaultPKey = packet.DefaultPKey
 
 // gidTableLen is ibv_port_attr.gid_tbl_len, rxe's RXE_PORT_GID_TBL_LEN.
 const gidTableLen = 1024
-
-// physStateLinkUp is the IB physical port state "LinkUp" (5).
-const physStateLinkUp = 5
 
 // sourceAddr resolves a GID index to the local address packets leave from; entries the device
 // has no socket on (the link-local GID of loopback) do not resolve.

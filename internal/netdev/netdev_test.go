@@ -34,3 +34,11 @@ func TestByInterfaceUnknown(t *testing.T) {
 	_, err := ByInterface("gorxe-does-not-exist0")
 	assert.Error(t, err)
 }
+
+func TestLinkOfLoopback(t *testing.T) {
+	l, ok := LinkOf("lo")
+	require.True(t, ok)
+	assert.Equal(t, Link{Up: true, Running: true}, l)
+	_, ok = LinkOf("nosuch9")
+	assert.False(t, ok)
+}

@@ -74,10 +74,7 @@ gorxe stats.
 }
 
 // Run prints what the options ask for on stdout; the devices log their events on stderr.
-func Run(o Options, stdout, stderr io.Writer) error { return run(o, stdout, stderr, SystemLink) }
-
-// run is Run with the interfaces' links read by link.
-func run(o Options, stdout, stderr io.Writer, link LinkFunc) error {
+func Run(o Options, stdout, stderr io.Writer) error {
 	if o.List {
 		names := DeviceNames()
 		s := "s"
@@ -113,7 +110,7 @@ func run(o Options, stdout, stderr io.Writer, link LinkFunc) error {
 	log := loglevel.Logger(stderr, o.LogLevel)
 	for _, cfg := range cfgs {
 		cfg.Logger = log
-		if err := show(stdout, cfg, o, link); err != nil {
+		if err := show(stdout, cfg, o); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -121,9 +118,9 @@ func run(o Options, stdout, stderr io.Writer, link LinkFunc) error {
 }
 
 // show opens the device of cfg on a private in-memory network, so that it binds no UDP port
-// (a pingpong or perftest run may hold the port already), and prints it with its port in the
-// state of its interface's link.
-func show(w io.Writer, cfg gorxe.Config, o Options, link LinkFunc) error {
+// (a pingpong or perftest run may hold the port already), and prints it. The port shows the
+// link of the interface the address is on all the same.
+func show(w io.Writer, cfg gorxe.Config, o Options) error {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
 		return fab.NewEndpoint(port, addrs...)
@@ -134,11 +131,7 @@ func show(w io.Writer, cfg gorxe.Config, o Options, link LinkFunc) error {
 		return fmt.Errorf("Failed to open device: %w", err)
 	}
 	defer dev.Close()
-	var d Device = dev
-	if l, ok := link(interfaceOf(cfg)); ok {
-		d = linked{Device: dev, link: l}
-	}
-	return Print(w, d, o.IBPort, o.Verbose)
+	return Print(w, dev, o.IBPort, o.Verbose)
 }
 
 // DeviceNames lists gorxe's devices: one per interface that is up and has an address.
