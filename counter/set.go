@@ -14,6 +14,10 @@ type Set struct {
 // Inc adds one to counter id.
 func (s *Set) Inc(id ID) { s.v[id].Add(1) }
 
+// Dec takes one from counter id: it takes back an Inc made ahead of an event that then did not
+// happen, so that readers never see the event before the count.
+func (s *Set) Dec(id ID) { s.v[id].Add(^uint64(0)) }
+
 // Add adds n to counter id.
 func (s *Set) Add(id ID, n uint64) { s.v[id].Add(n) }
 

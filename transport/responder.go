@@ -361,7 +361,17 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 		return true
 	}
 	r.haveWQE = false
+	// rxe's rdma_recvs counts successful receive completions. It is counted before the completion
+	// is delivered, so that a reader who polled the completion sees it counted, and taken back if
+	// the completion is refused.
+	counted := wc.Status == cq.WCSuccess
+	if counted {
+		r.e.ctr.Inc(counter.RDMARecvs)
+	}
 	err := r.e.q.CompleteRecv(&r.wqe, wc, solicited)
+	if err != nil && counted {
+		r.e.ctr.Dec(counter.RDMARecvs)
+	}
 	if err != nil && errors.Is(err, qp.ErrStale) {
 		return true // flushed or reset meanwhile: that completion was reported instead
 	}
@@ -371,10 +381,6 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 		r.e.enteredError(from, moved, wc.Status, true)
 		r.stop(true)
 		return false
-	}
-	if wc.Status == cq.WCSuccess {
-		// rxe's rdma_recvs counts successful receive completions.
-		r.e.ctr.Inc(counter.RDMARecvs)
 	}
 	return true
 }

@@ -498,4 +498,6 @@ func TestResponderCQOverflow(t *testing.T) {
 	if env.recvCQ.Err() == nil {
 		t.Fatal("CQ not in error")
 	}
+	// rdma_recvs counts the completion the CQ took, not the one it refused.
+	assert.Equal(t, uint64(1), env.e.Counters().Load(counter.RDMARecvs))
 }
