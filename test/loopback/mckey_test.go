@@ -1,0 +1,58 @@
+package loopback
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMckey runs a receiving mckey with two QPs in an IPv4 group and a sending one: every
+// receiving QP gets each of the sender's messages, and both print the C tool's lines.
+func TestMckey(t *testing.T) {
+	srv, cli := LoopbackPair(t)
+	// A group of this test's own: 127.10.N.1 becomes 239.10.N.1.
+	group := "239" + strings.TrimPrefix(srv, "127")
+	receiver := Start(t, nil, "mckey", "-m", group, "-b", srv, "-c", "2", "-C", "20", "-S", "1000", "--pause", "0")
+	awaitJoin(t, receiver, group)
+	sender := Start(t, nil, "mckey", "-m", group, "-b", cli, "-s", "-C", "20", "-S", "1000", "--pause", "0")
+	for _, p := range []*Proc{sender, receiver} {
+		require.Zero(t, p.Wait(20*time.Second), "%s\nstdout:\n%s\nstderr:\n%s", p.name, p.Stdout(), p.Stderr())
+	}
+	joined := "mckey: joined dgid: ::ffff:" + group + " mlid 0x0 sl 0"
+	assert.Equal(t, []string{"mckey: starting client", "mckey: joining", joined, "initiating data transfers",
+		"data transfers complete", "test complete", "return status 0"},
+		strings.Split(strings.TrimSpace(sender.Stdout()), "\n"))
+	assert.Equal(t, []string{"mckey: starting server", "mckey: joining", joined, joined, "receiving data transfers",
+		"data transfers complete", "test complete", "return status 0"},
+		strings.Split(strings.TrimSpace(receiver.Stdout()), "\n"))
+}
+
+// awaitJoin waits for the receiver to have joined and be waiting for messages. If it exits first
+// because the kernel refused the IP membership on loopback, the test is skipped.
+func awaitJoin(t *testing.T, p *Proc, group string) {
+	t.Helper()
+	deadline := time.After(procTimeout)
+	for {
+		p.mu.Lock()
+		lines, wake := p.out, p.newOut
+		p.mu.Unlock()
+		for _, l := range lines {
+			if l == "receiving data transfers" {
+				return
+			}
+		}
+		select {
+		case <-wake:
+		case <-p.done:
+			if strings.Contains(p.Stderr(), "IP_ADD_MEMBERSHIP") {
+				t.Skipf("the kernel refuses to join %s on loopback: %s", group, p.Stderr())
+			}
+			require.Fail(t, "the receiver exited before joining", "stdout:\n%s\nstderr:\n%s", p.Stdout(), p.Stderr())
+		case <-deadline:
+			require.Fail(t, "the receiver did not join", "stdout:\n%s\nstderr:\n%s", p.Stdout(), p.Stderr())
+		}
+	}
+}
