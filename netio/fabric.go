@@ -213,13 +213,15 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 	}
 }
 
-// enqueueAll queues m at to, if set, and at each group member.
+// enqueueAll queues m at to, if set, and at each other group member.
 func enqueueAll(to *Endpoint, members []*Endpoint, m *Message, corruptBit int) {
 	if to != nil {
 		to.enqueue(m, corruptBit)
 	}
 	for _, e := range members {
-		e.enqueue(m, corruptBit)
+		if e != to {
+			e.enqueue(m, corruptBit)
+		}
 	}
 }
 

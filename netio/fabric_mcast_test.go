@@ -35,6 +35,16 @@ func TestFabricMulticast(t *testing.T) {
 	assert.Equal(t, uint64(1), b.Counters().GroupJoins)
 	assert.Equal(t, uint64(1), b.Counters().GroupLeaves)
 
+	// An endpoint listening on the group address that also joined it gets one copy.
+	f := a.fabric
+	g, err := f.NewEndpoint(0, group)
+	require.NoError(t, err)
+	require.NoError(t, g.JoinGroup(group))
+	sendSeq(t, a, dst, 9, 1)
+	assert.Equal(t, []int{9}, receiveAll(t, g))
+	require.NoError(t, g.LeaveGroup(group))
+	require.NoError(t, g.Close())
+
 	// A closed endpoint leaves its groups.
 	require.NoError(t, b.JoinGroup(group))
 	require.NoError(t, b.Close())
