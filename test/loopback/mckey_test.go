@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -55,4 +56,26 @@ func awaitJoin(t *testing.T, p *Proc, group string) {
 			require.Fail(t, "the receiver did not join", "stdout:\n%s\nstderr:\n%s", p.Stdout(), p.Stderr())
 		}
 	}
+}
+
+// TestMckeyIPv6 runs mckey over an IPv6 group between two network namespaces joined by a veth
+// pair (loopback routes no IPv6 multicast): the receiver's device joins with MLD, the sender's
+// datagrams leave by the interface of its address. Kernel rxe refuses IPv6 groups; gorxe
+// follows the address mapping RoCEv2 uses, the group's address as its GID.
+func TestMckeyIPv6(t *testing.T) {
+	l := newLLLink(t)
+	ip6 := [2]string{"fd00:6778::1", "fd00:6778::2"}
+	for i := range 2 {
+		out, err := exec.Command("ip", "-n", l.ns[i], "-6", "addr", "add", ip6[i]+"/64", "dev", l.dev[i], "nodad").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	const group = "ff0e::6778"
+	receiver := StartIn(t, l.ns[1], nil, "mckey", "-m", group, "-b", ip6[1], "-C", "10", "--pause", "0")
+	awaitJoin(t, receiver, group)
+	sender := StartIn(t, l.ns[0], nil, "mckey", "-m", group, "-b", ip6[0], "-s", "-C", "10", "--pause", "0")
+	for _, p := range []*Proc{sender, receiver} {
+		require.Zero(t, p.Wait(20*time.Second), "%s\nstdout:\n%s\nstderr:\n%s", p.name, p.Stdout(), p.Stderr())
+	}
+	assert.Contains(t, receiver.Stdout(), "mckey: joined dgid: "+group+" mlid 0x0 sl 0\n")
+	assert.Contains(t, receiver.Stdout(), "data transfers complete\n")
 }
