@@ -84,17 +84,19 @@ func (c *UDPConn) JoinGroup(group netip.Addr) error {
 		return err
 	}
 	socks := append(slices.Clone(*c.readable.Load()), s)
-	c.readable.Store(&socks)
 	if c.poll.Load() == nil {
-		// The listener joins the poller before the switch is published, so that no datagram
-		// waits unseen.
+		// The listener joins the poller, and the group socket the readable set, before the
+		// switch is published, so that no datagram waits unseen.
 		if err := p.add(c.listeners[0]); err != nil {
 			s.conn.Close()
 			p.close()
 			return err
 		}
+		c.readable.Store(&socks)
 		c.poll.Store(p)
 		c.kickListener()
+	} else {
+		c.readable.Store(&socks)
 	}
 	c.groups[key] = &groupSocket{s: s, refs: 1}
 	c.counters.groupJoins.Add(1)
