@@ -177,3 +177,19 @@ func TestUDPMulticastLeaveWhileReading(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 }
+
+// A Conn with several listeners already polls them; a join adds the group's socket to the set,
+// and two addresses on one interface make one membership.
+func TestUDPMulticastSeveralListeners(t *testing.T) {
+	conns := listenPair(t, UDPConfig{}, []netip.Addr{lo1}, []netip.Addr{lo2, netip.MustParseAddr("127.0.0.3")})
+	a, b := conns[0], conns[1]
+	group := groupFor(a, false)
+	joinOrSkip(t, b, group)
+	dst := netip.AddrPortFrom(group, a.LocalAddrs()[0].Port())
+	_, err := a.Send([]Message{{Buf: []byte("to both addresses' group"), Dst: dst}})
+	require.NoError(t, err)
+	m := receiveOne(t, b)
+	assert.Equal(t, "to both addresses' group", string(m.Buf))
+	assert.Equal(t, dst, m.Dst)
+	require.NoError(t, b.LeaveGroup(group))
+}
