@@ -75,11 +75,11 @@ func run(ctx context.Context, o Options, p func(string, ...any)) (err error) {
 		}
 		if n.mc, err = rdmacm.JoinMulticast(ctx, dev, n.qp, o.Group,
 			&rdmacm.JoinOptions{PortSpace: o.PortSpace, SendOnly: o.SendOnly, Source: o.BindAddr}); err != nil {
-			return fmt.Errorf("mckey: failure joining: %w", err)
+			return fmt.Errorf("failure joining: %w", err)
 		}
 		p("mckey: joined dgid: %s mlid 0x%x sl %d", netip.AddrFrom16(n.mc.AH.GRH.DGID), n.mc.AH.DLID, n.mc.AH.SL)
 		if n.ah, err = n.pd.CreateAH(&n.mc.AH); err != nil {
-			return fmt.Errorf("mckey: failure creating address handle: %w", err)
+			return fmt.Errorf("failure creating address handle: %w", err)
 		}
 	}
 	// The C tool's pause for a subnet manager; here it gives receivers time to join.
@@ -138,22 +138,22 @@ func (n *node) init(dev *gorxe.Device, o *Options, p func(string, ...any)) error
 		return fmt.Errorf("message size %d is larger than the active MTU %d", o.Size, mtu)
 	}
 	if n.pd, err = dev.AllocPD(); err != nil {
-		return fmt.Errorf("mckey: unable to allocate PD: %w", err)
+		return fmt.Errorf("unable to allocate PD: %w", err)
 	}
 	depth := max(o.Count, 1)
 	if n.ch, err = dev.CreateCompChannel(); err != nil {
-		return fmt.Errorf("mckey: unable to create CQ: %w", err)
+		return fmt.Errorf("unable to create CQ: %w", err)
 	}
 	if n.cq, err = dev.CreateCQ(2*depth, n.ch); err != nil {
-		return fmt.Errorf("mckey: unable to create CQ: %w", err)
+		return fmt.Errorf("unable to create CQ: %w", err)
 	}
 	if o.NoLoopback {
 		// IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: rxe accepts no QP creation flags.
-		return fmt.Errorf("mckey: unable to create QP: %w", syscall.EOPNOTSUPP)
+		return fmt.Errorf("unable to create QP: %w", syscall.EOPNOTSUPP)
 	}
 	if n.qp, err = dev.CreateQP(n.pd, &gorxe.QPInitAttr{SendCQ: n.cq, RecvCQ: n.cq, QPType: gorxe.QPTypeUD,
 		Cap: gorxe.QPCap{MaxSendWR: depth, MaxRecvWR: depth, MaxSendSGE: 1, MaxRecvSGE: 1}}); err != nil {
-		return fmt.Errorf("mckey: unable to create QP: %w", err)
+		return fmt.Errorf("unable to create QP: %w", err)
 	}
 	qkey := rdmacm.UDPQKey
 	if o.PortSpace == mad.PortSpaceIPoIB {
@@ -168,7 +168,7 @@ func (n *node) init(dev *gorxe.Device, o *Options, p func(string, ...any)) error
 		{gorxe.QPAttr{State: gorxe.QPStateRTS}, gorxe.QPAttrState | gorxe.QPAttrSQPSN},
 	} {
 		if err := n.qp.Modify(&s.attr, s.mask); err != nil {
-			return fmt.Errorf("mckey: unable to create QP: %w", err)
+			return fmt.Errorf("unable to create QP: %w", err)
 		}
 	}
 	n.buf = make([]byte, o.Size+grhLen)
