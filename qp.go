@@ -245,6 +245,13 @@ func (q *QP) Destroy() error {
 // AttachMcast joins the UD QP to the multicast group gid (ibv_attach_mcast): packets sent to the
 // group's address with destination QP 0xFFFFFF are delivered to it. A group takes at most 56 QPs
 // (rxe's max_mcast_qp_attach). lid is ignored on RoCE.
+//
+// On RoCEv2 the group's GID is its IP address: an IPv4 group is the IPv4-mapped GID
+// ::ffff:a.b.c.d, an IPv6 group the GID itself. The first QP attached to a group makes the device
+// join the IP group on its interfaces (on UDP sockets: IP_ADD_MEMBERSHIP, which sends IGMP, or
+// IPV6_JOIN_GROUP, MLD), and the last one detached leaves it; a refused membership fails the
+// attach. Kernel rxe itself only adds the group's MAC to the interface's filter and leaves the
+// IGMP join to rdma_cm; gorxe's sockets receive nothing without one, so it joins here.
 func (q *QP) AttachMcast(gid GID, lid uint16) error {
 	const op = "attach_mcast"
 	if err := q.checkMcast(op, gid); err != nil {
@@ -253,8 +260,10 @@ func (q *QP) AttachMcast(gid GID, lid uint16) error {
 	switch err := q.h.Attach(gid.Addr()); {
 	case errors.Is(err, runtime.ErrGroupFull):
 		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, runtime.MaxMcastQPAttach))
-	case err != nil:
+	case errors.Is(err, runtime.ErrAttached):
 		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is already attached to %v", q.QPN(), gid))
+	case err != nil:
+		return opErr(op, err)
 	}
 	return nil
 }

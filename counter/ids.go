@@ -56,6 +56,9 @@ const (
 	NetGSOFallbacks
 	NetGROFallbacks
 
+	NetMcastJoins
+	NetMcastLeaves
+
 	// NumIDs is the number of counters, the length of a Set.
 	NumIDs
 )
@@ -116,6 +119,11 @@ var table = [NumIDs]Desc{
 	NetGROSegments:  {"net_gro_segments", "datagrams received inside coalesced reads"},
 	NetGSOFallbacks: {"net_gso_fallbacks", "sockets that stopped segmenting after the kernel refused a segmented send"},
 	NetGROFallbacks: {"net_gro_fallbacks", "listening sockets that could not turn GRO on"},
+
+	// Multicast memberships of the network (IGMP/MLD on the UDP backend), one per group however
+	// many QPs attach to it.
+	NetMcastJoins:  {"net_mcast_joins", "multicast groups the network joined for attached QPs"},
+	NetMcastLeaves: {"net_mcast_leaves", "multicast groups the network left after their last QP detached"},
 }
 
 // Name returns the counter's name, "" for an ID out of range.

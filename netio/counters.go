@@ -57,6 +57,11 @@ type Counters struct {
 	// turn GRO on.
 	GSOFallbacks uint64
 	GROFallbacks uint64
+
+	// GroupJoins and GroupLeaves count the multicast groups the Conn joined and left (each a
+	// membership the kernel announces with IGMP or MLD), not the repeated joins of one group.
+	GroupJoins  uint64
+	GroupLeaves uint64
 }
 
 // TotalDrops sums the drops over all reasons.
@@ -81,6 +86,8 @@ type counters struct {
 	groSegments       atomic.Uint64
 	gsoFallbacks      atomic.Uint64
 	groFallbacks      atomic.Uint64
+	groupJoins        atomic.Uint64
+	groupLeaves       atomic.Uint64
 }
 
 func (c *counters) sent(datagrams, bytes int) {
@@ -117,6 +124,8 @@ func (c *counters) snapshot() Counters {
 		GROSegments:       c.groSegments.Load(),
 		GSOFallbacks:      c.gsoFallbacks.Load(),
 		GROFallbacks:      c.groFallbacks.Load(),
+		GroupJoins:        c.groupJoins.Load(),
+		GroupLeaves:       c.groupLeaves.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

@@ -24,6 +24,8 @@ type Endpoint struct {
 	done   chan struct{} // closed by Close
 
 	counters counters
+
+	joined map[netip.AddrPort]int // joins of each group and port; guarded by fabric.mu
 }
 
 var _ Conn = (*Endpoint)(nil)

@@ -3,6 +3,7 @@ package netio
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -34,8 +35,9 @@ type Fabric struct {
 	hold     bool
 	line     *delayLine
 
-	mu        sync.RWMutex // guards endpoints and links
+	mu        sync.RWMutex // guards endpoints, groups and links
 	endpoints map[netip.AddrPort]*Endpoint
+	groups    map[netip.AddrPort][]*Endpoint // members of each group and port; copied on write
 	links     map[link]*faultLink
 
 	undeliverable atomic.Uint64
@@ -57,6 +59,7 @@ func NewFabric(cfg FabricConfig) *Fabric {
 		queueLen:  cfg.QueueLen,
 		hold:      cfg.Hold,
 		endpoints: make(map[netip.AddrPort]*Endpoint),
+		groups:    make(map[netip.AddrPort][]*Endpoint),
 		links:     make(map[link]*faultLink),
 	}
 	if f.clk == nil {
@@ -167,17 +170,23 @@ func (f *Fabric) Undeliverable() uint64 { return f.undeliverable.Load() }
 // Close discards everything in flight. Endpoints stay open until closed themselves.
 func (f *Fabric) Close() { f.line.close() }
 
-// transmit carries one datagram from e; the caller has validated it.
+// transmit carries one datagram from e; the caller has validated it. A datagram to a multicast
+// group goes to every endpoint that joined it (the sender too, as multicast loopback does on a
+// host) and to an endpoint listening on the group address itself, if any.
 func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 	dst := m.Dst.Addr().Unmap()
 	f.mu.RLock()
 	to := f.endpoints[netip.AddrPortFrom(dst, m.Dst.Port())]
+	var members []*Endpoint
+	if dst.IsMulticast() {
+		members = f.groups[netip.AddrPortFrom(dst.WithZone(""), m.Dst.Port())]
+	}
 	var fl *faultLink
 	if len(f.links) > 0 {
 		fl = f.links[link{src.WithZone(""), dst.WithZone("")}]
 	}
 	f.mu.RUnlock()
-	if to == nil {
+	if to == nil && len(members) == 0 {
 		from.counters.drop(DropNoRoute)
 		return
 	}
@@ -185,7 +194,7 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 		if f.hold {
 			f.line.add(m, -1, 0, Sent)
 		} else {
-			to.enqueue(m, -1)
+			enqueueAll(to, members, m, -1)
 		}
 		return
 	}
@@ -199,7 +208,19 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 		if p.delay[i] > 0 || f.hold {
 			f.line.add(m, p.corruptBit, p.delay[i], p.direction(i))
 		} else {
-			to.enqueue(m, p.corruptBit)
+			enqueueAll(to, members, m, p.corruptBit)
+		}
+	}
+}
+
+// enqueueAll queues m at to, if set, and at each other group member.
+func enqueueAll(to *Endpoint, members []*Endpoint, m *Message, corruptBit int) {
+	if to != nil {
+		to.enqueue(m, corruptBit)
+	}
+	for _, e := range members {
+		if e != to {
+			e.enqueue(m, corruptBit)
 		}
 	}
 }
@@ -208,14 +229,19 @@ func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 func (f *Fabric) deliverBatch(batch []Message, _ []Direction) {
 	for i := range batch {
 		m := &batch[i]
+		dst := netip.AddrPortFrom(m.Dst.Addr().Unmap(), m.Dst.Port())
 		f.mu.RLock()
-		to := f.endpoints[netip.AddrPortFrom(m.Dst.Addr().Unmap(), m.Dst.Port())]
+		to := f.endpoints[dst]
+		var members []*Endpoint
+		if dst.Addr().IsMulticast() {
+			members = f.groups[netip.AddrPortFrom(dst.Addr().WithZone(""), dst.Port())]
+		}
 		f.mu.RUnlock()
-		if to == nil {
+		if to == nil && len(members) == 0 {
 			f.undeliverable.Add(1)
 			continue
 		}
-		to.enqueue(m, -1)
+		enqueueAll(to, members, m, -1)
 	}
 }
 
@@ -227,5 +253,8 @@ func (f *Fabric) detach(e *Endpoint) {
 		if f.endpoints[l] == e {
 			delete(f.endpoints, l)
 		}
+	}
+	for g, m := range f.groups {
+		f.setMembers(g, slices.DeleteFunc(slices.Clone(m), func(x *Endpoint) bool { return x == e }))
 	}
 }

@@ -3,6 +3,7 @@ package netio
 import (
 	"errors"
 	"net"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +66,9 @@ func (c *UDPConn) receiveGRO(s *udpSocket, msgs []Message, wait bool) (int, erro
 	raceAcquireIO()
 	n, ferr := w.n, w.err
 	*w = groWait{}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, err // a join woke the wait to switch to polling (see kickListener)
+	}
 	if err != nil {
 		return 0, net.ErrClosed
 	}

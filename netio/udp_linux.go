@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +21,15 @@ type UDPConn struct {
 	cfg       UDPConfig
 	locals    []netip.AddrPort
 	listeners []*udpSocket
-	poll      *poller // waits on all listeners when there is more than one
+	// poll waits on all readable sockets when there is more than one: several listeners, or
+	// sockets of joined multicast groups. Set at most once, by ListenUDP or the first join.
+	poll atomic.Pointer[poller]
+	// readable is what a polling Receive reads: the listeners, then the group sockets.
+	readable atomic.Pointer[[]*udpSocket]
+	ifindex  map[netip.Addr]int // interface index of each local address (0 when unknown)
+
+	gmu    sync.Mutex // guards groups and the changes of readable and poll
+	groups map[netip.Addr]*groupSocket
 
 	mu        sync.RWMutex // guards senders and dropsKept
 	senders   map[netip.AddrPort]*udpSocket
@@ -44,6 +54,8 @@ type udpSocket struct {
 	gso atomic.Bool
 	// gro is whether UDP_GRO is on, which makes Receive read through gror.
 	gro bool
+	// group is whether this is the socket of a joined multicast group (see JoinGroup).
+	group bool
 
 	// rxb is the receive scratch of a listener, kept prepared between calls so that a read
 	// only points each slot at its buffer (see recvBatch). Guarded by rxMu; a concurrent
@@ -67,9 +79,10 @@ func ListenUDP(cfg UDPConfig) (*UDPConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &UDPConn{cfg: cfg, locals: locals, senders: make(map[netip.AddrPort]*udpSocket)}
+	c := &UDPConn{cfg: cfg, locals: locals, senders: make(map[netip.AddrPort]*udpSocket),
+		ifindex: interfaceIndexes(locals), groups: make(map[netip.Addr]*groupSocket)}
 	for _, l := range locals {
-		s, err := openSocket(l, true, &c.cfg)
+		s, err := openSocket(l, true, &c.cfg, c.ifindex[l.Addr()])
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -85,17 +98,22 @@ func ListenUDP(cfg UDPConfig) (*UDPConn, error) {
 		}
 		c.listeners = append(c.listeners, s)
 	}
+	socks := slices.Clone(c.listeners)
+	c.readable.Store(&socks)
 	if len(c.listeners) > 1 {
-		if c.poll, err = newPoller(c.listeners); err != nil {
+		p, err := newPoller(c.listeners)
+		if err != nil {
 			c.Close()
 			return nil, err
 		}
+		c.poll.Store(p)
 	}
 	return c, nil
 }
 
 // openSocket binds an unconnected UDP socket to local with the RoCE socket options.
-func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket, error) {
+// ifindex, when known, is the interface multicast leaves from.
+func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig, ifindex int) (*udpSocket, error) {
 	is6 := !local.Addr().Is4()
 	network := "udp4"
 	if is6 {
@@ -121,6 +139,10 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig) (*udpSocket
 		if ifi, err := net.InterfaceByName(z); err == nil {
 			s.scope = uint32(ifi.Index)
 		}
+	}
+	if err := setMulticastInterface(rc, local.Addr(), ifindex); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -190,7 +212,9 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 			run = s
 		}
 		b.openSend(m, m.Dst, s.scope)
-		b.startRun(m, c.gsoAllowed(s))
+		// Multicast goes out unsegmented: a group's copy looped back to local members would
+		// otherwise reach them as one coalesced buffer, and few datagrams go to groups.
+		b.startRun(m, c.gsoAllowed(s) && !m.Dst.Addr().IsMulticast())
 	}
 }
 
@@ -262,7 +286,7 @@ func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
 	if len(c.senders) >= c.cfg.MaxSendSockets {
 		return nil, ErrTooManySendSockets
 	}
-	s, err := openSocket(key, false, &c.cfg)
+	s, err := openSocket(key, false, &c.cfg, c.ifindex[key.Addr()])
 	if err != nil {
 		return nil, err
 	}
@@ -285,27 +309,48 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	if c.poll == nil {
-		for {
-			n, err := c.receiveFrom(c.listeners[0], msgs, true)
-			if n > 0 || err != nil {
-				return n, err
-			}
-		}
-	}
 	for {
-		start := int(c.next.Add(1))
-		for k := range c.listeners {
-			s := c.listeners[(start+k)%len(c.listeners)]
-			n, err := c.receiveFrom(s, msgs, false)
+		p := c.poll.Load()
+		if p == nil {
+			n, err := c.receiveFrom(c.listeners[0], msgs, true)
+			if errors.Is(err, os.ErrDeadlineExceeded) && c.poll.Load() != nil {
+				continue // a join switched to polling and woke this wait (see kickListener)
+			}
 			if n > 0 || err != nil {
 				return n, err
 			}
+			continue
 		}
-		if err := c.poll.wait(); err != nil {
+		n, err := c.tryReadable(msgs)
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if err := p.wait(); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// tryReadable reads, without waiting, from the first of the readable sockets that holds
+// datagrams, starting at a different one each call for fairness. A group socket closed by a
+// concurrent LeaveGroup is passed over.
+func (c *UDPConn) tryReadable(msgs []Message) (int, error) {
+	socks := *c.readable.Load()
+	start := 0
+	if len(socks) > 1 {
+		start = int(c.next.Add(1))
+	}
+	for k := range socks {
+		s := socks[(start+k)%len(socks)]
+		n, err := c.receiveFrom(s, msgs, false)
+		if err != nil && s.group && errors.Is(err, net.ErrClosed) && !c.closed.Load() {
+			continue
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, nil
 }
 
 // TryReceive implements [Conn]: it reads what the listening sockets already hold, starting at a
@@ -318,18 +363,7 @@ func (c *UDPConn) TryReceive(msgs []Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	start := 0
-	if len(c.listeners) > 1 {
-		start = int(c.next.Add(1))
-	}
-	for k := range c.listeners {
-		s := c.listeners[(start+k)%len(c.listeners)]
-		n, err := c.receiveFrom(s, msgs, false)
-		if n > 0 || err != nil {
-			return n, err
-		}
-	}
-	return 0, nil
+	return c.tryReadable(msgs)
 }
 
 // receiveFrom reads one batch from s, dropping truncated datagrams; it may return 0 if all were.
@@ -431,8 +465,8 @@ func (c *UDPConn) Close() error {
 	if c.closed.Swap(true) {
 		return net.ErrClosed
 	}
-	if c.poll != nil {
-		c.poll.wake()
+	if p := c.poll.Load(); p != nil {
+		p.wake()
 	}
 	c.mu.Lock()
 	// The kernel's drop counts go with the sockets; keep them.
@@ -446,8 +480,9 @@ func (c *UDPConn) Close() error {
 		delete(c.senders, k)
 	}
 	c.mu.Unlock()
-	if c.poll != nil {
-		c.poll.close()
+	c.closeGroups()
+	if p := c.poll.Load(); p != nil {
+		p.close()
 	}
 	return nil
 }

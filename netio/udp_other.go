@@ -36,3 +36,9 @@ func (*UDPConn) SendSockets() int { return 0 }
 
 // Close implements [Conn].
 func (*UDPConn) Close() error { return ErrNotSupported }
+
+// JoinGroup implements [GroupConn].
+func (*UDPConn) JoinGroup(netip.Addr) error { return ErrNotSupported }
+
+// LeaveGroup implements [GroupConn].
+func (*UDPConn) LeaveGroup(netip.Addr) error { return ErrNotSupported }

@@ -40,6 +40,7 @@ var commands = []command{
 	{"srq_pingpong", "gorxe srq_pingpong [OPTIONS] [HOST]", "ibv_srq_pingpong peer: RC QPs sharing one SRQ", runSRQPingpong},
 	{"rping", "gorxe rping -s|-c [-vVdP] [-S size] [-C count] [-a addr] [-I addr] [-p port]", "librdmacm rping peer: RDMA-CM connection, READ/WRITE/SEND ping loop", runRping},
 	{"ucmatose", "gorxe ucmatose [-s server] [-b addr] [-c conns] [-C count] [-S size] [-p port]", "librdmacm ucmatose peer: RDMA-CM connections, SENDs each way, disconnect", runUcmatose},
+	{"mckey", "gorxe mckey -m addr [-s] [-b addr] [-c conns] [-C count] [-S size] [-o]", "librdmacm mckey peer: join an IP multicast group, UD SENDs to it", runMckey},
 	{"devinfo", "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]", "ibv_devinfo peer: devices, ports and GID tables", runDevinfo},
 	{"stats", "gorxe stats [-once] ADDR", "live counters of a gorxe tool running with --metrics ADDR", runStats},
 	{"write_bw", "gorxe write_bw [OPTIONS] [HOST]", "ib_write_bw peer: RDMA WRITE bandwidth", perftestCommand(perftest.VerbWrite, perftest.BW)},

@@ -69,3 +69,17 @@ func interfaceOf(a netip.Addr) *net.Interface {
 	}
 	return loop
 }
+
+// Index returns the index of the interface holding a (see interfaceOf), or 0 when no local
+// interface has it. A zoned IPv6 address names its interface itself.
+func Index(a netip.Addr) int {
+	if z := a.Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			return ifi.Index
+		}
+	}
+	if ifi := interfaceOf(a); ifi != nil {
+		return ifi.Index
+	}
+	return 0
+}

@@ -12,4 +12,7 @@ var (
 	ErrNotAttached = errors.New("QP not attached to the group")
 	// ErrGroupFull: the multicast group has MaxMcastQPAttach QPs.
 	ErrGroupFull = errors.New("multicast group full")
+	// ErrJoin: the network could not join the multicast group (the kernel refused the
+	// membership); it wraps the network's error.
+	ErrJoin = errors.New("cannot join the multicast group on the network")
 )

@@ -84,7 +84,7 @@ func New(cfg Config) *Runtime {
 	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
 		latency: cfg.BusyPoll > 0}
 	r.qps.init()
-	r.mcast.init()
+	r.mcast.init(cfg.Conn)
 	r.workers = make([]*worker, max(cfg.Workers, 1))
 	for i := range r.workers {
 		r.workers[i] = newWorker(r, i)
@@ -136,6 +136,8 @@ func (r *Runtime) Counters() counter.Snapshot {
 	s[counter.NetGROSegments] += nc.GROSegments
 	s[counter.NetGSOFallbacks] += nc.GSOFallbacks
 	s[counter.NetGROFallbacks] += nc.GROFallbacks
+	s[counter.NetMcastJoins] += nc.GroupJoins
+	s[counter.NetMcastLeaves] += nc.GroupLeaves
 	return s
 }
 

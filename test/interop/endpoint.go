@@ -109,7 +109,10 @@ const cmListenPoll = 100 * time.Millisecond
 
 // cmListening lists the kernel's RDMA-CM IDs until one listens on port: rping -s prints nothing
 // before a client connects (ucmatose prints its line before it listens), but rdma_listen puts its ID in LISTEN, which the rdma tool reports.
-func (e *rxeEndpoint) cmListening(j job, _ tool, port int, timeout time.Duration) (bool, error) {
+func (e *rxeEndpoint) cmListening(j job, t tool, port int, timeout time.Duration) (bool, error) {
+	if t.c == mckey.c {
+		return e.mcJoined(j, timeout)
+	}
 	want := regexp.MustCompile(fmt.Sprintf(`state LISTEN .*src-addr \S*:%d\b`, port))
 	deadline := time.Now().Add(timeout)
 	for {

@@ -164,5 +164,5 @@ func TestCMArgvs(t *testing.T) {
 			}
 		}
 	}
-	assert.ElementsMatch(t, []string{"rping ipv4", "rping ipv6", "ucmatose ipv4", "ucmatose ipv6"}, cmRuns)
+	assert.ElementsMatch(t, []string{"rping ipv4", "rping ipv6", "ucmatose ipv4", "ucmatose ipv6", "mckey ipv4", "mckey ipv4"}, cmRuns)
 }

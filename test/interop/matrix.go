@@ -173,7 +173,8 @@ func gorxeMatrix() []phase {
 				c(writeBW, 6, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
 			},
 			linkLocalCases(),
-			cmCases())},
+			cmCases(),
+			mcCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{

@@ -132,6 +132,7 @@ func setupBridge(vms int) error {
 		[]string{"addr", "add", hostIP4.String(), "dev", bridgeName},
 		[]string{"-6", "addr", "add", hostIP6.String(), "dev", bridgeName, "nodad"},
 		[]string{"link", "set", bridgeName, "up"})
+	steps = append(steps, multicastBridgeSteps()...)
 	for _, s := range steps {
 		if err := ip(s...); err != nil {
 			return err

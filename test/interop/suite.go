@@ -259,6 +259,9 @@ func commonOpts(rc runCase, gid, port int) []string {
 // family and the client connects to it, both on port; the case's options go to both, and gorxe's
 // server gets what makes it say it listens.
 func cmArgvs(rc runCase, cli, srv endpoint, port int) (sArgv, cArgv []string) {
+	if rc.tool.c == mckey.c {
+		return mckeyArgvs(rc, cli, srv)
+	}
 	opts := func(e endpoint, role string) []string {
 		o := append(strings.Fields(role), srv.addr(rc.family).String(), "-p", fmt.Sprint(port))
 		o = append(o, rc.opts...)
@@ -398,7 +401,7 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		fail("capture check: %v", err)
 	} else {
 		rw.capture = fmt.Sprintf("%s, rxe sent %d", cc.summary(), delta["sent_pkts"])
-		if prob := cc.problem(srv.addr(rc.family).String(), cli.addr(rc.family).String()); prob != "" {
+		if prob := cc.problem(capturePeers(rc, cli, srv)...); prob != "" {
 			fail("capture %s: %s", pcap, prob)
 		}
 		// Cross-check the capture against the kernel's own count: every packet rxe sent passes

@@ -77,7 +77,7 @@ func TestPrintLines(t *testing.T) {
 	} {
 		assert.Contains(t, b.String(), line, "output lacks %q", line)
 	}
-	assert.True(t, strings.HasSuffix(b.String(), "\t\t\t\tnet_gro_fallbacks:      0\n\n"), "a port's block does not end with its counters and a blank line")
+	assert.True(t, strings.HasSuffix(b.String(), "\t\t\t\tnet_mcast_leaves:       0\n\n"), "a port's block does not end with its counters and a blank line")
 }
 
 // withCounters is a Device whose counters are given.
