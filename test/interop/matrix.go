@@ -181,14 +181,15 @@ func cmCases() []runCase {
 }
 
 // librdmacmExamples are librdmacm's example programs beyond rping and ucmatose: udaddy, whose UD
-// endpoints find each other with SIDR, and the rdma_server / rdma_client pair.
+// endpoints find each other with SIDR, and the rdma_server / rdma_client pair. The C rdma_server
+// runs with IPv4 only: it listens on the first passive address rdma_getaddrinfo gives, 0.0.0.0,
+// and the kernel keeps an AF_INET listener to IPv4 (it rejects an IPv6 REQ).
 func librdmacmExamples() []runCase {
 	const t = 60 * time.Second
 	return []runCase{
 		c(udaddy, 4, 1024, t, "-C", "10"),
 		c(udaddy, 6, 1024, t, "-C", "10"),
 		c(rdmaServer, 4, 1024, t),
-		c(rdmaServer, 6, 1024, t),
 	}
 }
 
