@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,49 @@ func TestUDTimeout(t *testing.T) {
 	cancel()
 	_, err = a.DialUD(cctx, serverAddr, nil)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestUDRefusedByAgent: SIDR_REQs that reach a UD listener but that RDMA-CM cannot take are
+// answered status 2 (rejected), as ib_cm answers when the kernel's RDMA-CM refuses one.
+func TestUDRefusedByAgent(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
+	as := agents(t, devs...)
+	l, err := as[1].ListenUD(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	cma := func(dst string) []byte {
+		b, err := mad.AppendCMAPrivateData(nil, &mad.CMAHeaderFields{SrcPort: 5, Src: netip.MustParseAddr(clientAddr),
+			Dst: netip.MustParseAddr(dst)}, nil)
+		require.NoError(t, err)
+		return b
+	}
+	for _, tc := range []struct {
+		name  string
+		pdata []byte
+	}{
+		{"no CMA header", nil},
+		{"another destination", cma("10.0.0.3")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := as[0].a
+			reply := make(chan cm.Event, 1)
+			require.NoError(t, a.do(ctx, func(now time.Time, out *cm.Output) error {
+				id, err := a.mgr.ResolveSIDR(now, cm.SIDRParams{ServiceID: l.sid, RemoteGID: serverAddr.Addr().As16(),
+					PrivateData: tc.pdata}, out)
+				if a.ud.resolving == nil {
+					a.ud.resolving = make(map[cm.ConnID]chan cm.Event)
+				}
+				a.ud.resolving[id] = reply
+				return err
+			}))
+			select {
+			case e := <-reply:
+				require.ErrorIs(t, cm.SIDRResult(e), &cm.SIDRError{Status: mad.SIDRReject})
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			}
+			require.Empty(t, l.backlog)
+		})
+	}
 }
