@@ -23,7 +23,14 @@ const madOffsetInFrame = 14 + 20 + 8 + 12 + 8
 // numbers them) of the bundled capture.
 func captureMAD(t *testing.T, frame int) []byte {
 	t.Helper()
-	data, err := os.ReadFile(capturePath)
+	return pcapngMAD(t, capturePath, frame)
+}
+
+// pcapngMAD returns the MAD carried by one frame (1-based) of a little-endian pcapng capture of
+// Ethernet / IPv4 / UDP / BTH / DETH / MAD frames.
+func pcapngMAD(t *testing.T, path string, frame int) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	n := 0
 	for len(data) >= 12 {

@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 
@@ -63,3 +64,25 @@ func portMTU(dev *gorxe.Device, limit gorxe.MTU) mad.MTU {
 
 // addrPort builds an address and port, unmapping IPv4-mapped addresses.
 func addrPort(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a.Unmap(), port) }
+
+// endpoints returns the two ends of an active side's connection to addr (rdma_resolve_addr):
+// source's address, else the device's first address of addr's family, and source's port, else an
+// ephemeral one.
+func (a *agent) endpoints(addr, source netip.AddrPort) (local, peer netip.AddrPort, err error) {
+	dst := addr.Addr().Unmap()
+	src := source.Addr().Unmap()
+	if !src.IsValid() || src.IsUnspecified() {
+		var ok bool
+		if src, ok = sourceFor(a.dev, dst); !ok {
+			return local, peer, fmt.Errorf("dial %v: no local address of its family: %w", addr, ErrAddress)
+		}
+	}
+	if addr.Port() == 0 || !dst.IsValid() || gidIndex(a.dev, src) < 0 || src.Is4() != dst.Is4() {
+		return local, peer, fmt.Errorf("dial %v from %v: %w", addr, src, ErrAddress)
+	}
+	sport := source.Port()
+	if sport == 0 {
+		sport = ephemeralPort()
+	}
+	return netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, addr.Port()), nil
+}

@@ -31,6 +31,7 @@ type agent struct {
 	conns     map[cm.ConnID]*Conn
 	listeners map[uint64]*Listener
 	routes    map[[16]byte]int // peer GID → GID index our MADs to it leave from
+	ud        udState          // UD listeners and service ID resolutions (ud_agent.go)
 	lost      uint64           // MADs that could not be posted on QP1
 }
 

@@ -3,7 +3,6 @@ package rdmacm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"time"
 
@@ -36,23 +35,12 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 	if opts != nil {
 		o = *opts
 	}
-	dst := addr.Addr().Unmap()
-	src := o.Source.Addr().Unmap()
-	if !src.IsValid() || src.IsUnspecified() {
-		var ok bool
-		if src, ok = sourceFor(a.dev, dst); !ok {
-			return nil, fmt.Errorf("dial %v: no local address of its family: %w", addr, ErrAddress)
-		}
+	local, peer, err := a.endpoints(addr, o.Source)
+	if err != nil {
+		return nil, err
 	}
-	if addr.Port() == 0 || !dst.IsValid() || gidIndex(a.dev, src) < 0 || src.Is4() != dst.Is4() {
-		return nil, fmt.Errorf("dial %v from %v: %w", addr, src, ErrAddress)
-	}
-	sport := o.Source.Port()
-	if sport == 0 {
-		sport = ephemeralPort()
-	}
-	local, peer := netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, addr.Port())
-	pdata, err := mad.AppendCMAPrivateData(nil, &mad.CMAHeaderFields{SrcPort: sport, Src: src, Dst: dst}, o.PrivateData)
+	src := local.Addr()
+	pdata, err := mad.AppendCMAPrivateData(nil, &mad.CMAHeaderFields{SrcPort: local.Port(), Src: src, Dst: peer.Addr()}, o.PrivateData)
 	if err != nil {
 		return nil, err
 	}

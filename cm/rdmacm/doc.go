@@ -24,4 +24,11 @@
 // lingers in timewait so late MADs are answered, and Done is closed when it is gone. A peer's DREQ
 // moves the QP to the error state (its posted work completes flushed) and is answered with a DREP.
 // Events reports what happens to a connection after it was established.
+//
+// # UD endpoints
+//
+// DialUD, ListenUD and UDListener.Accept are the UDP port space's counterparts (udaddy): no
+// connection, but a service ID resolution. DialUD sends a SIDR_REQ with the CMA header; Accept
+// creates a UD QP and answers with a SIDR_REP naming it and RDMA-CM's Q_Key. Each side gets a
+// UDConn: a UD QP in RTS, its completion queues and an address handle to the peer.
 package rdmacm

@@ -17,6 +17,9 @@ func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 		a.onREQ(now, e, out)
 		return
 	}
+	if a.handleSIDR(now, e, out) {
+		return
+	}
 	c := a.conns[e.Conn]
 	if c == nil {
 		return // a REQ still in a backlog, or a connection already forgotten

@@ -33,8 +33,8 @@ import (
 // of 64 and MLD in place of IGMP.
 
 // UDPQKey is the Q_Key of RDMA-CM's UDP port space (RDMA_UDP_QKEY): the Q_Key of a multicast group
-// joined in it and of the UD QPs that send to it.
-const UDPQKey uint32 = 0x01234567
+// joined in it, of the UD QPs that send to it and of UD endpoints resolved with SIDR.
+const UDPQKey uint32 = mad.UDPQKey
 
 // McastHopLimit is the hop limit (IPv4 TTL) of a group joined on RoCEv2.
 const McastHopLimit = 64

@@ -19,7 +19,13 @@ type resources struct {
 
 // newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
 // and posts the options' receives.
-func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources, err error) {
+func newResources(dev *gorxe.Device, o *Options, responder uint8) (*resources, error) {
+	return newResourcesOf(dev, o, gorxe.QPTypeRC, responder)
+}
+
+// newResourcesOf is newResources for a QP of type typ: RC, or UD (see ud.go), whose INIT takes
+// the Q_Key instead of access rights.
+func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8) (r *resources, err error) {
 	r = &resources{pd: o.PD, responder: responder}
 	defer func() {
 		if err != nil {
@@ -51,10 +57,15 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources,
 		}
 	}
 	if r.qp, err = dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ, RecvCQ: r.recvCQ,
-		QPType: gorxe.QPTypeRC, Cap: caps}); err != nil {
+		QPType: typ, Cap: caps}); err != nil {
 		return nil, err
 	}
-	if err = r.toInit(); err != nil {
+	if typ == gorxe.QPTypeUD {
+		err = r.readyUD()
+	} else {
+		err = r.toInit()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if len(o.Recv) > 0 {

@@ -3,10 +3,11 @@
 // a network namespace of its own, and runs rdma-core's pingpongs and perftest in both roles: gorxe
 // on the host as client against the C tool in the VM as server, and the reverse, with IPv4 and IPv6
 // GIDs (a few tools also on the link-local GIDs at index 0), path MTU 1024 and 4096, message sizes
-// from 1 byte to 4 MiB, and the RC tools under about 2 % packet loss. The RDMA-CM tools, rping and
-// ucmatose, run in both roles too, with IPv4 and IPv6 addresses: they connect through the
-// connection manager's MADs on QP1 (a kernel server's readiness is read from the rdma tool's list
-// of CM IDs, since it opens no socket). Every run is captured on the VM's bridge port; `gorxe dump`
+// from 1 byte to 4 MiB, and the RC tools under about 2 % packet loss. The RDMA-CM tools, rping,
+// ucmatose, udaddy (UD, resolved with SIDR) and rdma_server / rdma_client, run in both roles too,
+// with IPv4 and IPv6 addresses (rdma_server IPv4 only): they connect through the connection
+// manager's MADs on QP1 (a kernel server's readiness is read from the rdma tool's list of CM IDs,
+// since it opens no socket). Every run is captured on the VM's bridge port; `gorxe dump`
 // verifies the ICRC of every packet, and the capture is checked against rxe's own packet counters.
 // A kernel rxe <-> kernel rxe run between two VMs comes first as the control.
 //

@@ -164,5 +164,36 @@ func TestCMArgvs(t *testing.T) {
 			}
 		}
 	}
-	assert.ElementsMatch(t, []string{"rping ipv4", "rping ipv6", "ucmatose ipv4", "ucmatose ipv6", "mckey ipv4", "mckey ipv4"}, cmRuns)
+	assert.ElementsMatch(t, []string{"rping ipv4", "rping ipv6", "ucmatose ipv4", "ucmatose ipv6",
+		"udaddy ipv4", "udaddy ipv6", "rdma_server ipv4", "mckey ipv4", "mckey ipv4"}, cmRuns)
+}
+
+func TestLibrdmacmExampleArgvs(t *testing.T) {
+	rxe := &rxeEndpoint{v: &vm{n: 1, ip4: netip.MustParsePrefix("198.18.0.11/24"), ip6: netip.MustParsePrefix("fd67:6f72:7865::11/64")}}
+	gx := &gorxeEndpoint{bin: "gorxe", dev: []string{"-d", "br"}}
+	host := hostIP4.Addr().String()
+	for _, tc := range []struct {
+		name     string
+		rc       runCase
+		cli, srv endpoint
+		wantSrv  string
+		wantCli  string
+		listen   int
+	}{
+		{"udaddy, gorxe server", c(udaddy, 4, 1024, 0, "-C", "10"), rxe, gx,
+			"gorxe udaddy -b " + host + " -C 10", "udaddy -s " + host + " -C 10", 7174},
+		{"udaddy, rxe server", c(udaddy, 6, 1024, 0, "-C", "10"), gx, rxe,
+			"udaddy -b fd67:6f72:7865::11 -C 10", "gorxe udaddy -s fd67:6f72:7865::11 -C 10", 7174},
+		{"rdma_server, gorxe server", c(rdmaServer, 4, 1024, 0), rxe, gx,
+			"gorxe rdma_server -p 18602 --bind " + host, "rdma_client -s " + host + " -p 18602", 18602},
+		{"rdma_server, rxe server", c(rdmaServer, 4, 1024, 0), gx, rxe,
+			"rdma_server -p 18602", "gorxe rdma_client -s 198.18.0.11 -p 18602", 18602},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cli := cmArgvs(tc.rc, tc.cli, tc.srv, 18602)
+			assert.Equal(t, tc.wantSrv, strings.Join(srv, " "))
+			assert.Equal(t, tc.wantCli, strings.Join(cli, " "))
+			assert.Equal(t, tc.listen, tc.rc.tool.cm.listenPort(18602))
+		})
+	}
 }

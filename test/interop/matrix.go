@@ -37,6 +37,31 @@ type cmSyntax struct {
 	// gorxeListening is the line gorxe's server prints once it listens, given gorxeServerOpts.
 	gorxeListening  string
 	gorxeServerOpts []string
+	// port is the tool's fixed port when it takes none (udaddy): no -p is passed, and the server
+	// is awaited on this port.
+	port int
+	// anyAddr: the server takes no address and listens on every one (rdma_server); gorxe's is
+	// given its device's address with --bind.
+	anyAddr bool
+	// clientC and clientGorxe are the client's programs when they are not the server's
+	// (rdma_server and rdma_client).
+	clientC, clientGorxe string
+}
+
+// listenPort is the port the server of a case run on port listens on.
+func (s *cmSyntax) listenPort(port int) int {
+	if s.port != 0 {
+		return s.port
+	}
+	return port
+}
+
+// clientTool is the tool the client runs: t, or its client program.
+func (s *cmSyntax) clientTool(t tool) tool {
+	if s.clientC != "" {
+		t.c, t.gorxe = s.clientC, s.clientGorxe
+	}
+	return t
 }
 
 var (
@@ -56,6 +81,11 @@ var (
 		server: "-s -a", client: "-c -a", gorxeListening: "listening on", gorxeServerOpts: []string{"-d"}}}
 	ucmatose = tool{c: "ucmatose", gorxe: "ucmatose", rc: true, cm: &cmSyntax{
 		server: "-b", client: "-s", gorxeListening: "cmatose: starting server"}}
+	udaddy = tool{c: "udaddy", gorxe: "udaddy", cm: &cmSyntax{
+		server: "-b", client: "-s", gorxeListening: "udaddy: starting server", port: 7174}}
+	rdmaServer = tool{c: "rdma_server", gorxe: "rdma_server", rc: true, cm: &cmSyntax{
+		client: "-s", gorxeListening: "rdma_server: start", anyAddr: true,
+		clientC: "rdma_client", clientGorxe: "rdma_client"}}
 )
 
 // runCase is one tool invocation; it runs once per role.
@@ -150,6 +180,19 @@ func cmCases() []runCase {
 	}
 }
 
+// librdmacmExamples are librdmacm's example programs beyond rping and ucmatose: udaddy, whose UD
+// endpoints find each other with SIDR, and the rdma_server / rdma_client pair. The C rdma_server
+// runs with IPv4 only: it listens on the first passive address rdma_getaddrinfo gives, 0.0.0.0,
+// and the kernel keeps an AF_INET listener to IPv4 (it rejects an IPv6 REQ).
+func librdmacmExamples() []runCase {
+	const t = 60 * time.Second
+	return []runCase{
+		c(udaddy, 4, 1024, t, "-C", "10"),
+		c(udaddy, 6, 1024, t, "-C", "10"),
+		c(rdmaServer, 4, 1024, t),
+	}
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -174,6 +217,7 @@ func gorxeMatrix() []phase {
 			},
 			linkLocalCases(),
 			cmCases(),
+			librdmacmExamples(),
 			mcCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),

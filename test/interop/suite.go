@@ -262,19 +262,29 @@ func cmArgvs(rc runCase, cli, srv endpoint, port int) (sArgv, cArgv []string) {
 	if rc.tool.c == mckey.c {
 		return mckeyArgvs(rc, cli, srv)
 	}
-	opts := func(e endpoint, role string) []string {
-		o := append(strings.Fields(role), srv.addr(rc.family).String(), "-p", fmt.Sprint(port))
+	cm := rc.tool.cm
+	opts := func(e endpoint, role string, addr bool) []string {
+		o := strings.Fields(role)
+		if addr {
+			o = append(o, srv.addr(rc.family).String())
+		}
+		if cm.port == 0 {
+			o = append(o, "-p", fmt.Sprint(port))
+		}
 		o = append(o, rc.opts...)
 		if e.name() == "gorxe" {
 			o = append(o, rc.gorxeOpts...)
 		}
 		return o
 	}
-	so := opts(srv, rc.tool.cm.server)
+	so := opts(srv, cm.server, !cm.anyAddr)
 	if srv.name() == "gorxe" {
-		so = append(so, rc.tool.cm.gorxeServerOpts...)
+		if cm.anyAddr {
+			so = append(so, "--bind", srv.addr(rc.family).String())
+		}
+		so = append(so, cm.gorxeServerOpts...)
 	}
-	return srv.cmArgv(rc.tool, so), cli.cmArgv(rc.tool, opts(cli, rc.tool.cm.client))
+	return srv.cmArgv(rc.tool, so), cli.cmArgv(cm.clientTool(rc.tool), opts(cli, cm.client, true))
 }
 
 // run runs one case with cli as client and srv as server, captured on VM 1's tap.
@@ -352,7 +362,9 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	clientRan := false
 	listening := srv.listening
 	if rc.tool.cm != nil {
-		listening = func(j job, port int, d time.Duration) (bool, error) { return srv.cmListening(j, rc.tool, port, d) }
+		listening = func(j job, port int, d time.Duration) (bool, error) {
+			return srv.cmListening(j, rc.tool, rc.tool.cm.listenPort(port), d)
+		}
 	}
 	if ok, err := listening(sj, port, serverListenTimeout); !ok {
 		fail("server never listened on port %d (%v)", port, err)
