@@ -3,6 +3,8 @@ package transport
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -141,4 +143,16 @@ func TestRequesterBurstRunsOnce(t *testing.T) {
 	if len(r.out.Packets) != 1 {
 		t.Fatalf("%d packets after the burst, want the fenced SEND", len(r.out.Packets))
 	}
+}
+
+// An ACK put off by a burst is not lost when the QP leaves RTS before the burst ends (the
+// application moved it to ERR on seeing the receive completion): it goes out first.
+func TestResponderBurstAckSurvivesModifyToErr(t *testing.T) {
+	env := newRC(t)
+	env.postRecv(1, 64)
+	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
+	require.Len(t, env.poll(), 1)
+	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
+	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, []byte("b"), nil)), packet.SyndromeACKUnlimited, 100, 1)
+	rspWantState(t, env.q, qp.StateErr)
 }

@@ -99,11 +99,17 @@ func receiving(s qp.State) bool {
 // refresh reads the QP's attributes and brings the responder in line with them: a new RTR
 // (re)initialises the expected PSN, the MSN and the responder resources from rq_psn and
 // max_dest_rd_atomic; RESET, INIT and ERR drop every message in progress.
-func (r *responder) refresh() {
+//
+// An ACK put off until the end of a burst is sent first, under the attributes it was owed under:
+// its messages completed before the change, and rxe, which acknowledges at once, would have sent
+// it already. Without it a peer whose SEND was received just before the QP was moved to ERR (a
+// disconnection right after a receive) sees that SEND flushed rather than acknowledged.
+func (r *responder) refresh(out *Output) {
 	v := r.e.q.AttrVersion()
 	if r.refreshed && v == r.version {
 		return
 	}
+	r.flushAck(out)
 	r.version, r.refreshed = v, true
 	resets := r.e.q.ResetCount()
 	r.attr, _ = r.e.q.Query()
@@ -153,7 +159,7 @@ func (r *responder) stop(flush bool) {
 // receive handles one request packet addressed to the QP.
 func (r *responder) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
 	c := &r.e.ctr
-	r.refresh()
+	r.refresh(out)
 	if !r.started {
 		c.Inc(counter.RcvdWrongState)
 		return
@@ -199,7 +205,7 @@ func (r *responder) run(now time.Time, out *Output) {
 	if !r.started && !r.haveWQE {
 		return
 	}
-	r.refresh()
+	r.refresh(out)
 	if r.read.active {
 		r.read.since = now
 		r.sendRead(out, readBurst)
