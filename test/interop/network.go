@@ -163,7 +163,14 @@ const (
 	// "retry forever" and hangs. That happens between two kernel rxe peers too, and says nothing
 	// about either stack. The perftest tools end with a barrier and take lossAll.
 	lossSpareACKs
+	// lossSpareACKsCM is lossSpareACKs plus one MAD to QP1 in lossModCM: with a handful of CM
+	// MADs per connection, 2 % alone would seldom hit one, and a lost REQ, REP, RTU, DREQ or DREP
+	// is what makes both sides' connection managers retransmit.
+	lossSpareACKsCM
 )
+
+// lossModCM is the share of CM MADs lossSpareACKsCM drops besides: one in four.
+const lossModCM = 4
 
 // rcAcknowledge is the BTH opcode of an RC ACKNOWLEDGE packet.
 const rcAcknowledge = 0x11
@@ -174,13 +181,18 @@ func (m lossMode) String() string {
 		return "loss2%"
 	case lossSpareACKs:
 		return "loss2%-no-acks"
+	case lossSpareACKsCM:
+		return "loss2%-no-acks+25%-mads"
 	}
 	return "no-loss"
 }
 
-// lossFor is the loss mode tool t runs under in a lossy phase.
-func lossFor(t tool) lossMode {
-	if t.perftest {
+// lossFor is the loss mode case rc runs under in a lossy phase: its own, else its tool's.
+func lossFor(rc runCase) lossMode {
+	if rc.loss != lossOff {
+		return rc.loss
+	}
+	if rc.tool.perftest {
 		return lossAll
 	}
 	return lossSpareACKs
@@ -194,8 +206,24 @@ func setLoss(m lossMode) error {
 	if m == lossOff {
 		return nil
 	}
+	f, err := os.CreateTemp("", "gorxe-nft-*.nft")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(lossRules(m)); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	_, err = output("nft", "-f", f.Name())
+	return err
+}
+
+// lossRules is the nftables table of loss mode m.
+func lossRules(m lossMode) string {
 	match := fmt.Sprintf("udp dport %d", roceUDP)
-	if m == lossSpareACKs {
+	if m == lossSpareACKs || m == lossSpareACKsCM {
 		// @th,64,8 is the byte after the 8-byte UDP header: the BTH opcode.
 		match += fmt.Sprintf(" @th,64,8 != %d", rcAcknowledge)
 	}
@@ -203,21 +231,14 @@ func setLoss(m lossMode) error {
 	fmt.Fprintf(&b, "table bridge %s {\n", nftTable)
 	for _, hook := range []string{"forward", "input", "output"} {
 		fmt.Fprintf(&b, "  chain %s { type filter hook %s priority 0; policy accept;\n", hook, hook)
+		if m == lossSpareACKsCM {
+			// @th,104,24 is the BTH's destination QP (bytes 5 to 7).
+			fmt.Fprintf(&b, "    udp dport %d @th,104,24 == 1 numgen random mod %d == 0 counter drop\n", roceUDP, lossModCM)
+		}
 		fmt.Fprintf(&b, "    %s numgen random mod %d == 0 counter drop\n  }\n", match, lossMod)
 	}
 	b.WriteString("}\n")
-	f, err := os.CreateTemp("", "gorxe-nft-*.nft")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	f.Close()
-	_, err = output("nft", "-f", f.Name())
-	return err
+	return b.String()
 }
 
 // lossDrops sums the drop counters of the loss table (0 when it is absent).
