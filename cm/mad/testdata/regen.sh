@@ -5,6 +5,13 @@
 # and NAME.tshark.csv, one row per frame of NAME.pcap with Wireshark's value of every MAD and CM
 # field the tests compare. The flow label and packet rate of the REQ's path are left out: Wireshark
 # 4.0 shifts the 20-bit flow label by 20 bits instead of 12, so both read wrong.
+#
+# The captures: kernel-rxe-rping is rping between two kernel rxe peers (Debian's 6.1 kernel), the
+# REQ, REP, RTU, DREQ and DREP of one connection and then five retransmissions of a REQ to a
+# server that had gone. The others come from the interop suite (test/interop, run with -keep),
+# kernel rxe in the same kernel against gorxe: TOOL-gorxe-client-ipvN has gorxe as the client
+# and kernel rxe as the server, TOOL-kernel-client-ipvN the other way round, and rping-loss-* ran
+# with a quarter of the MADs and 2 % of the other packets dropped.
 set -eu
 cd "$(dirname "$0")"
 fields="frame.number
