@@ -215,8 +215,8 @@ func lossCases() []runCase {
 }
 
 // lossCMCases are the RDMA-CM tools under about 2 % loss, and a quarter of the CM MADs lost
-// besides: a lost REQ, REP, RTU, DREQ or DREP must be retransmitted by the connection manager's
-// timers on both sides (each retransmission waits the CM response timeout, about 4.3 s, or the
+// besides (DREQs spared, see lossSpareACKsCM): a lost REQ, REP, RTU or DREP must be recovered by
+// the connection managers' retransmissions on both sides (each retransmission waits the CM response timeout, about 4.3 s, or the
 // kernel's 6.4 s, hence the longer timeout).
 func lossCMCases() []runCase {
 	rc := c(rping, 4, 1024, 120*time.Second, "-C", "10", "-v")
