@@ -126,3 +126,30 @@ func TestMADNotCM(t *testing.T) {
 	assert.Nil(t, fields)
 	assert.Nil(t, p.Record().MAD)
 }
+
+// TestMADRetransmissions reads the rping run whose kernel client's RTU was lost three times
+// under loss: gorxe's server retransmitted its REP (one copy lost on the way, so four of five
+// reached the capture), the kernel answered each copy with its RTU again, and every copy carries
+// the transaction and communication IDs of the first.
+func TestMADRetransmissions(t *testing.T) {
+	var out, errOut bytes.Buffer
+	_, err := Run(&out, &errOut, bytes.NewReader(readFile(t, "../cm/mad/testdata/rping-loss-kernel-client-ipv4.pcap")), FormatJSON)
+	require.NoError(t, err)
+	count := map[string]int{}
+	tids := map[uint64]bool{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var r Record
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		count[r.CM]++
+		tid, ok := r.MADValue("infiniband.mad.transactionid")
+		require.True(t, ok)
+		tids[tid.Value] = true
+		if r.CM == "REP" {
+			lcid, _ := r.MADValue("infiniband.cm.rep")
+			assert.Equal(t, uint64(0x723a3423), lcid.Value, "frame %d", r.Frame)
+		}
+	}
+	assert.Equal(t, map[string]int{"REQ": 1, "REP": 4, "RTU": 4, "DREQ": 1, "DREP": 1}, count)
+	assert.Len(t, tids, 1)
+}

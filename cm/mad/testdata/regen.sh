@@ -11,7 +11,8 @@
 # server that had gone. The others come from the interop suite (test/interop, run with -keep),
 # kernel rxe in the same kernel against gorxe: TOOL-gorxe-client-ipvN has gorxe as the client
 # and kernel rxe as the server, TOOL-kernel-client-ipvN the other way round, and rping-loss-* ran
-# with a quarter of the MADs and 2 % of the other packets dropped.
+# with a quarter of the MADs and 2 % of the other packets dropped (in rping-loss-kernel-client the
+# kernel's RTU was lost three times: gorxe retransmitted its REP, and the kernel answered each).
 set -eu
 cd "$(dirname "$0")"
 fields="frame.number
