@@ -26,9 +26,10 @@ var layers = [][]string{
 	{"qp", "capture"},
 	{"transport", "dump"},
 	{"internal/runtime"},
-	{""},                                     // the root package: the verbs facade
-	{"cm", "metrics", "internal/fabrictest"}, // built on the verbs facade: the connection manager, the Prometheus exporter, test exchanges
-	{"cm/rdmacm"},                            // RDMA-CM: the connection manager run on a device's QP1
+	{""},                          // the root package: the verbs facade
+	{"cm", "internal/fabrictest"}, // built on the verbs facade: the connection manager, test exchanges
+	{"cm/rdmacm"},                 // RDMA-CM: the connection manager run on a device's QP1
+	{"metrics"},                   // the Prometheus exporter of devices and their connection managers
 }
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.

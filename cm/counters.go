@@ -1,5 +1,7 @@
 package cm
 
+import "github.com/gorxe/gorxe/cm/mad"
+
 // Counters count what a manager received and sent, and especially what it
 // dropped: hostile or stale input is counted, never reported as an error.
 type Counters struct {
@@ -13,4 +15,36 @@ type Counters struct {
 	NoListener  uint64 // REQs and SIDR_REQs for a service ID nobody listens on
 	Rejected    uint64 // REJs sent by the manager itself (not by the consumer)
 	Timeouts    uint64 // messages that ran out of retries
+
+	// PerMessage splits the well-formed MADs received, the MADs sent and the retransmissions by
+	// CM message; Message reads it.
+	PerMessage [NumMessages]MessageCounters
+}
+
+// NumMessages is the number of CM messages, REQ to APR (IBTA Table 104).
+const NumMessages = int(mad.AttrAPR-mad.AttrREQ) + 1
+
+// MessageCounters count one CM message.
+type MessageCounters struct {
+	Received    uint64 // well-formed MADs of this message received
+	Sent        uint64 // sent, retransmissions included
+	Retransmits uint64 // retransmissions after a response timeout
+}
+
+// Message returns the counters of message a, and zero counters for an attribute that names no
+// CM message.
+func (c *Counters) Message(a mad.AttrID) MessageCounters {
+	if !a.Known() {
+		return MessageCounters{}
+	}
+	return c.PerMessage[a-mad.AttrREQ]
+}
+
+// message returns the counters of the message m carries, or nil for a MAD that is none.
+func (c *Counters) message(m mad.MAD) *MessageCounters {
+	a := m.Header().AttrID()
+	if !a.Known() {
+		return nil
+	}
+	return &c.PerMessage[a-mad.AttrREQ]
 }

@@ -31,16 +31,19 @@ func TestLostMADs(t *testing.T) {
 		n    int
 		// retransmits per side once the connection is established and torn down
 		retransA, retransB uint64
+		// retransmits of the lost message by its sender: only REQ, REP and DREQ wait for an
+		// answer; a lost RTU or DREP is sent again as the answer to a retransmission
+		lostRetrans uint64
 	}{
-		{"REQ lost twice", sideA, mad.AttrREQ, 2, 2, 0},
+		{"REQ lost twice", sideA, mad.AttrREQ, 2, 2, 0, 2},
 		// Both time out together: A retransmits the REQ, which B, in REPSent,
 		// answers with its stored REP, and B retransmits the REP.
-		{"REP lost", sideB, mad.AttrREP, 1, 1, 1},
+		{"REP lost", sideB, mad.AttrREP, 1, 1, 1, 1},
 		// B retransmits the REP; A, established, answers with its stored RTU.
-		{"RTU lost", sideA, mad.AttrRTU, 1, 0, 1},
+		{"RTU lost", sideA, mad.AttrRTU, 1, 0, 1, 0},
 		// A retransmits the DREQ; B, in timewait, answers with a DREP.
-		{"DREP lost", sideB, mad.AttrDREP, 1, 1, 0},
-		{"DREQ lost three times", sideA, mad.AttrDREQ, 3, 3, 0},
+		{"DREP lost", sideB, mad.AttrDREP, 1, 1, 0, 0},
+		{"DREQ lost three times", sideA, mad.AttrDREQ, 3, 3, 0, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWire(t, Config{}, Config{})
@@ -86,6 +89,18 @@ func TestLostMADs(t *testing.T) {
 			require.Equal(t, []EventType{EventTimewaitExit}, types(w.take(sideB)))
 			require.Equal(t, tc.retransA, w.m[sideA].Counters().Retransmits)
 			require.Equal(t, tc.retransB, w.m[sideB].Counters().Retransmits)
+			lost := w.m[tc.from].Counters()
+			require.Equal(t, tc.lostRetrans, lost.Message(tc.attr).Retransmits)
+			require.Greater(t, lost.Message(tc.attr).Sent, uint64(tc.n), "the lost copies and the one that arrived")
+			for _, side := range []int{sideA, sideB} {
+				c := w.m[side].Counters()
+				var sent, rcvd, retrans uint64
+				for _, mc := range c.PerMessage {
+					sent, rcvd, retrans = sent+mc.Sent, rcvd+mc.Received, retrans+mc.Retransmits
+				}
+				require.Equal(t, []uint64{c.Sent, c.Received - c.Malformed, c.Retransmits}, []uint64{sent, rcvd, retrans},
+					"side %d: the messages' counters add up to the totals", side)
+			}
 			require.Zero(t, w.m[sideA].Len())
 			require.Zero(t, w.m[sideB].Len())
 		})

@@ -84,6 +84,7 @@ func (m *Manager) Receive(now time.Time, from Addr, b []byte, out *Output) {
 		m.counters.Malformed++
 		return
 	}
+	m.counters.message(msg).Received++
 	switch msg.Header().AttrID() {
 	case mad.AttrREQ:
 		m.onREQ(now, from, msg, out)
@@ -164,6 +165,9 @@ func (m *Manager) remove(c *conn) {
 // send queues m for to.
 func (m *Manager) send(out *Output, to Addr, msg mad.MAD) {
 	m.counters.Sent++
+	if c := m.counters.message(msg); c != nil {
+		c.Sent++
+	}
 	out.send(to, msg)
 }
 

@@ -55,6 +55,9 @@ func (m *Manager) expire(now time.Time, c *conn, out *Output) {
 		c.retries++
 		c.deadline = now.Add(c.timeout)
 		m.counters.Retransmits++
+		if mc := m.counters.message(c.pending); mc != nil {
+			mc.Retransmits++
+		}
 		m.send(out, c.peer, c.pending)
 		return
 	}

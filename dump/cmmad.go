@@ -10,9 +10,10 @@ import (
 const gsiQP = 1
 
 // cmSummary returns, for a packet to QP1 carrying a connection manager MAD, the message and the
-// fields that identify its connection: " cm=REQ tid=... lcid=... sid=... qpn=...". A RoCE
-// capture of rping or any RDMA-CM program starts with these, and the IDs tie the handshake,
-// its retransmissions and the teardown together. Anything else gives "".
+// fields that identify its connection: " cm=REQ tid=... lcid=... sid=... qpn=... spsn=...". A
+// RoCE capture of rping or any RDMA-CM program starts with these, and the IDs tie the handshake,
+// its retransmissions and the teardown together; the QPNs and starting PSNs (spsn) of the REQ
+// and REP tie it to the RC traffic that follows. Anything else gives "".
 func (p *Packet) cmSummary() string {
 	if p.BTH.DestQP != gsiQP {
 		return ""
@@ -27,10 +28,10 @@ func (p *Packet) cmSummary() string {
 	switch d := m.Data(); h.AttrID() {
 	case mad.AttrREQ:
 		r := mad.REQ(d)
-		s += fmt.Sprintf(" lcid=0x%08x sid=0x%016x qpn=0x%06x", r.LocalCommID(), r.ServiceID(), r.LocalQPN())
+		s += fmt.Sprintf(" lcid=0x%08x sid=0x%016x qpn=0x%06x spsn=0x%06x", r.LocalCommID(), r.ServiceID(), r.LocalQPN(), r.StartingPSN())
 	case mad.AttrREP:
 		r := mad.REP(d)
-		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" qpn=0x%06x", r.LocalQPN())
+		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" qpn=0x%06x spsn=0x%06x", r.LocalQPN(), r.StartingPSN())
 	case mad.AttrREJ:
 		r := mad.REJ(d)
 		s += ids(r.LocalCommID(), r.RemoteCommID()) + fmt.Sprintf(" reason=%d", r.Reason())

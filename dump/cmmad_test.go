@@ -14,8 +14,8 @@ func TestLineCMMAD(t *testing.T) {
 	all := goldenFrames(t)
 	d := NewDecoder()
 	want := map[int]string{
-		2411: " cm=REQ tid=0x000000021cceb6fe lcid=0xfeb6ce1c sid=0x0000000001061c06 qpn=0x000029 len=256",
-		2412: " cm=REP tid=0x000000021cceb6fe lcid=0x8f4b6254 rcid=0xfeb6ce1c qpn=0x000029 len=256",
+		2411: " cm=REQ tid=0x000000021cceb6fe lcid=0xfeb6ce1c sid=0x0000000001061c06 qpn=0x000029 spsn=0x99c403 len=256",
+		2412: " cm=REP tid=0x000000021cceb6fe lcid=0x8f4b6254 rcid=0xfeb6ce1c qpn=0x000029 spsn=0x8a4ed1 len=256",
 		2413: " cm=RTU tid=0x000000021cceb6fe lcid=0xfeb6ce1c rcid=0x8f4b6254 len=256",
 		2534: " cm=DREQ tid=0x000000021cceb6fe lcid=0xfeb6ce1c rcid=0x8f4b6254 len=256",
 		2535: " cm=DREP tid=0x000000021cceb6fe lcid=0x8f4b6254 rcid=0xfeb6ce1c len=256",

@@ -9,7 +9,10 @@
 // headers are shown as the packet package's header table describes them, so
 // a header added there is dumped without changes here. The ICRC
 // of every packet is checked against the IP and UDP headers captured with it,
-// which include the IPv4 Identification, so the check covers all 32 bits.
+// which include the IPv4 Identification, so the check covers all 32 bits. A
+// management datagram to QP1 is decoded too (Packet.MAD): its common header
+// and, through cm/mad's views, the connection manager message it carries,
+// under Wireshark's field names.
 //
 // # Errors
 //

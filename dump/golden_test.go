@@ -54,3 +54,12 @@ func TestVerboseGolden(t *testing.T) {
 	})
 	checkGolden(t, "verbose.golden", got)
 }
+
+// TestVerboseCMGolden covers the MAD section: the REQ of rping's connection in the golden
+// capture, with its path and RDMA-CM header, and the DREQ that ends it.
+func TestVerboseCMGolden(t *testing.T) {
+	got := goldenSelection(t, []int{2411, 2534}, func(b *bytes.Buffer, p *Packet) {
+		require.NoError(t, p.WriteVerbose(b))
+	})
+	checkGolden(t, "verbose-cm.golden", got)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,10 @@ import (
 // headers the table marks scalar (immdt, ieth), as a bare number. Headers
 // appear in the packet header table's RecordOrder, which follows
 // Wireshark's InfiniBand dissector; field names follow it where it has them.
+// A MAD to QP1 adds, after the headers, "cm" with the connection manager
+// message's name ("REQ") when it is one, and "mad" with the fields of the
+// MAD header and the message under Wireshark's full field names (see
+// Packet.MAD): numbers, or strings for addresses.
 type Record struct {
 	Frame   int    `json:"frame"`
 	Src     string `json:"src"` // ip:port, [ip]:port for IPv6
@@ -36,6 +41,8 @@ type Record struct {
 	AckReq  bool   `json:"ackreq"`
 	PSN     uint32 `json:"psn"`
 	Headers []HeaderRecord
+	CM      string     // the CM message, "" when the packet carries none
+	MAD     []MADField // the MAD's fields (names and values), nil when the packet carries none
 
 	PayloadLen int    `json:"payload_len"`
 	ICRC       string `json:"icrc"` // the four trailer bytes in wire order, "0x4ca933aa"
@@ -83,7 +90,24 @@ func (p *Packet) Record() Record {
 	slices.SortFunc(r.Headers, func(a, b HeaderRecord) int {
 		return int(a.Header.Desc().RecordOrder) - int(b.Header.Desc().RecordOrder)
 	})
+	var fields []MADField
+	r.CM, fields = p.MAD()
+	for _, f := range fields {
+		// The record keeps what its JSON holds: name and value.
+		r.MAD = append(r.MAD, MADField{Name: f.Name, Value: f.Value, Addr: f.Addr})
+	}
 	return r
+}
+
+// MADValue returns the field of the record's MAD named name, and false if it
+// has none.
+func (r *Record) MADValue(name string) (MADField, bool) {
+	for _, f := range r.MAD {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return MADField{}, false
 }
 
 // Header returns the record of extension header h, and false if the packet
@@ -168,9 +192,60 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		}
 		b.WriteByte('}')
 	}
+	if r.CM != "" {
+		b.WriteString(`,"cm":` + strconv.Quote(r.CM))
+	}
+	if r.MAD != nil {
+		b.WriteString(`,"mad":`)
+		for i, f := range r.MAD {
+			b.WriteString(map[bool]string{true: "{", false: ","}[i == 0])
+			b.WriteString(strconv.Quote(f.Name) + ":")
+			if f.IsAddr() {
+				b.WriteString(strconv.Quote(f.Addr.String()))
+			} else {
+				b.WriteString(strconv.FormatUint(f.Value, 10))
+			}
+		}
+		b.WriteByte('}')
+	}
 	b.WriteByte(',')
 	b.Write(tail[1:]) // without its opening brace
 	return b.Bytes(), nil
+}
+
+// unmarshalMAD reads the "mad" object of a record, keeping its fields in
+// order.
+func unmarshalMAD(raw json.RawMessage) ([]MADField, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("dump: record mad: not an object")
+	}
+	fields := []MADField{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("dump: record mad: %w", err)
+		}
+		f := MADField{Name: t.(string)}
+		if t, err = dec.Token(); err != nil {
+			return nil, fmt.Errorf("dump: record mad: %w", err)
+		}
+		switch v := t.(type) {
+		case json.Number:
+			if f.Value, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+				return nil, fmt.Errorf("dump: record mad %s: %w", f.Name, err)
+			}
+		case string:
+			if f.Addr, err = netip.ParseAddr(v); err != nil {
+				return nil, fmt.Errorf("dump: record mad %s: %w", f.Name, err)
+			}
+		default:
+			return nil, fmt.Errorf("dump: record mad %s: neither a number nor an address", f.Name)
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
 }
 
 // UnmarshalJSON reads a record MarshalJSON wrote.
@@ -212,6 +287,17 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	slices.SortFunc(r.Headers, func(a, b HeaderRecord) int {
 		return int(a.Header.Desc().RecordOrder) - int(b.Header.Desc().RecordOrder)
 	})
+	if raw, ok := keys["cm"]; ok {
+		if err := json.Unmarshal(raw, &r.CM); err != nil {
+			return fmt.Errorf("dump: record cm: %w", err)
+		}
+	}
+	if raw, ok := keys["mad"]; ok {
+		var err error
+		if r.MAD, err = unmarshalMAD(raw); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/layers"
 	"github.com/gorxe/gorxe/packet"
 )
@@ -30,6 +31,7 @@ func (p *Packet) writeVerbose(w io.Writer, head string) error {
 	v.udp(p.UDP, len(p.BTH.Contents)+len(p.BTH.Payload)+len(p.BTH.Pad)+packet.ICRCSize)
 	v.bth(p)
 	v.extensions(p)
+	v.mad(p)
 	v.payload(p)
 	v.icrc(p)
 	_, err := io.WriteString(w, v.String())
@@ -152,6 +154,8 @@ func (v *verbose) bth(p *Packet) {
 	}
 	if !op.IsRequest() {
 		ack = "only meaningful on requests"
+	} else if t := op.Transport(); t == packet.TransportUC || t == packet.TransportUD {
+		ack = "unacknowledged service: no responder acts on it (kernel rxe sets it on QP1's MADs only)"
 	}
 	v.field("A (AckReq)", bit(b.AckReq), "%s", ack)
 	v.field("PSN", fmt.Sprintf("%d (0x%06x)", b.PSN, uint32(b.PSN)), "%s", psnMeaning(op))
@@ -215,6 +219,54 @@ func syndromeMeaning(s packet.Syndrome) string {
 		return fmt.Sprintf("NAK (type 0b011) with reserved code %d", s.Value())
 	}
 	return "reserved syndrome type 0b010"
+}
+
+// mad writes the MAD a packet to QP1 carries: its header and, for a
+// connection manager message, the message's main fields, each with the name
+// Wireshark filters it by.
+func (v *verbose) mad(p *Packet) {
+	msg, fields := p.MAD()
+	if fields == nil {
+		return
+	}
+	title := "Management Datagram (IBTA 13.4)"
+	if msg != "" {
+		title += ", connection manager " + msg + " (IBTA 12.6)"
+	}
+	v.header("MAD", title, mad.Size)
+	for _, f := range fields {
+		// The CM's field names run longer than the transport headers'.
+		if f.IsAddr() {
+			v.printf("    %-26s %-20v %s\n", f.Title, f.Addr, f.Name)
+			continue
+		}
+		v.printf("    %-26s %-20s %s%s\n", f.Title, fmt.Sprintf("0x%0*x", (int(f.Bits)+3)/4, f.Value), f.Name, madMeaning(f))
+	}
+}
+
+// madMeaning explains the values of the fields that are codes.
+func madMeaning(f MADField) string {
+	switch f.Name {
+	case "infiniband.mad.mgmtclass":
+		if f.Value == mad.ClassCM {
+			return ": communication management"
+		}
+	case "infiniband.mad.attributeid":
+		if a := mad.AttrID(f.Value); a.Known() {
+			return ": " + a.String()
+		}
+	case "infiniband.cm.rej.reason":
+		return ": " + mad.RejectReason(f.Value).String()
+	case "infiniband.cm.req.pppmtu":
+		if m := mad.MTU(f.Value); m.Valid() {
+			return fmt.Sprintf(": %d bytes", m.Bytes())
+		}
+	case "infiniband.cm.req.transpsvctype":
+		return ": " + mad.TransportType(f.Value).String()
+	case "infiniband.cm.req.remoteresptout", "infiniband.cm.req.localresptout":
+		return fmt.Sprintf(": %v", mad.Timeout(uint8(f.Value)))
+	}
+	return ""
 }
 
 func (v *verbose) payload(p *Packet) {

@@ -18,6 +18,10 @@
 // received (ties to the lower QPN). The others are still counted in the device series, which
 // always cover every QP; gorxe_qps_unexported says how many were left out.
 //
+// A CMCollector (RegisterCM) exports the counters of connection manager agents (cm/rdmacm) as
+// gorxe_cm_<name>_total{device,...}: the MADs received, sent and retransmitted by message, the
+// MADs dropped by reason, failed sends, REJs the manager sent itself and timeouts.
+//
 // The package stays out of the root package so that programs embedding gorxe without Prometheus
 // do not link the client library; Register hooks devices into any prometheus.Registerer.
 package metrics

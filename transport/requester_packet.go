@@ -69,6 +69,15 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 			r.pktsSinceAck = 0
 		}
 	}
+	// AckReq asks the responder to schedule an acknowledgement (IBTA 9.2.3); only RC responders
+	// send any, so on the unacknowledged services no receiver acts on the bit and its value is the
+	// sender's to choose. gorxe chooses kernel rxe's, for byte-for-byte equal packets: clear on UC
+	// and UD (rxe since "Dont set BTH_ACK_MASK for UC or UD QPs", in the 6.1 stable kernels too),
+	// set on every GSI (QP1) message, which that rule does not exclude: kernel captures show each
+	// CM MAD with A=1 and each UD pingpong datagram with A=0.
+	if r.a.typ == qp.TypeGSI && last {
+		ackReq = true
+	}
 	h.BTH.AckReq = ackReq
 
 	if pathOK {

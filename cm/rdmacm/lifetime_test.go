@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
 )
 
 // TestSharedAgentLifetime uses the package-level Listen and Dial: the device's agent starts with
@@ -35,4 +37,14 @@ func TestSharedAgentLifetime(t *testing.T) {
 		require.NoError(t, client.Close())
 		require.NoError(t, client.Disconnect(ctx))
 	}
+}
+
+// TestOpenOnClosedDevice: an agent that cannot create QP1 (here the device is closed) returns the
+// error after undoing what it had created, instead of panicking in the cleanup.
+func TestOpenOnClosedDevice(t *testing.T) {
+	dev := fabricDevices(t, nil, "10.0.0.1")[0]
+	require.NoError(t, dev.Close())
+	a, err := Open(dev, fastCM)
+	require.ErrorIs(t, err, gorxe.ErrDeviceClosed)
+	require.Nil(t, a)
 }

@@ -52,8 +52,10 @@ type rxMAD struct {
 
 // openQP1 creates the GSI QP (QP number 1, Q_Key 0x80010000), moves it to RTS and posts its receive
 // buffers. The device allows one GSI QP, so a second agent on the same device fails here.
-func openQP1(dev *gorxe.Device) (q *qp1, err error) {
-	q = &qp1{dev: dev, free: make(chan int, qp1SendSlots), ahs: make(map[ahKey]*gorxe.AH)}
+func openQP1(dev *gorxe.Device) (_ *qp1, err error) {
+	// q is not the named result: a failing step returns nil, and the deferred cleanup must still
+	// see what was created.
+	q := &qp1{dev: dev, free: make(chan int, qp1SendSlots), ahs: make(map[ahKey]*gorxe.AH)}
 	defer func() {
 		if err != nil {
 			q.close()

@@ -63,6 +63,9 @@ capture announces in a comment line such as %q, and on
 any port a packet whose ICRC verifies was sent to (reported on stderr).
 Frames that are not RoCEv2 are skipped; frames that cannot be decoded are reported on stderr, and so is a
 capture without any RoCEv2 packet, with the UDP ports it holds instead.
+MADs to QP1 are decoded too: the connection manager's messages (REQ, REP,
+RTU, REJ, DREQ, DREP, ...) with their IDs on the line, their fields with -v,
+and under Wireshark's field names ("infiniband.cm.req.localqpn") with -json.
 Exit status: 0 if FILE was read, 1 if it could not be (missing, not a
 capture, truncated), 2 for a bad command line.
 

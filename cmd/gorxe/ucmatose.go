@@ -27,7 +27,7 @@ func runUcmatose(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	if err := cmatose.Run(ctx, o, stdout); err != nil {
+	if err := cmatose.Run(ctx, o, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "gorxe ucmatose: %v\n", err)
 		return failure(ctx)
 	}

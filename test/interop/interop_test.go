@@ -159,7 +159,7 @@ func TestCMArgvs(t *testing.T) {
 	var cmRuns []string
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
-			if rc.tool.cm != nil {
+			if rc.tool.cm != nil && !p.loss {
 				cmRuns = append(cmRuns, rc.tool.c+" "+familyName(rc.family))
 			}
 		}
@@ -196,4 +196,25 @@ func TestLibrdmacmExampleArgvs(t *testing.T) {
 			assert.Equal(t, tc.listen, tc.rc.tool.cm.listenPort(18602))
 		})
 	}
+}
+
+// TestLossCMCases checks the RDMA-CM case of the lossy phase and the nftables rules its loss mode
+// loads: DREQs spared, a quarter of the other MADs to QP1 dropped, then 2 % of everything but RC
+// ACKs.
+func TestLossCMCases(t *testing.T) {
+	var lossy []string
+	for _, p := range gorxeMatrix() {
+		for _, rc := range p.cases {
+			if rc.tool.cm != nil && p.loss {
+				lossy = append(lossy, rc.tool.c+" "+describe(p, rc))
+			}
+		}
+	}
+	assert.Equal(t, []string{"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v"}, lossy)
+	rules := lossRules(lossSpareACKsCM)
+	assert.Contains(t, rules, "  chain forward { type filter hook forward priority 0; policy accept;\n"+
+		"    udp dport 4791 @th,104,24 == 1 @th,352,16 == 0x0015 accept\n"+
+		"    udp dport 4791 @th,104,24 == 1 numgen random mod 4 == 0 counter drop\n"+
+		"    udp dport 4791 @th,64,8 != 17 numgen random mod 50 == 0 counter drop\n  }\n")
+	assert.NotContains(t, lossRules(lossSpareACKs), "@th,104,24")
 }

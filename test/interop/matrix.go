@@ -100,6 +100,8 @@ type runCase struct {
 	// clientSays is text the client's output must hold, for a tool whose exit status alone does
 	// not show the work was done.
 	clientSays string
+	// loss is what a lossy phase drops for this case; lossOff leaves it to the tool (lossFor).
+	loss lossMode
 }
 
 // phase is a network state (netdev MTU, loss) and the cases run in it.
@@ -229,7 +231,7 @@ func gorxeMatrix() []phase {
 				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
 			})},
-		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: lossCases()},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases())},
 	}
 }
 
@@ -255,6 +257,17 @@ func lossCases() []runCase {
 		}
 	}
 	return cases
+}
+
+// lossCMCases are the RDMA-CM tools under about 2 % loss, and a quarter of the CM MADs lost
+// besides (DREQs spared, see lossSpareACKsCM): a lost REQ, REP, RTU or DREP must be recovered by
+// the connection managers' retransmissions on both sides (each retransmission waits the CM response timeout, about 4.3 s, or the
+// kernel's 6.4 s, hence the longer timeout).
+func lossCMCases() []runCase {
+	rc := c(rping, 4, 1024, 120*time.Second, "-C", "10", "-v")
+	rc.clientSays = "ping data: rdma-ping-9: "
+	rc.loss = lossSpareACKsCM
+	return []runCase{rc}
 }
 
 // baselineMatrix is the kernel rxe <-> kernel rxe control run between two VMs: it proves the

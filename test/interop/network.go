@@ -164,7 +164,20 @@ const (
 	// "retry forever" and hangs. That happens between two kernel rxe peers too, and says nothing
 	// about either stack. The perftest tools end with a barrier and take lossAll.
 	lossSpareACKs
+	// lossSpareACKsCM is lossSpareACKs plus one MAD to QP1 in lossModCM: with a handful of CM
+	// MADs per connection, 2 % alone would seldom hit one, and a lost REQ, REP, RTU or DREP is
+	// what makes both sides' connection managers retransmit. DREQs are spared, as the pingpongs'
+	// ACKs are: kernel rping's client exits right after its DREQ, and destroying the ID stops the
+	// kernel CM retransmitting it (cm_destroy_id in DREQ_SENT goes to timewait), so a lost DREQ
+	// leaves the server waiting for a disconnect that never comes, between two kernel rxe peers too.
+	lossSpareACKsCM
 )
+
+// lossModCM is the share of CM MADs lossSpareACKsCM drops besides: one in four.
+const lossModCM = 4
+
+// madAttrDREQ is the attribute ID of a CM DREQ.
+const madAttrDREQ = 0x0015
 
 // rcAcknowledge is the BTH opcode of an RC ACKNOWLEDGE packet.
 const rcAcknowledge = 0x11
@@ -175,13 +188,18 @@ func (m lossMode) String() string {
 		return "loss2%"
 	case lossSpareACKs:
 		return "loss2%-no-acks"
+	case lossSpareACKsCM:
+		return "loss2%-no-acks+25%-mads"
 	}
 	return "no-loss"
 }
 
-// lossFor is the loss mode tool t runs under in a lossy phase.
-func lossFor(t tool) lossMode {
-	if t.perftest {
+// lossFor is the loss mode case rc runs under in a lossy phase: its own, else its tool's.
+func lossFor(rc runCase) lossMode {
+	if rc.loss != lossOff {
+		return rc.loss
+	}
+	if rc.tool.perftest {
 		return lossAll
 	}
 	return lossSpareACKs
@@ -195,8 +213,24 @@ func setLoss(m lossMode) error {
 	if m == lossOff {
 		return nil
 	}
+	f, err := os.CreateTemp("", "gorxe-nft-*.nft")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(lossRules(m)); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	_, err = output("nft", "-f", f.Name())
+	return err
+}
+
+// lossRules is the nftables table of loss mode m.
+func lossRules(m lossMode) string {
 	match := fmt.Sprintf("udp dport %d", roceUDP)
-	if m == lossSpareACKs {
+	if m == lossSpareACKs || m == lossSpareACKsCM {
 		// @th,64,8 is the byte after the 8-byte UDP header: the BTH opcode.
 		match += fmt.Sprintf(" @th,64,8 != %d", rcAcknowledge)
 	}
@@ -204,21 +238,16 @@ func setLoss(m lossMode) error {
 	fmt.Fprintf(&b, "table bridge %s {\n", nftTable)
 	for _, hook := range []string{"forward", "input", "output"} {
 		fmt.Fprintf(&b, "  chain %s { type filter hook %s priority 0; policy accept;\n", hook, hook)
+		if m == lossSpareACKsCM {
+			// @th,104,24 is the BTH's destination QP (bytes 5 to 7); @th,352,16 a MAD's attribute
+			// ID (after the UDP header, the BTH, the DETH and 16 bytes of the MAD header).
+			fmt.Fprintf(&b, "    udp dport %d @th,104,24 == 1 @th,352,16 == %#04x accept\n", roceUDP, madAttrDREQ)
+			fmt.Fprintf(&b, "    udp dport %d @th,104,24 == 1 numgen random mod %d == 0 counter drop\n", roceUDP, lossModCM)
+		}
 		fmt.Fprintf(&b, "    %s numgen random mod %d == 0 counter drop\n  }\n", match, lossMod)
 	}
 	b.WriteString("}\n")
-	f, err := os.CreateTemp("", "gorxe-nft-*.nft")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	f.Close()
-	_, err = output("nft", "-f", f.Name())
-	return err
+	return b.String()
 }
 
 // lossDrops sums the drop counters of the loss table (0 when it is absent).

@@ -221,7 +221,7 @@ func describe(p phase, rc runCase) string {
 		d = familyName(rc.family)
 	}
 	if p.loss {
-		d += " " + lossFor(rc.tool).String()
+		d += " " + lossFor(rc).String()
 	}
 	d += " " + strings.Join(rc.opts, " ")
 	if len(rc.gorxeOpts) > 0 {
@@ -337,7 +337,7 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		return
 	}
 	if p.loss {
-		if err := setLoss(lossFor(rc.tool)); err != nil {
+		if err := setLoss(lossFor(rc)); err != nil {
 			capt.stop()
 			fail("loss rule: %v", err)
 			return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 )
 
 // Options are ucmatose's settings; ParseArgs fills them from a command line.
@@ -21,6 +22,7 @@ type Options struct {
 	Size        int        // -S: bytes per message
 	Bind        string     // --bind: the device's address (gorxe only)
 	Timeout     time.Duration
+	Observe     observe.Options // --metrics, --counters (gorxe only): the device's and its CM agent's counters
 }
 
 // Defaults of the C tool.
@@ -55,6 +57,7 @@ func ParseArgs(args []string) (Options, error) {
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
+	opts = append(opts, o.Observe.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:
@@ -105,4 +108,8 @@ func Usage(w io.Writer) {
 	p("  -P tcp         port space (tcp only)")
 	p("  --bind ADDR    the device's address (default: -b, else the route to -s)")
 	p("  --timeout D    give up connecting after D (default 30s; 0: never)")
+	for _, h := range observe.Help {
+		p("  %-14s %s", h.Option, h.Text)
+	}
+	p("                 (with the connection manager's counters: MADs by message, retransmissions, drops)")
 }

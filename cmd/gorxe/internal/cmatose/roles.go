@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
@@ -12,12 +13,17 @@ import (
 
 // server accepts -c connections, sends its messages on each, collects the replies and
 // disconnects.
-func server(ctx context.Context, o Options, p func(string, ...any)) (err error) {
+func server(ctx context.Context, o Options, p func(string, ...any), stdout, notices io.Writer) (err error) {
 	dev, err := openDevice(&o, o.BindAddr)
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
+	obs, err := o.Observe.StartCM(notices, dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(stdout) // after the connections have closed, so their DREQs and DREPs count
 	listen := o.BindAddr
 	if !listen.IsValid() {
 		listen = netip.IPv4Unspecified()
@@ -79,7 +85,7 @@ func server(ctx context.Context, o Options, p func(string, ...any)) (err error) 
 
 // client opens -c connections, receives the server's messages on each, replies and waits for the
 // server to disconnect.
-func client(ctx context.Context, o Options, p func(string, ...any)) (err error) {
+func client(ctx context.Context, o Options, p func(string, ...any), stdout, notices io.Writer) (err error) {
 	p("cmatose: starting client")
 	src := o.BindAddr
 	if !src.IsValid() && o.Bind == "" {
@@ -92,6 +98,11 @@ func client(ctx context.Context, o Options, p func(string, ...any)) (err error) 
 		return err
 	}
 	defer dev.Close()
+	obs, err := o.Observe.StartCM(notices, dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(stdout) // after the connections have closed, so their DREQs and DREPs count
 	p("cmatose: connecting")
 	var nodes []*node
 	defer func() {

@@ -13,14 +13,15 @@ import (
 )
 
 // Run runs the server (no -s) or the client and prints the C tool's progress lines, ending with
-// "test complete" and the return status.
-func Run(ctx context.Context, o Options, stdout io.Writer) error {
+// "test complete" and the return status; --counters prints the counters before them, and
+// --metrics says where it serves on stderr.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	var err error
 	if o.Server.IsValid() {
-		err = client(ctx, o, p)
+		err = client(ctx, o, p, stdout, stderr)
 	} else {
-		err = server(ctx, o, p)
+		err = server(ctx, o, p, stdout, stderr)
 	}
 	p("test complete")
 	status := 0

@@ -14,8 +14,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/internal/fabrictest"
+	"github.com/gorxe/gorxe/netio"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -100,4 +102,44 @@ func TestSessionAddressTaken(t *testing.T) {
 	defer s.End(&bytes.Buffer{})
 	_, err = Options{MetricsAddr: s.MetricsAddr().String()}.Start(&bytes.Buffer{}, a.Dev)
 	assert.ErrorContains(t, err, "--metrics: ")
+}
+
+// TestStartCM: a session for an RDMA-CM tool prints the device's counters and then its connection
+// manager agent's, and serves the agent's families; without options it opens no agent.
+func TestStartCM(t *testing.T) {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	t.Cleanup(fab.Close)
+	a := fabrictest.Open(t, fab, "gorxe_a", "10.0.0.1")
+	var notices, out bytes.Buffer
+	s, err := Options{}.StartCM(&notices, a.Dev)
+	require.NoError(t, err)
+	s.End(&out)
+	assert.Empty(t, notices.String()+out.String())
+
+	s, err = Options{MetricsAddr: "127.0.0.1:0", Counters: true}.StartCM(&notices, a.Dev)
+	require.NoError(t, err)
+	resp, err := http.Get("http://" + s.MetricsAddr().String() + "/metrics")
+	require.NoError(t, err)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Len(t, fams["gorxe_cm_mads_sent_total"].GetMetric(), 11)
+	s.End(&out)
+	assert.Equal(t, "counters of gorxe_a:\n  all zero\ncm counters of gorxe_a:\n  all zero\n", out.String())
+}
+
+func TestPrintCMCounters(t *testing.T) {
+	var s rdmacm.Stats
+	s.CM.PerMessage[0].Sent = 12 // REQ
+	s.CM.PerMessage[0].Retransmits = 11
+	s.CM.PerMessage[3].Received = 1 // REP
+	s.CM.Duplicates = 2
+	var out bytes.Buffer
+	PrintCMCounters(&out, "gorxe_x", s)
+	assert.Equal(t, "cm counters of gorxe_x:\n"+
+		"  mads_received{REP}        1\n"+
+		"  mads_sent{REQ}           12\n"+
+		"  mads_retransmitted{REQ}  11\n"+
+		"  mads_dropped{duplicate}   2\n", out.String())
 }

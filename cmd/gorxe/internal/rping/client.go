@@ -31,6 +31,11 @@ func (t *tool) client(ctx context.Context) (err error) {
 		return err
 	}
 	defer dev.Close()
+	obs, err := t.o.Observe.StartCM(t.stderr, dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(t.stdout) // after the connection has closed, so its DREQ and DREP count
 	b, err := newBuffers(dev, t.o.Size, true)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 )
 
 // Defaults and limits of the C tool.
@@ -41,6 +42,7 @@ type Options struct {
 	// Timeout bounds connection setup (gorxe only; 0: none). The ping loop itself waits as long
 	// as the peer is connected, as rping does.
 	Timeout time.Duration
+	Observe observe.Options // --metrics, --counters (gorxe only): the device's and its CM agent's counters
 }
 
 // ErrHelp: -h was given; the caller prints the usage and succeeds.
@@ -69,6 +71,7 @@ func ParseArgs(args []string) (Options, error) {
 		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
+	opts = append(opts, o.Observe.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:
@@ -139,6 +142,10 @@ func Usage(w io.Writer) {
 	p("  --bind ADDR    the device's address (default: -a for the server, -I or the route to -a")
 	p("                 for the client)")
 	p("  --timeout D    give up connecting after D (default 30s; 0: never)")
+	for _, h := range observe.Help {
+		p("  %-14s %s", h.Option, h.Text)
+	}
+	p("                 (with the connection manager's counters: MADs by message, retransmissions, drops)")
 	p("")
 	p("$%s moves RoCE off UDP 4791 (both peers must agree).", devselect.EnvPort)
 }

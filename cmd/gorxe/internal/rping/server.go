@@ -23,6 +23,11 @@ func (t *tool) server(ctx context.Context) error {
 		return err
 	}
 	defer dev.Close()
+	obs, err := t.o.Observe.StartCM(t.stderr, dev)
+	if err != nil {
+		return err
+	}
+	defer obs.End(t.stdout) // after the connection has closed, so its DREQ and DREP count
 	if !listen.IsValid() {
 		listen = netip.IPv4Unspecified()
 	}
