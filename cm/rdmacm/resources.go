@@ -15,12 +15,20 @@ type resources struct {
 	sendCQ, recvCQ *gorxe.CQ
 	qp             *gorxe.QP
 	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
+	ownCQs         bool  // the CQs are the connection's, not the caller's (Options.SendCQ)
+	// Local overrides of the negotiated attributes (Options.AckTimeout, Options.MinRNRTimer);
+	// zero keeps the CM's value.
+	ackTimeout, minRNRTimer uint8
 }
 
 // newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
 // and posts the options' receives.
 func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources, err error) {
-	r = &resources{pd: o.PD, responder: responder}
+	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+	own, err := o.ownCQs()
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			r.destroy()
@@ -34,11 +42,15 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources,
 	}
 	caps := o.caps()
 	cqe := o.CQE
+	r.ownCQs = own
+	if !own {
+		r.sendCQ, r.recvCQ = o.SendCQ, o.RecvCQ
+	}
 	for _, p := range []struct {
 		ch **gorxe.CompChannel
 		cq **gorxe.CQ
 		n  int
-	}{{&r.sendCh, &r.sendCQ, caps.MaxSendWR}, {&r.recvCh, &r.recvCQ, caps.MaxRecvWR}} {
+	}{{&r.sendCh, &r.sendCQ, caps.MaxSendWR}, {&r.recvCh, &r.recvCQ, caps.MaxRecvWR}}[:cqsToMake(own)] {
 		if *p.ch, err = dev.CreateCompChannel(); err != nil {
 			return nil, err
 		}
@@ -63,6 +75,14 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8) (r *resources,
 		}
 	}
 	return r, nil
+}
+
+// cqsToMake is how many of the send and receive CQs newResources creates.
+func cqsToMake(own bool) int {
+	if own {
+		return 2
+	}
+	return 0
 }
 
 // toInit moves the QP to INIT with the access rights ib_cm gives it: remote writes always, remote
@@ -93,6 +113,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 		MaxDestRdAtomic: a.MaxDestRdAtomic,
 		MinRNRTimer:     a.MinRNRTimer,
 	}
+	if r.minRNRTimer != 0 {
+		attr.MinRNRTimer = r.minRNRTimer
+	}
 	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrAV|gorxe.QPAttrPathMTU|gorxe.QPAttrDestQPN|
 		gorxe.QPAttrRQPSN|gorxe.QPAttrMaxDestRdAtomic|gorxe.QPAttrMinRNRTimer)
 }
@@ -101,6 +124,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 func (r *resources) toRTS(a *cm.QPAttrs) error {
 	attr := gorxe.QPAttr{State: gorxe.QPStateRTS, SQPSN: a.SQPSN, Timeout: a.Timeout,
 		RetryCnt: a.RetryCount, RNRRetry: a.RNRRetry, MaxRdAtomic: a.MaxRdAtomic}
+	if r.ackTimeout != 0 {
+		attr.Timeout = r.ackTimeout
+	}
 	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrSQPSN|gorxe.QPAttrTimeout|
 		gorxe.QPAttrRetryCnt|gorxe.QPAttrRNRRetry|gorxe.QPAttrMaxQPRdAtomic)
 }
@@ -117,7 +143,7 @@ func (r *resources) destroy() error {
 		errs = append(errs, r.qp.Destroy())
 	}
 	for _, cq := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
-		if cq != nil {
+		if cq != nil && r.ownCQs {
 			errs = append(errs, cq.Destroy())
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
@@ -68,27 +70,29 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 
-	var conn *oob.Conn
-	if p.IsServer() {
-		l, err := oob.Listen(ctx, p.Port)
+	var (
+		conn  exchange
+		cmEnd *cmEndpoint
+	)
+	if p.CommRDMACM {
+		cs, end, err := openCMExchange(ctx, p, dev, full, stdout)
 		if err != nil {
 			return err
 		}
-		// The banner comes once the port is open, so whoever waits for it can start the client.
-		if full {
-			io.WriteString(stdout, waitingBanner)
+		conn, cmEnd = cs, end
+		if end.l != nil {
+			defer end.l.Close()
 		}
-		conn, err = l.Accept(ctx, 0, p.Timeout)
-		l.Close()
-		if err != nil {
-			return err
-		}
-	} else if conn, err = oob.Dial(ctx, p.Server, p.Port, p.Timeout); err != nil {
+	} else if conn, err = openTCPExchange(ctx, p, full, stdout); err != nil {
 		return err
 	}
 
-	pl := newRDMA(p, dev, warn)
-	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full,
+	var rdmaCM *cmEndpoint
+	if p.RDMACM {
+		rdmaCM = cmEnd
+	}
+	pl := newRDMA(p, dev, rdmaCM, warn)
+	f := &flow{p: p, x: newSession(conn, !p.IsServer(), p.CommRDMACM), s: conn, pl: pl, out: stdout, warn: warn, full: full,
 		cycleBuffer: os.Getpagesize()}
 	err = converse(ctx, f, conn, mtu)
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
@@ -101,6 +105,77 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		err = errors.New("Error: " + f.belowLimit)
 	}
 	return err
+}
+
+// exchange is the out-of-band connection of a run: TCP, or RDMA-CM with -z and -R.
+type exchange interface {
+	Stream
+	io.Closer
+}
+
+// openTCPExchange opens perftest's TCP connection: a server listens on every address and accepts
+// one client, a client connects.
+func openTCPExchange(ctx context.Context, p *Params, full bool, stdout io.Writer) (*oob.Conn, error) {
+	if !p.IsServer() {
+		return oob.Dial(ctx, p.Server, p.Port, p.Timeout)
+	}
+	l, err := oob.Listen(ctx, p.Port)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	// The banner comes once the port is open, so whoever waits for it can start the client.
+	if full {
+		io.WriteString(stdout, waitingBanner)
+	}
+	return l.Accept(ctx, 0, p.Timeout)
+}
+
+// openCMExchange opens the exchange's RDMA-CM connection to the test's port. A server listens on
+// every address of the device and accepts one connection; with -R the listener stays open for
+// the test's connections, which perftest makes to the same port.
+func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool, stdout io.Writer) (*cmStream, *cmEndpoint, error) {
+	s, o, err := newCMStream(ctx, dev, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	end := &cmEndpoint{}
+	if !p.IsServer() {
+		if end.server, err = cmServerAddr(ctx, p); err != nil {
+			return nil, nil, errors.Join(err, s.Close())
+		}
+		dctx, cancel := context.WithCancel(ctx)
+		if p.Timeout > 0 {
+			dctx, cancel = context.WithTimeout(ctx, p.Timeout)
+		}
+		s.conn, err = rdmacm.Dial(dctx, dev, end.server, o)
+		cancel()
+		if err != nil {
+			return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_client function", Peer: end.server.String(), Err: err}, s.Close())
+		}
+		return s, end, nil
+	}
+	any := netip.IPv4Unspecified()
+	if p.IPv6 {
+		any = netip.IPv6Unspecified()
+	}
+	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(any, uint16(p.Port)), &rdmacm.Options{Backlog: max(p.NumQPs, 16)})
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("rdma_listen on port %d: %w", p.Port, err), s.Close())
+	}
+	if full {
+		io.WriteString(stdout, waitingBanner)
+	}
+	s.conn, err = l.AcceptWith(ctx, o)
+	if err == nil && p.RDMACM {
+		end.l = l
+		return s, end, nil
+	}
+	l.Close()
+	if err != nil {
+		return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_server function", Err: err}, s.Close())
+	}
+	return s, end, nil
 }
 
 // converse runs the flow and hangs up the out-of-band connection as soon as it ends, before
