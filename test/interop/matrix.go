@@ -150,6 +150,29 @@ func cmCases() []runCase {
 	}
 }
 
+// perftestCM is perftest's -R: the test's QPs connect through RDMA-CM, and so does the exchange,
+// on the test's port (-p), so the server opens no TCP port. The tools take their usual options
+// otherwise; the client names the server by its address of the case's family. Debian 12's
+// perftest (4.5-0.17, version 6.06) resolves RDMA-CM addresses as IPv4 only, so these cases are
+// IPv4.
+var perftestCM = &cmSyntax{gorxeListening: "Waiting for client to connect"}
+
+// withCM is perftest tool t run with -R.
+func withCM(t tool) tool {
+	t.cm = perftestCM
+	return t
+}
+
+// perftestCMCases are perftest tools with -R, which connect their QPs through RDMA-CM.
+func perftestCMCases() []runCase {
+	const t = 90 * time.Second
+	return []runCase{
+		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(readBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
+	}
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -173,7 +196,8 @@ func gorxeMatrix() []phase {
 				c(writeBW, 6, 1024, 90*time.Second, "-s", "65536", "-n", "100"),
 			},
 			linkLocalCases(),
-			cmCases())},
+			cmCases(),
+			perftestCMCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{
