@@ -59,7 +59,8 @@ type Options struct {
 	// connection. CQE is then ignored.
 	SendCQ, RecvCQ *gorxe.CQ
 	// TrafficClass is the path's IPv4 TOS or IPv6 traffic class (rdma_set_option
-	// RDMA_OPTION_ID_TOS on the active side): it travels in the REQ's path, and both QPs use it.
+	// RDMA_OPTION_ID_TOS), for Dial: it travels in the REQ's path, and both QPs use it. A passive
+	// side takes the REQ's and ignores its own.
 	TrafficClass uint8
 	// AckTimeout, when nonzero, replaces the negotiated local ACK timeout of our QP with
 	// 4.096 µs × 2^AckTimeout (rdma_set_option RDMA_OPTION_ID_ACK_TIMEOUT). It is local: nothing

@@ -196,5 +196,9 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_write_bw ipv4 -R -s 65536 -n 100",
 		"mtu1500 ib_read_bw ipv4 -R -s 65536 -n 100",
 		"mtu1500 ib_send_lat ipv4 -R -s 2 -n 100",
+		"mtu1500 ib_write_bw ipv4 -R -q 3 -s 65536 -n 50",
+		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
+		"mtu1500 ib_write_lat ipv4 -R -s 2 -n 100",
+		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
 	}, runs)
 }

@@ -170,6 +170,10 @@ func perftestCMCases() []runCase {
 		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
 		c(withCM(readBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
 		c(withCM(sendLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
+		c(withCM(writeBW), 4, 1024, t, "-R", "-q", "3", "-s", "65536", "-n", "50"),
+		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(writeLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
+		c(withCM(atomicLat), 4, 1024, t, "-R", "-n", "100"),
 	}
 }
 

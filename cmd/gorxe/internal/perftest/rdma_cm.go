@@ -148,7 +148,7 @@ func cmServerAddr(ctx context.Context, p *Params) (netip.AddrPort, error) {
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, host)
 	if err != nil || len(addrs) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("Problem in resolving basic address and port: %s: %w", host, errors.Join(err, errNoAddress))
+		return netip.AddrPort{}, fmt.Errorf("resolving the server %s: %w", host, errors.Join(err, errNoAddress))
 	}
 	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(p.Port)), nil
 }

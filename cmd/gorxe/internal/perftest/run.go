@@ -155,11 +155,11 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 		}
 		return s, end, nil
 	}
-	any := netip.IPv4Unspecified()
+	all := netip.IPv4Unspecified()
 	if p.IPv6 {
-		any = netip.IPv6Unspecified()
+		all = netip.IPv6Unspecified()
 	}
-	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(any, uint16(p.Port)), &rdmacm.Options{Backlog: max(p.NumQPs, 16)})
+	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), &rdmacm.Options{Backlog: max(p.NumQPs, 16)})
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("rdma_listen on port %d: %w", p.Port, err), s.Close())
 	}
@@ -234,16 +234,19 @@ func Usage(w io.Writer, t Test) {
 	add(true, fmt.Sprintf("  -p, --port=<port>  Listen on/connect to port <port> (default %d)", DefaultPort))
 	add(bw, "  -q, --qp=<num of qp's>  Num of qp's(default 1)")
 	add(bw, "  -Q, --cq-mod  Generate Cqe only after <--cq-mod> completion")
+	add(true, "  -R, --rdma_cm  Connect QPs with rdma_cm and run test on those QPs (the exchange runs over rdma_cm too)")
 	add(send, fmt.Sprintf("  -r, --rx-depth=<dep>  Rx queue size (default %d).", defRxSend))
 	add(t.Verb != VerbAtomic, fmt.Sprintf("  -s, --size=<size>  Size of message to exchange (default %d)", size))
 	add(true, "  -S, --sl=<sl>  SL (default 0)")
 	add(bw, fmt.Sprintf("  -t, --tx-depth=<dep>  Size of tx queue (default %d)", defTxBW))
+	add(true, "  -T, --tos=<tos value>  Set <tos_value> to RDMA-CM QPs. available only with -R flag. values 0-255 (default off)")
 	add(true, fmt.Sprintf("  -u, --qp-timeout=<timeout>  QP timeout, timeout value is 4 usec * 2 ^(timeout), default %d", defQPTimeout))
 	add(lat, "  -U, --report-unsorted  (implies -H) print out unsorted results (default sorted)")
 	add(true, "  -V, --version  Display version number")
 	add(bw, "  -w, --limit_bw=<value>  Set verifier limit for bandwidth")
 	add(true, "  -x, --gid-index=<index>  Test uses GID with GID index (default: the first IPv4 GID)")
 	add(bw, "  -y, --limit_msgrate=<value>  Set verifier limit for Msg Rate")
+	add(true, "  -z, --comm_rdma_cm  Communicate with rdma_cm module to exchange data - use regular QPs")
 	add(true, "")
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
@@ -252,6 +255,7 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --out_json  Save the report in a json file")
 	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))
 	add(true, "      --output=<units> Set verbosity output level: bandwidth , message_rate, latency ")
+	add(true, "      --retry_count=<value>  Set retry count value in rdma_cm mode (default 7)")
 	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
@@ -260,7 +264,7 @@ func Usage(w io.Writer, t Test) {
 		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
 	}
 	add(true, "")
-	add(true, "Not supported: -R/--rdma_cm, -z, -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
+	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections, -R with -c UD (it needs SIDR).")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
