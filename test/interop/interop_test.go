@@ -200,5 +200,7 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
 		"mtu1500 ib_write_lat ipv4 -R -s 2 -n 100",
 		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
+		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
+		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
 	}, runs)
 }

@@ -151,7 +151,7 @@ func cmCases() []runCase {
 }
 
 // perftestCM is perftest's -R: the test's QPs connect through RDMA-CM, and so does the exchange,
-// on the test's port (-p), so the server opens no TCP port. The tools take their usual options
+// on the test's port (-p), so the server opens no TCP port (-z moves only the exchange there). The tools take their usual options
 // otherwise; the client names the server by its address of the case's family. Debian 12's
 // perftest (4.5-0.17, version 6.06) resolves RDMA-CM addresses as IPv4 only, so these cases are
 // IPv4.
@@ -163,7 +163,7 @@ func withCM(t tool) tool {
 	return t
 }
 
-// perftestCMCases are perftest tools with -R, which connect their QPs through RDMA-CM.
+// perftestCMCases are perftest tools with -R, which connect their QPs through RDMA-CM, or -z.
 func perftestCMCases() []runCase {
 	const t = 90 * time.Second
 	return []runCase{
@@ -174,6 +174,9 @@ func perftestCMCases() []runCase {
 		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
 		c(withCM(writeLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
 		c(withCM(atomicLat), 4, 1024, t, "-R", "-n", "100"),
+		// -z: only the exchange runs over RDMA-CM; the QPs connect from the exchanged keys.
+		c(withCM(writeBW), 4, 1024, t, "-z", "-s", "65536", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-z", "-s", "2", "-n", "100"),
 	}
 }
 

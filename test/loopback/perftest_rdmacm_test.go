@@ -1,10 +1,15 @@
 package loopback
 
 import (
+	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // -R connects the test's QPs through RDMA-CM (REQ, REP and RTU on QP1) and runs the exchange over
@@ -42,4 +47,30 @@ func TestPerftestRDMACM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// -R over IPv6: the client names the server by its link-local address, with the zone, and the
+// RDMA-CM connections run between the two IPv6 GIDs, on a private UDP port.
+func TestPerftestRDMACMIPv6(t *testing.T) {
+	t.Parallel()
+	ll, other, ok := linkLocalPair()
+	if !ok {
+		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
+	}
+	udp, err := net.ListenPacket("udp", ":0")
+	require.NoError(t, err)
+	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
+	udp.Close()
+	port := FreeTCPPort(t)
+	server := Start(t, env, "send_lat", "-R", "--bind", ll.String(), "--ipv6", "-p", port, "-n", "20")
+	server.WaitLine("Waiting for client to connect", 10*time.Second)
+	client := Start(t, env, "send_lat", "-R", "--bind", other.String(), "--ipv6", "-p", port, "-n", "20", ll.String())
+	for _, p := range []*Proc{client, server} {
+		if code := p.Wait(20 * time.Second); code != 0 {
+			require.Fail(t, fmt.Sprintf("%s: status %d\n%s%s", p.name, code, p.Stdout(), p.Stderr()))
+		}
+	}
+	cli := parsePerftest(t, "client", client.Stdout())
+	assert.False(t, len(cli.results) != 1 || cli.results[0][1] != "20", "client results %v", cli.results)
+	assert.Equal(t, []string{decimalGID(other.String()), decimalGID(ll.WithZone("").String())}, cli.gids, "client's GIDs")
 }
