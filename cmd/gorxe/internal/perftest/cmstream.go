@@ -28,6 +28,8 @@ type cmStream struct {
 	timeout time.Duration
 	// closedMeans is what the peer disconnecting means from now on (see ExplainClose).
 	closedMeans string
+	// readLast is set when the last message of the exchange was the peer's.
+	readLast bool
 	wc          [1]gorxe.WC
 }
 
@@ -96,6 +98,7 @@ func (s *cmStream) Write(p []byte, op string) error {
 		return &oob.Error{Op: op, Peer: s.peer(), Err: err}
 	}
 	_, err := s.complete(s.conn.SendCQ(), op)
+	s.readLast = false
 	return err
 }
 
@@ -106,6 +109,7 @@ func (s *cmStream) ReadFull(p []byte, op string) error {
 	if err != nil {
 		return err
 	}
+	s.readLast = true
 	clear(p)
 	copy(p, s.buf.Bytes()[cmRecvOff:cmRecvOff+min(n, len(p))])
 	if err := s.conn.QP().PostRecv([]gorxe.RecvWR{s.recvWR()}); err != nil {
@@ -145,13 +149,18 @@ func (s *cmStream) complete(cq *gorxe.CQ, op string) (int, error) {
 }
 
 // Close disconnects the exchange's connection, waiting a little for the peer's answer, and
-// releases its resources. It first lets the acknowledgement of the peer's last message leave: the
-// disconnection moves our QP to the error state, and a peer whose last SEND then goes
-// unacknowledged sees it flushed and fails, as perftest does.
+// releases its resources. A side whose last step was a read first waits, up to cmLinger, for the
+// peer to disconnect: disconnecting moves our QP to the error state, and should the acknowledgement
+// of the peer's last SEND be lost, the peer's retransmission would find no QP to acknowledge it,
+// and the peer would fail. The writer of the last message knows it arrived (its completion came)
+// and disconnects at once, which ends the reader's wait; a perftest peer disconnects when it
+// exits.
 func (s *cmStream) Close() error {
 	var err error
 	if s.conn != nil {
-		time.Sleep(lingerAfter)
+		if s.readLast {
+			s.awaitPeerDisconnect()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), cmLinger)
 		_ = s.conn.Disconnect(ctx) // a peer that has gone already is no failure
 		cancel()
@@ -159,6 +168,27 @@ func (s *cmStream) Close() error {
 		s.conn = nil
 	}
 	return errors.Join(err, s.free())
+}
+
+// awaitPeerDisconnect waits until the peer disconnects the exchange, the connection ends, or
+// cmLinger passes.
+func (s *cmStream) awaitPeerDisconnect() {
+	timer := time.NewTimer(cmLinger)
+	defer timer.Stop()
+	for {
+		select {
+		case e := <-s.conn.Events():
+			if e.Type == rdmacm.EventDisconnected {
+				return
+			}
+		case <-s.conn.Done():
+			return
+		case <-timer.C:
+			return
+		case <-s.ctx.Done():
+			return
+		}
+	}
 }
 
 func (s *cmStream) free() error {
