@@ -180,6 +180,20 @@ func perftestCMCases() []runCase {
 	}
 }
 
+// perftestCMLossCases are perftest -R tools under loss, where the CM's MADs and the exchange's
+// SENDs are lost too; gorxe gets the ACK timeout of the other perftest cases under loss.
+func perftestCMLossCases() []runCase {
+	const t = 120 * time.Second
+	cases := []runCase{
+		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "200"),
+		c(withCM(sendLat), 4, 1024, t, "-R", "-s", "2", "-n", "200"),
+	}
+	for i := range cases {
+		cases[i].gorxeOpts = []string{"-u", lossQPTimeout}
+	}
+	return cases
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -215,7 +229,7 @@ func gorxeMatrix() []phase {
 				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
 			})},
-		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: lossCases()},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), perftestCMLossCases())},
 	}
 }
 

@@ -150,6 +150,9 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 		}
 		s.conn, err = rdmacm.Dial(dctx, dev, end.server, o)
 		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%w after %v", oob.ErrTimeout, p.Timeout)
+		}
 		if err != nil {
 			return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_client function", Peer: end.server.String(), Err: err}, s.Close())
 		}
