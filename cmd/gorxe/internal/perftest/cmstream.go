@@ -30,7 +30,7 @@ type cmStream struct {
 	closedMeans string
 	// readLast is set when the last message of the exchange was the peer's.
 	readLast bool
-	wc          [1]gorxe.WC
+	wc       [1]gorxe.WC
 }
 
 // cmMsgMax is the largest message the exchange sends (a key message); the receive buffer holds
