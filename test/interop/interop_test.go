@@ -202,7 +202,7 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
 		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
 		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
-		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 65536 -n 200 (gorxe: -u 18)",
+		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
 		"mtu1500 loss ib_send_lat ipv4 loss2% -R -s 2 -n 200 (gorxe: -u 18)",
 	}, runs)
 }
