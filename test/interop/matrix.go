@@ -183,9 +183,9 @@ func perftestCMCases() []runCase {
 // perftestCMLossCases are perftest -R tools under loss, where the CM's MADs and the exchange's
 // SENDs are lost too; gorxe gets the ACK timeout of the other perftest cases under loss. The
 // transfers are smaller than the other loss cases': kernel rxe's QP takes its ACK timeout from
-// RDMA-CM here (its REQ asks for a Local ACK Timeout of 19, 2.1 s, against perftest's -u 14, 67 ms, without
-// -R), and as the requester of a 12800-packet write_bw it spent over 120 s waiting out lost tails
-// (143 retry timeouts).
+// RDMA-CM here (its REQ asks for 19, 2.1 s, where perftest's -u gives 14, 67 ms, without -R), and
+// as the requester of a 12800-packet write_bw it spent over 120 s waiting out lost tails (143
+// retry timeouts).
 func perftestCMLossCases() []runCase {
 	const t = 120 * time.Second
 	cases := []runCase{
