@@ -30,10 +30,6 @@ const (
 	cmRetryDelay   = 100 * time.Millisecond
 )
 
-// minRNRTimerCM is what perftest's server sets on each RC QP after rdma_accept (MIN_RNR_TIMER,
-// 0.64 ms); its client keeps the CM's 0.
-const minRNRTimerCM = minRNRTimer
-
 // connOptions are the RDMA-CM parameters of the test's QPs, as perftest's rdma_cm_route_handler
 // and rdma_cm_connection_request_handler give them: READ and ATOMIC tests offer and ask for the
 // outstanding reads both ways, the others 0; the retry count (--retry_count, 7) is also the RNR
@@ -55,7 +51,9 @@ func (r *rdma) connOptions() *rdmacm.Options {
 		o.TrafficClass = uint8(p.TOS)
 	}
 	if p.IsServer() && p.Conn == RC {
-		o.MinRNRTimer = minRNRTimerCM
+		// perftest's server sets its MIN_RNR_TIMER (0.64 ms) on each RC QP after rdma_accept; its
+		// client keeps the CM's 0.
+		o.MinRNRTimer = minRNRTimer
 	}
 	return o
 }
