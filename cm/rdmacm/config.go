@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"fmt"
 	"net/netip"
 
 	"github.com/gorxe/gorxe"
@@ -51,6 +52,36 @@ type Options struct {
 	// address takes the device's first address of the destination's family; port 0 picks an
 	// ephemeral one.
 	Source netip.AddrPort
+
+	// SendCQ and RecvCQ, when both set, are the completion queues of the QP instead of two the
+	// connection creates (rdma_create_qp with the caller's CQs: perftest shares one pair among all
+	// its QPs). The caller keeps them: Close leaves them alone, and they must outlive the
+	// connection. CQE is then ignored.
+	SendCQ, RecvCQ *gorxe.CQ
+	// TrafficClass is the path's IPv4 TOS or IPv6 traffic class (rdma_set_option
+	// RDMA_OPTION_ID_TOS), for Dial: it travels in the REQ's path, and both QPs use it. A passive
+	// side takes the REQ's and ignores its own.
+	TrafficClass uint8
+	// AckTimeout, when nonzero, replaces the negotiated local ACK timeout of our QP with
+	// 4.096 µs × 2^AckTimeout (rdma_set_option RDMA_OPTION_ID_ACK_TIMEOUT). It is local: nothing
+	// on the wire changes.
+	AckTimeout uint8
+	// MinRNRTimer, when nonzero, replaces the RNR NAK timer our QP's responder sends (the CM
+	// leaves it 0, 655 ms), as a program that sets IBV_QP_MIN_RNR_TIMER on its QP after
+	// rdma_accept does.
+	MinRNRTimer uint8
+	// Backlog is rdma_listen's backlog, for Listen only: how many requests may wait for Accept
+	// before further ones are rejected. Zero means 16.
+	Backlog int
+}
+
+// ownCQs reports whether the connection creates its CQs, and checks the caller gave both or
+// neither.
+func (o *Options) ownCQs() (bool, error) {
+	if (o.SendCQ == nil) != (o.RecvCQ == nil) {
+		return false, fmt.Errorf("%w: SendCQ and RecvCQ must be given together", ErrOptions)
+	}
+	return o.SendCQ == nil, nil
 }
 
 // Defaults of a connection.

@@ -54,7 +54,7 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 	c := newConn(a, res, local, peer)
 	params := cm.ConnectParams{
 		ServiceID: mad.ServiceID(mad.PortSpaceTCP, addr.Port()),
-		Path:      cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)),
+		Path:      tosPath(cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)), o.TrafficClass),
 		Transport: mad.TransportRC, LocalQPN: res.qp.QPN(),
 		ResponderResources: o.responder(), InitiatorDepth: o.initiator(),
 		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata,

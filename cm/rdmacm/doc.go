@@ -15,7 +15,7 @@
 // Dial sends a REQ to the listener at an address and port (the service ID of RDMA-CM's TCP port
 // space, with the CMA private-data header naming both addresses) and returns once the connection is
 // established; Listen and Accept are the passive side. Each connection owns a reliable-connected QP
-// and its completion queues, moved through INIT, RTR and RTS with the attributes the two CMs
+// and its completion queues (or uses the caller's, Options.SendCQ), moved through INIT, RTR and RTS with the attributes the two CMs
 // negotiated, as librdmacm moves them: the active side goes to RTR and RTS when the REP arrives and
 // then sends the RTU; the passive side goes to RTR and RTS before it sends the REP and is
 // established when the RTU arrives.

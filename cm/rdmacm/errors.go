@@ -11,4 +11,6 @@ var (
 	// ErrAddress: an address that the device cannot use (no local GID of its family, port 0 for
 	// Dial, a listener address the device does not own).
 	ErrAddress = errors.New("rdmacm: unusable address")
+	// ErrOptions: Options that contradict each other.
+	ErrOptions = errors.New("rdmacm: invalid options")
 )

@@ -32,7 +32,8 @@ type request struct {
 	peer, local netip.AddrPort
 }
 
-// backlogLen is rdma_listen's backlog: further REQs are rejected while this many wait for Accept.
+// backlogLen is the default of rdma_listen's backlog (Options.Backlog): further REQs are rejected
+// while this many wait for Accept.
 const backlogLen = 16
 
 // Listen opens the device's agent and listens on addr (RDMA-CM's TCP port space; an unspecified
@@ -61,10 +62,15 @@ func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) 
 		return nil, err
 	}
 	l := &Listener{a: a, sid: mad.ServiceID(mad.PortSpaceTCP, addr.Port()), addr: netip.AddrPortFrom(ip, addr.Port()),
-		backlog: make(chan *request, backlogLen), closed: make(chan struct{})}
+		closed: make(chan struct{})}
 	if opts != nil {
 		l.opts = *opts
 	}
+	n := backlogLen
+	if l.opts.Backlog > 0 {
+		n = l.opts.Backlog
+	}
+	l.backlog = make(chan *request, n)
 	err := a.do(ctx, func(time.Time, *cm.Output) error {
 		if err := a.mgr.Listen(l.sid); err != nil {
 			return err

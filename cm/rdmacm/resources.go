@@ -15,6 +15,10 @@ type resources struct {
 	sendCQ, recvCQ *gorxe.CQ
 	qp             *gorxe.QP
 	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
+	ownCQs         bool  // the CQs are the connection's, not the caller's (Options.SendCQ)
+	// Local overrides of the negotiated attributes (Options.AckTimeout, Options.MinRNRTimer);
+	// zero keeps the CM's value.
+	ackTimeout, minRNRTimer uint8
 }
 
 // newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
@@ -26,7 +30,11 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8) (*resources, e
 // newResourcesOf is newResources for a QP of type typ: RC, or UD (see ud.go), whose INIT takes
 // the Q_Key instead of access rights.
 func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8) (r *resources, err error) {
-	r = &resources{pd: o.PD, responder: responder}
+	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+	own, err := o.ownCQs()
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			r.destroy()
@@ -40,11 +48,15 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 	}
 	caps := o.caps()
 	cqe := o.CQE
+	r.ownCQs = own
+	if !own {
+		r.sendCQ, r.recvCQ = o.SendCQ, o.RecvCQ
+	}
 	for _, p := range []struct {
 		ch **gorxe.CompChannel
 		cq **gorxe.CQ
 		n  int
-	}{{&r.sendCh, &r.sendCQ, caps.MaxSendWR}, {&r.recvCh, &r.recvCQ, caps.MaxRecvWR}} {
+	}{{&r.sendCh, &r.sendCQ, caps.MaxSendWR}, {&r.recvCh, &r.recvCQ, caps.MaxRecvWR}}[:cqsToMake(own)] {
 		if *p.ch, err = dev.CreateCompChannel(); err != nil {
 			return nil, err
 		}
@@ -76,6 +88,14 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 	return r, nil
 }
 
+// cqsToMake is how many of the send and receive CQs newResources creates.
+func cqsToMake(own bool) int {
+	if own {
+		return 2
+	}
+	return 0
+}
+
 // toInit moves the QP to INIT with the access rights ib_cm gives it: remote writes always, remote
 // reads and atomics when we offer responder resources.
 func (r *resources) toInit() error {
@@ -104,6 +124,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 		MaxDestRdAtomic: a.MaxDestRdAtomic,
 		MinRNRTimer:     a.MinRNRTimer,
 	}
+	if r.minRNRTimer != 0 {
+		attr.MinRNRTimer = r.minRNRTimer
+	}
 	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrAV|gorxe.QPAttrPathMTU|gorxe.QPAttrDestQPN|
 		gorxe.QPAttrRQPSN|gorxe.QPAttrMaxDestRdAtomic|gorxe.QPAttrMinRNRTimer)
 }
@@ -112,6 +135,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 func (r *resources) toRTS(a *cm.QPAttrs) error {
 	attr := gorxe.QPAttr{State: gorxe.QPStateRTS, SQPSN: a.SQPSN, Timeout: a.Timeout,
 		RetryCnt: a.RetryCount, RNRRetry: a.RNRRetry, MaxRdAtomic: a.MaxRdAtomic}
+	if r.ackTimeout != 0 {
+		attr.Timeout = r.ackTimeout
+	}
 	return r.qp.Modify(&attr, gorxe.QPAttrState|gorxe.QPAttrSQPSN|gorxe.QPAttrTimeout|
 		gorxe.QPAttrRetryCnt|gorxe.QPAttrRNRRetry|gorxe.QPAttrMaxQPRdAtomic)
 }
@@ -128,7 +154,7 @@ func (r *resources) destroy() error {
 		errs = append(errs, r.qp.Destroy())
 	}
 	for _, cq := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
-		if cq != nil {
+		if cq != nil && r.ownCQs {
 			errs = append(errs, cq.Destroy())
 		}
 	}

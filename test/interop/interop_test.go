@@ -159,7 +159,7 @@ func TestCMArgvs(t *testing.T) {
 	var cmRuns []string
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
-			if rc.tool.cm != nil && !p.loss {
+			if rc.tool.cm != nil && !p.loss && !rc.tool.perftest {
 				cmRuns = append(cmRuns, rc.tool.c+" "+familyName(rc.family))
 			}
 		}
@@ -210,11 +210,55 @@ func TestLossCMCases(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, []string{"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v"}, lossy)
+	assert.Equal(t, []string{
+		"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v",
+		"ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
+		"ib_send_lat ipv4 loss2% -R -s 2 -n 200 (gorxe: -u 18)",
+	}, lossy, "rping loses MADs as well; perftest -R loses its exchange's SENDs and MADs at the usual rate")
 	rules := lossRules(lossSpareACKsCM)
 	assert.Contains(t, rules, "  chain forward { type filter hook forward priority 0; policy accept;\n"+
 		"    udp dport 4791 @th,104,24 == 1 @th,352,16 == 0x0015 accept\n"+
 		"    udp dport 4791 @th,104,24 == 1 numgen random mod 4 == 0 counter drop\n"+
 		"    udp dport 4791 @th,64,8 != 17 numgen random mod 50 == 0 counter drop\n  }\n")
 	assert.NotContains(t, lossRules(lossSpareACKs), "@th,104,24")
+}
+
+// perftest -R takes the tools' usual options, without -m (RDMA-CM negotiates the path MTU); the
+// client names the server by its address of the case's family, and the case runs in the phase
+// at MTU 1500.
+func TestPerftestCMArgvs(t *testing.T) {
+	rxe := &rxeEndpoint{v: &vm{n: 1, ip4: netip.MustParsePrefix("198.18.0.11/24"), ip6: netip.MustParsePrefix("fd67:6f72:7865::11/64")}}
+	gx := &gorxeEndpoint{bin: "gorxe", dev: []string{"-d", "br"}}
+	rc := c(withCM(writeBW), 4, 1024, 0, "-R", "-s", "65536", "-n", "100")
+	srv, cli := toolArgvs(rc, rxe, gx, 1, 3, 18600)
+	assert.Equal(t, "gorxe write_bw -d br -x 1 -p 18600 -F -R -s 65536 -n 100", strings.Join(srv, " "))
+	assert.Equal(t, "ib_write_bw -d rxe0 -i 1 -x 3 -p 18600 -F -R -s 65536 -n 100 "+hostIP4.Addr().String(), strings.Join(cli, " "))
+	srv, cli = toolArgvs(c(withCM(sendLat), 6, 1024, 0, "-R"), gx, rxe, 2, 2, 18601)
+	assert.Equal(t, "ib_send_lat -d rxe0 -i 1 -x 2 -p 18601 -F -R", strings.Join(srv, " "))
+	assert.Equal(t, "gorxe send_lat -d br -x 2 -p 18601 -F -R fd67:6f72:7865::11", strings.Join(cli, " "))
+	_, cli = toolArgvs(c(writeBW, 6, 1024, 0, "-n", "5"), gx, rxe, 2, 2, 18602)
+	assert.Equal(t, "198.18.0.11", cli[len(cli)-1], "without -R the client reaches the server's TCP port over IPv4")
+	assert.Equal(t, "ipv4 -R -s 65536 -n 100", describe(phase{}, rc))
+
+	var runs []string
+	for _, p := range gorxeMatrix() {
+		for _, rc := range p.cases {
+			if rc.tool.cm != nil && rc.tool.perftest {
+				runs = append(runs, p.label+" "+rc.tool.c+" "+describe(p, rc))
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{
+		"mtu1500 ib_write_bw ipv4 -R -s 65536 -n 100",
+		"mtu1500 ib_read_bw ipv4 -R -s 65536 -n 100",
+		"mtu1500 ib_send_lat ipv4 -R -s 2 -n 100",
+		"mtu1500 ib_write_bw ipv4 -R -q 3 -s 65536 -n 50",
+		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
+		"mtu1500 ib_write_lat ipv4 -R -s 2 -n 100",
+		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
+		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
+		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
+		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
+		"mtu1500 loss ib_send_lat ipv4 loss2% -R -s 2 -n 200 (gorxe: -u 18)",
+	}, runs)
 }

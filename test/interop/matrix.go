@@ -195,6 +195,54 @@ func librdmacmExamples() []runCase {
 	}
 }
 
+// perftestCM is perftest's -R: the test's QPs connect through RDMA-CM, and so does the exchange,
+// on the test's port (-p), so the server opens no TCP port (-z moves only the exchange there). The tools take their usual options
+// otherwise; the client names the server by its address of the case's family. Debian 12's
+// perftest (4.5-0.17, version 6.06) resolves RDMA-CM addresses as IPv4 only, so these cases are
+// IPv4.
+var perftestCM = &cmSyntax{gorxeListening: "Waiting for client to connect"}
+
+// withCM is perftest tool t run with -R.
+func withCM(t tool) tool {
+	t.cm = perftestCM
+	return t
+}
+
+// perftestCMCases are perftest tools with -R, which connect their QPs through RDMA-CM, or -z.
+func perftestCMCases() []runCase {
+	const t = 90 * time.Second
+	return []runCase{
+		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(readBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
+		c(withCM(writeBW), 4, 1024, t, "-R", "-q", "3", "-s", "65536", "-n", "50"),
+		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(writeLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
+		c(withCM(atomicLat), 4, 1024, t, "-R", "-n", "100"),
+		// -z: only the exchange runs over RDMA-CM; the QPs connect from the exchanged keys.
+		c(withCM(writeBW), 4, 1024, t, "-z", "-s", "65536", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-z", "-s", "2", "-n", "100"),
+	}
+}
+
+// perftestCMLossCases are perftest -R tools under loss, where the CM's MADs and the exchange's
+// SENDs are lost too; gorxe gets the ACK timeout of the other perftest cases under loss. The
+// transfers are smaller than the other loss cases': kernel rxe's QP takes its ACK timeout from
+// RDMA-CM here (its REQ asks for 19, 2.1 s, where perftest's -u gives 14, 67 ms, without -R), and
+// as the requester of a 12800-packet write_bw it spent over 120 s waiting out lost tails (143
+// retry timeouts).
+func perftestCMLossCases() []runCase {
+	const t = 120 * time.Second
+	cases := []runCase{
+		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "16384", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-R", "-s", "2", "-n", "200"),
+	}
+	for i := range cases {
+		cases[i].gorxeOpts = []string{"-u", lossQPTimeout}
+	}
+	return cases
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -220,7 +268,8 @@ func gorxeMatrix() []phase {
 			linkLocalCases(),
 			cmCases(),
 			librdmacmExamples(),
-			mcCases())},
+			mcCases(),
+			perftestCMCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{
@@ -231,7 +280,7 @@ func gorxeMatrix() []phase {
 				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
 			})},
-		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases())},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases(), perftestCMLossCases())},
 	}
 }
 

@@ -246,13 +246,28 @@ func commonOpts(rc runCase, gid, port int) []string {
 		gidFlag = "-x"
 	}
 	o := []string{gidFlag, fmt.Sprint(gid), "-p", fmt.Sprint(port)}
-	if rc.tool != udPingpong { // UD's message size is its MTU; ibv_ud_pingpong has no -m
+	// UD's message size is its MTU and ibv_ud_pingpong has no -m; RDMA-CM negotiates the path MTU.
+	if rc.tool != udPingpong && rc.tool.cm == nil {
 		o = append(o, "-m", fmt.Sprint(rc.pathMTU))
 	}
 	if rc.tool.perftest {
 		o = append(o, "-F") // no CPU frequency warnings: the VM's clock is emulated
 	}
 	return append(o, rc.opts...)
+}
+
+// toolArgvs are the command lines of a tool that takes device options: the server's, and the
+// client's with the server's address last. That address is IPv4, where the out-of-band TCP
+// connection goes, unless the tool connects through RDMA-CM (perftest's -R), which needs the
+// server's address of the case's family.
+func toolArgvs(rc runCase, cli, srv endpoint, sGID, cGID, port int) (sArgv, cArgv []string) {
+	family := 4
+	if rc.tool.cm != nil {
+		family = rc.family
+	}
+	sArgv, _ = srv.argv(rc.tool, sideOpts(srv, rc, sGID, port))
+	cArgv, _ = cli.argv(rc.tool, append(sideOpts(cli, rc, cGID, port), srv.addr(family).String()))
+	return sArgv, cArgv
 }
 
 // cmArgvs are an RDMA-CM tool's command lines: the server listens on its address of the case's
@@ -323,11 +338,10 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		return
 	}
 	var sArgv, cArgv []string
-	if rc.tool.cm != nil {
+	if rc.tool.cm != nil && !rc.tool.perftest {
 		sArgv, cArgv = cmArgvs(rc, cli, srv, port)
 	} else {
-		sArgv, _ = srv.argv(rc.tool, sideOpts(srv, rc, sGID, port))
-		cArgv, _ = cli.argv(rc.tool, append(sideOpts(cli, rc, cGID, port), srv.addr(4).String()))
+		sArgv, cArgv = toolArgvs(rc, cli, srv, sGID, cGID, port)
 	}
 
 	pcap := filepath.Join(s.o.workdir, fmt.Sprintf("run%05d-%s.pcap", port, rc.tool.c))

@@ -112,13 +112,14 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'h', Long: "help", Set: flag(&help)},
 		{Short: 'V', Long: "version", Set: flag(&version)},
 
-		{Short: 'R', Long: "rdma_cm", Set: unsupported("-R/--rdma_cm", "rdma_cm QPs; gorxe exchanges QP addresses over TCP, drop -R")},
-		{Short: 'z', Long: "comm_rdma_cm", Set: unsupported("-z/--comm_rdma_cm", "rdma_cm data exchange; it always runs over TCP")},
+		{Short: 'R', Long: "rdma_cm", Set: flag(&p.RDMACM)},
+		{Short: 'z', Long: "comm_rdma_cm", Set: flag(&p.CommRDMACM)},
+		{Short: 'T', Long: "tos", Arg: true, Set: intIn(&p.TOS, 0, 255)},
+		{Long: "retry_count", Arg: true, Set: intIn(&p.RetryCount, 0, 255)},
 		{Short: 'b', Long: "bidirectional", Set: unsupported("-b/--bidirectional", "bidirectional tests")},
 		{Short: 'O', Long: "dualport", Set: unsupported("-O/--dualport", "a gorxe device has one port")},
 		{Short: 'g', Long: "mcg", Set: unsupported("-g/--mcg", "multicast tests")},
 		{Short: 'M', Long: "MGID", Arg: true, Set: unsupported("-M/--MGID", "multicast tests")},
-		{Short: 'T', Long: "tos", Arg: true, Set: unsupported("-T/--tos", "TOS is for rdma_cm QPs; use --tclass")},
 		{Short: 'L', Long: "hop_limit", Arg: true, Set: unsupported("-L/--hop_limit", "the hop limit is for raw Ethernet QPs")},
 		{Short: 'W', Long: "report-counters", Arg: true, Set: unsupported("-W/--report-counters", "performance counters; --counters prints the device's")},
 		{Long: "run_infinitely", Set: unsupported("--run_infinitely", "use -D with a long duration")},
@@ -130,7 +131,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "odp", Set: unsupported("--odp", "on-demand paging")},
 		{Long: "cpu_util", Set: unsupported("--cpu_util", "CPU utilization")},
 		{Long: "perform_warm_up", Set: unsupported("--perform_warm_up", "warm-up iterations")},
-		{Long: "retry_count", Arg: true, Set: unsupported("--retry_count", "it applies to rdma_cm only")},
 		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
 	}
 	opts = append(opts, p.Observe.Getopt()...)

@@ -143,7 +143,11 @@ func TestOptionErrors(t *testing.T) {
 		{wbw, "-r 10", "only available in SEND tests", getopt.ErrUsage},
 		{rbw, "-I 10", "only available in SEND and WRITE tests", getopt.ErrUsage},
 		{wbw, "-o 4", "only available in READ and ATOMIC tests", getopt.ErrUsage},
-		{wbw, "-R", "rdma_cm", getopt.ErrUsage},
+		{wbw, "-R -c UC", "UC is not supported in librdmacm", getopt.ErrUsage},
+		{sbw, "-R -c UD", "needs SIDR", getopt.ErrUsage},
+		{wbw, "-T 32", "TOS only valid for rdma_cm based QP", getopt.ErrUsage},
+		{wbw, "-R -T 256", "out of range", getopt.ErrUsage},
+		{wbw, "-R --retry_count -1", "out of range", getopt.ErrUsage},
 		{sbw, "-b", "bidirectional", getopt.ErrUsage},
 		{wbw, "--run_infinitely", "not supported", getopt.ErrUsage},
 		{wlat, "-C", "CPU cycles", getopt.ErrUsage},
@@ -199,4 +203,31 @@ func TestLogLevelOption(t *testing.T) {
 	assert.Equal(t, slog.LevelDebug, p.LogLevel)
 	_, err = ParseArgs(rbw, strings.Fields("--log-level=loud"))
 	assert.ErrorIs(t, err, getopt.ErrUsage)
+}
+
+// -R connects the QPs through RDMA-CM and runs the exchange over it too (perftest's work_rdma_cm
+// sets use_rdma_cm); -z alone moves only the exchange; -T and --retry_count go with them.
+func TestRDMACMOptions(t *testing.T) {
+	tests := []struct {
+		test            Test
+		args            string
+		rdmaCM, commCM  bool
+		tos, retryCount int
+	}{
+		{wbw, "", false, false, -1, 7},
+		{wbw, "-R", true, true, -1, 7},
+		{rlat, "--rdma_cm -T 96 --retry_count 3", true, true, 96, 3},
+		{sbw, "-z -c UD", false, true, -1, 7},
+		{slat, "--comm_rdma_cm --retry_count=0", false, true, -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.test.Name()+" "+tt.args, func(t *testing.T) {
+			p, err := ParseArgs(tt.test, strings.Fields(tt.args))
+			require.NoError(t, err)
+			assert.Equal(t, tt.rdmaCM, p.RDMACM, "RDMACM")
+			assert.Equal(t, tt.commCM, p.CommRDMACM, "CommRDMACM")
+			assert.Equal(t, tt.tos, p.TOS, "TOS")
+			assert.Equal(t, tt.retryCount, p.RetryCount, "RetryCount")
+		})
+	}
 }

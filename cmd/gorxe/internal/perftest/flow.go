@@ -66,6 +66,11 @@ func (f *flow) run(ctx context.Context, mtu gorxe.MTU) error {
 	if f.local, f.in, err = f.pl.setup(&neg); err != nil {
 		return err
 	}
+	if p.RDMACM {
+		if f.local, err = f.cmConnect(ctx); err != nil {
+			return err
+		}
+	}
 	f.remote = make([]Dest, len(f.local))
 	if f.full {
 		writeHeader(f.out, p, f.in)
@@ -107,9 +112,10 @@ func (f *flow) sync() error {
 	return err
 }
 
-// connect checks that both sides use the same IP family and brings the QPs up.
+// connect checks that both sides use the same IP family and brings the QPs up. With -R the QPs
+// are up already, and perftest checks nothing: RDMA-CM chose the addresses.
 func (f *flow) connect() error {
-	if !sameFamily(f.local[0].GID, f.remote[0].GID) {
+	if !f.p.RDMACM && !sameFamily(f.local[0].GID, f.remote[0].GID) {
 		return fmt.Errorf("incompatible GID types: local %s, remote %s (use the same IP version on both sides)",
 			f.local[0].GID.Addr(), f.remote[0].GID.Addr())
 	}

@@ -221,7 +221,7 @@ func TestFlowAgainstCapture(t *testing.T) {
 				}
 				rp := newReplay(t, conv, client)
 				var out, errs bytes.Buffer
-				f := &flow{p: p, x: newSession(rp, client), s: rp, pl: fp, out: &out, full: true,
+				f := &flow{p: p, x: newSession(rp, client, false), s: rp, pl: fp, out: &out, full: true,
 					warn: func(s string) { errs.WriteString(s + "\n") }, cycleBuffer: 4096}
 				require.NoError(t, f.run(context.Background(), gorxe.MTU1024))
 				rp.skipPeerDone()
@@ -321,7 +321,7 @@ func runPair(t *testing.T, test Test, args []string, tweak func(*Params)) (*fake
 		if !client {
 			s = b
 		}
-		f := &flow{p: p, x: newSession(s, client), s: s, pl: fp, out: new(bytes.Buffer), full: true,
+		f := &flow{p: p, x: newSession(s, client, false), s: s, pl: fp, out: new(bytes.Buffer), full: true,
 			warn: func(string) {}, cycleBuffer: 4096}
 		go func() {
 			err := f.run(context.Background(), gorxe.MTU1024)
@@ -385,3 +385,8 @@ func (s *pipeStream) SetTimeout(time.Duration) {}
 func (s *pipeStream) ExplainClose(string) {}
 
 func (s *pipeStream) close() { close(s.closed) }
+
+func (f *fakePlane) cmConnect(context.Context) ([]Dest, error) {
+	f.calls = append(f.calls, "cmConnect")
+	return f.dests, nil
+}

@@ -78,7 +78,7 @@ func TestFailedSideHangsUp(t *testing.T) {
 				if client == tt.failClient {
 					fp.bwErr = wcError(side, &gorxe.WC{WRID: 3, Status: gorxe.WCRetryExcErr}, 5, 3)
 				}
-				f := &flow{p: p, x: newSession(conn, client), s: conn, pl: fp, out: new(bytes.Buffer), full: true,
+				f := &flow{p: p, x: newSession(conn, client, false), s: conn, pl: fp, out: new(bytes.Buffer), full: true,
 					warn: func(string) {}, cycleBuffer: 4096}
 				errs[i] = make(chan error, 1)
 				go func() { errs[i] <- converse(ctx, f, conn, gorxe.MTU1024) }()

@@ -75,8 +75,8 @@ func TestInterruptedClient(t *testing.T) {
 				require.NoError(t, err)
 				go func() {
 					var out bytes.Buffer
-					pl := newRDMA(p, dev, func(string) {})
-					f := &flow{p: p, x: newSession(conn, client), s: conn, pl: pl, out: &out, warn: func(string) {},
+					pl := newRDMA(p, dev, nil, func(string) {})
+					f := &flow{p: p, x: newSession(conn, client, false), s: conn, pl: pl, out: &out, warn: func(string) {},
 						full: true, cycleBuffer: 4096}
 					err := converse(runCtx, f, conn, gorxe.MTU1024)
 					_ = pl.close()

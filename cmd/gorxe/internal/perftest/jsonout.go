@@ -61,9 +61,13 @@ func jsonReport(p *Params, in info, results string) string {
 	} else {
 		fmt.Fprintf(&b, "\"Max_inline_data\": %d,\n", p.Inline)
 	}
-	b.WriteString("\"rdma_cm_QPs\": \"OFF\",\n")
+	fmt.Fprintf(&b, "\"rdma_cm_QPs\": \"%s\",\n", onOff(p.RDMACM))
 	b.WriteString("\"Use_ROCm_memory\": \"OFF\",\n")
-	b.WriteString("\"Data_ex_method\": \"Ethernet\"\n},\n")
+	fmt.Fprintf(&b, "\"Data_ex_method\": \"%s\"", exchangeMethod(p))
+	if p.RDMACM && p.TOS != defTOS {
+		fmt.Fprintf(&b, ",\n\"TOS\": %d", p.TOS)
+	}
+	b.WriteString("\n},\n")
 	b.WriteString("\"results\": {\n")
 	b.WriteString(results)
 	b.WriteString("}\n}\n")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -142,4 +143,22 @@ func TestOutJSONFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, p.OutJSON)
 	assert.Equal(t, "/tmp/x.json", p.OutJSONFile)
+}
+
+// With -R perftest says so in the file, with the exchange method and a -T TOS; -z changes only
+// the exchange method.
+func TestOutJSONRDMACM(t *testing.T) {
+	tests := []struct {
+		args, want string
+	}{
+		{"-R", "\"rdma_cm_QPs\": \"ON\",\n\"Use_ROCm_memory\": \"OFF\",\n\"Data_ex_method\": \"rdma_cm\"\n},\n"},
+		{"-R -T 96", "\"rdma_cm_QPs\": \"ON\",\n\"Use_ROCm_memory\": \"OFF\",\n\"Data_ex_method\": \"rdma_cm\",\n\"TOS\": 96\n},\n"},
+		{"-z", "\"rdma_cm_QPs\": \"OFF\",\n\"Use_ROCm_memory\": \"OFF\",\n\"Data_ex_method\": \"rdma_cm\"\n},\n"},
+	}
+	for _, tt := range tests {
+		p, err := ParseArgs(Test{VerbWrite, BW}, strings.Fields(tt.args))
+		require.NoError(t, err)
+		text := jsonReport(p, info{device: "gorxe_test", mtuBytes: 1024, gidIndex: 1}, "")
+		assert.Contains(t, text, tt.want, tt.args)
+	}
 }

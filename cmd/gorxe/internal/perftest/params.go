@@ -33,6 +33,7 @@ const (
 	retryCount      = 7
 	rnrRetry        = 7
 	hopLimit        = 0xff
+	defTOS          = -1 // no -T
 
 	minIters        = 5
 	maxIters        = 1 << 32
@@ -90,6 +91,17 @@ type Params struct {
 	Events     bool
 	NoPeak     bool
 
+	// RDMACM (-R, perftest's work_rdma_cm) connects the test's QPs through RDMA-CM instead of
+	// moving them to RTR and RTS from the exchanged addresses; it implies CommRDMACM.
+	RDMACM bool
+	// CommRDMACM (-z, perftest's use_rdma_cm) runs the out-of-band exchange over an RDMA-CM
+	// connection of its own (SEND and RECV on one RC QP) instead of TCP.
+	CommRDMACM bool
+	// TOS (-T) is the traffic class of the RDMA-CM connections; -1 leaves it 0.
+	TOS int
+	// RetryCount (--retry_count) is the transport retry count the RDMA-CM connections ask for.
+	RetryCount int
+
 	ReportGbits bool
 	Histogram   bool
 	Unsorted    bool
@@ -126,7 +138,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
+		QPTimeout: defQPTimeout, TOS: defTOS, RetryCount: retryCount, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat
@@ -153,6 +165,9 @@ func (p *Params) finish(durationSet bool) error {
 	t := p.Test
 	if p.IBPort != 1 {
 		return usageError("-i %d: a gorxe device has only port 1", p.IBPort)
+	}
+	if err := p.finishRDMACM(); err != nil {
+		return err
 	}
 	if t.Verb == VerbAtomic && p.sizeSet && p.Size != defSizeAtomic {
 		return usageError("Message size cannot be changed for Atomic tests")

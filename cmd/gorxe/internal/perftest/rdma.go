@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm/rdmacm"
 )
 
 // negotiated are the settings both sides agree on during the exchange.
@@ -24,6 +25,9 @@ type plane interface {
 	setup(n *negotiated) ([]Dest, info, error)
 	// connect brings every QP up towards the peer's (perftest's ctx_connect).
 	connect(remote []Dest) error
+	// cmConnect creates and connects the QPs through RDMA-CM (-R), after a setup that made none,
+	// and returns their addresses for the peer.
+	cmConnect(ctx context.Context) ([]Dest, error)
 	// postRecvs posts the receive buffers of a SEND test for messages of size bytes.
 	postRecvs(size int) error
 	// bw runs one bandwidth measurement: the requester's side, or the receiver's in send_bw.
@@ -79,19 +83,25 @@ type rdma struct {
 	qps            []*gorxe.QP
 	ahs            []*gorxe.AH
 	local, remote  []Dest
+	gid            gorxe.GID
 	gidIndex       int
-	outReads       int
-	area           int // bytes per QP and direction in the buffer (perftest's BUFF_SIZE)
-	maxRdAtomic    int
+	caps           gorxe.QPCap // of every QP
+	// cm is where -R's RDMA-CM connections go; conns are those connections, whose QPs are qps.
+	cm          *cmEndpoint
+	conns       []*rdmacm.Conn
+	outReads    int
+	area        int // bytes per QP and direction in the buffer (perftest's BUFF_SIZE)
+	maxRdAtomic int
 
 	// rposted counts the receives posted per QP for the current size; rnext is the next receive
 	// slot in the cycle buffer.
 	rposted, rnext []int
 }
 
-// newRDMA returns the plane of a run on dev; warn prints its notices.
-func newRDMA(p *Params, dev *gorxe.Device, warn func(string)) *rdma {
-	return &rdma{p: p, dev: dev, warn: warn}
+// newRDMA returns the plane of a run on dev; warn prints its notices. cm is where -R connects
+// its QPs (nil without -R).
+func newRDMA(p *Params, dev *gorxe.Device, cm *cmEndpoint, warn func(string)) *rdma {
+	return &rdma{p: p, dev: dev, cm: cm, warn: warn}
 }
 
 // portMTU returns the MTU the run asks for before the exchange (perftest's set_mtu): -m if the
@@ -175,14 +185,16 @@ func (r *rdma) setup(n *negotiated) ([]Dest, info, error) {
 	if r.recvCQ, err = r.dev.CreateCQ(min(max(recvDepth*p.NumQPs, 1), gorxe.MaxCQE), r.recvCh); err != nil {
 		return nil, info{}, err
 	}
-	typ := map[ConnType]gorxe.QPType{RC: gorxe.QPTypeRC, UC: gorxe.QPTypeUC, UD: gorxe.QPTypeUD}[p.Conn]
-	r.local = make([]Dest, p.NumQPs)
+	r.gid = gid
+	r.caps = gorxe.QPCap{MaxSendWR: sendDepth, MaxRecvWR: recvDepth, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: p.Inline}
 	r.rposted, r.rnext = make([]int, p.NumQPs), make([]int, p.NumQPs)
-	for i := range p.NumQPs {
-		q, err := r.dev.CreateQP(r.pd, &gorxe.QPInitAttr{
-			SendCQ: r.sendCQ, RecvCQ: r.recvCQ, QPType: typ,
-			Cap: gorxe.QPCap{MaxSendWR: sendDepth, MaxRecvWR: recvDepth, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: p.Inline},
-		})
+	in := info{device: r.dev.Name(), mtuBytes: n.mtu.Bytes(), gidIndex: r.gidIndex, outReads: r.outReads}
+	if p.RDMACM {
+		return nil, in, nil // cmConnect creates the QPs
+	}
+	typ := map[ConnType]gorxe.QPType{RC: gorxe.QPTypeRC, UC: gorxe.QPTypeUC, UD: gorxe.QPTypeUD}[p.Conn]
+	for range p.NumQPs {
+		q, err := r.dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ, RecvCQ: r.recvCQ, QPType: typ, Cap: r.caps})
 		if err != nil {
 			return nil, info{}, err
 		}
@@ -190,16 +202,26 @@ func (r *rdma) setup(n *negotiated) ([]Dest, info, error) {
 		if err := r.toInit(q); err != nil {
 			return nil, info{}, err
 		}
+	}
+	r.setLocal()
+	return r.local, in, nil
+}
+
+// setLocal fills the addresses of the QPs for the peer (perftest's set_up_connection). The PSN is
+// random as perftest's; over RDMA-CM it is only shown, since the CM chose the QPs' PSNs.
+func (r *rdma) setLocal() {
+	r.local = make([]Dest, len(r.qps))
+	for i, q := range r.qps {
 		r.local[i] = Dest{
 			OutReads: r.outReads,
 			QPN:      q.QPN(),
 			PSN:      rand.Uint32() & 0xffffff,
 			RKey:     advertisedRKey(r.mr),
-			VAddr:    r.mr.Addr() + uint64((p.NumQPs+i)*r.area),
-			GID:      gid,
+			VAddr:    r.mr.Addr() + uint64((r.p.NumQPs+i)*r.area),
+			GID:      r.gid,
+			GIDIndex: r.gidIndex,
 		}
 	}
-	return r.local, info{device: r.dev.Name(), mtuBytes: n.mtu.Bytes(), gidIndex: r.gidIndex, outReads: r.outReads}, nil
 }
 
 // mrAccess returns the rights perftest registers its buffer with for test t.
@@ -277,6 +299,9 @@ func sameFamily(a, b gorxe.GID) bool { return a.Addr().Is4() == b.Addr().Is4() }
 func (r *rdma) connect(remote []Dest) error {
 	p := r.p
 	r.remote = remote
+	if p.RDMACM {
+		return nil // RDMA-CM connected the QPs
+	}
 	for i, q := range r.qps {
 		d := &remote[i]
 		av := gorxe.AHAttr{
@@ -325,8 +350,12 @@ func (r *rdma) close() error {
 	for _, ah := range r.ahs {
 		errs = append(errs, ah.Destroy())
 	}
-	for _, q := range r.qps {
-		errs = append(errs, q.Destroy())
+	if r.conns != nil {
+		errs = append(errs, r.closeConns())
+	} else {
+		for _, q := range r.qps {
+			errs = append(errs, q.Destroy())
+		}
 	}
 	for _, c := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
 		if c != nil {

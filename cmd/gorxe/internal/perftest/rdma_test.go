@@ -58,8 +58,8 @@ func runRDMA(t *testing.T, test Test, args string) (string, string) {
 			w := func(m string) { fmt.Fprintln(&warn, m) }
 			mtu, err := portMTU(p, dev, w)
 			if err == nil {
-				pl := newRDMA(p, dev, w)
-				f := &flow{p: p, x: newSession(s, client), s: s, pl: pl, out: &out, warn: w, full: p.Output == "", cycleBuffer: 4096}
+				pl := newRDMA(p, dev, nil, w)
+				f := &flow{p: p, x: newSession(s, client, false), s: s, pl: pl, out: &out, warn: w, full: p.Output == "", cycleBuffer: 4096}
 				err = f.run(ctx, mtu)
 				s.close()
 				if cerr := pl.close(); err == nil {

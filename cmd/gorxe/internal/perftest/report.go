@@ -81,10 +81,36 @@ func writeHeader(w io.Writer, p *Params, in info) {
 	} else {
 		fmt.Fprintf(&b, " Max inline data : %d[B]\n", p.Inline)
 	}
-	b.WriteString(" rdma_cm QPs\t : OFF\n")
-	b.WriteString(" Data ex. method : Ethernet\n")
-	b.WriteString(resultLine)
+	fmt.Fprintf(&b, " rdma_cm QPs\t : %s\n", onOff(p.RDMACM))
+	fmt.Fprintf(&b, " Data ex. method : %s", exchangeMethod(p))
+	if p.RDMACM {
+		if p.TOS != defTOS {
+			fmt.Fprintf(&b, " \tTOS    : %d", p.TOS)
+		}
+		if p.IsServer() {
+			// perftest prints this after its QPs connected, where it no longer waits for anything.
+			b.WriteString("\n" + resultLine + " Waiting for client rdma_cm QP to connect\n")
+			b.WriteString(" Please run the same command with the IB/RoCE interface IP")
+		}
+	}
+	b.WriteString("\n" + resultLine)
 	io.WriteString(w, b.String())
+}
+
+// onOff is how perftest prints a switch.
+func onOff(on bool) string {
+	if on {
+		return "ON"
+	}
+	return "OFF"
+}
+
+// exchangeMethod names how the out-of-band exchange runs, as perftest's header does.
+func exchangeMethod(p *Params) string {
+	if p.CommRDMACM {
+		return "rdma_cm"
+	}
+	return "Ethernet"
 }
 
 // writeDest prints one side's QP address (perftest's ctx_print_pingpong_data): LID, QPN and PSN,

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
@@ -68,27 +70,29 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 
-	var conn *oob.Conn
-	if p.IsServer() {
-		l, err := oob.Listen(ctx, p.Port)
+	var (
+		conn  exchange
+		cmEnd *cmEndpoint
+	)
+	if p.CommRDMACM {
+		cs, end, err := openCMExchange(ctx, p, dev, full, stdout)
 		if err != nil {
 			return err
 		}
-		// The banner comes once the port is open, so whoever waits for it can start the client.
-		if full {
-			io.WriteString(stdout, waitingBanner)
+		conn, cmEnd = cs, end
+		if end.l != nil {
+			defer end.l.Close()
 		}
-		conn, err = l.Accept(ctx, 0, p.Timeout)
-		l.Close()
-		if err != nil {
-			return err
-		}
-	} else if conn, err = oob.Dial(ctx, p.Server, p.Port, p.Timeout); err != nil {
+	} else if conn, err = openTCPExchange(ctx, p, full, stdout); err != nil {
 		return err
 	}
 
-	pl := newRDMA(p, dev, warn)
-	f := &flow{p: p, x: newSession(conn, !p.IsServer()), s: conn, pl: pl, out: stdout, warn: warn, full: full,
+	var rdmaCM *cmEndpoint
+	if p.RDMACM {
+		rdmaCM = cmEnd
+	}
+	pl := newRDMA(p, dev, rdmaCM, warn)
+	f := &flow{p: p, x: newSession(conn, !p.IsServer(), p.CommRDMACM), s: conn, pl: pl, out: stdout, warn: warn, full: full,
 		cycleBuffer: os.Getpagesize()}
 	err = converse(ctx, f, conn, mtu)
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
@@ -101,6 +105,80 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		err = errors.New("Error: " + f.belowLimit)
 	}
 	return err
+}
+
+// exchange is the out-of-band connection of a run: TCP, or RDMA-CM with -z and -R.
+type exchange interface {
+	Stream
+	io.Closer
+}
+
+// openTCPExchange opens perftest's TCP connection: a server listens on every address and accepts
+// one client, a client connects.
+func openTCPExchange(ctx context.Context, p *Params, full bool, stdout io.Writer) (*oob.Conn, error) {
+	if !p.IsServer() {
+		return oob.Dial(ctx, p.Server, p.Port, p.Timeout)
+	}
+	l, err := oob.Listen(ctx, p.Port)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	// The banner comes once the port is open, so whoever waits for it can start the client.
+	if full {
+		io.WriteString(stdout, waitingBanner)
+	}
+	return l.Accept(ctx, 0, p.Timeout)
+}
+
+// openCMExchange opens the exchange's RDMA-CM connection to the test's port. A server listens on
+// every address of the device and accepts one connection; with -R the listener stays open for
+// the test's connections, which perftest makes to the same port.
+func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool, stdout io.Writer) (*cmStream, *cmEndpoint, error) {
+	s, o, err := newCMStream(ctx, dev, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	end := &cmEndpoint{}
+	if !p.IsServer() {
+		if end.server, err = cmServerAddr(ctx, p); err != nil {
+			return nil, nil, errors.Join(err, s.Close())
+		}
+		dctx, cancel := context.WithCancel(ctx)
+		if p.Timeout > 0 {
+			dctx, cancel = context.WithTimeout(ctx, p.Timeout)
+		}
+		s.conn, err = rdmacm.Dial(dctx, dev, end.server, o)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("%w after %v", oob.ErrTimeout, p.Timeout)
+		}
+		if err != nil {
+			return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_client function", Peer: end.server.String(), Err: err}, s.Close())
+		}
+		return s, end, nil
+	}
+	all := netip.IPv4Unspecified()
+	if p.IPv6 {
+		all = netip.IPv6Unspecified()
+	}
+	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), &rdmacm.Options{Backlog: max(p.NumQPs, 16)})
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("rdma_listen on port %d: %w", p.Port, err), s.Close())
+	}
+	if full {
+		io.WriteString(stdout, waitingBanner)
+	}
+	s.conn, err = l.AcceptWith(ctx, o)
+	if err == nil && p.RDMACM {
+		end.l = l
+		return s, end, nil
+	}
+	l.Close()
+	if err != nil {
+		return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_server function", Err: err}, s.Close())
+	}
+	return s, end, nil
 }
 
 // converse runs the flow and hangs up the out-of-band connection as soon as it ends, before
@@ -159,16 +237,19 @@ func Usage(w io.Writer, t Test) {
 	add(true, fmt.Sprintf("  -p, --port=<port>  Listen on/connect to port <port> (default %d)", DefaultPort))
 	add(bw, "  -q, --qp=<num of qp's>  Num of qp's(default 1)")
 	add(bw, "  -Q, --cq-mod  Generate Cqe only after <--cq-mod> completion")
+	add(true, "  -R, --rdma_cm  Connect QPs with rdma_cm and run test on those QPs (the exchange runs over rdma_cm too)")
 	add(send, fmt.Sprintf("  -r, --rx-depth=<dep>  Rx queue size (default %d).", defRxSend))
 	add(t.Verb != VerbAtomic, fmt.Sprintf("  -s, --size=<size>  Size of message to exchange (default %d)", size))
 	add(true, "  -S, --sl=<sl>  SL (default 0)")
 	add(bw, fmt.Sprintf("  -t, --tx-depth=<dep>  Size of tx queue (default %d)", defTxBW))
+	add(true, "  -T, --tos=<tos value>  Set <tos_value> to RDMA-CM QPs. available only with -R flag. values 0-255 (default off)")
 	add(true, fmt.Sprintf("  -u, --qp-timeout=<timeout>  QP timeout, timeout value is 4 usec * 2 ^(timeout), default %d", defQPTimeout))
 	add(lat, "  -U, --report-unsorted  (implies -H) print out unsorted results (default sorted)")
 	add(true, "  -V, --version  Display version number")
 	add(bw, "  -w, --limit_bw=<value>  Set verifier limit for bandwidth")
 	add(true, "  -x, --gid-index=<index>  Test uses GID with GID index (default: the first IPv4 GID)")
 	add(bw, "  -y, --limit_msgrate=<value>  Set verifier limit for Msg Rate")
+	add(true, "  -z, --comm_rdma_cm  Communicate with rdma_cm module to exchange data - use regular QPs")
 	add(true, "")
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
@@ -177,6 +258,7 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --out_json  Save the report in a json file")
 	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))
 	add(true, "      --output=<units> Set verbosity output level: bandwidth , message_rate, latency ")
+	add(true, "      --retry_count=<value>  Set retry count value in rdma_cm mode (default 7)")
 	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
@@ -185,7 +267,7 @@ func Usage(w io.Writer, t Test) {
 		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
 	}
 	add(true, "")
-	add(true, "Not supported: -R/--rdma_cm, -z, -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
+	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections, -R with -c UD (it needs SIDR).")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}

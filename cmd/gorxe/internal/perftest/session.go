@@ -28,11 +28,14 @@ const peerStopped = "the peer stopped the test early; its output says why"
 type session struct {
 	s      Stream
 	client bool
-	buf    []byte
+	// cm is set for an exchange over RDMA-CM (-R, -z): perftest sends its key messages there in
+	// binary (AppendKeyCM) and ends without the "done" message.
+	cm  bool
+	buf []byte
 }
 
-func newSession(s Stream, client bool) *session {
-	return &session{s: s, client: client, buf: make([]byte, 0, KeyLen)}
+func newSession(s Stream, client, cm bool) *session {
+	return &session{s: s, client: client, cm: cm, buf: make([]byte, 0, KeyLen)}
 }
 
 // xchg sends mine and receives len(theirs) bytes into theirs, in the order of the side.
@@ -101,6 +104,13 @@ func (x *session) mtu(mine gorxe.MTU) (gorxe.MTU, error) {
 // handShake exchanges key messages (perftest's ctx_hand_shake): the key exchange proper, and
 // later the barriers the tests place between their phases.
 func (x *session) handShake(mine *Dest) (Dest, error) {
+	if x.cm {
+		theirs := make([]byte, KeyLenCM)
+		if err := x.xchg(AppendKeyCM(x.buf[:0], mine), theirs, "address"); err != nil {
+			return Dest{}, err
+		}
+		return ParseKeyCM(theirs)
+	}
 	theirs := make([]byte, KeyLen)
 	if err := x.xchg(AppendKey(x.buf[:0], mine), theirs, "address"); err != nil {
 		return Dest{}, err
@@ -126,10 +136,13 @@ func (x *session) reports(mine *Report) (Report, error) {
 // closeConnection is perftest's ctx_close_connection: a last hand-shake, then "done". Older
 // perftest versions write "done" after the hand-shake and nobody reads it; newer ones only close.
 // gorxe writes it, as the older ones do, and ignores a failure: the peer may be gone already.
+// Over RDMA-CM no perftest version writes it (the peer has no receive posted for it).
 func (x *session) closeConnection(mine *Dest) error {
 	if _, err := x.handShake(mine); err != nil {
 		return err
 	}
-	_ = x.s.Write(doneMsg, "couldn't send done")
+	if !x.cm {
+		_ = x.s.Write(doneMsg, "couldn't send done")
+	}
 	return nil
 }

@@ -60,7 +60,7 @@ func TestSessionVersions(t *testing.T) {
 			msg = []byte(tt.peer) // no room for a NUL, as when a pingpong tool answers
 		}
 		s := &script{peer: [][]byte{msg}}
-		_, err := newSession(s, true).versions()
+		_, err := newSession(s, true, false).versions()
 		if tt.is == nil {
 			assert.NoError(t, err, "peer %q", tt.peer)
 			continue
@@ -72,7 +72,7 @@ func TestSessionVersions(t *testing.T) {
 
 func TestSessionSysDataAndMTU(t *testing.T) {
 	s := &script{peer: [][]byte{AppendSysData(nil, 65536), AppendSysData(nil, 32), []byte("2\x00"), []byte("9\x00")}}
-	x := newSession(s, false)
+	x := newSession(s, false, false)
 	cb, cl, err := x.sysData(4096, 64)
 	assert.NoError(t, err, "sysData: %d %d %v", cb, cl, err)
 	assert.Equal(t, int32(65536), cb, "sysData: %d %d %v", cb, cl, err)
@@ -97,7 +97,7 @@ func TestSessionReportsAndClose(t *testing.T) {
 	}
 	key := AppendKey(nil, &Dest{QPN: 9})
 	s.peer = append(s.peer, key)
-	x := newSession(s, true)
+	x := newSession(s, true, false)
 	got, err := x.reports(&mine)
 	require.NoError(t, err, "reports: %+v %v", got, err)
 	require.Equal(t, theirs, got, "reports: %+v %v", got, err)
@@ -106,14 +106,14 @@ func TestSessionReportsAndClose(t *testing.T) {
 	assert.False(t, n != ReportFields+2 || string(s.wrote[n-1]) != "done\x00" || string(s.wrote[n-2]) != string(AppendKey(nil, &Dest{QPN: 7})), "wrote %q", s.wrote)
 	// A peer that closes in the middle of the reports is an error, not a hang.
 	s = &script{peer: [][]byte{AppendReportField(nil, &theirs, 0)}}
-	if _, err := newSession(s, false).reports(&mine); err == nil || !strings.Contains(err.Error(), "couldn't read remote report") {
+	if _, err := newSession(s, false, false).reports(&mine); err == nil || !strings.Contains(err.Error(), "couldn't read remote report") {
 		assert.Fail(t, fmt.Sprintf("short reports: %v", err))
 	}
 }
 
 // A peer whose GID is IPv6 while ours is IPv4 cannot be reached: perftest refuses, so does gorxe.
 func TestGIDFamilyMismatch(t *testing.T) {
-	f := &flow{local: []Dest{{GID: GIDFromString(t, "10.0.0.1")}}, remote: []Dest{{GID: GIDFromString(t, "fd00::1")}}}
+	f := &flow{p: &Params{}, local: []Dest{{GID: GIDFromString(t, "10.0.0.1")}}, remote: []Dest{{GID: GIDFromString(t, "fd00::1")}}}
 	err := f.connect()
 	assert.False(t, err == nil || !strings.Contains(err.Error(), "incompatible GID types") || strings.Contains(err.Error(), "\n"), "error %v", err)
 }
@@ -125,7 +125,7 @@ func TestFlowTimeouts(t *testing.T) {
 	p, err := ParseArgs(Test{VerbWrite, BW}, strings.Fields("-x 1 -s 65536 -n 50 --timeout 3s"))
 	require.NoError(t, err)
 	rp := newReplay(t, runs[0], false)
-	f := &flow{p: p, x: newSession(rp, false), s: rp, pl: &fakePlane{dests: []Dest{firstKey(t, runs[0], false)}},
+	f := &flow{p: p, x: newSession(rp, false, false), s: rp, pl: &fakePlane{dests: []Dest{firstKey(t, runs[0], false)}},
 		out: new(strings.Builder), warn: func(string) {}, cycleBuffer: 4096}
 	require.NoError(t, f.run(t.Context(), gorxe.MTU1024))
 	assert.Equal(t, "[true false]", fmt.Sprint(rp.timeouts), "timeouts set: %v", rp.timeouts)

@@ -159,6 +159,8 @@ type Dest struct {
 	VAddr    uint64 // the buffer the peer targets
 	GID      gorxe.GID
 	SRQN     uint32
+	// GIDIndex is the sender's GID index; only the RDMA-CM form of the message carries it.
+	GIDIndex int
 }
 
 // AppendKey appends the 108-byte key message of d in its GID form:
