@@ -138,8 +138,15 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 			}
 		}
 		for q := range nq {
-			for posting && scnt[q] < iters && scnt[q]-ccnt[q]+p.PostList <= p.TxDepth {
-				for j := range p.PostList {
+			for posting && scnt[q] < iters {
+				// The last list of a run whose iterations are not a multiple of the post list is
+				// shorter: posting a whole one would send messages past the end, which the peer
+				// of send_bw has no receives for and whose completions nobody waits for.
+				n := min(p.PostList, iters-scnt[q])
+				if scnt[q]-ccnt[q]+n > p.TxDepth {
+					break
+				}
+				for j := range n {
 					k := scnt[q] + j
 					last := !timed && k == iters-1
 					r.fillWR(&wrs[j], sges[j:j+1], q, k, size, cyc, (k+1)%p.CQMod == 0 || last)
@@ -147,11 +154,11 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 				if !noPeak {
 					s.posted[totscnt] = now()
 				}
-				if err := r.qps[q].PostSend(wrs); err != nil {
+				if err := r.qps[q].PostSend(wrs[:n]); err != nil {
 					return Report{}, stepErr(err, "Couldn't post send: qp %d scnt=%d", q, scnt[q])
 				}
-				scnt[q] += p.PostList
-				totscnt += p.PostList
+				scnt[q] += n
+				totscnt += n
 			}
 		}
 		if totccnt == totscnt {
