@@ -122,7 +122,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 	wcs := make([]gorxe.WC, pollBatch)
 	scnt, ccnt := make([]int, nq), make([]int, nq)
 	totscnt, totccnt, sampled := 0, 0, 0
-	w := &waiter{ctx: ctx, events: p.Events, stall: r.stall(size)}
+	w := newWaiter(ctx, p, r.stall(size))
 	var win window
 	if timed {
 		win = newWindow(p)
@@ -273,7 +273,7 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 	if p.Conn != RC {
 		stall = min(stall, udStallTimeout)
 	}
-	w := &waiter{ctx: ctx, events: p.Events, stall: stall}
+	w := newWaiter(ctx, p, stall)
 	var win window
 	if timed {
 		win = newWindow(p)

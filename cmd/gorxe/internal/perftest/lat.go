@@ -12,7 +12,7 @@ import (
 )
 
 func (r *rdma) lat(ctx context.Context, size int) (latResult, error) {
-	l := &latRun{r: r, size: size, w: &waiter{ctx: ctx, events: r.p.Events, stall: r.stall(size)}}
+	l := &latRun{r: r, size: size, w: newWaiter(ctx, r.p, r.stall(size))}
 	l.iters = r.p.Iters
 	if r.p.Duration > 0 {
 		l.timed, l.win, l.iters = true, newWindow(r.p), math.MaxInt32
