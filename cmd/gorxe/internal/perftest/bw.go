@@ -123,6 +123,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 	scnt, ccnt := make([]int, nq), make([]int, nq)
 	totscnt, totccnt, sampled := 0, 0, 0
 	w := newWaiter(ctx, p, r.stall(size))
+	defer w.close()
 	var win window
 	if timed {
 		win = newWindow(p)
@@ -274,6 +275,7 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 		stall = min(stall, udStallTimeout)
 	}
 	w := newWaiter(ctx, p, stall)
+	defer w.close()
 	var win window
 	if timed {
 		win = newWindow(p)

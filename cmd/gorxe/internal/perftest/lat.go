@@ -13,6 +13,7 @@ import (
 
 func (r *rdma) lat(ctx context.Context, size int) (latResult, error) {
 	l := &latRun{r: r, size: size, w: newWaiter(ctx, r.p, r.stall(size))}
+	defer l.w.close()
 	l.iters = r.p.Iters
 	if r.p.Duration > 0 {
 		l.timed, l.win, l.iters = true, newWindow(r.p), math.MaxInt32
