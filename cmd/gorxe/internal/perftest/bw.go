@@ -245,21 +245,29 @@ func (r *rdma) postRecvs(size int) error {
 
 // postRecv posts one receive on QP q into the area the peer's messages land in; UD receives start
 // with room for the 40-byte GRH, placed so that the message itself is cache-line aligned.
-func (r *rdma) postRecv(q, size int) error {
+func (r *rdma) postRecv(q, size int) error { return r.postRecvN(q, 1, size) }
+
+// postRecvN posts n (at most pollBatch) receives on QP q as one list, as postRecv would one by
+// one: the send_bw receiver reposts what a poll batch consumed in one call.
+func (r *rdma) postRecvN(q, n, size int) error {
 	cyc := newCycle(size, r.neg.cycleBuffer, r.neg.cacheLine)
-	off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q])
-	length := size
-	if r.p.Conn == UD {
-		off += r.neg.cacheLine - udAddition
-		length += udAddition
+	addr, lkey := r.mr.Addr(), r.mr.LKey()
+	wrs, sges := r.rwrs[:n], r.rsges[:n]
+	for i := range wrs {
+		off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q]+i)
+		length := size
+		if r.p.Conn == UD {
+			off += r.neg.cacheLine - udAddition
+			length += udAddition
+		}
+		sges[i] = gorxe.SGE{Addr: addr + uint64(off), Length: uint32(length), LKey: lkey}
+		wrs[i] = gorxe.RecvWR{ID: uint64(q), SGList: sges[i : i+1]}
 	}
-	sge := [1]gorxe.SGE{{Addr: r.mr.Addr() + uint64(off), Length: uint32(length), LKey: r.mr.LKey()}}
-	wr := [1]gorxe.RecvWR{{ID: uint64(q), SGList: sge[:]}}
-	if err := r.qps[q].PostRecv(wr[:]); err != nil {
+	if err := r.qps[q].PostRecv(wrs); err != nil {
 		return stepErr(err, "Couldn't post recv Qp = %d: counter=%d", q, r.rposted[q])
 	}
-	r.rposted[q]++
-	r.rnext[q]++
+	r.rposted[q] += n
+	r.rnext[q] += n
 	return nil
 }
 
@@ -282,6 +290,10 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 	}
 	wcs := make([]gorxe.WC, pollBatch)
 	rcnt := make([]int, nq)
+	// due counts the receives each QP is owed for the completions of the current poll batch;
+	// touched lists the QPs with some.
+	due := make([]int, nq)
+	touched := make([]int, 0, pollBatch)
 	var first, last time.Time
 	totrcnt, sampled := 0, 0
 	for timed || totrcnt < tot {
@@ -331,12 +343,20 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 			if timed && win.sampling(t) {
 				sampled++
 			}
-			if timed || r.rposted[q] < p.Iters {
-				if err := r.postRecv(q, size); err != nil {
-					return Report{}, err
+			if timed || r.rposted[q]+due[q] < p.Iters {
+				if due[q] == 0 {
+					touched = append(touched, q)
 				}
+				due[q]++
 			}
 		}
+		for _, q := range touched {
+			if err := r.postRecvN(q, due[q], size); err != nil {
+				return Report{}, err
+			}
+			due[q] = 0
+		}
+		touched = touched[:0]
 		last = t
 	}
 	rep := Report{Size: uint64(size), Iters: uint64(tot)}

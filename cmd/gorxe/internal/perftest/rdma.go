@@ -87,6 +87,9 @@ type rdma struct {
 	// rposted counts the receives posted per QP for the current size; rnext is the next receive
 	// slot in the cycle buffer.
 	rposted, rnext []int
+	// rwrs and rsges are postRecvN's scratch.
+	rwrs  [pollBatch]gorxe.RecvWR
+	rsges [pollBatch]gorxe.SGE
 }
 
 // newRDMA returns the plane of a run on dev; warn prints its notices.
