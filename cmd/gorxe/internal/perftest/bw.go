@@ -61,7 +61,7 @@ func (r *rdma) fillWR(wr *gorxe.SendWR, sge []gorxe.SGE, q, k, size int, cyc cyc
 	off := cyc.offset(k)
 	local := q*r.area + off
 	*wr = gorxe.SendWR{ID: uint64(q)<<32 | uint64(uint32(k))}
-	sge[0] = gorxe.SGE{Addr: r.mr.Addr() + uint64(local), Length: uint32(size), LKey: r.mr.LKey()}
+	sge[0] = gorxe.SGE{Addr: r.mrAddr + uint64(local), Length: uint32(size), LKey: r.lkey}
 	wr.SGList = sge[:1]
 	if signaled {
 		wr.Flags |= gorxe.SendSignaled
@@ -251,7 +251,7 @@ func (r *rdma) postRecv(q, size int) error { return r.postRecvN(q, 1, size) }
 // one: the send_bw receiver reposts what a poll batch consumed in one call.
 func (r *rdma) postRecvN(q, n, size int) error {
 	cyc := newCycle(size, r.neg.cycleBuffer, r.neg.cacheLine)
-	addr, lkey := r.mr.Addr(), r.mr.LKey()
+	addr, lkey := r.mrAddr, r.lkey
 	wrs, sges := r.rwrs[:n], r.rsges[:n]
 	for i := range wrs {
 		off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q]+i)

@@ -156,7 +156,7 @@ func (l *latRun) write() error {
 	q, rem := r.qps[0], &r.remote[0]
 	post := l.size - 1
 	poll := len(r.qps)*r.area + l.size - 1
-	sge := [1]gorxe.SGE{{Addr: r.mr.Addr(), Length: uint32(l.size), LKey: r.mr.LKey()}}
+	sge := [1]gorxe.SGE{{Addr: r.mrAddr, Length: uint32(l.size), LKey: r.lkey}}
 	wr := [1]gorxe.SendWR{{Opcode: gorxe.WRRDMAWrite, Flags: gorxe.SendSignaled, SGList: sge[:],
 		RDMA: gorxe.RDMAInfo{RemoteAddr: rem.VAddr, RKey: rem.RKey}}}
 	if l.size <= r.p.Inline {
