@@ -3,6 +3,7 @@ package packet
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"sync"
 )
 
 // zeros feeds runs of zero bytes to the CRC.
@@ -30,12 +31,31 @@ func AdjustICRCIPv4ID(pkt []byte, from, to uint16) {
 	diff := [2]byte{byte(x >> 8), byte(x)}
 	d := updateSmall(0, diff[:]) // not crc32.Update, through which a stack slice escapes
 	z := updateSmall(0, zeros[:2])
+	icrc := pkt[len(pkt)-ICRCSize:]
+	if rest := n - 2; rest < anyIDDirect {
+		// Running the register over the zero bytes after the ID field is a multiplication by
+		// x^(8 rest): one instead of two CRC passes over the packet's length, which the sender
+		// pays for every GSO segment after the first.
+		l := gfMul(d^z, adjustShift()[rest])
+		binary.LittleEndian.PutUint32(icrc, binary.LittleEndian.Uint32(icrc)^l)
+		return
+	}
 	for rest := n - 2; rest > 0; {
 		k := min(rest, len(zeros))
 		d = crc32.Update(d, crc32.IEEETable, zeros[:k])
 		z = crc32.Update(z, crc32.IEEETable, zeros[:k])
 		rest -= k
 	}
-	icrc := pkt[len(pkt)-ICRCSize:]
 	binary.LittleEndian.PutUint32(icrc, binary.LittleEndian.Uint32(icrc)^d^z)
 }
+
+// adjustShift returns x^(8t) for t < anyIDDirect: the CRC register moved through t zero bytes.
+var adjustShift = sync.OnceValue(func() *[anyIDDirect]uint32 {
+	t := new([anyIDDirect]uint32)
+	const x8 = gfOne >> 8 // x^8: bit 31 is x^0
+	t[0] = gfOne
+	for i := 1; i < anyIDDirect; i++ {
+		t[i] = gfMul(t[i-1], x8)
+	}
+	return t
+})

@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 func TestAdjustICRCIPv4ID(t *testing.T) {
 	src := netip.MustParseAddrPort("10.0.0.1:49152")
 	dst := netip.MustParseAddrPort("10.0.0.2:4791")
-	for _, size := range []int{0, 1, 60, 1024, 4096} {
+	for _, size := range []int{0, 1, 60, 1024, 4096, anyIDDirect, 9000} {
 		h := Headers{BTH: BTHFields{Opcode: RCRDMAWriteMiddle, PKey: DefaultPKey, DestQP: 0x12, PSN: 7}}
 		pkt, room, err := AppendPacketRoom(nil, &h, size)
 		require.NoError(t, err)
@@ -35,4 +36,17 @@ func TestAdjustICRCIPv4ID(t *testing.T) {
 func TestAdjustICRCIPv4IDNoAllocs(t *testing.T) {
 	pkt := make([]byte, 4096+28)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { AdjustICRCIPv4ID(pkt, 0, 5) }))
+}
+
+func BenchmarkAdjustICRCIPv4ID(b *testing.B) {
+	for _, size := range []int{80, 1052, 4124} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			pkt := make([]byte, size)
+			id := uint16(0)
+			for b.Loop() {
+				AdjustICRCIPv4ID(pkt, id, id+1)
+				id++
+			}
+		})
+	}
 }

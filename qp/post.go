@@ -31,7 +31,7 @@ func (q *QP) PostSend(wrs []SendWR) error {
 			_ = q.sendCQ.Push(&wc, false)
 			continue
 		}
-		if s.tail-s.head == uint64(len(s.slots)) {
+		if s.tail-s.head == uint64(s.slots.len()) {
 			err = &PostError{Op: "post_send", Index: i, Err: ErrQueueFull}
 			break
 		}

@@ -17,27 +17,28 @@ type RecvWQE struct {
 	fromSRQ bool
 }
 
-// recvRing is the storage shared by receive queues and SRQs: preallocated slots with their SGE
-// arrays, and head/cursor/tail positions as in the send queue (an SRQ keeps cursor == head because
-// popping hands the WQE over for good).
+// recvRing is the storage shared by receive queues and SRQs: slots with their SGE arrays,
+// allocated a chunk at a time as posts reach them, and head/cursor/tail positions as in the send
+// queue (an SRQ keeps cursor == head because popping hands the WQE over for good).
 type recvRing struct {
-	slots  []RecvWQE
+	slots  slots[RecvWQE]
 	head   uint64
 	cursor uint64
 	tail   uint64
 }
 
 func newRecvRing(wr, sge int) recvRing {
-	r := recvRing{slots: make([]RecvWQE, wr)}
-	sges := make([]mr.SGE, wr*sge)
-	for i := range r.slots {
-		r.slots[i].SGL = sges[i*sge : i*sge : (i+1)*sge]
-	}
-	return r
+	return recvRing{slots: newSlots(wr, func(c *[chunkSlots]RecvWQE) {
+		sges := make([]mr.SGE, chunkSlots*sge)
+		for i := range c {
+			c[i].SGL = sges[i*sge : i*sge : (i+1)*sge]
+		}
+	})}
 }
 
-func (r *recvRing) slot(pos uint64) *RecvWQE { return &r.slots[pos%uint64(len(r.slots))] }
-func (r *recvRing) full() bool               { return r.tail-r.head == uint64(len(r.slots)) }
+func (r *recvRing) slot(pos uint64) *RecvWQE { return r.slots.at(pos) }
+func (r *recvRing) size() int                { return r.slots.len() }
+func (r *recvRing) full() bool               { return r.tail-r.head == uint64(r.size()) }
 func (r *recvRing) waiting() uint64          { return r.tail - r.cursor }
 
 // push copies wr into the next slot; the caller checked capacity and SGE count.

@@ -38,7 +38,7 @@ func (w *SendWQE) signaled(sigAll bool) bool { return sigAll || w.WR.Flags&SendS
 type SendQueue struct {
 	mu       sync.Mutex
 	q        *QP
-	slots    []SendWQE
+	slots    slots[SendWQE]
 	head     uint64
 	cursor   uint64
 	tail     uint64
@@ -48,18 +48,22 @@ type SendQueue struct {
 	closed   bool  // the QP was destroyed
 }
 
-// init preallocates the slots with their SGE arrays and inline buffers.
+// init sizes the ring; its slots, with their SGE arrays and inline buffers, are allocated a
+// chunk at a time as posts reach them.
 func (sq *SendQueue) init(q *QP, caps Caps) {
-	sq.q, sq.slots = q, make([]SendWQE, caps.MaxSendWR)
-	sges := make([]mr.SGE, caps.MaxSendWR*caps.MaxSendSGE)
-	inline := make([]byte, caps.MaxSendWR*caps.MaxInlineData)
-	for i := range sq.slots {
-		sq.slots[i].sges = sges[i*caps.MaxSendSGE : (i+1)*caps.MaxSendSGE : (i+1)*caps.MaxSendSGE]
-		sq.slots[i].inline = inline[i*caps.MaxInlineData : (i+1)*caps.MaxInlineData : (i+1)*caps.MaxInlineData]
-	}
+	sge, inl := caps.MaxSendSGE, caps.MaxInlineData
+	sq.q = q
+	sq.slots = newSlots(caps.MaxSendWR, func(c *[chunkSlots]SendWQE) {
+		sges := make([]mr.SGE, chunkSlots*sge)
+		inline := make([]byte, chunkSlots*inl)
+		for i := range c {
+			c[i].sges = sges[i*sge : (i+1)*sge : (i+1)*sge]
+			c[i].inline = inline[i*inl : (i+1)*inl : (i+1)*inl]
+		}
+	})
 }
 
-func (s *SendQueue) slot(pos uint64) *SendWQE { return &s.slots[pos%uint64(len(s.slots))] }
+func (s *SendQueue) slot(pos uint64) *SendWQE { return s.slots.at(pos) }
 
 // Positions returns head, cursor and tail.
 func (s *SendQueue) Positions() (head, cursor, tail uint64) {

@@ -120,7 +120,7 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
 		return attrErr("srq_attr_mask", uint64(mask), "a subset of MAX_WR|LIMIT")
 	}
 	l := &s.table.cfg.Limits
-	maxWR := len(s.ring.slots)
+	maxWR := s.ring.size()
 	if mask&SRQMaxWR != 0 {
 		queued := int(s.ring.waiting())
 		if attr.MaxWR < max(1, queued) || attr.MaxWR > l.MaxSRQWR {
@@ -136,7 +136,7 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
 	if limit < 0 || limit > maxWR {
 		return attrErr("srq_limit", uint64(limit), fmt.Sprintf("in 0..%d (max_wr)", maxWR))
 	}
-	if maxWR != len(s.ring.slots) {
+	if maxWR != s.ring.size() {
 		s.ring.resize(maxWR, s.maxSGE)
 	}
 	s.limit = limit
@@ -147,7 +147,7 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
 func (s *SRQ) Query() SRQAttr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SRQAttr{MaxWR: len(s.ring.slots), MaxSGE: s.maxSGE, SRQLimit: s.limit}
+	return SRQAttr{MaxWR: s.ring.size(), MaxSGE: s.maxSGE, SRQLimit: s.limit}
 }
 
 // Len returns the number of receive WQEs waiting.

@@ -21,6 +21,8 @@ type Settings struct {
 	ServerAddr    string `json:"server_addr"`
 	RoCEUDPPort   int    `json:"roce_udp_port"`
 	ProcessesNote string `json:"processes"`
+	// GoMaxProcs is the GOMAXPROCS each tool process ran with (see toolMaxProcs).
+	GoMaxProcs int `json:"gomaxprocs,omitempty"`
 }
 
 // Row is one gorxe figure, with the ceiling it is compared against and its target.

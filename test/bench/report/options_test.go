@@ -34,6 +34,26 @@ func TestParseOptions(t *testing.T) {
 	assert.Error(t, parseOptions(&o, "1", "127.0.0.1", "127.0.0.2", ""))
 }
 
+// Each tool process gets half the cores unless the environment names GOMAXPROCS.
+func TestToolMaxProcs(t *testing.T) {
+	tests := []struct {
+		env   string
+		cores int
+		want  int
+	}{
+		{"", 2, 1},
+		{"", 1, 1},
+		{"", 16, 8},
+		{"", 64, 32},
+		{"3", 2, 3},
+		{"0", 8, 4},
+		{"x", 8, 4},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, toolMaxProcs(tt.env, tt.cores), "GOMAXPROCS=%q on %d cores", tt.env, tt.cores)
+	}
+}
+
 func TestIdleTallyPerQP(t *testing.T) {
 	assert.InDelta(t, 1024.0, idleTally{QPs: 4, RSSBefore: 1000, RSSAfter: 1000 + 8*1024}.perQP(), 1e-9)
 	assert.Zero(t, idleTally{QPs: 4, RSSBefore: 2000, RSSAfter: 1000}.perQP(), "a shrinking process says nothing")

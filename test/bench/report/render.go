@@ -50,8 +50,11 @@ func machineLine(m Machine, s Settings) string {
 			b.WriteString(" (a shared, busy machine: absolute figures are low and noisy, the ratios less so)")
 		}
 	}
-	fmt.Fprintf(&b, ". gorxe client on %s and server on %s as two processes, %d s per bandwidth run, %d iterations per latency run.",
-		s.ClientAddr, s.ServerAddr, s.DurationS, s.LatencyIters)
+	fmt.Fprintf(&b, ". gorxe client on %s and server on %s as two processes", s.ClientAddr, s.ServerAddr)
+	if s.GoMaxProcs > 0 {
+		fmt.Fprintf(&b, " (GOMAXPROCS=%d each)", s.GoMaxProcs)
+	}
+	fmt.Fprintf(&b, ", %d s per bandwidth run, %d iterations per latency run.", s.DurationS, s.LatencyIters)
 	return b.String()
 }
 

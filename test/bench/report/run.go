@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -29,6 +30,7 @@ func run(ctx context.Context, o *options) int {
 	}
 	defer cleanup()
 	rep.Settings.RoCEUDPPort = r.udpPort
+	rep.Settings.GoMaxProcs = r.maxProcs
 
 	progress("UDP ceiling (%v per measurement)", o.duration)
 	if rep.Ceiling, err = r.ceiling(ctx, o.duration); err != nil {
@@ -144,7 +146,7 @@ func (r *Report) complete() bool {
 // directory.
 func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
 	r := &runner{gorxe: o.gorxeBin, udpceiling: o.udpceilingBin, client: o.client, server: o.server,
-		udpPort: o.udpPort, timeout: o.timeout}
+		udpPort: o.udpPort, timeout: o.timeout, maxProcs: toolMaxProcs(os.Getenv("GOMAXPROCS"), runtime.NumCPU())}
 	dir, err := os.MkdirTemp("", "gorxe-bench-")
 	if err != nil {
 		return nil, nil, err

@@ -61,7 +61,7 @@ func (r *rdma) fillWR(wr *gorxe.SendWR, sge []gorxe.SGE, q, k, size int, cyc cyc
 	off := cyc.offset(k)
 	local := q*r.area + off
 	*wr = gorxe.SendWR{ID: uint64(q)<<32 | uint64(uint32(k))}
-	sge[0] = gorxe.SGE{Addr: r.mr.Addr() + uint64(local), Length: uint32(size), LKey: r.mr.LKey()}
+	sge[0] = gorxe.SGE{Addr: r.mrAddr + uint64(local), Length: uint32(size), LKey: r.lkey}
 	wr.SGList = sge[:1]
 	if signaled {
 		wr.Flags |= gorxe.SendSignaled
@@ -122,7 +122,8 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 	wcs := make([]gorxe.WC, pollBatch)
 	scnt, ccnt := make([]int, nq), make([]int, nq)
 	totscnt, totccnt, sampled := 0, 0, 0
-	w := &waiter{ctx: ctx, events: p.Events, stall: r.stall(size)}
+	w := newWaiter(ctx, p, r.stall(size))
+	defer w.close()
 	var win window
 	if timed {
 		win = newWindow(p)
@@ -138,8 +139,15 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 			}
 		}
 		for q := range nq {
-			for posting && scnt[q] < iters && scnt[q]-ccnt[q]+p.PostList <= p.TxDepth {
-				for j := range p.PostList {
+			for posting && scnt[q] < iters {
+				// The last list of a run whose iterations are not a multiple of the post list is
+				// shorter: posting a whole one would send messages past the end, which the peer
+				// of send_bw has no receives for and whose completions nobody waits for.
+				n := min(p.PostList, iters-scnt[q])
+				if scnt[q]-ccnt[q]+n > p.TxDepth {
+					break
+				}
+				for j := range n {
 					k := scnt[q] + j
 					last := !timed && k == iters-1
 					r.fillWR(&wrs[j], sges[j:j+1], q, k, size, cyc, (k+1)%p.CQMod == 0 || last)
@@ -147,11 +155,11 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 				if !noPeak {
 					s.posted[totscnt] = now()
 				}
-				if err := r.qps[q].PostSend(wrs); err != nil {
+				if err := r.qps[q].PostSend(wrs[:n]); err != nil {
 					return Report{}, stepErr(err, "Couldn't post send: qp %d scnt=%d", q, scnt[q])
 				}
-				scnt[q] += p.PostList
-				totscnt += p.PostList
+				scnt[q] += n
+				totscnt += n
 			}
 		}
 		if totccnt == totscnt {
@@ -237,21 +245,29 @@ func (r *rdma) postRecvs(size int) error {
 
 // postRecv posts one receive on QP q into the area the peer's messages land in; UD receives start
 // with room for the 40-byte GRH, placed so that the message itself is cache-line aligned.
-func (r *rdma) postRecv(q, size int) error {
+func (r *rdma) postRecv(q, size int) error { return r.postRecvN(q, 1, size) }
+
+// postRecvN posts n (at most pollBatch) receives on QP q as one list, as postRecv would one by
+// one: the send_bw receiver reposts what a poll batch consumed in one call.
+func (r *rdma) postRecvN(q, n, size int) error {
 	cyc := newCycle(size, r.neg.cycleBuffer, r.neg.cacheLine)
-	off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q])
-	length := size
-	if r.p.Conn == UD {
-		off += r.neg.cacheLine - udAddition
-		length += udAddition
+	addr, lkey := r.mrAddr, r.lkey
+	wrs, sges := r.rwrs[:n], r.rsges[:n]
+	for i := range wrs {
+		off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q]+i)
+		length := size
+		if r.p.Conn == UD {
+			off += r.neg.cacheLine - udAddition
+			length += udAddition
+		}
+		sges[i] = gorxe.SGE{Addr: addr + uint64(off), Length: uint32(length), LKey: lkey}
+		wrs[i] = gorxe.RecvWR{ID: uint64(q), SGList: sges[i : i+1]}
 	}
-	sge := [1]gorxe.SGE{{Addr: r.mr.Addr() + uint64(off), Length: uint32(length), LKey: r.mr.LKey()}}
-	wr := [1]gorxe.RecvWR{{ID: uint64(q), SGList: sge[:]}}
-	if err := r.qps[q].PostRecv(wr[:]); err != nil {
+	if err := r.qps[q].PostRecv(wrs); err != nil {
 		return stepErr(err, "Couldn't post recv Qp = %d: counter=%d", q, r.rposted[q])
 	}
-	r.rposted[q]++
-	r.rnext[q]++
+	r.rposted[q] += n
+	r.rnext[q] += n
 	return nil
 }
 
@@ -266,13 +282,18 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 	if p.Conn != RC {
 		stall = min(stall, udStallTimeout)
 	}
-	w := &waiter{ctx: ctx, events: p.Events, stall: stall}
+	w := newWaiter(ctx, p, stall)
+	defer w.close()
 	var win window
 	if timed {
 		win = newWindow(p)
 	}
 	wcs := make([]gorxe.WC, pollBatch)
 	rcnt := make([]int, nq)
+	// due counts the receives each QP is owed for the completions of the current poll batch;
+	// touched lists the QPs with some.
+	due := make([]int, nq)
+	touched := make([]int, 0, pollBatch)
 	var first, last time.Time
 	totrcnt, sampled := 0, 0
 	for timed || totrcnt < tot {
@@ -322,12 +343,20 @@ func (r *rdma) bwReceiver(ctx context.Context, size int) (Report, error) {
 			if timed && win.sampling(t) {
 				sampled++
 			}
-			if timed || r.rposted[q] < p.Iters {
-				if err := r.postRecv(q, size); err != nil {
-					return Report{}, err
+			if timed || r.rposted[q]+due[q] < p.Iters {
+				if due[q] == 0 {
+					touched = append(touched, q)
 				}
+				due[q]++
 			}
 		}
+		for _, q := range touched {
+			if err := r.postRecvN(q, due[q], size); err != nil {
+				return Report{}, err
+			}
+			due[q] = 0
+		}
+		touched = touched[:0]
 		last = t
 	}
 	rep := Report{Size: uint64(size), Iters: uint64(tot)}

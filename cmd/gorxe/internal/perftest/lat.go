@@ -12,7 +12,8 @@ import (
 )
 
 func (r *rdma) lat(ctx context.Context, size int) (latResult, error) {
-	l := &latRun{r: r, size: size, w: &waiter{ctx: ctx, events: r.p.Events, stall: r.stall(size)}}
+	l := &latRun{r: r, size: size, w: newWaiter(ctx, r.p, r.stall(size))}
+	defer l.w.close()
 	l.iters = r.p.Iters
 	if r.p.Duration > 0 {
 		l.timed, l.win, l.iters = true, newWindow(r.p), math.MaxInt32
@@ -155,7 +156,7 @@ func (l *latRun) write() error {
 	q, rem := r.qps[0], &r.remote[0]
 	post := l.size - 1
 	poll := len(r.qps)*r.area + l.size - 1
-	sge := [1]gorxe.SGE{{Addr: r.mr.Addr(), Length: uint32(l.size), LKey: r.mr.LKey()}}
+	sge := [1]gorxe.SGE{{Addr: r.mrAddr, Length: uint32(l.size), LKey: r.lkey}}
 	wr := [1]gorxe.SendWR{{Opcode: gorxe.WRRDMAWrite, Flags: gorxe.SendSignaled, SGList: sge[:],
 		RDMA: gorxe.RDMAInfo{RemoteAddr: rem.VAddr, RKey: rem.RKey}}}
 	if l.size <= r.p.Inline {

@@ -121,6 +121,13 @@ func TestRDMA(t *testing.T) {
 		{Test{VerbSend, BW}, "-n 20 -s 2048 -c UD -e", "2048", "20"},
 		{Test{VerbSend, BW}, "-n 10 -s 512 -c UC -q 2", "512", "20"},
 		{Test{VerbAtomic, BW}, "-n 20", "8", "20"},
+		// Iterations that are not a multiple of the post list end with a shorter list.
+		{Test{VerbSend, BW}, "-n 10 -s 64 -l 4", "64", "10"},
+		{Test{VerbSend, BW}, "-n 10 -s 64 -l 4 -q 2", "64", "20"},
+		{Test{VerbWrite, BW}, "-n 10 -s 64 -l 4", "64", "10"},
+		{Test{VerbWrite, BW}, "-n 7 -s 64 -l 3 -q 3", "64", "21"},
+		{Test{VerbRead, BW}, "-n 10 -s 64 -l 4", "64", "10"},
+		{Test{VerbAtomic, BW}, "-n 5 -l 2", "8", "5"},
 		{Test{VerbAtomic, BW}, "-n 20 -A CMP_AND_SWAP", "8", "20"},
 		{Test{VerbWrite, Lat}, "-n 20 -s 300", "300", "20"},
 		{Test{VerbWrite, Lat}, "-n 10 -c UC", "2", "10"},
