@@ -108,12 +108,18 @@ func (e *rxeEndpoint) cmArgv(t tool, opts []string) []string {
 const cmListenPoll = 100 * time.Millisecond
 
 // cmListening lists the kernel's RDMA-CM IDs until one listens on port: rping -s prints nothing
-// before a client connects (ucmatose prints its line before it listens), but rdma_listen puts its ID in LISTEN, which the rdma tool reports.
+// before a client connects (ucmatose prints its line before it listens), but rdma_listen puts its
+// ID in LISTEN, which the rdma tool reports.
 func (e *rxeEndpoint) cmListening(j job, t tool, port int, timeout time.Duration) (bool, error) {
 	if t.c == mckey.c {
 		return e.mcJoined(j, timeout)
 	}
 	want := regexp.MustCompile(fmt.Sprintf(`state LISTEN .*src-addr \S*:%d\b`, port))
+	return e.waitCMID(j, want, fmt.Sprintf("no LISTEN cm_id on port %d", port), timeout)
+}
+
+// waitCMID lists the kernel's RDMA-CM IDs until one matches want, the job ends or timeout passes.
+func (e *rxeEndpoint) waitCMID(j job, want *regexp.Regexp, missing string, timeout time.Duration) (bool, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		r, err := e.v.run([]string{"rdma", "resource", "show", "cm_id"}, 20*time.Second)
@@ -124,7 +130,7 @@ func (e *rxeEndpoint) cmListening(j job, t tool, port int, timeout time.Duration
 			return true, nil
 		}
 		if _, ended := j.wait(0); ended || time.Now().After(deadline) {
-			return false, fmt.Errorf("no LISTEN cm_id on port %d:\n%s", port, r.Output)
+			return false, fmt.Errorf("%s:\n%s", missing, r.Output)
 		}
 		time.Sleep(cmListenPoll)
 	}

@@ -61,20 +61,7 @@ func mckeyArgvs(rc runCase, cli, srv endpoint) (sArgv, cArgv []string) {
 // joins at once: nothing listens, and the C tool prints nothing before it has all messages.
 func (e *rxeEndpoint) mcJoined(j job, timeout time.Duration) (bool, error) {
 	want := regexp.MustCompile(`dst-addr ` + regexp.QuoteMeta(mcGroup4.String()) + `\b`)
-	deadline := time.Now().Add(timeout)
-	for {
-		r, err := e.v.run([]string{"rdma", "resource", "show", "cm_id"}, 20*time.Second)
-		if err != nil {
-			return false, err
-		}
-		if want.MatchString(r.Output) {
-			return true, nil
-		}
-		if _, ended := j.wait(0); ended || time.Now().After(deadline) {
-			return false, fmt.Errorf("no cm_id resolved to %v:\n%s", mcGroup4, r.Output)
-		}
-		time.Sleep(cmListenPoll)
-	}
+	return e.waitCMID(j, want, fmt.Sprintf("no cm_id resolved to %v", mcGroup4), timeout)
 }
 
 // capturePeers are the addresses whose packets a run's capture must hold: both sides', except
