@@ -12,6 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// linkLocalHost returns an interface's IPv6 link-local address and another of its IPv6
+// addresses, which two gorxe devices can bind separately, and the environment that gives the
+// tools a private RoCE UDP port; it skips the test when no interface has both addresses.
+func linkLocalHost(t *testing.T) (ll, other netip.Addr, env []string) {
+	t.Helper()
+	ll, other, ok := linkLocalPair()
+	if !ok {
+		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
+	}
+	udp, err := net.ListenPacket("udp", ":0")
+	require.NoError(t, err)
+	defer udp.Close()
+	return ll, other, []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
+}
+
 // linkLocalPair finds an interface that is up with an IPv6 link-local address and another IPv6
 // address, which two gorxe devices can bind separately.
 func linkLocalPair() (ll, other netip.Addr, ok bool) {
@@ -48,14 +63,7 @@ func linkLocalPair() (ll, other netip.Addr, ok bool) {
 // (GID index 0, as on rxe) and another of its IPv6 addresses, on a private UDP port.
 func TestRCPingpongIPv6LinkLocal(t *testing.T) {
 	t.Parallel()
-	ll, other, ok := linkLocalPair()
-	if !ok {
-		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
-	}
-	udp, err := net.ListenPacket("udp", ":0")
-	require.NoError(t, err)
-	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
-	udp.Close()
+	ll, other, env := linkLocalHost(t)
 	port := FreeTCPPort(t)
 	server := Start(t, env, "rc_pingpong", "--bind", ll.String(), "-g", "0", "-p", port, "-n", "20")
 	server.WaitLine("local address:", 10*time.Second)

@@ -2,8 +2,6 @@ package loopback
 
 import (
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,14 +51,7 @@ func TestPerftestRDMACM(t *testing.T) {
 // RDMA-CM connections run between the two IPv6 GIDs, on a private UDP port.
 func TestPerftestRDMACMIPv6(t *testing.T) {
 	t.Parallel()
-	ll, other, ok := linkLocalPair()
-	if !ok {
-		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
-	}
-	udp, err := net.ListenPacket("udp", ":0")
-	require.NoError(t, err)
-	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
-	udp.Close()
+	ll, other, env := linkLocalHost(t)
 	port := FreeTCPPort(t)
 	server := Start(t, env, "send_lat", "-R", "--bind", ll.String(), "--ipv6", "-p", port, "-n", "20")
 	server.WaitLine("Waiting for client to connect", 10*time.Second)

@@ -313,14 +313,7 @@ func TestPerftestHelp(t *testing.T) {
 // a private UDP port.
 func TestPerftestIPv6(t *testing.T) {
 	t.Parallel()
-	ll, other, ok := linkLocalPair()
-	if !ok {
-		t.Skip("no interface with an IPv6 link-local and another IPv6 address")
-	}
-	udp, err := net.ListenPacket("udp", ":0")
-	require.NoError(t, err)
-	env := []string{"GORXE_PORT=" + strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)}
-	udp.Close()
+	ll, other, env := linkLocalHost(t)
 	for _, tool := range []string{"send_lat", "write_bw"} {
 		port := FreeTCPPort(t)
 		server := Start(t, env, tool, "--bind", ll.String(), "--ipv6", "-p", port, "-n", "20")
