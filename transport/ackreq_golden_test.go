@@ -17,19 +17,26 @@ import (
 var kernelGSIHeaders = []byte{0x64, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x80, 0x00, 0x00, 0x00,
 	0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01}
 
-// TestGSIHeadersMatchKernel sends a MAD-sized message on the GSI QP and checks its BTH and DETH
-// byte for byte against kernel rxe's: the same opcode, P_Key, destination QP, AckReq bit, PSN,
-// Q_Key and source QP.
-func TestGSIHeadersMatchKernel(t *testing.T) {
-	h := newHarness(t)
+// gsiPair is two devices' GSI QPs (QP1) ready to send, a on 10.0.0.1 and b on 10.0.0.2, and the
+// address handle by which a reaches b; the harness keeps every packet.
+func gsiPair(t *testing.T) (h *harness, a, b *hEndpoint, ah *qp.AH) {
+	h = newHarness(t)
 	h.keep = true
 	da, db := h.device("10.0.0.1"), h.device("10.0.0.2")
-	a := da.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
-	b := db.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	a = da.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	b = db.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
 	a.activateUD()
 	b.activateUD()
 	ah, err := da.qps.CreateAH(da.pd, &qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(db.addr), SGIDIndex: 1}})
 	require.NoError(t, err)
+	return h, a, b, ah
+}
+
+// TestGSIHeadersMatchKernel sends a MAD-sized message on the GSI QP and checks its BTH and DETH
+// byte for byte against kernel rxe's: the same opcode, P_Key, destination QP, AckReq bit, PSN,
+// Q_Key and source QP.
+func TestGSIHeadersMatchKernel(t *testing.T) {
+	h, a, _, ah := gsiPair(t)
 	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
 		UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey}})
 	h.settle(time.Second)

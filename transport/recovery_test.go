@@ -170,15 +170,7 @@ func TestSendCQOverflow(t *testing.T) {
 // TestGSIQKey checks the GSI QP's Q_Key rule: the well-known Q_Key 0x80010000 in the work request
 // has the high bit set and so stands for the QP's own Q_Key.
 func TestGSIQKey(t *testing.T) {
-	h := newHarness(t)
-	h.keep = true
-	da, db := h.device("10.0.0.1"), h.device("10.0.0.2")
-	a := da.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
-	b := db.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
-	a.activateUD()
-	b.activateUD()
-	ah, err := da.qps.CreateAH(da.pd, &qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(db.addr), SGIDIndex: 1}})
-	require.NoError(t, err)
+	h, a, b, ah := gsiPair(t)
 	buf := b.d.region(256+40, 0)
 	b.postRecv(1, buf.sge(0, len(buf.buf)))
 	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
