@@ -83,11 +83,11 @@ type rdma struct {
 	qps            []*gorxe.QP
 	ahs            []*gorxe.AH
 	// ud is, per QP of a UD test, where its messages go: the AH, QPN and Q_Key of the peer's QP.
-	ud []gorxe.UDInfo
-	local, remote  []Dest
-	gid            gorxe.GID
-	gidIndex       int
-	caps           gorxe.QPCap // of every QP
+	ud            []gorxe.UDInfo
+	local, remote []Dest
+	gid           gorxe.GID
+	gidIndex      int
+	caps          gorxe.QPCap // of every QP
 	// cm is where -R's RDMA-CM connections go; conns are those connections, whose QPs are qps.
 	cm          *cmEndpoint
 	conns       []*rdmacm.Conn
