@@ -339,6 +339,9 @@ func (s eventSink) HandleEvent(e qp.Event) {
 		ev.CQ = s.d.objs.cq(e.CQ)
 	}
 	s.d.events.push(ev)
+	if ev.QP != nil && ev.QP.onEvent != nil {
+		ev.QP.onEvent(ev)
+	}
 }
 
 // bindTo finds the interface behind cfg.Addr or cfg.Interface and lays out the GID table.

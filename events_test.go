@@ -76,3 +76,31 @@ func TestEventSRQLimitReached(t *testing.T) {
 		assert.Fail(t, fmt.Sprintf("the limit stays armed after firing: %+v", a))
 	}
 }
+
+// TestQPEventHandler: a QP's EventHandler sees its events, and GetAsyncEvent still returns them.
+// The receiving QP stays in RTR, so its first packet raises Communication Established.
+func TestQPEventHandler(t *testing.T) {
+	a, b := fabricPair(t)
+	seen := make(chan AsyncEvent, 4)
+	qb, err := b.d.CreateQP(b.pd, &QPInitAttr{SendCQ: b.cq, RecvCQ: b.cq, QPType: QPTypeRC,
+		Cap:          QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1},
+		EventHandler: func(e AsyncEvent) { seen <- e }})
+	require.NoError(t, err)
+	qa := a.qp(t, QPTypeRC)
+	connectRC(t, qa, b.gid, qb.QPN(), 0, 0, MTU1024)
+	require.NoError(t, qb.Modify(&QPAttr{State: QPStateInit, PortNum: 1, AccessFlags: AccessRemoteWrite}, rcInitMask))
+	require.NoError(t, qb.Modify(&QPAttr{State: QPStateRTR, PathMTU: MTU1024, DestQPNum: qa.QPN(), MaxDestRdAtomic: 1,
+		MinRNRTimer: 12, AHAttr: AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: a.gid, SGIDIndex: 1, HopLimit: 1}}},
+		rcRTRMask))
+	require.NoError(t, qb.PostRecv([]RecvWR{{ID: 1, SGList: b.sge(0, 64)}}))
+	require.NoError(t, qa.PostSend([]SendWR{{ID: 2, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}))
+	wc := b.wait(t, 1)[0]
+	assert.Equal(t, WCSuccess, wc.Status, "receive in RTR: %+v", wc)
+
+	e := <-seen
+	assert.Equal(t, EventCommEst, e.Type, "handler: %v", e)
+	assert.Same(t, qb, e.QP, "handler: %v", e)
+	ev := nextEvent(t, b.d)
+	assert.Equal(t, EventCommEst, ev.Type, "GetAsyncEvent: %v", ev)
+	assert.Same(t, qb, ev.QP, "GetAsyncEvent: %v", ev)
+}

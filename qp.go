@@ -20,6 +20,12 @@ type QPInitAttr struct {
 	QPType QPType
 	// SQSigAll makes every send work request complete with a WC, as if SendSignaled were set.
 	SQSigAll bool
+	// EventHandler, when set, is called with each asynchronous event of the QP besides its going
+	// to GetAsyncEvent, as the kernel's ib_qp_init_attr.event_handler is: a connection manager
+	// learns of EventCommEst for its own QPs this way without taking events from the application.
+	// It runs on the goroutine that raised the event, possibly with the QP's locks held, so it
+	// must not block or call into the QP.
+	EventHandler func(AsyncEvent)
 }
 
 // QP is a queue pair (ibv_qp). Its traffic runs on one of the device's workers; posting and
@@ -33,6 +39,8 @@ type QP struct {
 	srq    *SRQ
 	ctx    any
 	h      *runtime.QP
+	// onEvent is QPInitAttr.EventHandler; set before the QP exists for the transport.
+	onEvent func(AsyncEvent)
 }
 
 // CreateQP creates a queue pair in the RESET state (ibv_create_qp). A QPTypeGSI QP gets QP number
@@ -54,7 +62,8 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 	if err := d.checkCQ(op, "receive CQ", attr.RecvCQ); err != nil {
 		return nil, err
 	}
-	w := &QP{dev: d, pd: pd, sendCQ: attr.SendCQ, recvCQ: attr.RecvCQ, srq: attr.SRQ, ctx: attr.Context}
+	w := &QP{dev: d, pd: pd, sendCQ: attr.SendCQ, recvCQ: attr.RecvCQ, srq: attr.SRQ, ctx: attr.Context,
+		onEvent: attr.EventHandler}
 	init := qp.InitAttr{
 		Context: attr.Context, SendCQ: attr.SendCQ.cq, RecvCQ: attr.RecvCQ.cq,
 		Cap: attr.Cap, Type: attr.QPType, SQSigAll: attr.SQSigAll,

@@ -9,8 +9,8 @@ import (
 	"github.com/gorxe/gorxe/cm/mad"
 )
 
-// accept answers one request: the QP goes to RTR, the REP leaves, the QP goes to RTS, and the
-// connection is returned once the RTU arrives.
+// accept answers one request: the QP goes to RTR, the REP leaves, and the connection is
+// returned, its QP in RTS, once the RTU or the QP's first packet established it.
 func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, error) {
 	a := l.a
 	reject := func(reason mad.RejectReason) {
@@ -25,7 +25,9 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 	attrs.MaxDestRdAtomic = min(attrs.MaxDestRdAtomic, o.responder())
 	attrs.MaxRdAtomic = min(attrs.MaxRdAtomic, o.initiator())
 	attrs.PathMTU = min(attrs.PathMTU, portMTU(a.dev, o.MTU))
-	res, err := newResources(a.dev, o, attrs.MaxDestRdAtomic)
+	// A packet on the QP before the RTU means the peer had our REP and sent its RTU, which may be
+	// lost: the connection is established (IBTA's CM in the REP-sent state, the kernel's ib_cm_notify).
+	res, err := newResources(a.dev, o, attrs.MaxDestRdAtomic, a.commEstHandler(r.id))
 	if err != nil {
 		reject(mad.RejNoResources)
 		return nil, err
@@ -50,12 +52,9 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 		info, _ := a.mgr.Conn(r.id)
 		c.attrs = info.Attrs
 		c.attrs.PathMTU = attrs.PathMTU
-		// librdmacm moves the passive QP to RTS before the REP leaves. The REP waits in out
-		// until this function returns, so moving the QP here keeps that order.
-		if err := res.toRTS(&c.attrs); err != nil {
-			_ = a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
-			return err
-		}
+		// The QP stays in RTR, where it receives and answers, until the connection is
+		// established (see onEstablished).
+		c.passive = true
 		a.conns[r.id] = c
 		return nil
 	})

@@ -14,14 +14,16 @@ import (
 // drive them. Every handle on it (an Agent from Open, a Listener, a Conn) holds a reference; the
 // agent stops when the last one is released.
 type agent struct {
-	dev    *gorxe.Device
-	q      *qp1
-	mgr    *cm.Manager
-	cmds   chan command
-	rx     chan rxMAD
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	dev  *gorxe.Device
+	q    *qp1
+	mgr  *cm.Manager
+	cmds chan command
+	rx   chan rxMAD
+	// commEst carries the passive connections whose QP received its first packet (comm_est.go).
+	commEst chan cm.ConnID
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 	// stopped is closed once the goroutines have ended and QP1 is destroyed, so that a new agent
 	// can create the device's GSI QP again.
 	stopped chan struct{}
@@ -59,7 +61,7 @@ func start(dev *gorxe.Device, cfg Config) (*agent, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agent{
 		dev: dev, q: q, mgr: cm.New(mc),
-		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots),
+		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots), commEst: make(chan cm.ConnID, commEstSlots),
 		ctx: ctx, cancel: cancel, stopped: make(chan struct{}),
 		conns: make(map[cm.ConnID]*Conn), listeners: make(map[uint64]*Listener), routes: make(map[[16]byte]int),
 	}
@@ -140,6 +142,8 @@ func (a *agent) run() {
 				a.routes[m.from.GID] = i
 			}
 			a.mgr.Receive(time.Now(), m.from, m.mad, &out)
+		case id := <-a.commEst:
+			a.onCommEst(time.Now(), id, &out)
 		case <-timer.C:
 			a.mgr.Tick(time.Now(), &out)
 		}

@@ -28,8 +28,9 @@ type Conn struct {
 	// connection is gone and its reference on the agent released.
 	disconnected chan struct{}
 	done         chan struct{}
-	// Owned by the run loop.
-	established, disc, reaped bool
+	// Owned by the run loop. passive: the accepting side, whose QP waits in RTR for the
+	// establishment.
+	established, disc, reaped, passive bool
 
 	closeOnce sync.Once
 	closeErr  error

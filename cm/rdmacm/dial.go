@@ -44,7 +44,7 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := newResources(a.dev, &o, o.responder())
+	res, err := newResources(a.dev, &o, o.responder(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -16,9 +16,11 @@
 // space, with the CMA private-data header naming both addresses) and returns once the connection is
 // established; Listen and Accept are the passive side. Each connection owns a reliable-connected QP
 // and its completion queues (or uses the caller's, Options.SendCQ), moved through INIT, RTR and RTS with the attributes the two CMs
-// negotiated, as librdmacm moves them: the active side goes to RTR and RTS when the REP arrives and
-// then sends the RTU; the passive side goes to RTR and RTS before it sends the REP and is
-// established when the RTU arrives.
+// negotiated: the active side goes to RTR and RTS when the REP arrives and then sends the RTU, as
+// librdmacm moves it; the passive side goes to RTR before it sends the REP and to RTS once
+// established, as IBTA's CM has it (librdmacm moves it to RTS before the REP): when the RTU
+// arrives, or when the QP's first packet raises Communication Established, which stands in for a
+// lost RTU.
 //
 // Close disconnects (DREQ, answered by a DREP) and releases the QP at once; the connection itself
 // lingers in timewait so late MADs are answered, and Done is closed when it is gone. A peer's DREQ

@@ -28,9 +28,7 @@ func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 	case cm.EventREPReceived:
 		c.onREP(now, e, out)
 	case cm.EventEstablished:
-		c.established = true
-		c.emit(Event{Type: EventEstablished})
-		c.handshake(e)
+		c.onEstablished(now, e, out)
 	case cm.EventRejected:
 		c.emit(Event{Type: EventRejected, Err: e.Err, PrivateData: e.PrivateData})
 		c.handshake(e)
@@ -158,4 +156,20 @@ func (c *Conn) disconnect(e Event) {
 	c.disc = true
 	close(c.disconnected)
 	c.emit(e)
+}
+
+// onEstablished ends the handshake. The passive side's QP goes to RTS only now, as IBTA's CM has
+// it (librdmacm and the kernel move it before the REP leaves): a QP still in RTR raises
+// Communication Established for its first packet, which stands in for a lost RTU (comm_est.go).
+func (c *Conn) onEstablished(now time.Time, e cm.Event, out *cm.Output) {
+	if c.passive {
+		if err := c.res.toRTS(&c.attrs); err != nil {
+			_ = c.a.mgr.Disconnect(now, c.id, nil, out)
+			c.handshake(cm.Event{Type: cm.EventUnreachable, Conn: c.id, Err: fmt.Errorf("moving the QP to RTS: %w", err)})
+			return
+		}
+	}
+	c.established = true
+	c.emit(Event{Type: EventEstablished})
+	c.handshake(e)
 }

@@ -22,14 +22,15 @@ type resources struct {
 }
 
 // newResources creates a connection's PD (unless given), CQs and RC QP, moves the QP to INIT
-// and posts the options' receives.
-func newResources(dev *gorxe.Device, o *Options, responder uint8) (*resources, error) {
-	return newResourcesOf(dev, o, gorxe.QPTypeRC, responder)
+// and posts the options' receives. onEvent, if not nil, is the QP's event handler
+// (gorxe.QPInitAttr.EventHandler).
+func newResources(dev *gorxe.Device, o *Options, responder uint8, onEvent func(gorxe.AsyncEvent)) (*resources, error) {
+	return newResourcesOf(dev, o, gorxe.QPTypeRC, responder, onEvent)
 }
 
 // newResourcesOf is newResources for a QP of type typ: RC, or UD (see ud.go), whose INIT takes
 // the Q_Key instead of access rights.
-func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8) (r *resources, err error) {
+func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (r *resources, err error) {
 	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
 	own, err := o.ownCQs()
 	if err != nil {
@@ -69,7 +70,7 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 		}
 	}
 	if r.qp, err = dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ, RecvCQ: r.recvCQ,
-		QPType: typ, Cap: caps}); err != nil {
+		QPType: typ, Cap: caps, EventHandler: onEvent}); err != nil {
 		return nil, err
 	}
 	if typ == gorxe.QPTypeUD {

@@ -111,7 +111,7 @@ func (r *resources) readyUD() error {
 
 // newUDConn creates a UD endpoint's resources and its address handle to peerGID, sent from local.
 func newUDConn(a *agent, o *UDOptions, local, peer netip.AddrPort, peerGID [16]byte) (*UDConn, error) {
-	res, err := newResourcesOf(a.dev, &o.Options, gorxe.QPTypeUD, 0)
+	res, err := newResourcesOf(a.dev, &o.Options, gorxe.QPTypeUD, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ func runUcmatose(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gorxe ucmatose: %v\n", err)
 		return exitUsage
 	}
+	for _, w := range o.Warnings {
+		fmt.Fprintln(stderr, w)
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	if err := cmatose.Run(ctx, o, stdout, stderr); err != nil {

@@ -239,6 +239,9 @@ func TestPerftestCMArgvs(t *testing.T) {
 	_, cli = toolArgvs(c(writeBW, 6, 1024, 0, "-n", "5"), gx, rxe, 2, 2, 18602)
 	assert.Equal(t, "198.18.0.11", cli[len(cli)-1], "without -R the client reaches the server's TCP port over IPv4")
 	assert.Equal(t, "ipv4 -R -s 65536 -n 100", describe(phase{}, rc))
+	srv, cli = toolArgvs(c(withCM(sendBW), 4, 1024, 0, "-R", "-c", "UD", "-s", "1024"), rxe, gx, 1, 3, 18603)
+	assert.Equal(t, "gorxe send_bw -d br -x 1 -p 18603 -F -R -c UD -s 1024", strings.Join(srv, " "))
+	assert.Equal(t, "ib_send_bw -d rxe0 -i 1 -x 3 -p 18603 -F -R -c UD -s 1024 "+hostIP4.Addr().String(), strings.Join(cli, " "))
 
 	var runs []string
 	for _, p := range gorxeMatrix() {
@@ -256,6 +259,8 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
 		"mtu1500 ib_write_lat ipv4 -R -s 2 -n 100",
 		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
+		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 100",
+		"mtu1500 ib_send_lat ipv4 -R -c UD -s 2 -n 100",
 		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
 		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
 		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",

@@ -219,6 +219,10 @@ func perftestCMCases() []runCase {
 		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
 		c(withCM(writeLat), 4, 1024, t, "-R", "-s", "2", "-n", "100"),
 		c(withCM(atomicLat), 4, 1024, t, "-R", "-n", "100"),
+		// -c UD: the UD QPs find each other with SIDR in RDMA-CM's UDP port space; a message fits
+		// one packet.
+		c(withCM(sendBW), 4, 1024, t, "-R", "-c", "UD", "-s", "1024", "-n", "100"),
+		c(withCM(sendLat), 4, 1024, t, "-R", "-c", "UD", "-s", "2", "-n", "100"),
 		// -z: only the exchange runs over RDMA-CM; the QPs connect from the exchanged keys.
 		c(withCM(writeBW), 4, 1024, t, "-z", "-s", "65536", "-n", "100"),
 		c(withCM(sendLat), 4, 1024, t, "-z", "-s", "2", "-n", "100"),

@@ -31,6 +31,10 @@ func TestPerftestRDMACM(t *testing.T) {
 		{"write_lat", "RDMA_Write Latency Test", []string{"-R", "-n", "200"}, 1, "2", "200", true, "ON"},
 		{"read_lat", "RDMA_Read Latency Test", []string{"--rdma_cm", "-n", "100", "--retry_count", "5"}, 1, "2", "100", false, "ON"},
 		{"atomic_bw", "Atomic FETCH_AND_ADD BW Test", []string{"-R", "-n", "100"}, 1, "8", "100", true, "ON"},
+		// -c UD: the QPs find each other with SIDR in RDMA-CM's UDP port space; the latency
+		// test's client sends its QPN to the server first.
+		{"send_bw", "Send BW Test", []string{"-R", "-c", "UD", "-n", "200", "-s", "1024", "-q", "2"}, 2, "1024", "400", true, "ON"},
+		{"send_lat", "Send Latency Test", []string{"-R", "-c", "UD", "-n", "200", "-s", "64"}, 1, "64", "200", true, "ON"},
 		{"write_bw", "RDMA_Write BW Test", []string{"-z", "-n", "100", "-s", "4096"}, 1, "4096", "100", true, "OFF"},
 		{"send_bw", "Send BW Test", []string{"-z", "-n", "100", "-s", "1024", "-c", "UD", "-x", "1"}, 1, "1024", "100", true, "OFF"},
 	}

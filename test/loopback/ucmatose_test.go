@@ -27,3 +27,17 @@ func TestUcmatose(t *testing.T) {
 		"test complete", "return status 0"},
 		strings.Split(strings.TrimSpace(server.Stdout()), "\n"))
 }
+
+// TestUcmatoseUDPPortSpace: ucmatose has no UDP port space; -P udp draws the C tool's warning and
+// both sides connect in the TCP port space as usual.
+func TestUcmatoseUDPPortSpace(t *testing.T) {
+	srv, cli := LoopbackPair(t)
+	server := Start(t, nil, "ucmatose", "-b", srv, "-C", "2", "-P", "udp")
+	server.WaitLine("cmatose: starting server", 10*time.Second)
+	client := Start(t, nil, "ucmatose", "-s", srv, "-b", cli, "-C", "2", "-P", "udp")
+	for _, p := range []*Proc{client, server} {
+		require.Zero(t, p.Wait(20*time.Second), "%s\nstdout:\n%s\nstderr:\n%s", p.name, p.Stdout(), p.Stderr())
+		assert.Equal(t, "Warning: unknown port space format\n", p.Stderr(), p.name)
+		assert.Contains(t, p.Stdout(), "data transfers complete\n", p.name)
+	}
+}

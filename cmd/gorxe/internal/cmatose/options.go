@@ -23,6 +23,8 @@ type Options struct {
 	Bind        string     // --bind: the device's address (gorxe only)
 	Timeout     time.Duration
 	Observe     observe.Options // --metrics, --counters (gorxe only): the device's and its CM agent's counters
+	// Warnings are the C tool's notices about options it ignores, for the error stream.
+	Warnings []string
 }
 
 // Defaults of the C tool.
@@ -68,12 +70,17 @@ func ParseArgs(args []string) (Options, error) {
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	case format != "" && !strings.HasPrefix(strings.ToLower(format), "ip") && !strings.HasPrefix(strings.ToLower(format), "name"):
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("address format %q: gorxe connects over IP addresses only", format)}
-	case space != "" && !strings.HasPrefix(strings.ToLower(space), "tcp"):
+	case strings.HasPrefix(strings.ToLower(space), "ib"):
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("port space %q: gorxe supports tcp only", space)}
 	case tos != "":
 		return o, &getopt.UsageError{Msg: "-t (type of service) is not supported"}
 	case migrate:
 		return o, &getopt.UsageError{Msg: "-m (event channel migration) has no meaning without event channels"}
+	}
+	if space != "" && !strings.HasPrefix(strings.ToLower(space), "tcp") {
+		// ucmatose knows tcp and ib only; it warns about any other name (udp too) and stays in
+		// the TCP port space.
+		o.Warnings = append(o.Warnings, "Warning: unknown port space format")
 	}
 	if o.Size == 0 {
 		o.Count = 0 // as the C tool: no message to send
@@ -105,7 +112,7 @@ func Usage(w io.Writer) {
 	p("  -S n           bytes per message (default %d)", defaultSize)
 	p("  -p port        port (default %d)", DefaultPort)
 	p("  -f ip|name     address format (IP addresses only)")
-	p("  -P tcp         port space (tcp only)")
+	p("  -P tcp         port space (tcp only; ib is refused, other names warn and use tcp)")
 	p("  --bind ADDR    the device's address (default: -b, else the route to -s)")
 	p("  --timeout D    give up connecting after D (default 30s; 0: never)")
 	for _, h := range observe.Help {

@@ -26,6 +26,15 @@ func TestParseArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, o.Count, "no message to send without a size")
 
+	// ucmatose has no UDP port space: like any name but tcp and ib, udp draws its warning and
+	// the TCP port space.
+	o, err = ParseArgs([]string{"-P", "udp"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Warning: unknown port space format"}, o.Warnings)
+	o, err = ParseArgs([]string{"-P", "TCP"})
+	require.NoError(t, err)
+	assert.Empty(t, o.Warnings)
+
 	for _, args := range [][]string{{"-P", "ib"}, {"-f", "gid"}, {"-t", "32"}, {"-m"}, {"operand"}} {
 		_, err := ParseArgs(args)
 		assert.ErrorIs(t, err, getopt.ErrUsage, "%q", args)

@@ -84,7 +84,7 @@ func (r *rdma) fillWR(wr *gorxe.SendWR, sge []gorxe.SGE, q, k, size int, cyc cyc
 	case VerbSend:
 		wr.Opcode = gorxe.WRSend
 		if p.Conn == UD {
-			wr.UD = gorxe.UDInfo{AH: r.ahs[q], RemoteQPN: rem.QPN, RemoteQKey: defQKey}
+			wr.UD = r.ud[q]
 		}
 	}
 	if (p.Test.Verb == VerbSend || p.Test.Verb == VerbWrite) && size <= p.Inline {

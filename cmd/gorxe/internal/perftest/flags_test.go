@@ -144,7 +144,6 @@ func TestOptionErrors(t *testing.T) {
 		{rbw, "-I 10", "only available in SEND and WRITE tests", getopt.ErrUsage},
 		{wbw, "-o 4", "only available in READ and ATOMIC tests", getopt.ErrUsage},
 		{wbw, "-R -c UC", "UC is not supported in librdmacm", getopt.ErrUsage},
-		{sbw, "-R -c UD", "needs SIDR", getopt.ErrUsage},
 		{wbw, "-T 32", "TOS only valid for rdma_cm based QP", getopt.ErrUsage},
 		{wbw, "-R -T 256", "out of range", getopt.ErrUsage},
 		{wbw, "-R --retry_count -1", "out of range", getopt.ErrUsage},
@@ -218,6 +217,7 @@ func TestRDMACMOptions(t *testing.T) {
 		{wbw, "-R", true, true, -1, 7},
 		{rlat, "--rdma_cm -T 96 --retry_count 3", true, true, 96, 3},
 		{sbw, "-z -c UD", false, true, -1, 7},
+		{slat, "-R -c UD -T 32", true, true, 32, 7},
 		{slat, "--comm_rdma_cm --retry_count=0", false, true, -1, 0},
 	}
 	for _, tt := range tests {

@@ -87,13 +87,16 @@ type rdma struct {
 	sendCQ, recvCQ *gorxe.CQ
 	qps            []*gorxe.QP
 	ahs            []*gorxe.AH
-	local, remote  []Dest
-	gid            gorxe.GID
-	gidIndex       int
-	caps           gorxe.QPCap // of every QP
+	// ud is, per QP of a UD test, where its messages go: the AH, QPN and Q_Key of the peer's QP.
+	ud            []gorxe.UDInfo
+	local, remote []Dest
+	gid           gorxe.GID
+	gidIndex      int
+	caps          gorxe.QPCap // of every QP
 	// cm is where -R's RDMA-CM connections go; conns are those connections, whose QPs are qps.
 	cm          *cmEndpoint
 	conns       []*rdmacm.Conn
+	udConns     []*rdmacm.UDConn // -R -c UD: the QPs found through SIDR
 	outReads    int
 	area        int // bytes per QP and direction in the buffer (perftest's BUFF_SIZE)
 	maxRdAtomic int
@@ -348,6 +351,7 @@ func (r *rdma) connect(remote []Dest) error {
 					return stepErr(err, "Failed to create AH")
 				}
 				r.ahs = append(r.ahs, ah)
+				r.ud = append(r.ud, gorxe.UDInfo{AH: ah, RemoteQPN: d.QPN, RemoteQKey: defQKey})
 			}
 		}
 	}
@@ -359,9 +363,12 @@ func (r *rdma) close() error {
 	for _, ah := range r.ahs {
 		errs = append(errs, ah.Destroy())
 	}
-	if r.conns != nil {
+	switch {
+	case r.conns != nil:
 		errs = append(errs, r.closeConns())
-	} else {
+	case r.udConns != nil:
+		errs = append(errs, r.closeUDConns())
+	default:
 		for _, q := range r.qps {
 			errs = append(errs, q.Destroy())
 		}

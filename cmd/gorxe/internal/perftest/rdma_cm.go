@@ -16,9 +16,11 @@ import (
 
 // cmEndpoint is where a run's RDMA-CM connections go: the listener of a server, which the
 // control connection came from too, or the address of a client's server. perftest connects every
-// QP to the test's port (-p), the port its exchange used.
+// QP to the test's port (-p), the port its exchange used; UD QPs (-c UD) to that port of RDMA-CM's
+// UDP port space, where a server listens too (ud).
 type cmEndpoint struct {
 	l      *rdmacm.Listener
+	ud     *rdmacm.UDListener
 	server netip.AddrPort
 }
 
@@ -61,6 +63,9 @@ func (r *rdma) connOptions() *rdmacm.Options {
 func (r *rdma) cmConnect(ctx context.Context) ([]Dest, error) {
 	if r.cm == nil {
 		return nil, errors.New("no RDMA-CM endpoint for -R") // unreachable: Run sets it with -R
+	}
+	if r.p.Conn == UD {
+		return r.cmConnectUD(ctx)
 	}
 	o := r.connOptions()
 	for range r.p.NumQPs {

@@ -9,12 +9,8 @@ func (p *Params) finishRDMACM() error {
 		}
 		return nil
 	}
-	switch p.Conn {
-	case UC:
+	if p.Conn == UC {
 		return usageError(" UC is not supported in librdmacm")
-	case UD:
-		// perftest connects UD QPs through RDMA-CM's UDP port space, that is with SIDR.
-		return usageError("-R with -c UD is not supported by gorxe: it needs SIDR (RDMA-CM's UDP port space)")
 	}
 	p.CommRDMACM = true
 	return nil

@@ -83,6 +83,9 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		if end.l != nil {
 			defer end.l.Close()
 		}
+		if end.ud != nil {
+			defer end.ud.Close()
+		}
 	} else if conn, err = openTCPExchange(ctx, p, full, stdout); err != nil {
 		return err
 	}
@@ -166,6 +169,14 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("rdma_listen on port %d: %w", p.Port, err), s.Close())
 	}
+	if p.RDMACM && p.Conn == UD {
+		// UD QPs come through the UDP port space: their listener is there before the first
+		// barrier too.
+		if end.ud, err = rdmacm.ListenUD(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), nil); err != nil {
+			l.Close()
+			return nil, nil, errors.Join(fmt.Errorf("rdma_listen on UDP port %d: %w", p.Port, err), s.Close())
+		}
+	}
 	if full {
 		io.WriteString(stdout, waitingBanner)
 	}
@@ -175,6 +186,9 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 		return s, end, nil
 	}
 	l.Close()
+	if end.ud != nil {
+		end.ud.Close()
+	}
 	if err != nil {
 		return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_server function", Err: err}, s.Close())
 	}
@@ -267,7 +281,7 @@ func Usage(w io.Writer, t Test) {
 		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
 	}
 	add(true, "")
-	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections, -R with -c UD (it needs SIDR).")
+	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
