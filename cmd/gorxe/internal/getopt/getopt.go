@@ -3,6 +3,7 @@ package getopt
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -94,11 +95,22 @@ func Parse(args []string, opts []Option) ([]string, error) {
 }
 
 func set(o *Option, name, value string) error {
-	if err := o.Set(value); err != nil {
-		return usageErr("%s %s: %v", name, value, err)
+	err := o.Set(value)
+	var bad *badValue
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &bad):
+		return fmt.Errorf("%s %s: %w", name, value, err)
 	}
-	return nil
+	return usageErr("%s %s: %v", name, value, err)
 }
+
+// badValue is a well-formed option whose value the C tools only find wrong once they use it, as
+// an address getaddrinfo cannot resolve: an error, not a usage error.
+type badValue struct{ msg string }
+
+func (e *badValue) Error() string { return e.msg }
 
 func findShort(opts []Option, c byte) *Option {
 	for i := range opts {
@@ -172,6 +184,20 @@ func DurationOption(p *time.Duration) func(string) error {
 			return errors.New("negative")
 		}
 		*p = d
+		return nil
+	}
+}
+
+// AddrOption returns the Set function of an option holding an IP address (an IPv4-mapped IPv6
+// address is taken as the IPv4 address it maps), as the C tools' numeric addresses read. One that
+// does not parse is an error, not a usage error, as it is for the C tools.
+func AddrOption(p *netip.Addr) func(string) error {
+	return func(s string) error {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return &badValue{"invalid IP address"}
+		}
+		*p = a.Unmap()
 		return nil
 	}
 }

@@ -46,13 +46,13 @@ var ErrHelp = errors.New("help requested")
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Connections: defaultConnections, Count: defaultCount, Size: defaultSize,
 		PortSpace: mad.PortSpaceUDP, Pause: DefaultPause}
-	var mapped, unmapped, bind, space string
+	var mapped, unmapped, space string
 	help := false
 	opts := []getopt.Option{
 		{Short: 'm', Arg: true, Set: getopt.StringOption(&mapped)},
 		{Short: 'M', Arg: true, Set: getopt.StringOption(&unmapped)},
 		{Short: 's', Set: getopt.FlagOption(&o.Sender)},
-		{Short: 'b', Arg: true, Set: getopt.StringOption(&bind)},
+		{Short: 'b', Arg: true, Set: getopt.AddrOption(&o.BindAddr)},
 		{Short: 'c', Arg: true, Set: getopt.IntOption(&o.Connections, 1, 1<<10)},
 		{Short: 'C', Arg: true, Set: getopt.IntOption(&o.Count, 0, 1<<15)},
 		{Short: 'S', Arg: true, Set: getopt.IntOption(&o.Size, 0, 1<<31-1)},
@@ -74,7 +74,7 @@ func ParseArgs(args []string) (Options, error) {
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	case mapped == "" && unmapped == "":
 		return o, &getopt.UsageError{Msg: "a multicast address is required (-m or -M)"}
-	case unmapped != "" && bind == "":
+	case unmapped != "" && !o.BindAddr.IsValid():
 		// The C tool's own check and words.
 		return o, &getopt.UsageError{Msg: "unmapped multicast address requires binding to source address"}
 	}
@@ -103,12 +103,6 @@ func ParseArgs(args []string) (Options, error) {
 	}
 	if !o.Group.IsMulticast() {
 		return o, fmt.Errorf("%s: not a multicast address", group)
-	}
-	if bind != "" {
-		if o.BindAddr, err = netip.ParseAddr(bind); err != nil {
-			return o, fmt.Errorf("-b %s: invalid IP address", bind)
-		}
-		o.BindAddr = o.BindAddr.Unmap()
 	}
 	return o, nil
 }

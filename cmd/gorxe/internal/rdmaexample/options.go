@@ -49,7 +49,6 @@ var ErrHelp = errors.New("help requested")
 // ParseArgs parses the command line of role (without the program name).
 func ParseArgs(role Role, args []string) (Options, error) {
 	o := Options{Role: role, Port: DefaultPort, Server: netip.MustParseAddr(defaultServer), Timeout: 30 * time.Second}
-	var server string
 	help := false
 	opts := []getopt.Option{
 		{Short: 'p', Arg: true, Set: getopt.IntOption(&o.Port, 1, 65535)},
@@ -58,7 +57,7 @@ func ParseArgs(role Role, args []string) (Options, error) {
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
 	if role == Client {
-		opts = append(opts, getopt.Option{Short: 's', Arg: true, Set: getopt.StringOption(&server)})
+		opts = append(opts, getopt.Option{Short: 's', Arg: true, Set: getopt.AddrOption(&o.Server)})
 	}
 	operands, err := getopt.Parse(args, opts)
 	switch {
@@ -68,12 +67,6 @@ func ParseArgs(role Role, args []string) (Options, error) {
 		return o, ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
-	}
-	if server != "" {
-		if o.Server, err = netip.ParseAddr(server); err != nil {
-			return o, fmt.Errorf("-s %s: invalid IP address", server)
-		}
-		o.Server = o.Server.Unmap()
 	}
 	return o, nil
 }

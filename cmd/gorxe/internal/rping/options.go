@@ -51,11 +51,10 @@ var ErrHelp = errors.New("help requested")
 // ParseArgs parses rping's command line (without the program name).
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Port: DefaultPort, Size: DefaultSize, Timeout: 30 * time.Second}
-	var addr, source string
 	help, selfQP := false, false
 	opts := []getopt.Option{
-		{Short: 'a', Arg: true, Set: getopt.StringOption(&addr)},
-		{Short: 'I', Arg: true, Set: getopt.StringOption(&source)},
+		{Short: 'a', Arg: true, Set: getopt.AddrOption(&o.Addr)},
+		{Short: 'I', Arg: true, Set: getopt.AddrOption(&o.Source)},
 		{Short: 'P', Set: getopt.FlagOption(&o.Persistent)},
 		{Short: 'p', Arg: true, Set: getopt.IntOption(&o.Port, 1, 65535)},
 		{Short: 'C', Arg: true, Set: getopt.IntOption(&o.Count, 0, 1<<31-1)},
@@ -83,28 +82,10 @@ func ParseArgs(args []string) (Options, error) {
 	case o.Server == o.Client:
 		return o, &getopt.UsageError{Msg: "exactly one of -s and -c is required"}
 	}
-	if o.Addr, err = parseAddr("-a", addr); err != nil {
-		return o, err
-	}
-	if o.Source, err = parseAddr("-I", source); err != nil {
-		return o, err
-	}
 	if o.Client && !o.Addr.IsValid() {
 		return o, &getopt.UsageError{Msg: "the client needs the server's address (-a)"}
 	}
 	return o, nil
-}
-
-// parseAddr parses an IP address option; empty stays the zero Addr.
-func parseAddr(flag, s string) (netip.Addr, error) {
-	if s == "" {
-		return netip.Addr{}, nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return a, fmt.Errorf("%s %s: invalid IP address", flag, s)
-	}
-	return a.Unmap(), nil
 }
 
 // sizeOption checks -S against rping's range, with its message.

@@ -40,12 +40,12 @@ var ErrHelp = errors.New("help requested")
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Port: DefaultPort, Connections: defaultConnections, Count: defaultCount, Size: defaultSize,
 		Timeout: 30 * time.Second}
-	var server, bind, format, space, psNum string
+	var format, space, psNum string
 	tos := -1
 	help := false
 	opts := []getopt.Option{
-		{Short: 's', Arg: true, Set: getopt.StringOption(&server)},
-		{Short: 'b', Arg: true, Set: getopt.StringOption(&bind)},
+		{Short: 's', Arg: true, Set: getopt.AddrOption(&o.Server)},
+		{Short: 'b', Arg: true, Set: getopt.AddrOption(&o.BindAddr)},
 		{Short: 'f', Arg: true, Set: getopt.StringOption(&format)},
 		{Short: 'P', Arg: true, Set: getopt.StringOption(&space)},
 		{Short: 'p', Arg: true, Set: getopt.StringOption(&psNum)},
@@ -81,18 +81,6 @@ func ParseArgs(args []string) (Options, error) {
 	}
 	if o.Size == 0 {
 		o.Count = 0 // as the C tool: no message to send
-	}
-	for _, a := range []struct {
-		flag, s string
-		p       *netip.Addr
-	}{{"-s", server, &o.Server}, {"-b", bind, &o.BindAddr}} {
-		if a.s == "" {
-			continue
-		}
-		if *a.p, err = netip.ParseAddr(a.s); err != nil {
-			return o, fmt.Errorf("%s %s: invalid IP address", a.flag, a.s)
-		}
-		*a.p = a.p.Unmap()
 	}
 	return o, nil
 }
