@@ -378,10 +378,6 @@ func activeMTU(ifMTU int) MTU {
 	return MTUFromBytes(ifMTU - 80)
 }
 
-// adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a
-// segment.
-func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }
-
 // bothTaps returns a tap that shows a datagram to a, if set, and then to b.
 func bothTaps(a, b netio.TapFunc) netio.TapFunc {
 	if a == nil {

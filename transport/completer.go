@@ -428,6 +428,7 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 		// Read before Complete frees the slot for the next post.
 		op, wrID = w.WR.Opcode.CompletionOpcode(), w.WR.ID
 	}
+	c.e.completed()
 	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
 	if err == qp.ErrStale {
 		return false // flushed or reset meanwhile

@@ -132,6 +132,13 @@ func (e *Engine) Deadline() time.Time {
 	return earliest(earliest(earliest(e.req.deadline(), e.comp.deadline()), e.resp.deadline()), e.burst)
 }
 
+// completed notes in the call's output that a work completion was delivered.
+func (e *Engine) completed() {
+	if e.out != nil {
+		e.out.Completions++
+	}
+}
+
 func earliest(a, b time.Time) time.Time {
 	switch {
 	case a.IsZero():

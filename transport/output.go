@@ -39,10 +39,18 @@ type Output struct {
 	// nothing. The device takes the events away after each call (ResetEvents).
 	Events []Event
 	Want   EventMask
+
+	// Completions counts the work completions the calls delivered to CQs (or tried to) since the
+	// device last reset it. A completion may wake a goroutine waiting on a CQ, which the device
+	// then lets run before a long send (see internal/runtime's worker).
+	Completions int
 }
 
-// Reset forgets the collected packets, keeping the slice for reuse.
-func (o *Output) Reset() { o.Packets = o.Packets[:0] }
+// Reset forgets the collected packets, keeping the slice for reuse, and the completion count.
+func (o *Output) Reset() {
+	o.Packets = o.Packets[:0]
+	o.Completions = 0
+}
 
 // ResetEvents forgets the collected events, keeping the slice for reuse.
 func (o *Output) ResetEvents() { o.Events = o.Events[:0] }

@@ -3,6 +3,7 @@ package transport
 import (
 	"testing"
 
+	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -21,9 +22,12 @@ type allocRig struct {
 	from   packet.Envelope
 }
 
-func newAllocRig(t *testing.T) *allocRig {
+func newAllocRig(t *testing.T) *allocRig { return newAllocRigWith(t, hQPOptions{mtu: qp.MTU1024}) }
+
+// newAllocRigWith is newAllocRig with QPs made with o.
+func newAllocRigWith(t *testing.T, o hQPOptions) *allocRig {
 	h := newHarness(t)
-	a, b := h.pair(hQPOptions{mtu: qp.MTU1024})
+	a, b := h.pair(o)
 	r := &allocRig{t: t, a: a, b: b, resp: make([]byte, 0, MaxPacketSize),
 		from: packet.Envelope{Src: netipAP(b.d.addr, 0xC001), Dst: netipAP(a.d.addr, packet.UDPPort)}}
 	for range 64 {
@@ -138,5 +142,58 @@ func BenchmarkRequesterSend4K(b *testing.B) {
 			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
 		r.out.Reset()
 		r.respond(&ack, nil)
+	}
+}
+
+// BenchmarkRequesterRead64K measures the requester's side of a 64 KiB RDMA READ at MTU 4096: the
+// request, then the 16 responses, each checked and copied into the local buffer, the last one
+// completing the work request.
+func BenchmarkRequesterRead64K(b *testing.B) {
+	const size, mtu = 64 << 10, 4096
+	r := newAllocRigWith(&testing.T{}, hQPOptions{mtu: qp.MTU4096})
+	dst := r.a.d.region(size, 0)
+	wrs := []qp.SendWR{{Opcode: qp.WRRDMARead, Flags: qp.SendSignaled, SGList: []mr.SGE{dst.sge(0, size)}, RDMA: qp.RDMAInfo{RKey: 5}}}
+	payload := make([]byte, mtu)
+	var resp [size / mtu]packet.Parsed
+	for i := range resp {
+		op := packet.RCRDMAReadResponseMiddle
+		switch i {
+		case 0:
+			op = packet.RCRDMAReadResponseFirst
+		case len(resp) - 1:
+			op = packet.RCRDMAReadResponseLast
+		}
+		h := packet.Headers{BTH: packet.BTHFields{Opcode: op, DestQP: r.a.q.QPN(), PKey: 0xFFFF},
+			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
+		buf, err := packet.AppendPacket(nil, &h, payload)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := packet.Parse(buf, &resp[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var wcs [1]cq.WC
+	psn := packet.PSN(0)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.a.q.PostSend(wrs); err != nil {
+			b.Fatal(err)
+		}
+		r.out.Reset()
+		r.a.e.Run(hStart, &r.out)
+		for i := range resp {
+			resp[i].BTH().SetPSN(psn.Add(uint32(i)))
+			if i < len(resp)-1 {
+				r.a.e.ReceiveMore(hStart, &resp[i], r.from, &r.out)
+			} else {
+				r.a.e.Receive(hStart, &resp[i], r.from, &r.out)
+			}
+		}
+		psn = psn.Add(uint32(len(resp)))
+		if n := r.a.scq.Poll(wcs[:]); n != 1 || wcs[0].Status != cq.WCSuccess {
+			b.Fatalf("%d completions, %v", n, wcs[0].Status)
+		}
 	}
 }

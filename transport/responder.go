@@ -374,6 +374,7 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 	if counted {
 		r.e.ctr.Inc(counter.RDMARecvs)
 	}
+	r.e.completed()
 	err := r.e.q.CompleteRecv(&r.wqe, wc, solicited)
 	if err != nil && counted {
 		r.e.ctr.Dec(counter.RDMARecvs)
