@@ -17,12 +17,7 @@ import (
 // invalid service ID), an error matching cm.ErrTimeout when nobody answers, or ctx's error. opts
 // may be nil.
 func Dial(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Conn, error) {
-	a, err := Open(dev, Config{})
-	if err != nil {
-		return nil, err
-	}
-	defer a.Close()
-	return a.Dial(ctx, addr, opts)
+	return withAgent(dev, func(a *Agent) (*Conn, error) { return a.Dial(ctx, addr, opts) })
 }
 
 // Dial connects through the agent; see the package-level Dial.

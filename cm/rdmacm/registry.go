@@ -19,6 +19,19 @@ type Agent struct {
 	once sync.Once
 }
 
+// withAgent runs f on a handle on the device's agent, opened with the default Config and closed
+// when f returns: what f creates (a connection, a listener) holds the agent on its own. It is
+// what the package-level Dial, Listen, DialUD and ListenUD do.
+func withAgent[T any](dev *gorxe.Device, f func(*Agent) (T, error)) (T, error) {
+	a, err := Open(dev, Config{})
+	if err != nil {
+		var none T
+		return none, err
+	}
+	defer a.Close()
+	return f(a)
+}
+
 // Open returns a handle on the device's agent, starting the agent with cfg if the device has none
 // (cfg is ignored otherwise). Close the handle when done with it; listeners and connections keep
 // the agent running on their own.

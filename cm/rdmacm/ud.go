@@ -145,12 +145,7 @@ func (c *UDConn) createAH(tclass uint8) error {
 // peer's QPN and Q_Key. A refusal is a *cm.SIDRError (no listener: status 1, "service ID not
 // supported"); a peer that never answers matches cm.ErrTimeout. opts may be nil.
 func DialUD(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *UDOptions) (*UDConn, error) {
-	a, err := Open(dev, Config{})
-	if err != nil {
-		return nil, err
-	}
-	defer a.Close()
-	return a.DialUD(ctx, addr, opts)
+	return withAgent(dev, func(a *Agent) (*UDConn, error) { return a.DialUD(ctx, addr, opts) })
 }
 
 // DialUD resolves a UD endpoint through the agent; see the package-level DialUD.
