@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -204,4 +206,36 @@ func (cc captureCheck) summary() string {
 		parts = append(parts, fmt.Sprintf("%d", cc.BySrc[s]))
 	}
 	return fmt.Sprintf("%d pkts (%s) icrc ok %d", cc.Packets, strings.Join(parts, "/"), cc.Packets-cc.BadICRC)
+}
+
+// hostRxDrops counts the packets arriving from the guests that the host dropped before a capture
+// could see them: the tap's rx_dropped and every CPU's input backlog drops (the second column of
+// /proc/net/softnet_stat). On a loaded host a burst from the guest can overflow the backlog; rxe
+// counted those packets as sent, the tap capture never saw them, and the peer recovers them as
+// lost. -1 when the counts cannot be read.
+func hostRxDrops(iface string) int64 {
+	b, err := os.ReadFile(filepath.Join("/sys/class/net", iface, "statistics", "rx_dropped"))
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	stat, err := os.ReadFile("/proc/net/softnet_stat")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(stat)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			return -1
+		}
+		d, err := strconv.ParseUint(f[1], 16, 32)
+		if err != nil {
+			return -1
+		}
+		n += int64(d)
+	}
+	return n
 }
