@@ -64,6 +64,12 @@ func (e *Engine) ReleaseSendBudget() {
 // caller should queue the QP and Admit it once the budget has room.
 func (e *Engine) Starved() bool { return e.req.starved }
 
+// Admissible reports whether the budget has room for this QP's path MTU now, so that Admit and
+// Run would let it send.
+func (e *Engine) Admissible() bool {
+	return e.req.budget == nil || e.req.budget.Room(e.req.a.mtu)
+}
+
 // Admit lets the next call send even though other QPs wait for the budget: this QP's turn has
 // come. The caller then calls Run.
 func (e *Engine) Admit() {

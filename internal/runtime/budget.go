@@ -14,7 +14,7 @@ const (
 	// the few hundred thousand small messages per second one core receives, it keeps the
 	// queueing delay in the peer's socket to a few milliseconds, well below the Local ACK
 	// Timeout, so timers do not expire on packets that are only waiting their turn.
-	inflightPackets = 2048
+	inflightPackets = 4096
 	// inflightBytes bounds the same count by path MTU: half the receive buffer the UDP backend
 	// asks for, since the kernel charges a datagram at about twice its size.
 	inflightBytes = 8 << 20
@@ -26,6 +26,7 @@ type budgeted interface {
 	SetSendBudget(b *transport.SendBudget)
 	ReleaseSendBudget()
 	Starved() bool
+	Admissible() bool
 	Admit()
 }
 
@@ -42,13 +43,25 @@ func (w *worker) noteStarved(h *QP) {
 	}
 }
 
+// admissible reports whether admit would run a QP: the oldest waiting one is gone or fits.
+func (w *worker) admissible() bool {
+	if len(w.starved) == 0 {
+		return false
+	}
+	h := w.starved[0]
+	return h.dead || h.bud.Admissible()
+}
+
 // admit runs the QPs waiting for the budget, oldest first, while it has room. Each admitted QP
 // sends what its window allows at once, so the bound is reached in a few large runs rather than
 // one packet per QP.
 func (w *worker) admit(now time.Time) {
 	n, waiting := 0, len(w.starved)
-	for n < waiting && w.budget.Room(0) {
+	for n < waiting {
 		h := w.starved[n]
+		if !h.dead && !h.bud.Admissible() {
+			break
+		}
 		w.starved[n] = nil
 		n++
 		h.starving = false
@@ -57,9 +70,6 @@ func (w *worker) admit(now time.Time) {
 		}
 		h.bud.Admit()
 		w.runEngine(h, now)
-		if h.starving {
-			break // still no room for its path MTU: it queued again, and so do the others
-		}
 	}
 	if n == 0 {
 		return

@@ -163,7 +163,8 @@ func (w *worker) drain() {
 	now := w.r.clk.Now()
 	for round := 0; ; round++ {
 		w.mu.Lock()
-		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load()
+		// A QP destroyed or moved to ERR by a verb (see do) may have made room in the budget.
+		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load() && !w.admissible()
 		if idle || round == maxDrainRounds {
 			w.draining = false
 			w.mu.Unlock()
