@@ -12,11 +12,12 @@ import (
 const (
 	// inflightPackets bounds the packets a device's RC QPs may have unacknowledged together. At
 	// the few hundred thousand small messages per second one core receives, it keeps the
-	// queueing delay in the peer's socket to a few milliseconds, well below the Local ACK
+	// queueing delay in the peer's socket to about 10 ms, well below the Local ACK
 	// Timeout, so timers do not expire on packets that are only waiting their turn.
 	inflightPackets = 4096
-	// inflightBytes bounds the same count by path MTU: half the receive buffer the UDP backend
-	// asks for, since the kernel charges a datagram at about twice its size.
+	// inflightBytes bounds the same count by path MTU: about the 7 MiB receive buffer the UDP
+	// backend asks for (netio.DefaultSocketBuffer), which the kernel doubles to cover what it
+	// charges per datagram beyond the payload.
 	inflightBytes = 8 << 20
 )
 
