@@ -95,6 +95,11 @@ type requester struct {
 	hold         time.Time  // RNR back-off: send nothing before this
 	more         bool       // the budget ran out with work left
 	now          time.Time  // time of the last call, returned by deadline when more is set
+
+	budget   *SendBudget // shared bound on packets in flight, or nil (see SendBudget)
+	charged  int         // packets this requester has counted in budget.used
+	starved  bool        // work held back by the budget; counted in budget.waiting
+	admitted bool        // the caller gave this QP its turn (Admit) for the next call
 }
 
 func (r *requester) init(e *Engine) {
@@ -201,6 +206,7 @@ func (r *requester) run(now time.Time, out *Output) {
 	r.now = now
 	r.more = false
 	r.sync()
+	defer r.charge()
 	if !r.hold.IsZero() && !now.Before(r.hold) {
 		r.hold = time.Time{}
 		c := &r.e.comp
@@ -210,6 +216,15 @@ func (r *requester) run(now time.Time, out *Output) {
 		return
 	}
 	sq := r.e.q.SendQueue()
+	gated := r.gated()
+	r.admitted = false
+	if gated {
+		if _, cursor, tail := sq.Positions(); cursor < tail || r.next < cursor {
+			r.starve()
+		}
+		r.e.comp.retire(now)
+		return
+	}
 	budget := runBudget
 	sentAny := false
 	for budget > 0 {

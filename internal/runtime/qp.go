@@ -16,6 +16,7 @@ type QP struct {
 	qpn uint32
 	q   *qp.QP
 	eng Engine
+	bud budgeted // eng, if it shares the worker's send budget; else nil
 	w   *worker
 
 	queued atomic.Bool // on w.pending, waiting for Run
@@ -25,6 +26,7 @@ type QP struct {
 	dead     bool
 	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
 	version  uint64 // q.AttrVersion when the engine last saw the QP
+	starving bool   // on w.starved
 
 	limit logLimit // rate limits of the QP's log records; guarded by the run lock
 }
@@ -34,7 +36,13 @@ func (r *Runtime) Add(q *qp.QP) (*QP, error) {
 	h := &QP{qpn: q.QPN(), q: q, w: r.workerFor(q.QPN())}
 	h.eng = r.cfg.NewEngine(&r.env, q)
 	h.version = q.AttrVersion()
-	if err := h.w.do(func() { h.w.own[h] = struct{}{} }); err != nil {
+	h.bud, _ = h.eng.(budgeted)
+	if err := h.w.do(func() {
+		h.w.own[h] = struct{}{}
+		if h.bud != nil {
+			h.bud.SetSendBudget(&h.w.budget)
+		}
+	}); err != nil {
 		return nil, err
 	}
 	// Published last: the receive path ignores the QP until then.
@@ -86,6 +94,9 @@ func (h *QP) Destroy() error {
 		if err = h.q.Destroy(); err == nil {
 			h.dead = true
 			delete(h.w.own, h)
+			if h.bud != nil {
+				h.bud.ReleaseSendBudget()
+			}
 		}
 	}); derr != nil {
 		err = h.q.Destroy()

@@ -49,6 +49,8 @@ type worker struct {
 	out      transport.Output
 	msgs     []netio.Message
 	lastSend error
+	budget   transport.SendBudget // this worker's share of the device's in-flight bound
+	starved  []*QP                // QPs waiting for room in budget, oldest first
 }
 
 // maxDrainRounds bounds how often one drain goes back for work that arrived while it ran, so a
@@ -74,6 +76,7 @@ const yieldBeforeSend = 8
 func newWorker(r *Runtime, idx int) *worker {
 	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{})}
 	w.out.Alloc = getBuf
+	w.initBudget(len(r.workers))
 	return w
 }
 
@@ -161,7 +164,8 @@ func (w *worker) drain() {
 	now := w.r.clk.Now()
 	for round := 0; ; round++ {
 		w.mu.Lock()
-		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load()
+		// A QP destroyed or moved to ERR by a verb (see do) may have made room in the budget.
+		idle := len(w.inbox) == 0 && len(w.pending) == 0 && !w.timerDue.Load() && !w.admissible()
 		if idle || round == maxDrainRounds {
 			w.draining = false
 			w.mu.Unlock()
@@ -190,6 +194,7 @@ func (w *worker) drain() {
 			w.timerAt = time.Time{}
 			w.expire(now)
 		}
+		w.admit(now)
 	}
 	w.flush()
 	w.arm(now)
@@ -244,6 +249,7 @@ func (w *worker) ran(h *QP, v uint64, n int) {
 		w.report(h)
 	}
 	w.track(h)
+	w.noteStarved(h)
 	if len(w.out.Packets) >= flushThreshold {
 		w.flush()
 	}
