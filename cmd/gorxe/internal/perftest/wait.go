@@ -130,10 +130,18 @@ func byteAt(mem []byte, i int) byte {
 // waitByte waits until mem[i] holds want (perftest's spin on the last byte of the receive buffer
 // in ib_write_lat), under the same limits as poll. sendErr reports an error completion of the
 // waiting side's own WRITEs meanwhile, which means the peer will never answer.
+//
+// The spin polls the send CQ too: in latency mode an empty poll reads the network on this
+// goroutine, which is how the peer's WRITE lands while this one spins. A bare yield would not
+// do: with one P, a goroutine that only yields keeps the scheduler from polling the network until
+// its spin ends, and the sleeps after it wait on timers the netpoller rounds up to a millisecond.
 func (w *waiter) waitByte(mem []byte, i int, want byte, end time.Time, sendErr func() error) error {
 	for range w.spin {
 		if byteAt(mem, i) == want {
 			return nil
+		}
+		if err := sendErr(); err != nil {
+			return err
 		}
 		runtime.Gosched()
 	}
