@@ -388,3 +388,7 @@ func bothTaps(a, b netio.TapFunc) netio.TapFunc {
 		b(dir, m)
 	}
 }
+
+// adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a segment
+// of a UDP_SEGMENT send.
+func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }

@@ -14,7 +14,10 @@ import (
 func TestAdjustICRCIPv4ID(t *testing.T) {
 	src := netip.MustParseAddrPort("10.0.0.1:49152")
 	dst := netip.MustParseAddrPort("10.0.0.2:4791")
-	for _, size := range []int{0, 1, 60, 1024, 4096, anyIDDirect, 9000} {
+	// 4096 and 4160 share a slot of the table of remembered changes, and 4096 comes back after
+	// 4160 took its slot over; every size runs twice, from the computation and from the table.
+	require.Equal(t, 4096%idChangeLengths, 4160%idChangeLengths)
+	for _, size := range []int{0, 1, 60, 1024, 4096, 4160, 4096, anyIDDirect, 9000, 0, 1, 60, 1024, 9000} {
 		h := Headers{BTH: BTHFields{Opcode: RCRDMAWriteMiddle, PKey: DefaultPKey, DestQP: 0x12, PSN: 7}}
 		pkt, room, err := AppendPacketRoom(nil, &h, size)
 		require.NoError(t, err)
