@@ -97,7 +97,8 @@ func Open(cfg Config) (*Device, error) {
 	}
 	d.rt = runtime.New(runtime.Config{
 		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil, BusyPoll: rc.BusyPoll,
-		Env: transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
+		ReceivePoll: rc.ReceivePoll,
+		Env:         transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
 	})
 	d.events.init()
 	d.objs.init()

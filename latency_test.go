@@ -32,10 +32,13 @@ func TestE2ELatencyMode(t *testing.T) {
 	t.Run("UDSend", func(t *testing.T) { testUDSend(t, a, b, ua, ub) })
 }
 
-// TestLatencyModeConfig: a negative BusyPoll is refused.
+// TestLatencyModeConfig: a negative BusyPoll or ReceivePoll is refused.
 func TestLatencyModeConfig(t *testing.T) {
-	_, err := Open(Config{Addr: netip.MustParseAddr("127.0.0.1"), BusyPoll: -time.Microsecond})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	for _, cfg := range []Config{{BusyPoll: -time.Microsecond}, {ReceivePoll: -time.Microsecond}} {
+		cfg.Addr = netip.MustParseAddr("127.0.0.1")
+		_, err := Open(cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig)
+	}
 }
 
 // TestLatencyModePollAllocs: a SEND round in latency mode, with the CQ polls taking the packets

@@ -45,6 +45,10 @@ type Config struct {
 	// receive goroutine keeps polling the network for BusyPoll before it waits in the netpoller.
 	// Zero is the default mode, which spends no CPU time waiting.
 	BusyPoll time.Duration
+	// ReceivePoll is how long the receive goroutine keeps polling the network after each read
+	// before it waits in the netpoller, outside latency mode too (see Runtime.spin). Zero waits
+	// at once.
+	ReceivePoll time.Duration
 }
 
 // Runtime runs one device's traffic. All methods are safe for concurrent use.
@@ -64,7 +68,8 @@ type Runtime struct {
 	dev     counter.Set // drops before a QP is known, and send errors
 	retired counter.Set // the counters of destroyed QPs
 
-	latency bool // cfg.BusyPoll > 0
+	latency bool          // cfg.BusyPoll > 0
+	rxPoll  time.Duration // how long the receive goroutine polls: the larger of BusyPoll and ReceivePoll
 
 	pollMu sync.Mutex // one Poll at a time; guards poll
 	poll   *rxScratch
@@ -82,7 +87,7 @@ func New(cfg Config) *Runtime {
 		cfg.NewEngine = func(env *transport.Env, q *qp.QP) Engine { return transport.New(env, q) }
 	}
 	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
-		latency: cfg.BusyPoll > 0}
+		latency: cfg.BusyPoll > 0, rxPoll: max(cfg.BusyPoll, cfg.ReceivePoll)}
 	r.qps.init()
 	r.mcast.init(cfg.Conn)
 	r.workers = make([]*worker, max(cfg.Workers, 1))

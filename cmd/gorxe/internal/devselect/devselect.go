@@ -53,6 +53,8 @@ type Selection struct {
 	Logger *slog.Logger
 	// BusyPoll becomes the device's Config.BusyPoll (latency mode).
 	BusyPoll time.Duration
+	// ReceivePoll becomes the device's Config.ReceivePoll.
+	ReceivePoll time.Duration
 }
 
 // EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
@@ -66,7 +68,7 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Port, cfg.Tap, cfg.Logger, cfg.BusyPoll = port, s.Tap, s.Logger, s.BusyPoll
+	cfg.Port, cfg.Tap, cfg.Logger, cfg.BusyPoll, cfg.ReceivePoll = port, s.Tap, s.Logger, s.BusyPoll, s.ReceivePoll
 	switch {
 	case s.Bind != "":
 		a, err := parseAddr(s.Bind)

@@ -24,6 +24,11 @@ import (
 // measured no better on two cores and takes CPU time from the peer.
 const latencyBusyPoll = 2 * time.Microsecond
 
+// bandwidthReceivePoll is how long a bandwidth test's device keeps polling the network after a
+// read before its receive goroutine sleeps (Config.ReceivePoll): perftest's bandwidth tests
+// busy-poll their CQs, and a stream's next packets are rarely further apart than this.
+const bandwidthReceivePoll = 200 * time.Microsecond
+
 // Run runs one side of a test with the parameters of ParseArgs. It prints perftest's output on
 // stdout and its notices on stderr, and returns why it failed, if it did, in one line.
 func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
@@ -36,10 +41,14 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintln(stdout, n)
 	}
 	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap, Logger: loglevel.Logger(stderr, p.LogLevel)}
-	if p.Test.Kind == Lat && !p.Events {
-		// perftest's latency tests busy-poll (unless -e sleeps on events); so does the device
-		// under them.
+	switch {
+	case p.Events:
+		// -e sleeps on CQ events; so does the device.
+	case p.Test.Kind == Lat:
+		// perftest's latency tests busy-poll; so does the device under them.
 		sel.BusyPoll = latencyBusyPoll
+	default:
+		sel.ReceivePoll = bandwidthReceivePoll
 	}
 	note, err := faultnote.FromEnv(os.Getenv)
 	if err != nil {
