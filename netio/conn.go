@@ -11,6 +11,11 @@ const DefaultPort = 4791
 // caller offers that many. Larger batches gain little once the per-datagram kernel cost dominates.
 const IdealBatchSize = 64
 
+// CoalesceBufSize is the buffer capacity from which a received [Message] may hold a coalesced run
+// of datagrams rather than one (see Message.SegmentSize): the largest buffer the kernel's UDP
+// generic receive offload hands a socket.
+const CoalesceBufSize = 1 << 16
+
 // DefaultTTL is the hop limit a datagram is sent with when its TTL is zero, matching Linux's
 // default for IPv4 and IPv6.
 const DefaultTTL = 64
@@ -34,10 +39,43 @@ type Message struct {
 	// SegmentSize reports, on Receive, that the datagram arrived coalesced with others of its
 	// flow (UDP generic receive offload) and the size the kernel gave for them: every datagram
 	// of the coalesced buffer has this size except perhaps the last, which may be shorter. Zero
-	// means the datagram arrived on its own. Each Message still holds exactly one datagram.
+	// means the datagram arrived on its own. A message offered a buffer of less than
+	// [CoalesceBufSize] holds exactly one datagram; one offered at least that may receive the
+	// whole run, which saves copying it out: Buf then holds consecutive datagrams, all from Src
+	// to Dst ([Message.Datagrams], [Message.Datagram]).
 	// On Send it is reserved and must be zero: the UDP backend coalesces runs of datagrams
 	// itself (see [UDPConn.Send]).
 	SegmentSize uint16
+}
+
+// Datagrams returns the number of datagrams a received message holds: one, or the length of a
+// coalesced run (see SegmentSize).
+func (m *Message) Datagrams() int {
+	seg := int(m.SegmentSize)
+	if seg == 0 || len(m.Buf) <= seg {
+		return 1
+	}
+	return (len(m.Buf) + seg - 1) / seg
+}
+
+// Datagram returns datagram i of a received message, 0 <= i < m.Datagrams(), as a view of Buf.
+func (m *Message) Datagram(i int) []byte {
+	seg := int(m.SegmentSize)
+	if seg == 0 || len(m.Buf) <= seg {
+		return m.Buf
+	}
+	return m.Buf[i*seg : min((i+1)*seg, len(m.Buf)) : min((i+1)*seg, len(m.Buf))]
+}
+
+// eachDatagram calls f with m standing for each of its datagrams in turn: for a coalesced run,
+// m.Buf is the datagram during the call and the run again afterwards.
+func eachDatagram(m *Message, f func(*Message)) {
+	run := *m
+	for i := range run.Datagrams() {
+		m.Buf = run.Datagram(i)
+		f(m)
+	}
+	m.Buf = run.Buf
 }
 
 // Conn sends and receives batches of datagrams on a set of local addresses. All methods are safe for
@@ -65,6 +103,11 @@ type Conn interface {
 
 	// BatchSize is the number of messages a caller should offer per Send or Receive.
 	BatchSize() int
+
+	// ReceiveBufSize is [CoalesceBufSize] when Receive may deliver coalesced runs to messages
+	// offered buffers that large, and 0 when it delivers datagrams one by one whatever the
+	// buffer.
+	ReceiveBufSize() int
 
 	// LocalAddrs returns the listening addresses and port, one per local address.
 	LocalAddrs() []netip.AddrPort

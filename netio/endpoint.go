@@ -193,6 +193,9 @@ func (e *Endpoint) Queued() int {
 // BatchSize implements [Conn].
 func (e *Endpoint) BatchSize() int { return IdealBatchSize }
 
+// ReceiveBufSize implements [Conn]: the fabric delivers datagrams one by one.
+func (e *Endpoint) ReceiveBufSize() int { return 0 }
+
 // LocalAddrs implements [Conn].
 func (e *Endpoint) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort(nil), e.locals...) }
 

@@ -137,7 +137,7 @@ func (c *FaultConn) Receive(msgs []Message) (int, error) {
 	n, err := c.inner.Receive(msgs)
 	if c.observe != nil {
 		for i := range msgs[:n] {
-			c.observe(Received, &msgs[i])
+			eachDatagram(&msgs[i], func(d *Message) { c.observe(Received, d) })
 		}
 	}
 	return n, err
@@ -148,7 +148,7 @@ func (c *FaultConn) TryReceive(msgs []Message) (int, error) {
 	n, err := c.inner.TryReceive(msgs)
 	if c.observe != nil {
 		for i := range msgs[:n] {
-			c.observe(Received, &msgs[i])
+			eachDatagram(&msgs[i], func(d *Message) { c.observe(Received, d) })
 		}
 	}
 	return n, err
@@ -156,6 +156,9 @@ func (c *FaultConn) TryReceive(msgs []Message) (int, error) {
 
 // BatchSize implements [Conn].
 func (c *FaultConn) BatchSize() int { return c.inner.BatchSize() }
+
+// ReceiveBufSize implements [Conn].
+func (c *FaultConn) ReceiveBufSize() int { return c.inner.ReceiveBufSize() }
 
 // LocalAddrs implements [Conn].
 func (c *FaultConn) LocalAddrs() []netip.AddrPort { return c.inner.LocalAddrs() }

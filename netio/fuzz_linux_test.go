@@ -121,6 +121,7 @@ func FuzzGROHandOut(f *testing.F) {
 			return
 		}
 		r := newGROReader(slots)
+		r.mem = make([]byte, slots*groSlotSize) // as the first read into its own slots makes it
 		c := &UDPConn{}
 		s := &udpSocket{local: netip.MustParseAddrPort("[fe80::2%lo]:4791")}
 		src := netip.MustParseAddrPort("[fe80::1]:49152")

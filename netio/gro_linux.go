@@ -17,30 +17,37 @@ import (
 // groSlotSize is the buffer of one read slot: the largest coalesced buffer the kernel delivers.
 const groSlotSize = 1 << 16
 
-// groReader is how a listening socket with GRO on reads. Since one slot may receive many
-// datagrams, the socket reads into 64 KiB buffers of its own and copies each datagram into a
-// caller's buffer. Receive's contract stays as it was (one datagram per Message, in the caller's
-// buffers), for one copy per datagram, small next to the kernel work GRO saves. Datagrams the
-// caller had no room for stay here for the next Receive, which hands them out without a system
-// call. Guarded by the socket's rxMu.
+// groReader is how a listening socket with GRO on reads. A caller that offers buffers of
+// CoalesceBufSize gets each coalesced run whole, read straight into its buffer. For smaller
+// buffers the socket reads into 64 KiB slots of its own and copies each datagram into a caller's
+// buffer, keeping Receive's one-datagram-per-message contract for them; datagrams the caller had
+// no room for stay here for the next Receive, which hands them out without a system call.
+// Guarded by the socket's rxMu.
 type groReader struct {
-	b    *mmsgBatch
-	mem  []byte // slots of groSlotSize bytes
-	got  int    // slots the last read filled
-	slot int    // slot of the next datagram to hand out
-	off  int    // its offset in the slot
-	seg  int    // segment size of the slot: its datagrams' size, the last may be shorter
+	b     *mmsgBatch
+	slots int    // slots of mem
+	mem   []byte // slots of groSlotSize bytes, allocated when first read into
+	got   int    // slots the last read into mem filled
+	slot  int    // slot of the next datagram to hand out
+	off   int    // its offset in the slot
+	seg   int    // segment size of the slot: its datagrams' size, the last may be shorter
 }
 
 func newGROReader(slots int) *groReader {
-	slots = min(max(slots, 1), IdealBatchSize)
-	r := &groReader{b: newReceiveBatch(), mem: make([]byte, slots*groSlotSize)}
-	r.b.count = slots
-	for i := range slots {
+	r := &groReader{b: newReceiveBatch(), slots: min(max(slots, 1), IdealBatchSize)}
+	for i := range r.b.hdrs {
 		r.b.hdrs[i].Hdr.Control = (*byte)(unsafe.Pointer(&r.b.oob[i][0]))
-		r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize:(i+1)*groSlotSize])
 	}
 	return r
+}
+
+// wholeRuns returns how many of msgs, from the first, can take a coalesced run each.
+func wholeRuns(msgs []Message) int {
+	n := 0
+	for n < len(msgs) && n < IdealBatchSize && cap(msgs[n].Buf) >= CoalesceBufSize {
+		n++
+	}
+	return n
 }
 
 // receiveGRO hands out the datagrams left from the last read or, when there are none, reads.
@@ -111,8 +118,20 @@ func (c *UDPConn) fillGRO(s *udpSocket, msgs []Message, fd uintptr) (int, error)
 	if r.slot < r.got {
 		return c.handOut(s, r, msgs), nil
 	}
-	for i := 0; i < r.b.count; i++ {
-		r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize])
+	whole := wholeRuns(msgs)
+	if whole > 0 {
+		r.b.count = whole
+		for i := range whole {
+			r.b.pointReceive(i, msgs[i].Buf)
+		}
+	} else {
+		if r.mem == nil {
+			r.mem = make([]byte, r.slots*groSlotSize)
+		}
+		r.b.count = r.slots
+		for i := range r.slots {
+			r.b.pointReceive(i, r.mem[i*groSlotSize:(i+1)*groSlotSize])
+		}
 	}
 	var got int
 	var err error
@@ -128,14 +147,43 @@ func (c *UDPConn) fillGRO(s *udpSocket, msgs []Message, fd uintptr) (int, error)
 		}
 		return 0, err
 	}
-	r.got = got
 	for i := range got {
 		size := int(r.b.hdrs[i].Len)
 		if seg := r.b.groSegment(i); seg > 0 && seg < size {
 			c.counters.groRead((size + seg - 1) / seg)
 		}
 	}
+	if whole > 0 {
+		return c.takeRuns(s, r.b, msgs, got), nil
+	}
+	r.got = got
 	return c.handOut(s, r, msgs), nil
+}
+
+// takeRuns completes the messages a read of got runs straight into msgs filled.
+func (c *UDPConn) takeRuns(s *udpSocket, b *mmsgBatch, msgs []Message, got int) int {
+	n, datagrams, bytes := 0, 0, 0
+	for i := range got {
+		size, truncated, src := b.received(i)
+		if truncated {
+			// Cannot happen with buffers of CoalesceBufSize; if it did, the run is cut short.
+			c.counters.drop(DropTruncated)
+			continue
+		}
+		msgs[n], msgs[i] = msgs[i], msgs[n]
+		m := &msgs[n]
+		m.Buf = m.Buf[:size]
+		m.Src, m.Dst = s.source(src), s.local
+		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
+		if seg := b.groSegment(i); seg > 0 && seg < size {
+			m.SegmentSize = uint16(seg)
+		}
+		datagrams += m.Datagrams()
+		bytes += size
+		n++
+	}
+	c.counters.received(datagrams, bytes)
+	return n
 }
 
 // handOut copies the next datagrams of r into msgs, one per message, and returns how many.

@@ -230,6 +230,89 @@ func TestGSOToReceiverWithoutGRO(t *testing.T) {
 
 // A coalesced read larger than the caller's batch is handed out over several Receives, in order;
 // a datagram too large for its buffer is dropped and counted without taking a message.
+// Messages offered CoalesceBufSize bytes receive each coalesced run whole, and Datagrams and
+// Datagram cut it into the datagrams that were sent; a smaller buffer beside them still gets one
+// datagram.
+func TestGROWholeRuns(t *testing.T) {
+	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a, b := conns[0], conns[1]
+	require.Equal(t, CoalesceBufSize, b.ReceiveBufSize())
+	msgs, sizes := mixedBatch(b.LocalAddrs()[0])
+	_, err := a.Send(msgs)
+	require.NoError(t, err)
+
+	in := makeMsgs(IdealBatchSize, CoalesceBufSize)
+	var seqs, runLens []int
+	var segs []uint16
+	for len(seqs) < len(msgs) {
+		resetBufs(in)
+		n, err := b.Receive(in)
+		require.NoError(t, err)
+		for _, m := range in[:n] {
+			runLens = append(runLens, m.Datagrams())
+			segs = append(segs, m.SegmentSize)
+			for i := range m.Datagrams() {
+				dg := m.Datagram(i)
+				seq := seqOf(dg)
+				require.Equal(t, datagram(seq, sizes[seq]), dg, "datagram %d", seq)
+				seqs = append(seqs, seq)
+			}
+		}
+	}
+	assert.Equal(t, seqRange(len(msgs)), seqs, "datagrams in order, none lost")
+	assert.Equal(t, []int{4, 2, 1, 3, 2, 64, 6}, runLens, "datagrams per message")
+	assert.Equal(t, []uint16{1040, 1040, 0, 80, 90, 100, 100}, segs)
+	cb := b.Counters()
+	assert.Equal(t, uint64(len(msgs)), cb.ReceivedDatagrams)
+	assert.Equal(t, uint64(6), cb.GROReads)
+
+	// One small buffer first: it takes one datagram, and the rest of its run waits for the next
+	// Receive whatever that one offers.
+	_, err = a.Send(msgs[:4])
+	require.NoError(t, err)
+	mixed := append(makeMsgs(1, 2048), makeMsgs(3, CoalesceBufSize)...)
+	var got []int
+	for len(got) < 4 {
+		resetBufs(mixed)
+		n, err := b.Receive(mixed)
+		require.NoError(t, err)
+		for _, m := range mixed[:n] {
+			require.Equal(t, 1, m.Datagrams())
+			got = append(got, seqOf(m.Buf))
+		}
+	}
+	assert.Equal(t, seqRange(4), got)
+}
+
+// Tap and fault observers see each datagram of a run received whole on its own.
+func TestTapSplitsWholeRuns(t *testing.T) {
+	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
+	a := conns[0]
+	var seen []int
+	b := Tap(conns[1], func(d Direction, m *Message) {
+		if d == Received {
+			require.Equal(t, 1, m.Datagrams())
+			seen = append(seen, seqOf(m.Buf))
+		}
+	})
+	var msgs []Message
+	for i := range 10 {
+		msgs = append(msgs, Message{Buf: datagram(i, 300), Dst: b.LocalAddrs()[0]})
+	}
+	_, err := a.Send(msgs)
+	require.NoError(t, err)
+	in := makeMsgs(4, CoalesceBufSize)
+	for received := 0; received < len(msgs); {
+		resetBufs(in)
+		n, err := b.Receive(in)
+		require.NoError(t, err)
+		for _, m := range in[:n] {
+			received += m.Datagrams()
+		}
+	}
+	assert.Equal(t, seqRange(10), seen)
+}
+
 func TestGROHandsOutAcrossReceives(t *testing.T) {
 	conns := listenPair(t, UDPConfig{SetIPv4ID: func(*Message, uint16, uint16) {}}, []netip.Addr{lo1}, []netip.Addr{lo2})
 	a, b := conns[0], conns[1]

@@ -87,7 +87,7 @@ func (t *tapConn) Send(msgs []Message) (int, error) {
 func (t *tapConn) Receive(msgs []Message) (int, error) {
 	n, err := t.Conn.Receive(msgs)
 	for i := range msgs[:n] {
-		t.fn(Received, &msgs[i])
+		eachDatagram(&msgs[i], func(d *Message) { t.fn(Received, d) })
 	}
 	return n, err
 }
@@ -95,7 +95,7 @@ func (t *tapConn) Receive(msgs []Message) (int, error) {
 func (t *tapConn) TryReceive(msgs []Message) (int, error) {
 	n, err := t.Conn.TryReceive(msgs)
 	for i := range msgs[:n] {
-		t.fn(Received, &msgs[i])
+		eachDatagram(&msgs[i], func(d *Message) { t.fn(Received, d) })
 	}
 	return n, err
 }

@@ -297,11 +297,13 @@ func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
 // Receive implements [Conn]. It may exchange Buf slices among msgs: every filled message's Buf is
 // one of the buffers offered. TOS and TTL are reported as zero.
 //
-// With GRO on (the default), a listening socket reads up to [UDPConfig.GROSlots] coalesced
-// buffers per system call into 64 KiB buffers of its own, allocated on its first read, and copies
-// each datagram out into the next message, setting SegmentSize when it arrived coalesced.
-// Datagrams beyond len(msgs) wait for the next Receive, which returns them without a system call.
-// Concurrent Receives on one socket then take turns rather than reading side by side.
+// With GRO on (the default), a listening socket reads coalesced runs straight into messages
+// offered [CoalesceBufSize] bytes or more, one run per message (see Message.SegmentSize). For
+// smaller buffers it reads up to [UDPConfig.GROSlots] runs per system call into 64 KiB buffers
+// of its own, allocated on first use, and copies each datagram out into the next message,
+// setting SegmentSize when it arrived coalesced; datagrams beyond len(msgs) wait for the next
+// Receive, which returns them without a system call. Concurrent Receives on one socket take
+// turns rather than reading side by side.
 func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	if err := validateReceive(msgs); err != nil {
 		return 0, err
@@ -426,6 +428,15 @@ func (s *udpSocket) source(src netip.AddrPort) netip.AddrPort {
 
 // BatchSize implements [Conn].
 func (c *UDPConn) BatchSize() int { return IdealBatchSize }
+
+// ReceiveBufSize implements [Conn]: with GRO on, messages offered [CoalesceBufSize] bytes receive
+// coalesced runs whole.
+func (c *UDPConn) ReceiveBufSize() int {
+	if c.cfg.DisableGRO {
+		return 0
+	}
+	return CoalesceBufSize
+}
 
 // LocalAddrs implements [Conn].
 func (c *UDPConn) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort(nil), c.locals...) }

@@ -25,6 +25,9 @@ func (*UDPConn) TryReceive([]Message) (int, error) { return 0, ErrNotSupported }
 // BatchSize implements [Conn].
 func (*UDPConn) BatchSize() int { return 1 }
 
+// ReceiveBufSize implements [Conn].
+func (*UDPConn) ReceiveBufSize() int { return 0 }
+
 // LocalAddrs implements [Conn].
 func (*UDPConn) LocalAddrs() []netip.AddrPort { return nil }
 

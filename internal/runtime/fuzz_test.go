@@ -126,7 +126,7 @@ func FuzzReceiveRouting(f *testing.F) {
 		}
 		before := rt.Counters()
 		batches := make([]*rxBatch, len(rt.workers))
-		last := rt.classify(&m, batches)
+		last, _ := rt.classify(m.Buf, &m, nil, batches)
 		after := rt.Counters()
 		var drops uint64
 		for _, id := range rxDrops {

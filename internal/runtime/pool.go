@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -26,14 +27,44 @@ func putBuf(b []byte) {
 	bufPool.Put((*pktBuf)(b[:transport.MaxPacketSize]))
 }
 
-// rxPacket is one received packet on its way from the receive goroutine to a worker. It owns buf;
-// parsed views alias it.
+// rxChunk is a buffer of netio.CoalesceBufSize bytes that the network reads a coalesced run of
+// datagrams into. The packets cut from it go to the workers as views of it, with no copy, and
+// the last one handled returns it to the pool.
+type rxChunk struct {
+	mem  [netio.CoalesceBufSize]byte
+	refs atomic.Int32 // packets that still view mem
+}
+
+var chunkPool = sync.Pool{New: func() any { return new(rxChunk) }}
+
+func getChunk() *rxChunk { return chunkPool.Get().(*rxChunk) }
+
+// release drops one packet's view of c.
+func (c *rxChunk) release() {
+	if c.refs.Add(-1) == 0 {
+		chunkPool.Put(c)
+	}
+}
+
+// rxPacket is one received packet on its way from the receive goroutine to a worker. It owns buf,
+// a pooled packet buffer, or a view of chunk; parsed views alias it.
 type rxPacket struct {
 	buf    []byte
+	chunk  *rxChunk // nil when buf is a packet buffer of its own
 	parsed packet.Parsed
 	from   packet.Envelope
 	qp     *QP
 	more   bool // another packet for qp follows in the batch
+}
+
+// release gives the packet's buffer back.
+func (p *rxPacket) release() {
+	if p.chunk != nil {
+		p.chunk.release()
+	} else {
+		putBuf(p.buf)
+	}
+	*p = rxPacket{}
 }
 
 // rxBatch carries the packets of one receive call that belong to one worker.
@@ -51,8 +82,7 @@ func putBatch(b *rxBatch) {
 // dropBatch returns the buffers of a batch nobody will handle, and the batch.
 func dropBatch(b *rxBatch) {
 	for i := range b.pkts {
-		putBuf(b.pkts[i].buf)
-		b.pkts[i] = rxPacket{}
+		b.pkts[i].release()
 	}
 	putBatch(b)
 }

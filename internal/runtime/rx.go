@@ -6,41 +6,85 @@ import (
 	"net/netip"
 	"runtime"
 	"time"
+	"unsafe"
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/transport"
 )
 
 // receiveErrorPause is how long the receive goroutine waits after an error from the network.
 const receiveErrorPause = time.Millisecond
 
-// rxScratch is what one reader of the network works with: the messages it reads into, each with
-// a pooled buffer, and one batch slot per worker.
+// rxScratch is what one reader of the network works with: the messages it reads into and one
+// batch slot per worker. On a connection that delivers coalesced runs whole, message i reads
+// into chunks[i], whose packets then go to the workers without a copy; otherwise each message
+// reads one datagram into a pooled packet buffer, which the packet takes.
 type rxScratch struct {
 	msgs    []netio.Message
+	chunks  []*rxChunk // nil without coalesced runs
 	batches []*rxBatch
 }
 
+// runsPerRead is the number of coalesced runs a reader offers room for per read: each may hold
+// up to 64 datagrams, and the chunks cost 64 KiB each.
+const runsPerRead = 16
+
 func (r *Runtime) newScratch() *rxScratch {
-	x := &rxScratch{msgs: make([]netio.Message, max(r.conn.BatchSize(), 1)), batches: make([]*rxBatch, len(r.workers))}
+	n := max(r.conn.BatchSize(), 1)
+	coalesce := r.conn.ReceiveBufSize() >= netio.CoalesceBufSize
+	if coalesce {
+		n = min(n, runsPerRead)
+	}
+	x := &rxScratch{msgs: make([]netio.Message, n), batches: make([]*rxBatch, len(r.workers))}
+	if coalesce {
+		x.chunks = make([]*rxChunk, n)
+		for i := range x.chunks {
+			x.chunks[i] = getChunk()
+		}
+		return x
+	}
 	for i := range x.msgs {
 		x.msgs[i].Buf = getBuf()
 	}
 	return x
 }
 
-// ready gives every message its buffer's full length back before a read.
+// ready gives every message its whole buffer before a read.
 func (x *rxScratch) ready() {
 	for i := range x.msgs {
-		x.msgs[i].Buf = x.msgs[i].Buf[:cap(x.msgs[i].Buf)]
+		if x.chunks != nil {
+			x.msgs[i].Buf = x.chunks[i].mem[:]
+		} else {
+			x.msgs[i].Buf = x.msgs[i].Buf[:cap(x.msgs[i].Buf)]
+		}
 	}
 }
 
 func (x *rxScratch) release() {
 	for i := range x.msgs {
-		putBuf(x.msgs[i].Buf)
+		if x.chunks != nil {
+			chunkPool.Put(x.chunks[i])
+		} else {
+			putBuf(x.msgs[i].Buf)
+		}
 	}
+}
+
+// chunkOf returns the index of the chunk message i was read into: i, unless the connection
+// exchanged buffers among the messages (netio.UDPConn.Receive may, when it drops one).
+func (x *rxScratch) chunkOf(i int) int {
+	p := unsafe.SliceData(x.msgs[i].Buf)
+	if p == &x.chunks[i].mem[0] {
+		return i
+	}
+	for j, c := range x.chunks {
+		if p == &c.mem[0] {
+			return j
+		}
+	}
+	panic("gorxe: a received message is in none of the reader's chunks")
 }
 
 // receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
@@ -125,7 +169,7 @@ func (r *Runtime) Poll() bool {
 func (r *Runtime) dispatch(x *rxScratch, n int, all bool) {
 	last := -1
 	for i := range x.msgs[:n] {
-		if w := r.classify(&x.msgs[i], x.batches); w >= 0 {
+		if w := r.take(x, i); w >= 0 {
 			last = w
 		}
 	}
@@ -138,53 +182,104 @@ func (r *Runtime) dispatch(x *rxScratch, n int, all bool) {
 	}
 }
 
-// classify checks one datagram and, if it is for a QP of this device, moves it into the batch of
-// that QP's worker (taking m's buffer and giving m a fresh one). It returns the index of the
-// worker that got the packet (the last one for multicast), or -1 if it was dropped.
-func (r *Runtime) classify(m *netio.Message, batches []*rxBatch) int {
-	var p packet.Parsed
-	if err := packet.Parse(m.Buf, &p); err != nil {
-		r.dev.Inc(counter.RcvdMalformed)
-		return -1
+// take moves the packets of message i of x that are for QPs of this device into their workers'
+// batches, and returns the index of the worker that got the last one, or -1 if there was none.
+//
+// The datagrams of a coalesced run go as views of the run's chunk, which the reader replaces.
+// A lone datagram in a chunk is copied into a packet buffer instead and the chunk read into
+// again: a packet waiting in a worker's queue would otherwise hold 64 KiB.
+func (r *Runtime) take(x *rxScratch, i int) int {
+	m := &x.msgs[i]
+	if x.chunks == nil {
+		w, taken := r.classify(m.Buf, m, nil, x.batches)
+		if taken {
+			m.Buf = getBuf()
+		}
+		return w
 	}
-	if !r.verifyICRC(m) {
+	j := x.chunkOf(i)
+	c := x.chunks[j]
+	if m.Datagrams() == 1 {
+		if len(m.Buf) > transport.MaxPacketSize {
+			r.dev.Inc(counter.RcvdMalformed)
+			return -1
+		}
+		buf := getBuf()
+		w, taken := r.classify(buf[:copy(buf, m.Buf)], m, nil, x.batches)
+		if !taken {
+			putBuf(buf)
+		}
+		return w
+	}
+	last := -1
+	for d := range m.Datagrams() {
+		dg := m.Datagram(d)
+		if len(dg) > transport.MaxPacketSize {
+			r.dev.Inc(counter.RcvdMalformed)
+			continue
+		}
+		if w, _ := r.classify(dg, m, c, x.batches); w >= 0 {
+			last = w
+		}
+	}
+	// The packets have not reached their workers yet, so the count is exact.
+	if c.refs.Load() > 0 {
+		x.chunks[j] = getChunk()
+	}
+	return last
+}
+
+// classify checks datagram dg, which arrived in message m, and, if it is for a QP of this device,
+// adds it to the batch of that QP's worker. The packet views dg in chunk when that is set (taking
+// a reference to the chunk) and otherwise takes dg, a packet buffer, reported as taken. It
+// returns the index of the worker that got the packet (the last one for multicast, whose members
+// each get a copy), or -1 if it was dropped.
+func (r *Runtime) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch) (w int, taken bool) {
+	var p packet.Parsed
+	if err := packet.Parse(dg, &p); err != nil {
+		r.dev.Inc(counter.RcvdMalformed)
+		return -1, false
+	}
+	if !r.verifyICRC(dg, m) {
 		r.dev.Inc(counter.RcvdICRCErr)
-		return -1
+		return -1, false
 	}
 	bth := p.BTH()
 	// The P_Key table holds only the default key: accept it and its limited-member form.
 	if bth.PKey()&packet.PKeyMembershipMask != packet.DefaultPKey&packet.PKeyMembershipMask {
 		r.dev.Inc(counter.RcvdBadPKey)
-		return -1
+		return -1, false
 	}
 	from := received(m)
 	qpn := bth.DestQP()
 	if qpn == packet.MulticastQPN {
-		return r.fanOut(m, from, batches)
+		return r.fanOut(dg, m, from, batches), false
 	}
 	c := r.qps.lookup(qpn)
 	if c == nil {
 		r.dev.Inc(counter.RcvdUnknownQPN)
-		return -1
+		return -1, false
 	}
-	add(batches, c, m.Buf, &p, from)
-	m.Buf = getBuf()
-	return c.w.idx
+	if chunk != nil {
+		chunk.refs.Add(1)
+	}
+	add(batches, c, rxPacket{buf: dg, chunk: chunk, parsed: p, from: from, qp: c})
+	return c.w.idx, chunk == nil
 }
 
 // add appends a packet for QP c to its worker's batch.
-func add(batches []*rxBatch, c *QP, buf []byte, p *packet.Parsed, from packet.Envelope) {
+func add(batches []*rxBatch, c *QP, pkt rxPacket) {
 	b := batches[c.w.idx]
 	if b == nil {
 		b = getBatch()
 		batches[c.w.idx] = b
 	}
-	b.pkts = append(b.pkts, rxPacket{buf: buf, parsed: *p, from: from, qp: c})
+	b.pkts = append(b.pkts, pkt)
 }
 
-// fanOut delivers a multicast packet to every QP attached to its destination group, each with its
-// own copy, as rxe does.
-func (r *Runtime) fanOut(m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
+// fanOut delivers multicast packet dg to every QP attached to its destination group, each with
+// its own copy, as rxe does.
+func (r *Runtime) fanOut(dg []byte, m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
 	cores := r.mcast.members(m.Dst.Addr().Unmap().WithZone(""))
 	if len(cores) == 0 {
 		r.dev.Inc(counter.RcvdNoMcastGroup)
@@ -193,13 +288,13 @@ func (r *Runtime) fanOut(m *netio.Message, from packet.Envelope, batches []*rxBa
 	last := -1
 	for _, c := range cores {
 		buf := getBuf()
-		n := copy(buf, m.Buf)
+		n := copy(buf, dg)
 		var p packet.Parsed
 		if packet.Parse(buf[:n], &p) != nil {
 			putBuf(buf)
 			return last
 		}
-		add(batches, c, buf, &p, from)
+		add(batches, c, rxPacket{buf: buf, parsed: p, from: from, qp: c})
 		last = c.w.idx
 	}
 	return last
@@ -212,17 +307,17 @@ func (r *Runtime) fanOut(m *netio.Message, from packet.Envelope, batches []*rxBa
 // DF, so packets from gorxe peers cost one CRC pass and nothing more; kernel rxe's varying IDs
 // take two extra field multiplications. Either way a corrupted packet passes with probability
 // about 2^-14 (see packet.VerifyICRCIPv4AnyID).
-func (r *Runtime) verifyICRC(m *netio.Message) bool {
+func (r *Runtime) verifyICRC(dg []byte, m *netio.Message) bool {
 	src, dst := unmapPort(m.Src), unmapPort(m.Dst)
 	if src.Addr().Is6() {
 		env := packet.Envelope{Src: src, Dst: dst}
-		return env.VerifyICRC(m.Buf) == nil
+		return env.VerifyICRC(dg) == nil
 	}
 	if r.cfg.Strict {
 		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
-		return env.VerifyICRC(m.Buf) == nil
+		return env.VerifyICRC(dg) == nil
 	}
-	_, _, err := packet.VerifyICRCIPv4AnyID(src, dst, m.Buf)
+	_, _, err := packet.VerifyICRCIPv4AnyID(src, dst, dg)
 	return err == nil
 }
 

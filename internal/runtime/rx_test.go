@@ -6,13 +6,16 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/clock"
+	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
+	"github.com/gorxe/gorxe/qp"
 )
 
 // countingConn counts the reads the runtime makes of the connection it wraps.
@@ -71,4 +74,114 @@ func TestReceivePoll(t *testing.T) {
 			assert.Zero(t, conn.tries.Load())
 		})
 	}
+}
+
+// runScratch is a reader's scratch in chunk mode, as on a connection that delivers coalesced
+// runs, with one message.
+func runScratch(rt *Runtime) *rxScratch {
+	return &rxScratch{msgs: make([]netio.Message, 1), chunks: []*rxChunk{getChunk()}, batches: make([]*rxBatch, len(rt.workers))}
+}
+
+// fillRun writes pkts back to back into the scratch's chunk and makes its message the coalesced
+// run of them, as netio delivers one (all but the last the same size).
+func fillRun(x *rxScratch, src, dst netip.AddrPort, pkts ...[]byte) {
+	mem := x.chunks[0].mem[:0]
+	for _, p := range pkts {
+		mem = append(mem, p...)
+	}
+	seg := 0
+	if len(pkts) > 1 {
+		seg = len(pkts[0])
+	}
+	x.msgs[0] = netio.Message{Buf: mem, Src: src, Dst: dst, SegmentSize: uint16(seg)}
+}
+
+// signed returns a SEND ONLY packet for qpn with its ICRC, corrupted if bad.
+func signed(t *testing.T, qpn uint32, src, dst netip.AddrPort, bad bool) []byte {
+	pkt, err := packet.AppendPacket(nil, sendOnly(qpn, 0xFFFF), make([]byte, 100))
+	require.NoError(t, err)
+	env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
+	require.NoError(t, env.PutICRC(pkt))
+	if bad {
+		pkt[len(pkt)-1] ^= 1
+	}
+	return pkt
+}
+
+// inChunk reports whether b lies in c's memory.
+func inChunk(b []byte, c *rxChunk) bool {
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(&c.mem[0]))
+	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(c.mem))
+}
+
+// TestTakeCoalescedRun: the packets of a run go to their workers as views of the run's chunk,
+// which the reader replaces and the last packet handled gives back; a bad packet in the run is
+// dropped and counted alone; a lone datagram is copied out and its chunk read into again.
+func TestTakeCoalescedRun(t *testing.T) {
+	x := newRig(t, "10.0.0.1")
+	qa, ea := x.create(t, qp.TypeRC)
+	qb, eb := x.create(t, qp.TypeRC)
+	src := netip.AddrPortFrom(mustAddr("10.0.0.2"), 0xC000)
+	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
+	sc := runScratch(x.rt)
+	c := sc.chunks[0]
+	fillRun(sc, src, dst, signed(t, qa.qpn, src, dst, false), signed(t, qb.qpn, src, dst, false),
+		signed(t, qa.qpn, src, dst, true), signed(t, qa.qpn, src, dst, false))
+	before := x.rt.Counters()
+
+	require.GreaterOrEqual(t, x.rt.take(sc, 0), 0)
+	assert.Equal(t, uint64(1), x.rt.Counters().Get(counter.RcvdICRCErr)-before.Get(counter.RcvdICRCErr))
+	assert.NotSame(t, c, sc.chunks[0], "the chunk the packets view is no longer read into")
+	assert.Equal(t, int32(3), c.refs.Load())
+	for i, b := range sc.batches {
+		if b == nil {
+			continue
+		}
+		for _, p := range b.pkts {
+			assert.Same(t, c, p.chunk)
+			assert.True(t, inChunk(p.buf, c), "packet is a view of the chunk")
+		}
+		w := x.rt.workers[i]
+		w.run.Lock()
+		w.receive(b, x.clk.Now())
+		w.run.Unlock()
+		sc.batches[i] = nil
+	}
+	assert.Zero(t, c.refs.Load(), "every view given back")
+	for _, e := range []*fakeEngine{ea, eb} {
+		e.mu.Lock()
+		assert.Len(t, e.received, map[*fakeEngine]int{ea: 2, eb: 1}[e])
+		e.mu.Unlock()
+	}
+
+	lone := sc.chunks[0]
+	fillRun(sc, src, dst, signed(t, qa.qpn, src, dst, false))
+	w := x.rt.take(sc, 0)
+	require.GreaterOrEqual(t, w, 0)
+	assert.Same(t, lone, sc.chunks[0], "a lone datagram leaves its chunk to the reader")
+	p := sc.batches[w].pkts[0]
+	assert.Nil(t, p.chunk)
+	assert.False(t, inChunk(p.buf, lone))
+	dropBatch(sc.batches[w])
+}
+
+// TestTakeRunAllocations: cutting a coalesced run into packets allocates nothing.
+func TestTakeRunAllocations(t *testing.T) {
+	x := newRig(t, "10.0.0.1")
+	q, _ := x.create(t, qp.TypeRC)
+	src := netip.AddrPortFrom(mustAddr("10.0.0.2"), 0xC000)
+	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
+	pkt := signed(t, q.qpn, src, dst, false)
+	sc := runScratch(x.rt)
+	allocs := testing.AllocsPerRun(1000, func() {
+		fillRun(sc, src, dst, pkt, pkt, pkt, pkt)
+		x.rt.take(sc, 0)
+		for i, b := range sc.batches {
+			if b != nil {
+				dropBatch(b)
+				sc.batches[i] = nil
+			}
+		}
+	})
+	assert.Zero(t, allocs, "allocations per run of four packets")
 }

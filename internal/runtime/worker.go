@@ -221,8 +221,7 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 			}
 			w.ran(h, v, n)
 		}
-		putBuf(p.buf)
-		*p = rxPacket{}
+		p.release()
 	}
 	putBatch(b)
 }

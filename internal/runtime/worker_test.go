@@ -346,8 +346,9 @@ func TestWorkerHandsBurstsToEngines(t *testing.T) {
 		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
 		require.NoError(t, env.PutICRC(pkt))
 		m := netio.Message{Buf: pkt, Src: src, Dst: dst}
-		require.GreaterOrEqual(t, x.rt.classify(&m, batches), 0, "packet dropped")
-		putBuf(m.Buf)
+		w, taken := x.rt.classify(m.Buf, &m, nil, batches)
+		require.GreaterOrEqual(t, w, 0, "packet dropped")
+		require.True(t, taken)
 	}
 	for i, b := range batches {
 		if b == nil {
@@ -377,10 +378,11 @@ func TestClassifyAllocations(t *testing.T) {
 	env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
 	require.NoError(t, env.PutICRC(pkt))
 	batches := make([]*rxBatch, len(x.rt.workers))
-	m := netio.Message{Buf: getBuf(), Src: src, Dst: dst}
+	m := netio.Message{Src: src, Dst: dst}
 	allocs := testing.AllocsPerRun(1000, func() {
-		m.Buf = m.Buf[:copy(m.Buf[:cap(m.Buf)], pkt)]
-		x.rt.classify(&m, batches)
+		buf := getBuf()
+		m.Buf = buf[:copy(buf, pkt)]
+		x.rt.classify(m.Buf, &m, nil, batches)
 		for i, b := range batches {
 			if b != nil {
 				dropBatch(b)
@@ -389,7 +391,6 @@ func TestClassifyAllocations(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs, "classify allocations per packet")
-	putBuf(m.Buf)
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
