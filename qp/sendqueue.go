@@ -72,6 +72,17 @@ func (s *SendQueue) Positions() (head, cursor, tail uint64) {
 	return s.head, s.cursor, s.tail
 }
 
+// Peek returns head and cursor and, if pos is outstanding (head <= pos < tail), the WQE there:
+// Positions and At under one lock, for the requester's walk, which needs both per step.
+func (s *SendQueue) Peek(pos uint64) (head, cursor uint64, w *SendWQE) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pos >= s.head && pos < s.tail {
+		w = s.slot(pos)
+	}
+	return s.head, s.cursor, w
+}
+
 // StartNext hands the requester the WQE at the cursor and advances the cursor. It returns false
 // when nothing is waiting or the QP state does not allow starting new WQEs (anything but RTS:
 // in SQD started WQEs finish but no new one starts).

@@ -252,13 +252,13 @@ func (r *requester) run(now time.Time, out *Output) {
 // before it has been sent, or nil when there is nothing to do.
 func (r *requester) current(sq *qp.SendQueue) *qp.SendWQE {
 	for {
-		head, cursor, _ := sq.Positions()
+		head, cursor, w := sq.Peek(r.next)
 		if r.next < head {
 			r.next = head
+			continue
 		}
 		if r.next < cursor {
-			w, ok := sq.At(r.next)
-			if !ok {
+			if w == nil {
 				return nil
 			}
 			switch st := w.Progress.State; {
@@ -273,11 +273,17 @@ func (r *requester) current(sq *qp.SendQueue) *qp.SendWQE {
 				continue
 			}
 		}
-		w, ok := sq.At(cursor)
-		if !ok || !r.mayStart(w) {
+		if r.next != cursor {
+			// Past the cursor, which the walk never leaves behind: look at the cursor's WQE.
+			if _, cursor, w = sq.Peek(cursor); w == nil {
+				return nil
+			}
+		}
+		if w == nil || !r.mayStart(w) {
 			return nil
 		}
-		if w, ok = sq.StartNext(); !ok {
+		w, ok := sq.StartNext()
+		if !ok {
 			return nil
 		}
 		r.next = w.Index
