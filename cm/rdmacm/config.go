@@ -70,8 +70,8 @@ type Options struct {
 	// leaves it 0, 655 ms), as a program that sets IBV_QP_MIN_RNR_TIMER on its QP after
 	// rdma_accept does.
 	MinRNRTimer uint8
-	// Backlog is rdma_listen's backlog, for Listen only: how many requests may wait for Accept
-	// before further ones are rejected. Zero means 16.
+	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
+	// Accept before further ones are refused. Zero means 16.
 	Backlog int
 }
 

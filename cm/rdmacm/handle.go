@@ -70,7 +70,8 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 
 // onREQ queues a REQ for the listener of its service ID after checking the CMA header's
 // destination against the listener's address; a REQ nobody can take is rejected as the kernel
-// rejects it.
+// rejects it, and so is one beyond the backlog, which the kernel leaves unanswered instead for
+// the peer's retransmission to find room (see onSIDRREQ).
 func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	l := a.listeners[e.ServiceID]
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)

@@ -24,13 +24,21 @@ type request struct {
 	peer, local netip.AddrPort
 }
 
-// backlogLen is the default of rdma_listen's backlog (Options.Backlog): further REQs are rejected
-// while this many wait for Accept.
+// backlogLen is the default of rdma_listen's backlog (Options.Backlog): further requests are
+// refused while this many wait for Accept.
 const backlogLen = 16
+
+// backlog returns the length of a listener's backlog under options o.
+func (o *Options) backlog() int {
+	if o.Backlog > 0 {
+		return o.Backlog
+	}
+	return backlogLen
+}
 
 // Listen opens the device's agent and listens on addr (RDMA-CM's TCP port space; an unspecified
 // address takes connections to any of the device's addresses). opts, which may be nil, shape the
-// connections Accept returns.
+// connections Accept returns and size the backlog (Options.Backlog).
 func Listen(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Listener, error) {
 	return withAgent(dev, func(a *Agent) (*Listener, error) { return a.Listen(ctx, addr, opts) })
 }
@@ -45,11 +53,7 @@ func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) 
 	if opts != nil {
 		l.opts = *opts
 	}
-	n := backlogLen
-	if l.opts.Backlog > 0 {
-		n = l.opts.Backlog
-	}
-	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceTCP, n, func() { a.listeners[l.sid] = l }); err != nil {
+	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceTCP, l.opts.backlog(), func() { a.listeners[l.sid] = l }); err != nil {
 		return nil, err
 	}
 	return l, nil

@@ -14,8 +14,9 @@ import (
 )
 
 // UDOptions shape a UD endpoint (an RDMA-CM id of the UDP port space). Of the embedded Options,
-// PD, Cap, CQE, Recv and Source apply; PrivateData goes in the SIDR_REQ after the CMA header (at
-// most 180 bytes) or in the SIDR_REP (at most 136 bytes). The RC fields are unused.
+// PD, Cap, CQE, Recv, SendCQ and RecvCQ, Source and, for ListenUD, Backlog apply; PrivateData goes
+// in the SIDR_REQ after the CMA header (at most 180 bytes) or in the SIDR_REP (at most 136
+// bytes). The RC fields are unused.
 type UDOptions struct {
 	Options
 	// TrafficClass is the IP traffic class (DSCP and ECN) of the address handle to the peer, as

@@ -42,6 +42,13 @@ func (a *agent) handleSIDR(now time.Time, e cm.Event, out *cm.Output) bool {
 // onSIDRREQ queues a SIDR_REQ for the UD listener of its service ID. As in the kernel, a request
 // for a service ID with no UD listener (a TCP port) is answered "service ID not supported", and
 // one RDMA-CM cannot take (no or a foreign CMA header, a full backlog) is refused.
+//
+// A full backlog refuses at once, as the kernel refuses a SIDR_REQ: its user-space RDMA-CM fails
+// a connection request that finds the listener's backlog (requests not yet fetched) full with
+// ENOMEM, and ib_cm answers a SIDR_REQ whose handler failed with a SIDR_REP of status 2, whatever
+// the error (a REQ that failed with ENOMEM it leaves unanswered, for the peer to retransmit). A
+// server whose client resolves more UD QPs at once than the backlog holds needs a longer one
+// (perftest's listens with a backlog of -q).
 func (a *agent) onSIDRREQ(now time.Time, e cm.Event, out *cm.Output) {
 	refuse := func(s mad.SIDRStatus) { _ = a.mgr.ReplySIDR(now, e.Conn, cm.SIDRReply{Status: s}, out) }
 	l := a.ud.listeners[e.ServiceID]

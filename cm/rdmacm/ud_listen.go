@@ -20,7 +20,7 @@ type UDListener struct {
 
 // ListenUD opens the device's agent and listens on addr in the UDP port space (an unspecified
 // address takes requests for any of the device's addresses). opts, which may be nil, shape the
-// endpoints Accept returns.
+// endpoints Accept returns and size the backlog (Options.Backlog).
 func ListenUD(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
 	return withAgent(dev, func(a *Agent) (*UDListener, error) { return a.ListenUD(ctx, addr, opts) })
 }
@@ -41,7 +41,7 @@ func (a *agent) listenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptio
 		}
 		a.ud.listeners[l.sid] = l
 	}
-	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceUDP, backlogLen, register); err != nil {
+	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceUDP, l.opts.backlog(), register); err != nil {
 		return nil, err
 	}
 	return l, nil

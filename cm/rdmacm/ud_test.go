@@ -196,3 +196,61 @@ func TestUDRefusedByAgent(t *testing.T) {
 		})
 	}
 }
+
+// A UD listener holds as many SIDR_REQs as its backlog (Options.Backlog, default 16), so a client
+// that resolves more UD QPs at once than the default, as perftest -q does, has them all answered;
+// a SIDR_REQ that finds the backlog full is answered status 2 (rejected), as ib_cm answers one the
+// kernel's RDMA-CM has no room for.
+func TestUDListenBacklog(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
+	as := agents(t, devs...)
+	for _, tc := range []struct {
+		name    string
+		backlog int
+		holds   int
+	}{
+		{"default", 0, backlogLen},
+		{"longer", backlogLen + 4, backlogLen + 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := as[1].ListenUD(ctx, serverAddr, &UDOptions{Options: Options{Backlog: tc.backlog}})
+			require.NoError(t, err)
+			defer l.Close()
+			dialed := make(chan error, tc.holds)
+			conns := make(chan *UDConn, tc.holds)
+			for range tc.holds {
+				go func() {
+					c, err := as[0].DialUD(ctx, serverAddr, nil)
+					if err == nil {
+						conns <- c
+					}
+					dialed <- err
+				}()
+			}
+			// Nobody accepts until every request is in.
+			require.Eventually(t, func() bool { return len(l.backlog) == tc.holds }, testWait, testTick, "the backlog never filled")
+			_, err = as[0].DialUD(ctx, serverAddr, nil)
+			require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRReject}, "a request beyond the backlog")
+			var accepted []*UDConn
+			for range tc.holds {
+				c, err := l.Accept(ctx, nil)
+				require.NoError(t, err)
+				accepted = append(accepted, c)
+			}
+			for range tc.holds {
+				assert.NoError(t, <-dialed)
+			}
+			close(conns)
+			qpns := make(map[uint32]bool)
+			for c := range conns {
+				qpns[c.RemoteQPN()] = true
+				require.NoError(t, c.Close())
+			}
+			for _, c := range accepted {
+				assert.True(t, qpns[c.QP().QPN()], "no client has the QP of accepted endpoint %d", c.QP().QPN())
+				require.NoError(t, c.Close())
+			}
+		})
+	}
+}

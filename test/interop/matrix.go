@@ -223,6 +223,10 @@ func perftestCMCases() []runCase {
 		// one packet.
 		c(withCM(sendBW), 4, 1024, t, "-R", "-c", "UD", "-s", "1024", "-n", "100"),
 		c(withCM(sendLat), 4, 1024, t, "-R", "-c", "UD", "-s", "2", "-n", "100"),
+		// More QPs than RDMA-CM's default backlog (16): perftest's client resolves all 20 at once,
+		// without waiting for one SIDR_REP before the next SIDR_REQ, and its server listens with a
+		// backlog of -q.
+		c(withCM(sendBW), 4, 1024, t, "-R", "-c", "UD", "-s", "1024", "-n", "100", "-q", "20"),
 		// -z: only the exchange runs over RDMA-CM; the QPs connect from the exchanged keys.
 		c(withCM(writeBW), 4, 1024, t, "-z", "-s", "65536", "-n", "100"),
 		c(withCM(sendLat), 4, 1024, t, "-z", "-s", "2", "-n", "100"),

@@ -35,6 +35,10 @@ func TestPerftestRDMACM(t *testing.T) {
 		// test's client sends its QPN to the server first.
 		{"send_bw", "Send BW Test", []string{"-R", "-c", "UD", "-n", "200", "-s", "1024", "-q", "2"}, 2, "1024", "400", true, "ON"},
 		{"send_lat", "Send Latency Test", []string{"-R", "-c", "UD", "-n", "200", "-s", "64"}, 1, "64", "200", true, "ON"},
+		// More QPs than RDMA-CM's default backlog (16): the server listens with a backlog of -q in
+		// both port spaces, as perftest's does.
+		{"send_bw", "Send BW Test", []string{"-R", "-c", "UD", "-n", "50", "-s", "1024", "-q", "20"}, 20, "1024", "1000", true, "ON"},
+		{"write_bw", "RDMA_Write BW Test", []string{"-R", "-n", "20", "-s", "1024", "-q", "20"}, 20, "1024", "400", true, "ON"},
 		{"write_bw", "RDMA_Write BW Test", []string{"-z", "-n", "100", "-s", "4096"}, 1, "4096", "100", true, "OFF"},
 		{"send_bw", "Send BW Test", []string{"-z", "-n", "100", "-s", "1024", "-c", "UD", "-x", "1"}, 1, "1024", "100", true, "OFF"},
 	}

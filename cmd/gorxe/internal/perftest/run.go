@@ -174,14 +174,17 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 	if p.IPv6 {
 		all = netip.IPv6Unspecified()
 	}
-	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), &rdmacm.Options{Backlog: max(p.NumQPs, 16)})
+	// perftest's client connects all its QPs at once, not one after another, and its server
+	// listens with a backlog of -q (rdma_listen(id, num_of_qps)), in both port spaces.
+	lo := rdmacm.Options{Backlog: p.NumQPs}
+	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), &lo)
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("rdma_listen on port %d: %w", p.Port, err), s.Close())
 	}
 	if p.RDMACM && p.Conn == UD {
 		// UD QPs come through the UDP port space: their listener is there before the first
 		// barrier too.
-		if end.ud, err = rdmacm.ListenUD(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), nil); err != nil {
+		if end.ud, err = rdmacm.ListenUD(ctx, dev, netip.AddrPortFrom(all, uint16(p.Port)), &rdmacm.UDOptions{Options: lo}); err != nil {
 			l.Close()
 			return nil, nil, errors.Join(fmt.Errorf("rdma_listen on UDP port %d: %w", p.Port, err), s.Close())
 		}
