@@ -84,12 +84,12 @@ func (x *rxScratch) chunkOf(i int) int {
 			return j
 		}
 	}
-	panic("gorxe: a received message is in none of the reader's chunks")
+	panic("gorxe: the network connection returned a buffer it was not offered")
 }
 
 // receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
-// hands the rest, batched per worker, to the workers. In latency mode it polls for BusyPoll after
-// the last datagram before it waits again.
+// hands the rest, batched per worker, to the workers. With BusyPoll or ReceivePoll set it polls
+// for that long after the last datagram before it waits again.
 func (r *Runtime) receiveLoop() {
 	defer r.rxWG.Done()
 	x := r.newScratch()

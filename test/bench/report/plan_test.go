@@ -43,11 +43,12 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 
 func TestCaseArgs(t *testing.T) {
 	bw := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 1024, qps: 256}
-	assert.Equal(t, []string{"-s", "65536", "-D", "3", "-q", "256", "-m", "1024"}, bw.args(3, 500))
+	assert.Equal(t, []string{"-s", "65536", "-D", "5", "-f", "1", "-q", "256", "-m", "1024"}, bw.args(3, 500))
+	assert.InDelta(t, 0.6, bw.measuredShare(3), 1e-9, "3 s measured of a 5 s run")
 	assert.Equal(t, "write_bw", bw.tool())
 
 	rate := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}
-	assert.Equal(t, []string{"-s", "64", "-D", "2"}, rate.args(2, 500))
+	assert.Equal(t, []string{"-s", "64", "-D", "4", "-f", "1"}, rate.args(2, 500))
 	assert.Equal(t, "send_bw", rate.tool())
 	assert.Equal(t, defaultMTU, rate.effectiveMTU())
 

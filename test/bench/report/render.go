@@ -54,7 +54,7 @@ func machineLine(m Machine, s Settings) string {
 	if s.GoMaxProcs > 0 {
 		fmt.Fprintf(&b, " (GOMAXPROCS=%d each)", s.GoMaxProcs)
 	}
-	fmt.Fprintf(&b, ", %d s per bandwidth run, %d iterations per latency run.", s.DurationS, s.LatencyIters)
+	fmt.Fprintf(&b, ", %d s measured per bandwidth run (after %d s of warm-up), %d iterations per latency run.", s.DurationS, marginSeconds, s.LatencyIters)
 	return b.String()
 }
 

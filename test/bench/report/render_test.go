@@ -38,7 +38,7 @@ func TestMarkdown(t *testing.T) {
 	md := b.String()
 	assert.True(t, strings.HasPrefix(md, "Measured 2026-01-02T03:04:05Z on 2 cores (Test CPU), Linux 6.1.0, go1.26.8; load average 1.00 2.00 3.00 at the start."), md)
 	for _, want := range []string{
-		"gorxe client on 127.0.0.1 and server on 127.0.0.2 as two processes (GOMAXPROCS=1 each), 2 s per bandwidth run, 100 iterations per latency run.",
+		"gorxe client on 127.0.0.1 and server on 127.0.0.2 as two processes (GOMAXPROCS=1 each), 2 s measured per bandwidth run (after 1 s of warm-up), 100 iterations per latency run.",
 		"| RC WRITE 64 KiB, MTU 4096 | 1028 MB/s | 2056 MB/s (GSO+GRO, 4112 B datagrams) | 0.50× | ≥ 0.6× ceiling ✗ | 5.00 µs |\n",
 		"| RC SEND 64 B half RTT p50 | 6.25 µs | 5.00 µs (UDP ping-pong p50) | +1.25 µs | ≤ UDP + 2 µs ✓ |  |\n",
 		"| RC SEND 64 B half RTT p99 | 12.50 µs | 9.00 µs (UDP ping-pong p99) | +3.50 µs |  |  |\n",

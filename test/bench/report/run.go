@@ -20,7 +20,7 @@ func run(ctx context.Context, o *options) int {
 		Settings: Settings{
 			DurationS: o.seconds(), LatencyIters: o.latIters, QPCounts: o.qps, IdleQPs: o.idleQPs,
 			ClientAddr: o.client.String(), ServerAddr: o.server.String(),
-			ProcessesNote: "client and server of every tool are separate processes; CPU per message is both processes' user+system time over the messages moved",
+			ProcessesNote: "client and server of every tool are separate processes; CPU per message is both processes' user+system time over the messages moved; for a timed run, the time is scaled to the measured part of the run",
 		},
 	}
 	r, cleanup, err := newRunner(ctx, o)
@@ -48,7 +48,7 @@ func run(ctx context.Context, o *options) int {
 		}
 		args := c.args(o.seconds(), o.latIters)
 		progress("[%d/%d] %s %s", i+1, len(cases), c.tool(), strings.Join(args, " "))
-		rows := r.measureCase(ctx, c, args, rep.Ceiling)
+		rows := r.measureCase(ctx, c, args, c.measuredShare(o.seconds()), rep.Ceiling)
 		for _, row := range rows {
 			if row.Error != "" {
 				progress("  failed: %s", row.Error)
@@ -73,11 +73,13 @@ func run(ctx context.Context, o *options) int {
 }
 
 // measureCase runs one case's tool pair and turns its output into rows.
-func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, ceil *ceilingReport) []Row {
+// share is the part of the run its result covers (benchCase.measuredShare).
+func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, share float64, ceil *ceilingReport) []Row {
 	res, err := r.runPair(ctx, c.id(), c.tool(), args)
 	if err != nil {
 		return failedRows(c, err)
 	}
+	res.cpu = time.Duration(float64(res.cpu) * share)
 	rows, err := rowsFromRun(c, res, ceil)
 	if err != nil {
 		return failedRows(c, fmt.Errorf("client result: %w", err))
