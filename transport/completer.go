@@ -189,13 +189,10 @@ func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelo
 // that ends before psn is complete, unless it is waiting for data (READ) or a result (atomics),
 // in which case the responder has moved past a response that was lost: an implicit NAK.
 func (c *completer) process(now time.Time, p *packet.Parsed, psn packet.PSN) {
-	sq := c.e.q.SendQueue()
 	var w *qp.SendWQE
 	for {
-		c.retire(now)
-		var ok bool
-		w, ok = sq.Head()
-		if !ok || (w.Progress.State != wqeSending && w.Progress.State != wqeSent) {
+		w = c.retire(now)
+		if w == nil || (w.Progress.State != wqeSending && w.Progress.State != wqeSent) {
 			c.e.ctr.Inc(counter.RcvdUnexpected)
 			return
 		}
@@ -379,33 +376,35 @@ func (c *completer) fail(now time.Time, w *qp.SendWQE, st cq.Status) {
 
 // failHead fails the oldest outstanding WQE.
 func (c *completer) failHead(now time.Time, st cq.Status) {
-	c.retire(now)
-	if w, ok := c.e.q.SendQueue().Head(); ok {
+	if w := c.retire(now); w != nil {
 		c.fail(now, w, st)
 	}
 }
 
 // retire completes the WQEs at the head of the send queue that have finished: local operations,
-// UC and UD sends, and failures the requester found. It stops at the first one still in flight.
-func (c *completer) retire(now time.Time) {
+// UC and UD sends, and failures the requester found. It stops at the first one still in flight,
+// or after a failure or a completion that could not be delivered, and returns the head WQE it
+// leaves (nil if none), which spares the caller another look at the queue.
+func (c *completer) retire(now time.Time) *qp.SendWQE {
 	sq := c.e.q.SendQueue()
 	for {
 		w, ok := sq.Head()
 		if !ok {
-			return
+			return nil
 		}
 		st := w.Progress.State
 		switch {
 		case st == wqeDone:
-			if !c.complete(w, cq.WCSuccess) {
-				return
+			if c.complete(w, cq.WCSuccess) {
+				continue
 			}
 		case st&wqeFailed != 0:
 			c.complete(w, cq.Status(st&^wqeFailed))
-			return
 		default:
-			return
+			return w
 		}
+		w, _ = sq.Head()
+		return w
 	}
 }
 
