@@ -154,36 +154,10 @@ func (c *UDPConn) fillGRO(s *udpSocket, msgs []Message, fd uintptr) (int, error)
 		}
 	}
 	if whole > 0 {
-		return c.takeRuns(s, r.b, msgs, got), nil
+		return c.filled(s, r.b, msgs, got), nil
 	}
 	r.got = got
 	return c.handOut(s, r, msgs), nil
-}
-
-// takeRuns completes the messages a read of got runs straight into msgs filled.
-func (c *UDPConn) takeRuns(s *udpSocket, b *mmsgBatch, msgs []Message, got int) int {
-	n, datagrams, bytes := 0, 0, 0
-	for i := range got {
-		size, truncated, src := b.received(i)
-		if truncated {
-			// Cannot happen with buffers of CoalesceBufSize; if it did, the run is cut short.
-			c.counters.drop(DropTruncated)
-			continue
-		}
-		msgs[n], msgs[i] = msgs[i], msgs[n]
-		m := &msgs[n]
-		m.Buf = m.Buf[:size]
-		m.Src, m.Dst = s.source(src), s.local
-		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
-		if seg := b.groSegment(i); seg > 0 && seg < size {
-			m.SegmentSize = uint16(seg)
-		}
-		datagrams += m.Datagrams()
-		bytes += size
-		n++
-	}
-	c.counters.received(datagrams, bytes)
-	return n
 }
 
 // handOut copies the next datagrams of r into msgs, one per message, and returns how many.

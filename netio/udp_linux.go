@@ -399,8 +399,15 @@ func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, err
 		}
 		return 0, err
 	}
-	n, bytes := 0, 0
-	for i := 0; i < got; i++ {
+	return c.filled(s, b, msgs, got), nil
+}
+
+// filled completes the messages a read of got entries straight into msgs filled, each with a
+// datagram or, with GRO, a coalesced run, dropping truncated ones (moving the rest up), and
+// returns how many there are.
+func (c *UDPConn) filled(s *udpSocket, b *mmsgBatch, msgs []Message, got int) int {
+	n, datagrams, bytes := 0, 0, 0
+	for i := range got {
 		size, truncated, src := b.received(i)
 		if truncated {
 			c.counters.drop(DropTruncated)
@@ -411,11 +418,15 @@ func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, err
 		m.Buf = m.Buf[:size]
 		m.Src, m.Dst = s.source(src), s.local
 		m.TOS, m.TTL, m.SegmentSize = 0, 0, 0
+		if seg := b.groSegment(i); seg > 0 && seg < size {
+			m.SegmentSize = uint16(seg)
+		}
+		datagrams += m.Datagrams()
 		bytes += size
 		n++
 	}
-	c.counters.received(n, bytes)
-	return n, nil
+	c.counters.received(datagrams, bytes)
+	return n
 }
 
 // source completes a received source address with the zone of a link-local listener.
