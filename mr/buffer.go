@@ -57,11 +57,10 @@ func AllocBuffer(size int, opts BufferOptions) (*Buffer, error) {
 	var err error
 	if opts.HugePages {
 		n := roundUp(size, HugePageSize)
-		if b.mem, err = unix.Mmap(-1, 0, n, prot, flags|unix.MAP_HUGETLB); err == nil {
+		if b.mem, err = mmapHuge(n, prot, flags); err == nil {
 			b.huge, b.pageSize = true, HugePageSize
 		} else if b.mem, err = unix.Mmap(-1, 0, n, prot, flags); err == nil {
-			// Only a hint: the kernel may or may not back the range with huge pages.
-			_ = unix.Madvise(b.mem, unix.MADV_HUGEPAGE)
+			adviseHuge(b.mem)
 		}
 	} else {
 		b.mem, err = unix.Mmap(-1, 0, roundUp(size, b.pageSize), prot, flags)

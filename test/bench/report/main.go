@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command report measures gorxe between two processes against this machine's raw UDP ceiling,
 // in one run, and prints every gorxe figure with its ratio to the matching ceiling.
 //

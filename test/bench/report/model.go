@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Report is everything one run measured; its JSON form is the program's -json output.
