@@ -13,6 +13,7 @@ type Counters struct {
 	UnknownConn uint64 // messages for no connection of ours
 	Unexpected  uint64 // messages a connection's state does not accept
 	NoListener  uint64 // REQs and SIDR_REQs for a service ID nobody listens on
+	BacklogFull uint64 // REQs dropped unanswered for want of room (DropREQ: a full listen backlog)
 	Rejected    uint64 // REJs sent by the manager itself (not by the consumer)
 	Timeouts    uint64 // messages that ran out of retries
 

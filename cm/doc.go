@@ -30,8 +30,10 @@
 //
 // A REJ, or running out of retries for a REQ or a REP, returns a connection
 // to Idle (it is forgotten) or, once the connection may have carried traffic,
-// sends it to Timewait. SIDR (service ID resolution for UD) has its own two
-// states, SIDRREQSent and SIDRREQRcvd.
+// sends it to Timewait. A consumer with no room for a request drops it in
+// REQRcvd ([Manager.DropREQ]): it is forgotten without a reply, and the
+// peer's retransmission of the REQ arrives as a new request. SIDR (service
+// ID resolution for UD) has its own two states, SIDRREQSent and SIDRREQRcvd.
 //
 // # Reliability
 //

@@ -114,6 +114,25 @@ func (m *Manager) dupREQ(c *conn, from Addr, tid uint64, r mad.REQ, out *Output)
 	}
 }
 
+// DropREQ forgets a REQ without answering it, for a consumer that has no room for the request
+// now. RDMA-CM drops a REQ that finds its listener's backlog full: its handler fails with ENOMEM,
+// and ib_cm then returns the connection to idle without a REJ so that the active side keeps
+// retransmitting. Nothing of the REQ is kept, so a retransmission is a new request, which the
+// consumer may queue once it has made room. Only a REQ the consumer has just been given
+// (REQRcvd) can be dropped: after our MRA the peer would wait its service timeout in silence.
+func (m *Manager) DropREQ(id ConnID) error {
+	c, ok := m.conns[uint32(id)]
+	if !ok || c.sidr {
+		return ErrUnknownConn
+	}
+	if c.state != StateREQRcvd {
+		return ErrState
+	}
+	m.counters.BacklogFull++
+	m.remove(c)
+	return nil
+}
+
 // Accept answers a REQ with a REP. The consumer has created its QP and
 // moved it to RTR with the event's Attrs (updated here with p); the
 // connection waits in REPSent for the RTU.

@@ -28,7 +28,8 @@ var cmFamilies = []struct{ name, label, help string }{
 	{"mads_sent", "message", "CM MADs sent on QP1, retransmissions included, by message"},
 	{"mads_retransmitted", "message", "CM MADs sent again after a response timeout, by message"},
 	{"mads_dropped", "reason", "CM MADs received that no connection took as new: malformed, duplicate (answered or ignored), " +
-		"unknown_conn, unexpected (for the connection's state) or no_listener"},
+		"unknown_conn, unexpected (for the connection's state), no_listener, or backlog_full (REQs left unanswered " +
+		"for the peer to retransmit)"},
 	{"mads_send_failed", "", "CM MADs that could not be posted on QP1 (no send buffer or no route); retransmissions recover them"},
 	{"rejects_sent", "", "REJs the connection manager sent itself: timeouts, unknown service IDs, stale connections"},
 	{"timeouts", "", "CM messages that ran out of retries"},
@@ -56,7 +57,7 @@ func CMStats(s rdmacm.Stats) []CMStat {
 		reason string
 		v      uint64
 	}{{"malformed", c.Malformed}, {"duplicate", c.Duplicates}, {"unknown_conn", c.UnknownConn},
-		{"unexpected", c.Unexpected}, {"no_listener", c.NoListener}} {
+		{"unexpected", c.Unexpected}, {"no_listener", c.NoListener}, {"backlog_full", c.BacklogFull}} {
 		out = append(out, CMStat{"mads_dropped", r.reason, r.v})
 	}
 	return append(out,

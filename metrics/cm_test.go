@@ -93,10 +93,10 @@ func TestCMCollector(t *testing.T) {
 		assert.Zero(t, value("timeouts", dev, ""))
 		assert.Zero(t, value("mads_sent", dev, "REJ"))
 	}
-	// Eleven messages in three families, five drop reasons, three plain counters, per device.
+	// Eleven messages in three families, six drop reasons, three plain counters, per device.
 	assert.Len(t, fams, 7)
 	assert.Len(t, fams[metrics.CMMetricName("mads_sent")].GetMetric(), 2*11)
-	assert.Len(t, fams[metrics.CMMetricName("mads_dropped")].GetMetric(), 2*5)
+	assert.Len(t, fams[metrics.CMMetricName("mads_dropped")].GetMetric(), 2*6)
 }
 
 // TestCMCollectorKeepsLastCounters checks that an agent that has stopped still shows the counters
@@ -120,12 +120,14 @@ func TestCMStats(t *testing.T) {
 	s.CM.PerMessage[0].Sent = 3 // REQ
 	s.CM.PerMessage[10].Received = 1
 	s.CM.Duplicates = 2
+	s.CM.BacklogFull = 4
 	s.SendDropped = 5
 	got := metrics.CMStats(s)
-	require.Len(t, got, 3*11+5+3)
+	require.Len(t, got, 3*11+6+3)
 	assert.Equal(t, metrics.CMStat{Family: "mads_received", Label: "REQ", Value: 0}, got[0])
 	assert.Equal(t, metrics.CMStat{Family: "mads_received", Label: "APR", Value: 1}, got[10])
 	assert.Equal(t, metrics.CMStat{Family: "mads_sent", Label: "REQ", Value: 3}, got[11])
 	assert.Equal(t, metrics.CMStat{Family: "mads_dropped", Label: "duplicate", Value: 2}, got[34])
-	assert.Equal(t, metrics.CMStat{Family: "mads_send_failed", Value: 5}, got[38])
+	assert.Equal(t, metrics.CMStat{Family: "mads_dropped", Label: "backlog_full", Value: 4}, got[38])
+	assert.Equal(t, metrics.CMStat{Family: "mads_send_failed", Value: 5}, got[39])
 }

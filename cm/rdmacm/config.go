@@ -71,7 +71,8 @@ type Options struct {
 	// rdma_accept does.
 	MinRNRTimer uint8
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
-	// Accept before further ones are refused. Zero means 16.
+	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's
+	// retransmission may find room; a SIDR_REQ is refused. Zero means 16.
 	Backlog int
 }
 

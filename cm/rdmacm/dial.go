@@ -14,8 +14,9 @@ import (
 // Dial opens the device's agent and connects to the listener at addr (rdma_resolve_addr,
 // rdma_resolve_route, rdma_create_qp and rdma_connect in one call): it sends a REQ and returns the
 // established connection, a *cm.RejectError when the peer refuses (no listener: reason 8,
-// invalid service ID), an error matching cm.ErrTimeout when nobody answers, or ctx's error. opts
-// may be nil.
+// invalid service ID), an error matching cm.ErrTimeout when nobody answers (a listener whose
+// backlog stays full through every retransmission of the REQ answers nothing), or ctx's error.
+// opts may be nil.
 func Dial(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Conn, error) {
 	return withAgent(dev, func(a *Agent) (*Conn, error) { return a.Dial(ctx, addr, opts) })
 }

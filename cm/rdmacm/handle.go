@@ -70,8 +70,11 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 
 // onREQ queues a REQ for the listener of its service ID after checking the CMA header's
 // destination against the listener's address; a REQ nobody can take is rejected as the kernel
-// rejects it, and so is one beyond the backlog, which the kernel leaves unanswered instead for
-// the peer's retransmission to find room (see onSIDRREQ).
+// rejects it. One that finds the backlog full is dropped unanswered, as the kernel drops it: its
+// RDMA-CM handler fails with ENOMEM, and ib_cm then forgets the REQ without sending a REJ. The
+// peer retransmits its REQ every response timeout, and a retransmission that comes after Accept
+// made room is queued as a new request; a peer that never finds room gives up as it does for
+// silence (Unreachable). A SIDR_REQ is refused instead (see onSIDRREQ).
 func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	l := a.listeners[e.ServiceID]
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
@@ -89,7 +92,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	select {
 	case l.backlog <- r:
 	default:
-		_ = a.mgr.Reject(now, e.Conn, mad.RejConsumerDefined, nil, nil, out)
+		_ = a.mgr.DropREQ(e.Conn)
 	}
 }
 

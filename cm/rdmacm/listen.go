@@ -24,8 +24,9 @@ type request struct {
 	peer, local netip.AddrPort
 }
 
-// backlogLen is the default of rdma_listen's backlog (Options.Backlog): further requests are
-// refused while this many wait for Accept.
+// backlogLen is the default of rdma_listen's backlog (Options.Backlog): while this many requests
+// wait for Accept, further REQs are dropped unanswered (the peer retransmits them) and further
+// SIDR_REQs refused.
 const backlogLen = 16
 
 // backlog returns the length of a listener's backlog under options o.

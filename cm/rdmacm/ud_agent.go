@@ -46,9 +46,9 @@ func (a *agent) handleSIDR(now time.Time, e cm.Event, out *cm.Output) bool {
 // A full backlog refuses at once, as the kernel refuses a SIDR_REQ: its user-space RDMA-CM fails
 // a connection request that finds the listener's backlog (requests not yet fetched) full with
 // ENOMEM, and ib_cm answers a SIDR_REQ whose handler failed with a SIDR_REP of status 2, whatever
-// the error (a REQ that failed with ENOMEM it leaves unanswered, for the peer to retransmit). A
-// server whose client resolves more UD QPs at once than the backlog holds needs a longer one
-// (perftest's listens with a backlog of -q).
+// the error (a REQ that failed with ENOMEM it leaves unanswered, for the peer to retransmit, and so
+// does onREQ). A server whose client resolves more UD QPs at once than the backlog holds needs a
+// longer one (perftest's listens with a backlog of -q).
 func (a *agent) onSIDRREQ(now time.Time, e cm.Event, out *cm.Output) {
 	refuse := func(s mad.SIDRStatus) { _ = a.mgr.ReplySIDR(now, e.Conn, cm.SIDRReply{Status: s}, out) }
 	l := a.ud.listeners[e.ServiceID]
