@@ -274,10 +274,9 @@ func (r *requester) current(sq *qp.SendQueue) *qp.SendWQE {
 			}
 		}
 		if r.next != cursor {
-			// Past the cursor, which the walk never leaves behind: look at the cursor's WQE.
-			if _, cursor, w = sq.Peek(cursor); w == nil {
-				return nil
-			}
+			// The walk keeps r.next at or before the cursor, so this is a safeguard: the WQE to
+			// start is the cursor's.
+			_, _, w = sq.Peek(cursor)
 		}
 		if w == nil || !r.mayStart(w) {
 			return nil
