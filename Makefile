@@ -77,7 +77,7 @@ soak:
 
 # Two processes over real UDP loopback with GORXE_FAULTS: 1 GiB of mixed RC traffic (SEND, WRITE,
 # READ, atomics, eight QPs), checked byte for byte, completions equal to posts. soak-udp-long runs
-# 64 QPs for SOAK_MINUTES and requires goroutines, heap and RSS to stay flat (the series is
+# 64 QPs for SOAK_MINUTES and requires goroutines, live heap and RSS to stay flat (the series is
 # printed); soak-udp-hog keeps every CPU busy with another process meanwhile, at ACK timeout 12.
 soak-udp:
 	GORXE_SOAK_UDP=1 GORXE_FAULTS='$(SOAK_FAULTS)' $(GO) test -count=1 -run 'TestSoakUDP' -timeout 60m -v ./test/soak
