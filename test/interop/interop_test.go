@@ -223,6 +223,25 @@ func TestLossCMCases(t *testing.T) {
 	assert.NotContains(t, lossRules(lossSpareACKs), "@th,104,24")
 }
 
+// TestLossModesOfPerftest: under loss the perftest tools lose ACKs too, except ib_write_lat,
+// whose server exits without a closing barrier once the last WRITE has arrived.
+func TestLossModesOfPerftest(t *testing.T) {
+	modes := map[string]lossMode{}
+	for _, rc := range lossCases() {
+		if rc.tool.perftest {
+			modes[rc.tool.c] = lossFor(rc)
+		}
+	}
+	assert.Contains(t, modes, "ib_write_lat")
+	for tool, m := range modes {
+		want := lossAll
+		if tool == "ib_write_lat" {
+			want = lossSpareACKs
+		}
+		assert.Equal(t, want, m, tool)
+	}
+}
+
 // perftest -R takes the tools' usual options, without -m (RDMA-CM negotiates the path MTU); the
 // client names the server by its address of the case's family, and the case runs in the phase
 // at MTU 1500.

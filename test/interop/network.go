@@ -162,7 +162,8 @@ const (
 	// a closing barrier, so the side that receives the last message exits at once, and if its
 	// ACK is lost the sender retransmits into a destroyed QP; kernel rxe treats retry_cnt 7 as
 	// "retry forever" and hangs. That happens between two kernel rxe peers too, and says nothing
-	// about either stack. The perftest tools end with a barrier and take lossAll.
+	// about either stack. The perftest tools end with a barrier and take lossAll, except
+	// ib_write_lat, which has none either (see lossCases).
 	lossSpareACKs
 	// lossSpareACKsCM is lossSpareACKs plus one MAD to QP1 in lossModCM: with a handful of CM
 	// MADs per connection, 2 % alone would seldom hit one, and a lost REQ, REP, RTU or DREP is
