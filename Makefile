@@ -42,8 +42,9 @@ fuzz:
 
 # Every fuzz target for FUZZTIME (default 10 minutes here), keeping what the fuzzer found: go test
 # writes new interesting inputs only to its cache, so they are copied into the package's
-# testdata/fuzz/<Target>/, where plain `go test` replays them. Minimization is bounded so the time
-# goes to fuzzing.
+# testdata/fuzz/<Target>/, where plain `go test` replays them, and then replayed once: the
+# cache keeps entries from before a change of a target's arguments, which no longer load.
+# Minimization is bounded so the time goes to fuzzing.
 fuzz-long: FUZZTIME = 10m
 fuzz-long:
 	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; \
@@ -55,6 +56,8 @@ fuzz-long:
 	    if [ -d "$$cache/$$pkg/$$t" ]; then \
 	      mkdir -p "$$dir/testdata/fuzz/$$t"; cp -n "$$cache/$$pkg/$$t"/* "$$dir/testdata/fuzz/$$t/"; \
 	      echo "   corpus: $$(ls "$$dir/testdata/fuzz/$$t" | wc -l) entries in testdata/fuzz/$$t"; \
+	      $(GO) test -count=1 -run "^$$t\$$" $$pkg >/dev/null || \
+	        echo "   the corpus does not replay (entries from before a change of the target's arguments?): go test -run '^$$t\$$' $$pkg"; \
 	    fi; \
 	  done; \
 	done
