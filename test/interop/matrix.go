@@ -26,6 +26,10 @@ type tool struct {
 	gorxe    string // the gorxe subcommand with the same flags
 	perftest bool   // perftest (-x GID index) rather than an rdma-core pingpong (-g)
 	rc       bool   // runs over RC, so it survives packet loss
+	// barrier is set for a tool that ends with a closing barrier, so that the side that receives
+	// the last message waits for the other to finish before it destroys its QP; without one, a
+	// lost ACK of the last message leaves its sender retransmitting into a destroyed QP (lossFor).
+	barrier bool
 	// cm is set for an RDMA-CM tool: it finds its peer by IP address through the connection
 	// manager (MADs on QP1), takes no GID index or MTU, and its server opens no TCP port.
 	cm *cmSyntax
@@ -65,18 +69,18 @@ func (s *cmSyntax) clientTool(t tool) tool {
 }
 
 var (
-	rcPingpong  = tool{"ibv_rc_pingpong", "rc_pingpong", false, true, nil}
-	ucPingpong  = tool{"ibv_uc_pingpong", "uc_pingpong", false, false, nil}
-	udPingpong  = tool{"ibv_ud_pingpong", "ud_pingpong", false, false, nil}
-	srqPingpong = tool{"ibv_srq_pingpong", "srq_pingpong", false, true, nil}
-	writeBW     = tool{"ib_write_bw", "write_bw", true, true, nil}
-	readBW      = tool{"ib_read_bw", "read_bw", true, true, nil}
-	sendBW      = tool{"ib_send_bw", "send_bw", true, true, nil}
-	atomicBW    = tool{"ib_atomic_bw", "atomic_bw", true, true, nil}
-	writeLat    = tool{"ib_write_lat", "write_lat", true, true, nil}
-	readLat     = tool{"ib_read_lat", "read_lat", true, true, nil}
-	sendLat     = tool{"ib_send_lat", "send_lat", true, true, nil}
-	atomicLat   = tool{"ib_atomic_lat", "atomic_lat", true, true, nil}
+	rcPingpong  = tool{"ibv_rc_pingpong", "rc_pingpong", false, true, false, nil}
+	ucPingpong  = tool{"ibv_uc_pingpong", "uc_pingpong", false, false, false, nil}
+	udPingpong  = tool{"ibv_ud_pingpong", "ud_pingpong", false, false, false, nil}
+	srqPingpong = tool{"ibv_srq_pingpong", "srq_pingpong", false, true, false, nil}
+	writeBW     = tool{"ib_write_bw", "write_bw", true, true, true, nil}
+	readBW      = tool{"ib_read_bw", "read_bw", true, true, true, nil}
+	sendBW      = tool{"ib_send_bw", "send_bw", true, true, true, nil}
+	atomicBW    = tool{"ib_atomic_bw", "atomic_bw", true, true, true, nil}
+	writeLat    = tool{"ib_write_lat", "write_lat", true, true, false, nil} // returns right after its report
+	readLat     = tool{"ib_read_lat", "read_lat", true, true, true, nil}
+	sendLat     = tool{"ib_send_lat", "send_lat", true, true, true, nil}
+	atomicLat   = tool{"ib_atomic_lat", "atomic_lat", true, true, true, nil}
 	rping       = tool{c: "rping", gorxe: "rping", rc: true, cm: &cmSyntax{
 		server: "-s -a", client: "-c -a", gorxeListening: "listening on", gorxeServerOpts: []string{"-d"}}}
 	ucmatose = tool{c: "ucmatose", gorxe: "ucmatose", rc: true, cm: &cmSyntax{
@@ -311,13 +315,6 @@ func lossCases() []runCase {
 	for i := range cases {
 		if cases[i].tool.perftest {
 			cases[i].gorxeOpts = []string{"-u", lossQPTimeout}
-		}
-		if cases[i].tool == writeLat {
-			// perftest's write_lat returns right after its report, with no closing barrier: the
-			// server exits once the client's last WRITE has arrived, and if the ACK of that
-			// WRITE is lost, the client retransmits into a destroyed QP and never completes it,
-			// between two kernel rxe peers too. Its ACKs are spared, as the pingpongs' are.
-			cases[i].loss = lossSpareACKs
 		}
 	}
 	return cases

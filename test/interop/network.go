@@ -162,8 +162,8 @@ const (
 	// a closing barrier, so the side that receives the last message exits at once, and if its
 	// ACK is lost the sender retransmits into a destroyed QP; kernel rxe treats retry_cnt 7 as
 	// "retry forever" and hangs. That happens between two kernel rxe peers too, and says nothing
-	// about either stack. The perftest tools end with a barrier and take lossAll, except
-	// ib_write_lat, which has none either (see lossCases).
+	// about either stack. Tools that end with a barrier take lossAll (tool.barrier): all the
+	// perftest tools but ib_write_lat.
 	lossSpareACKs
 	// lossSpareACKsCM is lossSpareACKs plus one MAD to QP1 in lossModCM: with a handful of CM
 	// MADs per connection, 2 % alone would seldom hit one, and a lost REQ, REP, RTU or DREP is
@@ -200,7 +200,7 @@ func lossFor(rc runCase) lossMode {
 	if rc.loss != lossOff {
 		return rc.loss
 	}
-	if rc.tool.perftest {
+	if rc.tool.barrier {
 		return lossAll
 	}
 	return lossSpareACKs
