@@ -169,6 +169,33 @@ func sendOnly(qpn uint32, pkey uint16) *packet.Headers {
 	return &packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCSendOnly, PKey: pkey, DestQP: qpn, PSN: 5}}
 }
 
+// signed returns a SEND ONLY packet for qpn with 100 bytes of payload and its ICRC, corrupted if
+// bad.
+func signed(t *testing.T, qpn uint32, src, dst netip.AddrPort, bad bool) []byte {
+	pkt, err := packet.AppendPacket(nil, sendOnly(qpn, 0xFFFF), make([]byte, 100))
+	require.NoError(t, err)
+	env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
+	require.NoError(t, env.PutICRC(pkt))
+	if bad {
+		pkt[len(pkt)-1] ^= 1
+	}
+	return pkt
+}
+
+// handle runs each worker's batch on it under its run lock, as a drain does, and clears batches.
+func (x *testRig) handle(batches []*rxBatch) {
+	for i, b := range batches {
+		if b == nil {
+			continue
+		}
+		w := x.rt.workers[i]
+		w.run.Lock()
+		w.receive(b, x.clk.Now())
+		w.run.Unlock()
+		batches[i] = nil
+	}
+}
+
 func TestReceivePathChecksAndDelivery(t *testing.T) {
 	x := newRig(t, "10.0.0.1")
 	q, e := x.create(t, qp.TypeRC)
@@ -342,23 +369,12 @@ func TestWorkerHandsBurstsToEngines(t *testing.T) {
 	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
 	batches := make([]*rxBatch, len(x.rt.workers))
 	for _, qpn := range []uint32{qa.qpn, qb.qpn, qa.qpn, qa.qpn, qb.qpn} {
-		pkt, _ := packet.AppendPacket(getBuf()[:0], sendOnly(qpn, 0xFFFF), nil)
-		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
-		require.NoError(t, env.PutICRC(pkt))
-		m := netio.Message{Buf: pkt, Src: src, Dst: dst}
+		m := netio.Message{Buf: signed(t, qpn, src, dst, false), Src: src, Dst: dst}
 		w, taken := x.rt.classify(m.Buf, &m, nil, batches)
 		require.GreaterOrEqual(t, w, 0, "packet dropped")
 		require.True(t, taken)
 	}
-	for i, b := range batches {
-		if b == nil {
-			continue
-		}
-		w := x.rt.workers[i]
-		w.run.Lock()
-		w.receive(b, x.clk.Now())
-		w.run.Unlock()
-	}
+	x.handle(batches)
 	for _, c := range []struct {
 		e    *fakeEngine
 		want []bool
