@@ -47,13 +47,16 @@ func TestE2EManyQPsShareInflightBound(t *testing.T) {
 	assert.Len(t, seen, qps*perQP)
 	assert.Equal(t, a.buf[:qps*size], b.buf[:qps*size], "RDMA WRITE data differs")
 
-	// Destroying a QP while the rest have work queued hands its charge back.
+	// Destroying a QP while the rest have work queued hands its charge back. Each QP writes its
+	// own region again: WRITEs from different QPs to the same bytes are unordered (IBTA leaves
+	// their result undefined), and the responder's workers would race on them.
 	require.NoError(t, senders[0].PostSend([]SendWR{{ID: 1000, Opcode: WRRDMAWrite, SGList: a.sge(0, size),
 		RDMA: RDMAInfo{RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}}}))
 	require.NoError(t, senders[0].Destroy())
 	for i, q := range senders[1:] {
-		require.NoError(t, q.PostSend([]SendWR{{ID: uint64(2000 + i), Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(0, size),
-			RDMA: RDMAInfo{RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}}}))
+		off := (i + 1) * size
+		require.NoError(t, q.PostSend([]SendWR{{ID: uint64(2000 + i), Opcode: WRRDMAWrite, Flags: SendSignaled, SGList: a.sge(off, size),
+			RDMA: RDMAInfo{RemoteAddr: b.mr.Addr() + uint64(off), RKey: b.mr.RKey()}}}))
 	}
 	for _, wc := range a.wait(t, qps-1) {
 		require.Equal(t, WCSuccess, wc.Status, "completion %+v", wc)
