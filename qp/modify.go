@@ -235,33 +235,41 @@ func (q *QP) setStateLocked(to State) {
 }
 
 // EnterError moves the QP to ERR on the transport's behalf (a fatal completion error, CQ overflow,
-// or a class C responder error), flushing both queues. Complete the WQE that failed first, so its
-// error WC precedes the flushes. A QP in RESET or already in ERR is left alone. It returns the
-// state the QP left and whether it moved, so the transport can report the change.
+// or a class C responder error), flushing both queues. A WQE that failed is completed with
+// SendQueue.Fail or FailRecv instead, which complete it and move the QP in one step. A QP in RESET
+// or already in ERR is left alone. It returns the state the QP left and whether it moved, so the
+// transport can report the change.
 func (q *QP) EnterError() (from State, moved bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	from = q.attr.State
-	if q.destroyed || from == StateReset || from == StateErr {
-		return from, false
-	}
-	q.setStateLocked(StateErr)
-	return from, true
+	return q.enterErrorLocked(false)
 }
 
 // EnterSQError moves a UC, UD or GSI QP from RTS or SQD to SQE after a send error, flushing the
 // send queue while receives continue; the user returns it to RTS with Modify. RC QPs have no SQE
 // state and go to ERR instead. It returns the state the QP left and whether it moved.
 func (q *QP) EnterSQError() (from State, moved bool) {
-	if q.typ == TypeRC {
-		return q.EnterError()
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.enterErrorLocked(true)
+}
+
+// enterErrorLocked is EnterError, or with sqOnly EnterSQError, with q.mu held.
+func (q *QP) enterErrorLocked(sqOnly bool) (from State, moved bool) {
 	from = q.attr.State
-	if q.destroyed || (from != StateRTS && from != StateSQD) {
+	switch {
+	case q.destroyed:
 		return from, false
+	case sqOnly && q.typ != TypeRC:
+		if from != StateRTS && from != StateSQD {
+			return from, false
+		}
+		q.setStateLocked(StateSQE)
+	default:
+		if from == StateReset || from == StateErr {
+			return from, false
+		}
+		q.setStateLocked(StateErr)
 	}
-	q.setStateLocked(StateSQE)
 	return from, true
 }

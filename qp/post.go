@@ -1,6 +1,8 @@
 package qp
 
 import (
+	"errors"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 )
@@ -190,6 +192,21 @@ func (q *QP) PopRecv(dst *RecvWQE) bool {
 	}
 	dst.fromSRQ = false
 	return true
+}
+
+// FailRecv completes w with wc, an error completion, and moves the QP to ERR in the same step, as
+// SendQueue.Fail does for sends: the WQEs flushed behind it follow its WC, and whoever polls it
+// finds the QP in ERR. It returns the state the QP left, whether it moved, and CompleteRecv's
+// errors (with ErrStale the QP is left alone).
+func (q *QP) FailRecv(w *RecvWQE, wc *cq.WC) (from State, moved bool, err error) {
+	q.mu.Lock() // held until the state has changed: QP.State and Query wait on it
+	defer q.mu.Unlock()
+	err = q.CompleteRecv(w, wc, false)
+	if errors.Is(err, ErrStale) {
+		return q.attr.State, false, err
+	}
+	from, moved = q.enterErrorLocked(false)
+	return from, moved, err
 }
 
 // CompleteRecv reports a receive WQE popped with PopRecv as done: it fills wc.WRID and wc.QPNum

@@ -126,6 +126,29 @@ func (s *SendQueue) At(pos uint64) (*SendWQE, bool) {
 func (s *SendQueue) Complete(pos uint64, status cq.Status, vendorErr uint32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.completeLocked(pos, status, vendorErr)
+}
+
+// Fail completes the head WQE, at position pos, with the error status st and takes the QP out of
+// RTS in the same step: to SQE for UC, UD and GSI, to ERR for RC or when the completion overflows
+// the CQ. The WQEs behind it are flushed after its WC. Whoever polls that WC and then queries the
+// QP finds it out of RTS, which two steps (Complete, then EnterSQError) would not promise. It
+// returns the state the QP left, whether it moved, and Complete's errors.
+func (s *SendQueue) Fail(pos uint64, st cq.Status) (from State, moved bool, err error) {
+	q := s.q
+	q.mu.Lock() // held until the state has changed: QP.State and Query wait on it
+	defer q.mu.Unlock()
+	s.mu.Lock()
+	err = s.completeLocked(pos, st, 0)
+	s.mu.Unlock()
+	if err == ErrStale {
+		return q.attr.State, false, err
+	}
+	from, moved = q.enterErrorLocked(err == nil)
+	return from, moved, err
+}
+
+func (s *SendQueue) completeLocked(pos uint64, status cq.Status, vendorErr uint32) error {
 	if pos != s.head || s.head == s.tail {
 		return ErrStale
 	}

@@ -428,21 +428,26 @@ func (c *completer) complete(w *qp.SendWQE, st cq.Status) bool {
 		op, wrID = w.WR.Opcode.CompletionOpcode(), w.WR.ID
 	}
 	c.e.completed()
-	err := c.e.q.SendQueue().Complete(w.Index, st, 0)
-	if err == qp.ErrStale {
-		return false // flushed or reset meanwhile
-	}
-	c.e.completedInError(st, op, wrID, false)
-	switch {
-	case err != nil:
+	sq := c.e.q.SendQueue()
+	if st == cq.WCSuccess {
+		switch err := sq.Complete(w.Index, st, 0); err {
+		case nil:
+			return true
+		case qp.ErrStale:
+			return false // flushed or reset meanwhile
+		}
+		// The completion did not fit: the CQ overflowed (class G) and the QP goes to ERR.
 		from, moved := c.e.q.EnterError()
 		c.e.enteredError(from, moved, st, true)
-	case st != cq.WCSuccess:
-		from, moved := c.e.q.EnterSQError()
-		c.e.enteredError(from, moved, st, false)
-	default:
-		return true
+		c.e.resetSend()
+		return false
 	}
+	from, moved, err := sq.Fail(w.Index, st)
+	if err == qp.ErrStale {
+		return false
+	}
+	c.e.completedInError(st, op, wrID, false)
+	c.e.enteredError(from, moved, st, err != nil)
 	c.e.resetSend()
 	return false
 }

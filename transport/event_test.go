@@ -111,7 +111,8 @@ func TestEventsRemoteAccessError(t *testing.T) {
 }
 
 // A receive that finds its buffer too small completes in error on the receive queue, and the
-// responder's QP error names the status.
+// responder's QP error names the status. The NAK is built first; the completion and the move to
+// ERR are one step.
 func TestEventsReceiveCompletionError(t *testing.T) {
 	x := newE2E(t, hQPOptions{})
 	x.b.d.out.Want = AllEvents
@@ -120,8 +121,8 @@ func TestEventsReceiveCompletionError(t *testing.T) {
 
 	b := x.b.q.QPN()
 	assert.Equal(t, []Event{
-		{Kind: EventCompletionError, QPN: b, Status: cq.WCLocLenErr, Opcode: cq.OpcodeRecv, WRID: 9, Recv: true},
 		{Kind: EventNAKSent, QPN: b, PSN: 0, Syndrome: packet.SyndromeNAKInvalidRequest},
+		{Kind: EventCompletionError, QPN: b, Status: cq.WCLocLenErr, Opcode: cq.OpcodeRecv, WRID: 9, Recv: true},
 		{Kind: EventQPError, QPN: b, From: qp.StateRTS, To: qp.StateErr, Status: cq.WCLocLenErr},
 	}, x.b.d.reported)
 }

@@ -339,11 +339,6 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 	default:
 		syn, status, event = packet.SyndromeNAKInvalidRequest, cq.WCRemInvReqErr, qp.EventQPReqErr
 	}
-	if r.haveWQE {
-		// An RC responder holds a WQE only for the message this request belongs to.
-		wc := cq.WC{Status: status, Opcode: cq.OpcodeRecv}
-		r.complete(&wc, false)
-	}
 	if r.e.q.Type() == qp.TypeRC {
 		switch syn {
 		case packet.SyndromeNAKRemoteAccessError:
@@ -354,8 +349,7 @@ func (r *responder) fail(v verdict, psn packet.PSN, out *Output) {
 		r.sendAck(syn, psn, out)
 	}
 	r.msgKind = packet.KindInvalid
-	from, moved := r.e.q.EnterError()
-	r.e.enteredError(from, moved, status, false)
+	r.enterError(status)
 	r.e.q.RaiseEvent(event)
 	r.stop(true)
 }
@@ -390,6 +384,25 @@ func (r *responder) complete(wc *cq.WC, solicited bool) bool {
 		return false
 	}
 	return true
+}
+
+// enterError moves the QP to ERR after a class C or D error. A receive WQE held for the message the
+// request belongs to completes with status in the same step (an RC responder holds one only for
+// that message).
+func (r *responder) enterError(status cq.Status) {
+	if !r.haveWQE {
+		from, moved := r.e.q.EnterError()
+		r.e.enteredError(from, moved, status, false)
+		return
+	}
+	r.haveWQE = false
+	wc := cq.WC{Status: status, Opcode: cq.OpcodeRecv}
+	r.e.completed()
+	from, moved, err := r.e.q.FailRecv(&r.wqe, &wc)
+	if !errors.Is(err, qp.ErrStale) {
+		r.e.completedInError(wc.Status, wc.Opcode, wc.WRID, true)
+	}
+	r.e.enteredError(from, moved, status, err != nil && !errors.Is(err, qp.ErrStale))
 }
 
 // takeWQE makes sure a receive WQE is held for the next message, taking one from the receive
