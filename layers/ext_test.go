@@ -66,11 +66,16 @@ func rocePacket(t *testing.T, port uint16) []byte {
 	return buf.Bytes()
 }
 
+var registerTestPort uint16 = 18515
+
 // TestRegisterUDPPort decodes the same packet on an unregistered port, where
 // gopacket sees an opaque payload, and after RegisterUDPPort, where it sees
 // every RoCE layer and the ICRC verifies.
 func TestRegisterUDPPort(t *testing.T) {
-	const port = 18515 // perftest's control port: unused by gopacket's table
+	// A registration cannot be undone, so each run of the test (go test -count=N) takes a port of
+	// its own, counting up from perftest's control port: none is in gopacket's table.
+	port := registerTestPort
+	registerTestPort++
 	frame := rocePacket(t, port)
 	p := gopacket.NewPacket(frame, gplayers.LayerTypeIPv4, gopacket.Default)
 	require.Nil(t, p.Layer(LayerTypeBTH), "decoded as RoCE before registration")
