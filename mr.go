@@ -59,6 +59,11 @@ func newMR(pd *PD, m *mr.MR) *MR {
 
 // RegMR registers buf for access by this PD's QPs (ibv_reg_mr). Peers address its first byte by
 // the buffer's address, or by 0 with AccessZeroBased.
+//
+// The device's workers read and write buf while remote operations run, as a NIC's DMA would. The
+// program must not touch bytes that a posted or remote operation may be using until its
+// completion says it is done, and operations from different QPs must not write the same bytes at
+// once: IBTA leaves their result undefined, and the race detector reports them as data races.
 func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	if err := pd.dev.check("reg_mr"); err != nil {
 		return nil, err
