@@ -280,7 +280,7 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_atomic_lat ipv4 -R -n 100",
 		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 100",
 		"mtu1500 ib_send_lat ipv4 -R -c UD -s 2 -n 100",
-		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 100 -q 20",
+		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 5 -q 20",
 		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
 		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
 		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
