@@ -1,6 +1,10 @@
 package cq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	ch := NewCompChannel()
@@ -14,9 +18,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		_, _ = c.PushBatch(batch, false)
 		c.Poll(out)
 	})
-	if allocs != 0 {
-		t.Fatalf("Push/PushBatch/Poll/ReqNotify allocate %.1f times per run", allocs)
-	}
+	require.Zero(t, allocs, "allocations per run of Push/PushBatch/Poll/ReqNotify")
 }
 
 func BenchmarkPushPoll(b *testing.B) {

@@ -2,8 +2,10 @@ package cq
 
 import (
 	"context"
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestGetEventContextCancel(t *testing.T) {
@@ -15,9 +17,7 @@ func TestGetEventContextCancel(t *testing.T) {
 		res <- err
 	}()
 	cancel()
-	if err := <-res; !errors.Is(err, context.Canceled) {
-		t.Fatalf("GetEvent = %v, want context.Canceled", err)
-	}
+	require.ErrorIs(t, <-res, context.Canceled)
 }
 
 func TestGetEventWakesWaiter(t *testing.T) {
@@ -26,20 +26,15 @@ func TestGetEventWakesWaiter(t *testing.T) {
 	got := make(chan *CQ, 1)
 	go func() {
 		e, err := ch.GetEvent(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 		got <- e
 	}()
 	_ = c.ReqNotify(false)
 	_ = c.Push(wcID(1), false)
 	e := <-got
-	if e != c || e.Context() != "ctx" {
-		t.Fatalf("event for %v", e)
-	}
-	if err := c.AckEvents(1); err != nil {
-		t.Fatal(err)
-	}
+	require.Same(t, c, e, "event's CQ")
+	require.Equal(t, "ctx", e.Context(), "event's CQ context")
+	require.NoError(t, c.AckEvents(1))
 }
 
 func TestEventsKeepArrivalOrderAndCount(t *testing.T) {
@@ -57,21 +52,15 @@ func TestEventsKeepArrivalOrderAndCount(t *testing.T) {
 	want := []*CQ{a, b, a}
 	for i, w := range want {
 		got, err := ch.GetEvent(ctx)
-		if err != nil || got != w {
-			t.Fatalf("event %d: got %p err %v, want %p", i, got, err, w)
-		}
+		require.NoError(t, err, "event %d", i)
+		require.Same(t, w, got, "event %d", i)
 	}
-	if err := a.AckEvents(2); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.AckEvents(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.AckEvents(2))
+	require.NoError(t, b.AckEvents(1))
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := ch.GetEvent(done); !errors.Is(err, context.Canceled) {
-		t.Fatalf("empty channel with done ctx = %v", err)
-	}
+	_, err := ch.GetEvent(done)
+	require.ErrorIs(t, err, context.Canceled, "empty channel with done ctx")
 }
 
 func TestDestroyWakesWaiters(t *testing.T) {
@@ -81,12 +70,8 @@ func TestDestroyWakesWaiters(t *testing.T) {
 		_, err := ch.GetEvent(context.Background())
 		res <- err
 	}()
-	if err := ch.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-res; !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("GetEvent after destroy = %v", err)
-	}
+	require.NoError(t, ch.Destroy())
+	require.ErrorIs(t, <-res, ErrDestroyed, "GetEvent after destroy")
 }
 
 func TestRepeatedEventsOfOneCQ(t *testing.T) {
@@ -96,7 +81,5 @@ func TestRepeatedEventsOfOneCQ(t *testing.T) {
 		_ = c.ReqNotify(false)
 		_ = c.Push(wcID(0), false)
 	}
-	if got := pending(ch); got != 3 {
-		t.Fatalf("events = %d, want 3", got)
-	}
+	require.Equal(t, 3, pending(ch), "events")
 }

@@ -5,6 +5,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestConcurrentPushPoll has producers pushing in batches while consumers poll and wait on the
@@ -27,8 +30,7 @@ func TestConcurrentPushPoll(t *testing.T) {
 				for c.Len()+producers*len(batch) > c.CQE() {
 					runtime.Gosched()
 				}
-				if _, err := c.PushBatch(batch[:n], false); err != nil {
-					t.Error(err)
+				if _, err := c.PushBatch(batch[:n], false); !assert.NoError(t, err) {
 					return
 				}
 				i += n
@@ -43,9 +45,7 @@ func TestConcurrentPushPoll(t *testing.T) {
 		n := c.Poll(out[:])
 		for _, wc := range out[:n] {
 			p, seq := wc.WRID>>32, wc.WRID&0xffffffff
-			if seq != next[p] {
-				t.Fatalf("producer %d: got seq %d, want %d", p, seq, next[p])
-			}
+			require.Equal(t, next[p], seq, "producer %d: sequence", p)
 			next[p]++
 		}
 		total += n

@@ -2,9 +2,9 @@ package cq
 
 import (
 	"context"
-	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,15 +19,12 @@ func mustNew(t *testing.T, cqe int, opts Options) *CQ {
 
 func TestNewValidatesSize(t *testing.T) {
 	for _, n := range []int{-1, 0, MaxCQE + 1} {
-		if _, err := New(n, Options{}); !errors.Is(err, ErrInvalidSize) {
-			t.Errorf("New(%d) = %v, want ErrInvalidSize", n, err)
-		}
+		_, err := New(n, Options{})
+		assert.ErrorIs(t, err, ErrInvalidSize, "New(%d)", n)
 	}
 	for _, n := range []int{1, MaxCQE} {
 		c := mustNew(t, n, Options{})
-		if c.CQE() != n {
-			t.Errorf("CQE() = %d, want %d", c.CQE(), n)
-		}
+		assert.Equal(t, n, c.CQE(), "CQE() of New(%d)", n)
 	}
 }
 
@@ -38,24 +35,18 @@ func TestFIFOAcrossWrap(t *testing.T) {
 	want := uint64(0)
 	for round := 0; round < 10; round++ {
 		for range 2 {
-			if err := c.Push(wcID(next), false); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, c.Push(wcID(next), false))
 			next++
 		}
-		if n := c.Poll(out[:]); n != 2 {
-			t.Fatalf("Poll = %d, want 2", n)
-		}
+		require.Equal(t, 2, c.Poll(out[:]), "polled")
 		for _, wc := range out {
-			if wc.WRID != want || wc.ByteLen != uint32(want) {
-				t.Fatalf("got WRID %d, want %d", wc.WRID, want)
-			}
+			require.Equal(t, want, wc.WRID)
+			require.Equal(t, uint32(want), wc.ByteLen)
 			want++
 		}
 	}
-	if c.Poll(out[:]) != 0 || c.Len() != 0 {
-		t.Fatal("CQ not empty")
-	}
+	require.Zero(t, c.Poll(out[:]), "CQ not empty")
+	require.Zero(t, c.Len(), "CQ not empty")
 }
 
 func TestOverflowEntersErrorOnce(t *testing.T) {
@@ -63,29 +54,19 @@ func TestOverflowEntersErrorOnce(t *testing.T) {
 	c := mustNew(t, 2, Options{OnError: func(c *CQ) { raised = append(raised, c) }})
 	batch := []WC{*wcID(1), *wcID(2), *wcID(3)}
 	n, err := c.PushBatch(batch, false)
-	if n != 2 || !errors.Is(err, ErrOverflow) {
-		t.Fatalf("PushBatch = %d, %v; want 2, ErrOverflow", n, err)
-	}
-	if len(raised) != 1 || raised[0] != c {
-		t.Fatalf("OnError called %d times", len(raised))
-	}
-	if err := c.Push(wcID(4), false); !errors.Is(err, ErrOverflow) {
-		t.Fatalf("push after overflow = %v", err)
-	}
-	if len(raised) != 1 {
-		t.Fatal("OnError raised again")
-	}
-	if !errors.Is(c.Err(), ErrOverflow) {
-		t.Fatalf("Err() = %v", c.Err())
-	}
+	require.Equal(t, 2, n, "PushBatch stored")
+	require.ErrorIs(t, err, ErrOverflow, "PushBatch")
+	require.Len(t, raised, 1, "OnError calls")
+	require.Same(t, c, raised[0], "OnError's CQ")
+	require.ErrorIs(t, c.Push(wcID(4), false), ErrOverflow, "push after overflow")
+	require.Len(t, raised, 1, "OnError raised again")
+	require.ErrorIs(t, c.Err(), ErrOverflow)
 	// What was queued before the overrun can still be polled, in order.
 	var out [4]WC
-	if n := c.Poll(out[:]); n != 2 || out[0].WRID != 1 || out[1].WRID != 2 {
-		t.Fatalf("poll after overflow: %d %v", n, out[:n])
-	}
-	if err := c.Resize(10); !errors.Is(err, ErrOverflow) {
-		t.Fatalf("resize of a CQ in error = %v", err)
-	}
+	require.Equal(t, 2, c.Poll(out[:]), "poll after overflow")
+	require.Equal(t, uint64(1), out[0].WRID, "poll after overflow")
+	require.Equal(t, uint64(2), out[1].WRID, "poll after overflow")
+	require.ErrorIs(t, c.Resize(10), ErrOverflow, "resize of a CQ in error")
 }
 
 // pending returns how many events the channel holds, without blocking.
@@ -130,18 +111,12 @@ func TestNotifySemantics(t *testing.T) {
 			ch := NewCompChannel()
 			c := mustNew(t, 16, Options{Channel: ch})
 			for _, s := range tc.arm {
-				if err := c.ReqNotify(s); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, c.ReqNotify(s))
 			}
 			for _, p := range tc.pushes {
-				if err := c.Push(p.wc, p.solicited); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, c.Push(p.wc, p.solicited))
 			}
-			if got := pending(ch); got != tc.events {
-				t.Fatalf("events = %d, want %d", got, tc.events)
-			}
+			require.Equal(t, tc.events, pending(ch), "events")
 		})
 	}
 }
@@ -151,13 +126,9 @@ func TestNotifyIgnoresAlreadyQueued(t *testing.T) {
 	c := mustNew(t, 4, Options{Channel: ch})
 	_ = c.Push(wcID(1), true)
 	_ = c.ReqNotify(false)
-	if pending(ch) != 0 {
-		t.Fatal("arming fired for a completion queued before it")
-	}
+	require.Zero(t, pending(ch), "arming fired for a completion queued before it")
 	_ = c.Push(wcID(2), false)
-	if pending(ch) != 1 {
-		t.Fatal("no event for the next completion")
-	}
+	require.Equal(t, 1, pending(ch), "events for the next completion")
 }
 
 func TestResizeKeepsOrder(t *testing.T) {
@@ -169,29 +140,17 @@ func TestResizeKeepsOrder(t *testing.T) {
 	c.Poll(out[:2]) // head moves to 2 so the ring wraps after the next pushes
 	_ = c.Push(wcID(4), false)
 	_ = c.Push(wcID(5), false)
-	if err := c.Resize(3); !errors.Is(err, ErrInvalidSize) {
-		t.Fatalf("shrink below queued = %v", err)
-	}
-	if err := c.Resize(0); !errors.Is(err, ErrInvalidSize) {
-		t.Fatalf("resize 0 = %v", err)
-	}
-	if err := c.Resize(8); err != nil {
-		t.Fatal(err)
-	}
+	require.ErrorIs(t, c.Resize(3), ErrInvalidSize, "shrink below queued")
+	require.ErrorIs(t, c.Resize(0), ErrInvalidSize, "resize 0")
+	require.NoError(t, c.Resize(8))
 	for i := uint64(6); i < 10; i++ {
-		if err := c.Push(wcID(i), false); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Push(wcID(i), false))
 	}
 	var all [16]WC
 	n := c.Poll(all[:])
-	if n != 8 {
-		t.Fatalf("polled %d, want 8", n)
-	}
+	require.Equal(t, 8, n, "polled")
 	for i := range n {
-		if all[i].WRID != uint64(i+2) {
-			t.Fatalf("entry %d = %d", i, all[i].WRID)
-		}
+		require.Equal(t, uint64(i+2), all[i].WRID, "entry %d", i)
 	}
 }
 
@@ -199,47 +158,25 @@ func TestDestroyRules(t *testing.T) {
 	ch := NewCompChannel()
 	c := mustNew(t, 4, Options{Channel: ch})
 	c.Attach()
-	if err := c.Destroy(); !errors.Is(err, ErrBusy) {
-		t.Fatalf("destroy with user = %v", err)
-	}
+	require.ErrorIs(t, c.Destroy(), ErrBusy, "destroy with user")
 	c.Detach()
 	_ = c.ReqNotify(false)
 	_ = c.Push(wcID(1), false)
 	got, err := ch.GetEvent(context.Background())
-	if err != nil || got != c {
-		t.Fatalf("GetEvent = %v, %v", got, err)
-	}
-	if err := c.Destroy(); !errors.Is(err, ErrEventsNotAcked) {
-		t.Fatalf("destroy with unacked event = %v", err)
-	}
-	if err := c.AckEvents(2); !errors.Is(err, ErrAckTooMany) {
-		t.Fatalf("over-ack = %v", err)
-	}
-	if err := c.AckEvents(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.Destroy(); !errors.Is(err, ErrBusy) {
-		t.Fatalf("channel destroy with CQ = %v", err)
-	}
+	require.NoError(t, err)
+	require.Same(t, c, got, "event's CQ")
+	require.ErrorIs(t, c.Destroy(), ErrEventsNotAcked, "destroy with unacked event")
+	require.ErrorIs(t, c.AckEvents(2), ErrAckTooMany, "over-ack")
+	require.NoError(t, c.AckEvents(1))
+	require.ErrorIs(t, ch.Destroy(), ErrBusy, "channel destroy with CQ")
 	// An undelivered event is dropped with the CQ.
 	_ = c.ReqNotify(false)
 	_ = c.Push(wcID(2), false)
-	if err := c.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("second destroy = %v", err)
-	}
-	if err := c.Push(wcID(3), false); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("push after destroy = %v", err)
-	}
-	if pending(ch) != 0 {
-		t.Fatal("event of destroyed CQ delivered")
-	}
-	if err := ch.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := New(1, Options{Channel: ch}); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("CQ on destroyed channel = %v", err)
-	}
+	require.NoError(t, c.Destroy())
+	require.ErrorIs(t, c.Destroy(), ErrDestroyed, "second destroy")
+	require.ErrorIs(t, c.Push(wcID(3), false), ErrDestroyed, "push after destroy")
+	require.Zero(t, pending(ch), "event of destroyed CQ delivered")
+	require.NoError(t, ch.Destroy())
+	_, err = New(1, Options{Channel: ch})
+	require.ErrorIs(t, err, ErrDestroyed, "CQ on destroyed channel")
 }

@@ -1,6 +1,10 @@
 package cq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestStatusValuesAndText(t *testing.T) {
 	cases := []struct {
@@ -36,9 +40,8 @@ func TestStatusValuesAndText(t *testing.T) {
 		{Status(255), 255, "unknown"},
 	}
 	for _, c := range cases {
-		if uint8(c.s) != c.v || c.s.String() != c.text {
-			t.Errorf("status %d: got value %d text %q, want %d %q", c.v, uint8(c.s), c.s.String(), c.v, c.text)
-		}
+		assert.Equal(t, c.v, uint8(c.s), "status %d: value", c.v)
+		assert.Equal(t, c.text, c.s.String(), "status %d: text", c.v)
 	}
 }
 
@@ -65,11 +68,12 @@ func TestOpcodeValues(t *testing.T) {
 		{Opcode(77), 77, "UNKNOWN", false},
 	}
 	for _, c := range cases {
-		if uint8(c.o) != c.v || c.o.String() != c.name || c.o.IsRecv() != c.recv {
-			t.Errorf("opcode %d: got %d %q recv=%v", c.v, uint8(c.o), c.o.String(), c.o.IsRecv())
-		}
+		assert.Equal(t, c.v, uint8(c.o), "opcode %d: value", c.v)
+		assert.Equal(t, c.name, c.o.String(), "opcode %d: name", c.v)
+		assert.Equal(t, c.recv, c.o.IsRecv(), "opcode %d: IsRecv", c.v)
 	}
-	if WCFlagGRH != 1 || WCFlagWithImm != 2 || WCFlagIPCsumOK != 4 || WCFlagWithInv != 8 {
-		t.Errorf("wc flag values differ from libibverbs")
-	}
+	assert.Equal(t, WCFlags(1), WCFlagGRH, "IBV_WC_GRH")
+	assert.Equal(t, WCFlags(2), WCFlagWithImm, "IBV_WC_WITH_IMM")
+	assert.Equal(t, WCFlags(4), WCFlagIPCsumOK, "IBV_WC_IP_CSUM_OK")
+	assert.Equal(t, WCFlags(8), WCFlagWithInv, "IBV_WC_WITH_INV")
 }
