@@ -3,6 +3,8 @@ package qp
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 )
@@ -49,9 +51,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		ud.SendCQ().Poll(wcs)
 	}
 	run() // the first pop sizes rw.SGL
-	if a := testing.AllocsPerRun(1000, run); a != 0 {
-		t.Fatalf("post/start/complete/pop/poll allocate %.1f times per run", a)
-	}
+	require.Zero(t, testing.AllocsPerRun(1000, run), "allocations per run of post/start/complete/pop/poll")
 }
 
 func BenchmarkPostSendComplete(b *testing.B) {
