@@ -1,8 +1,10 @@
 package qp
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/mr"
 )
@@ -57,18 +59,15 @@ func TestAttrRanges(t *testing.T) {
 			before, _ := q.Query()
 			err := q.Modify(&a, AttrState|c.mask)
 			if c.field == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return
 			}
 			var ae *AttrError
-			if !errors.As(err, &ae) || ae.Name != c.field || !errors.Is(err, ErrInvalidAttr) {
-				t.Fatalf("got %v, want AttrError on %s", err, c.field)
-			}
-			if after, _ := q.Query(); after != before {
-				t.Fatalf("rejected modify changed attributes")
-			}
+			require.ErrorAs(t, err, &ae)
+			require.Equal(t, c.field, ae.Name, "rejected attribute")
+			require.ErrorIs(t, err, ErrInvalidAttr)
+			after, _ := q.Query()
+			require.Equal(t, before, after, "rejected modify changed attributes")
 		})
 	}
 }
@@ -83,9 +82,9 @@ func TestPortMTULimit(t *testing.T) {
 	a := fullAttr()
 	a.State, a.PathMTU = StateRTR, MTU2048
 	var ae *AttrError
-	if err := q.Modify(&a, AttrState|transitions[StateInit][StateRTR].req[TypeRC]); !errors.As(err, &ae) || ae.Name != "path_mtu" {
-		t.Fatalf("MTU above port max: %v", err)
-	}
+	err := q.Modify(&a, AttrState|transitions[StateInit][StateRTR].req[TypeRC])
+	require.ErrorAs(t, err, &ae, "MTU above port max")
+	require.Equal(t, "path_mtu", ae.Name, "MTU above port max")
 }
 
 func TestAppliedValues(t *testing.T) {
@@ -93,80 +92,71 @@ func TestAppliedValues(t *testing.T) {
 	q := placeIn(e, TypeRC, StateInit)
 	a := fullAttr()
 	a.State, a.RQPSN, a.MaxDestRdAtomic = StateRTR, 0xABCDEF12, 5
-	if err := q.Modify(&a, AttrState|transitions[StateInit][StateRTR].req[TypeRC]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrState|transitions[StateInit][StateRTR].req[TypeRC]))
 	a = fullAttr()
 	a.State, a.SQPSN, a.MaxRdAtomic = StateRTS, 0xFF000001, 3
-	if err := q.Modify(&a, AttrState|transitions[StateRTR][StateRTS].req[TypeRC]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrState|transitions[StateRTR][StateRTS].req[TypeRC]))
 	got, init := q.Query()
-	if got.RQPSN != 0xCDEF12 || got.SQPSN != 1 {
-		t.Errorf("PSNs not masked to 24 bits: %#x %#x", got.RQPSN, got.SQPSN)
-	}
-	if got.MaxDestRdAtomic != 8 || got.MaxRdAtomic != 4 {
-		t.Errorf("rd atomics %d/%d, want 4/8 (rounded up)", got.MaxRdAtomic, got.MaxDestRdAtomic)
-	}
-	if got.State != StateRTS || got.CurState != StateRTS || got.PathMTU != MTU1024 || got.DestQPNum != 0x77 ||
-		got.AHAttr != testAV() || got.Timeout != 14 || got.RetryCnt != 7 || got.MinRNRTimer != 12 {
-		t.Errorf("attributes not applied: %+v", got)
-	}
-	if init.Type != TypeRC || init.Cap != defaultCaps() || got.Cap != defaultCaps() {
-		t.Errorf("init attributes %+v", init)
-	}
+	assert.Equal(t, uint32(0xCDEF12), got.RQPSN, "rq_psn masked to 24 bits")
+	assert.Equal(t, uint32(1), got.SQPSN, "sq_psn masked to 24 bits")
+	assert.Equal(t, uint8(8), got.MaxDestRdAtomic, "max_dest_rd_atomic rounded up")
+	assert.Equal(t, uint8(4), got.MaxRdAtomic, "max_rd_atomic rounded up")
+	assert.Equal(t, StateRTS, got.State, "qp_state")
+	assert.Equal(t, StateRTS, got.CurState, "cur_qp_state")
+	assert.Equal(t, MTU1024, got.PathMTU, "path_mtu")
+	assert.Equal(t, uint32(0x77), got.DestQPNum, "dest_qp_num")
+	assert.Equal(t, testAV(), got.AHAttr, "ah_attr")
+	assert.Equal(t, uint8(14), got.Timeout, "timeout")
+	assert.Equal(t, uint8(7), got.RetryCnt, "retry_cnt")
+	assert.Equal(t, uint8(12), got.MinRNRTimer, "min_rnr_timer")
+	assert.Equal(t, TypeRC, init.Type, "init attributes: type")
+	assert.Equal(t, defaultCaps(), init.Cap, "init attributes: cap")
+	assert.Equal(t, defaultCaps(), got.Cap, "cap")
 	for in, want := range map[uint8]uint8{0: 0, 1: 1, 2: 2, 3: 4, 5: 8, 64: 64, 65: 128, 128: 128} {
-		if roundPow2(in) != want {
-			t.Errorf("roundPow2(%d) = %d", in, roundPow2(in))
-		}
+		assert.Equal(t, want, roundPow2(in), "roundPow2(%d)", in)
 	}
 }
 
 func TestMTUHelpers(t *testing.T) {
 	for m, b := range map[MTU]int{MTU256: 256, MTU512: 512, MTU1024: 1024, MTU2048: 2048, MTU4096: 4096, 0: 0, 6: 0} {
-		if m.Bytes() != b {
-			t.Errorf("%d.Bytes() = %d", m, m.Bytes())
-		}
+		assert.Equal(t, b, m.Bytes(), "MTU(%d).Bytes()", uint8(m))
 	}
 	for n, want := range map[int]MTU{256: MTU256, 1500 - 28 - 16: MTU1024, 4096: MTU4096, 9000: MTU4096} {
-		if got, ok := MTUFromBytes(n); !ok || got != want {
-			t.Errorf("MTUFromBytes(%d) = %v %v", n, got, ok)
-		}
+		got, ok := MTUFromBytes(n)
+		assert.True(t, ok, "MTUFromBytes(%d) ok", n)
+		assert.Equal(t, want, got, "MTUFromBytes(%d)", n)
 	}
-	if _, ok := MTUFromBytes(255); ok {
-		t.Error("MTUFromBytes(255) ok")
-	}
-	if MTU1024.String() != "1024" || StateRTS.String() != "RTS" || TypeUD.String() != "UD" {
-		t.Error("String methods")
-	}
-	if (AttrState | AttrQKey | 1<<30).String() != "STATE|QKEY|0x40000000" {
-		t.Errorf("AttrMask.String: %s", (AttrState | AttrQKey | 1<<30).String())
-	}
+	_, ok := MTUFromBytes(255)
+	assert.False(t, ok, "MTUFromBytes(255) ok")
+	assert.Equal(t, "1024", MTU1024.String())
+	assert.Equal(t, "RTS", StateRTS.String())
+	assert.Equal(t, "UD", TypeUD.String())
+	assert.Equal(t, "STATE|QKEY|0x40000000", (AttrState | AttrQKey | 1<<30).String(), "AttrMask.String")
 }
 
 func TestEnumValues(t *testing.T) {
-	if TypeRC != 2 || TypeUC != 3 || TypeUD != 4 || TypeGSI != 1 {
-		t.Error("QP type values")
+	for typ, v := range map[Type]uint8{TypeRC: 2, TypeUC: 3, TypeUD: 4, TypeGSI: 1} {
+		assert.Equal(t, v, uint8(typ), "QP type %v value", typ)
 	}
-	if StateReset != 0 || StateInit != 1 || StateRTR != 2 || StateRTS != 3 || StateSQD != 4 || StateSQE != 5 || StateErr != 6 {
-		t.Error("QP state values")
+	for s, v := range map[State]uint8{StateReset: 0, StateInit: 1, StateRTR: 2, StateRTS: 3, StateSQD: 4, StateSQE: 5, StateErr: 6} {
+		assert.Equal(t, v, uint8(s), "QP state %v value", s)
 	}
-	if AttrDestQPN != 1<<20 || AttrCap != 1<<19 || AttrSQPSN != 1<<16 || AttrAV != 1<<7 || AttrRateLimit != 1<<25 {
-		t.Error("attr mask values")
+	for m, v := range map[AttrMask]uint32{AttrDestQPN: 1 << 20, AttrCap: 1 << 19, AttrSQPSN: 1 << 16, AttrAV: 1 << 7, AttrRateLimit: 1 << 25} {
+		assert.Equal(t, v, uint32(m), "attr mask %v value", m)
 	}
 	ops := map[WROpcode]uint8{WRRDMAWrite: 0, WRRDMAWriteWithImm: 1, WRSend: 2, WRSendWithImm: 3, WRRDMARead: 4,
 		WRAtomicCmpAndSwp: 5, WRAtomicFetchAndAdd: 6, WRLocalInv: 7, WRBindMW: 8, WRSendWithInv: 9, WRTSO: 10,
 		WRDriver1: 11, WRFlush: 14, WRAtomicWrite: 15}
 	for o, v := range ops {
-		if uint8(o) != v {
-			t.Errorf("%v = %d, want %d", o, o, v)
-		}
+		assert.Equal(t, v, uint8(o), "%v value", o)
 	}
-	if SendFence != 1 || SendSignaled != 2 || SendSolicited != 4 || SendInline != 8 {
-		t.Error("send flag values")
+	assert.Equal(t, SendFlags(1), SendFence, "IBV_SEND_FENCE")
+	assert.Equal(t, SendFlags(2), SendSignaled, "IBV_SEND_SIGNALED")
+	assert.Equal(t, SendFlags(4), SendSolicited, "IBV_SEND_SOLICITED")
+	assert.Equal(t, SendFlags(8), SendInline, "IBV_SEND_INLINE")
+	for ev, v := range map[EventType]uint8{EventSRQLimitReached: 15, EventQPLastWQEReached: 16, EventSQDrained: 5, EventCommEst: 4, EventWQFatal: 19} {
+		assert.Equal(t, v, uint8(ev), "event %v value", ev)
 	}
-	if EventSRQLimitReached != 15 || EventQPLastWQEReached != 16 || EventSQDrained != 5 || EventCommEst != 4 ||
-		EventWQFatal != 19 || EventSRQLimitReached.String() != "SRQ limit reached" || EventType(20).String() != "unknown" {
-		t.Error("event values or texts")
-	}
+	assert.Equal(t, "SRQ limit reached", EventSRQLimitReached.String())
+	assert.Equal(t, "unknown", EventType(20).String())
 }

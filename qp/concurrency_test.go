@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 )
@@ -29,9 +32,7 @@ func TestConcurrentPostAndEngine(t *testing.T) {
 	rcq, _ := cq.New(cq.MaxCQE, cq.Options{})
 	q, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: scq, RecvCQ: rcq,
 		Cap: Caps{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.to(q, StateRTS)
 
 	nudge := func() {
@@ -69,15 +70,11 @@ func TestConcurrentPostAndEngine(t *testing.T) {
 				if !ok {
 					break
 				}
-				if err := sq.Complete(w.Index, cq.WCSuccess, 0); err != nil {
-					t.Error(err)
-				}
+				assert.NoError(t, sq.Complete(w.Index, cq.WCSuccess, 0))
 				busy = true
 			}
 			for q.PopRecv(&rw) {
-				if err := q.CompleteRecv(&rw, &cq.WC{Opcode: cq.OpcodeRecv}, false); err != nil {
-					t.Error(err)
-				}
+				assert.NoError(t, q.CompleteRecv(&rw, &cq.WC{Opcode: cq.OpcodeRecv}, false))
 				busy = true
 			}
 			if !busy {
@@ -99,9 +96,8 @@ func TestConcurrentPostAndEngine(t *testing.T) {
 			n := c.Poll(buf)
 			for _, wc := range buf[:n] {
 				p, seq := wc.WRID>>32, wc.WRID&0xffffffff
-				if seq != next[side][p] || wc.Status != cq.WCSuccess {
-					t.Fatalf("side %d: poster %d got %d (%v), want %d", side, p, seq, wc.Status, next[side][p])
-				}
+				require.Equal(t, next[side][p], seq, "side %d: poster %d: sequence", side, p)
+				require.Equal(t, cq.WCSuccess, wc.Status, "side %d: poster %d: status", side, p)
 				next[side][p]++
 			}
 			got += n

@@ -1,9 +1,9 @@
 package qp
 
 import (
-	"errors"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cq"
 )
@@ -31,67 +31,42 @@ func TestFlushOrder(t *testing.T) {
 		}
 		wrs = append(wrs, wr)
 	}
-	if err := q.PostSend(wrs); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.PostRecv([]RecvWR{{ID: 1}, {ID: 2}, {ID: 3}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.PostSend(wrs))
+	require.NoError(t, q.PostRecv([]RecvWR{{ID: 1}, {ID: 2}, {ID: 3}}))
 	sq := q.SendQueue()
 	w, _ := sq.StartNext()
-	if err := sq.Complete(w.Index, cq.WCSuccess, 0); err != nil { // WR 10 completes normally
-		t.Fatal(err)
-	}
-	started, _ := sq.StartNext() // WR 11 in flight when the QP fails
+	require.NoError(t, sq.Complete(w.Index, cq.WCSuccess, 0)) // WR 10 completes normally
+	started, _ := sq.StartNext()                              // WR 11 in flight when the QP fails
 	var held RecvWQE
-	if !q.PopRecv(&held) || held.ID != 1 {
-		t.Fatal("pop")
-	}
+	require.True(t, q.PopRecv(&held), "pop")
+	require.Equal(t, uint64(1), held.ID, "pop")
 	q.EnterError()
-	if q.State() != StateErr {
-		t.Fatal("not in ERR")
-	}
-	if err := q.PostSend(wrs[:1]); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.PostRecv([]RecvWR{{ID: 4}}); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, StateErr, q.State())
+	require.NoError(t, q.PostSend(wrs[:1]))
+	require.NoError(t, q.PostRecv([]RecvWR{{ID: 4}}))
 	swcs := poll(q.SendCQ())
-	if got := ids(swcs); !slices.Equal(got, []uint64{10, 11, 12, 13, 14, 10}) {
-		t.Fatalf("send completions %v", got)
-	}
+	require.Equal(t, []uint64{10, 11, 12, 13, 14, 10}, ids(swcs), "send completions")
 	for _, wc := range swcs[1:] {
-		if wc.Status != cq.WCWRFlushErr || wc.QPNum != q.QPN() || wc.Opcode != cq.OpcodeSend {
-			t.Fatalf("flush WC %+v", wc)
-		}
+		require.Equal(t, cq.WCWRFlushErr, wc.Status, "flush WC %d", wc.WRID)
+		require.Equal(t, q.QPN(), wc.QPNum, "flush WC %d", wc.WRID)
+		require.Equal(t, cq.OpcodeSend, wc.Opcode, "flush WC %d", wc.WRID)
 	}
 	rwcs := poll(q.RecvCQ())
-	if got := ids(rwcs); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
-		t.Fatalf("recv completions %v", got)
-	}
+	require.Equal(t, []uint64{1, 2, 3, 4}, ids(rwcs), "recv completions")
 	// The engine's late completions of flushed WQEs are refused.
-	if err := sq.Complete(started.Index, cq.WCSuccess, 0); !errors.Is(err, ErrStale) {
-		t.Fatalf("late send completion: %v", err)
-	}
-	if err := q.CompleteRecv(&held, &cq.WC{Opcode: cq.OpcodeRecv}, false); !errors.Is(err, ErrStale) {
-		t.Fatalf("late recv completion: %v", err)
-	}
-	if len(poll(q.SendCQ()))+len(poll(q.RecvCQ())) != 0 {
-		t.Fatal("stale completions reached a CQ")
-	}
+	require.ErrorIs(t, sq.Complete(started.Index, cq.WCSuccess, 0), ErrStale, "late send completion")
+	require.ErrorIs(t, q.CompleteRecv(&held, &cq.WC{Opcode: cq.OpcodeRecv}, false), ErrStale, "late recv completion")
+	require.Empty(t, poll(q.SendCQ()), "stale completions reached the send CQ")
+	require.Empty(t, poll(q.RecvCQ()), "stale completions reached the receive CQ")
 	// ERR -> RESET -> RTS works again, and positions keep counting.
 	a := Attr{State: StateReset}
-	if err := q.Modify(&a, AttrState); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrState))
 	e.to(q, StateRTS)
-	if err := q.PostSend(wrs[:1]); err != nil {
-		t.Fatal(err)
-	}
-	if h, c, tl := sq.Positions(); h != 5 || c != 5 || tl != 6 {
-		t.Fatalf("positions %d %d %d", h, c, tl)
-	}
+	require.NoError(t, q.PostSend(wrs[:1]))
+	h, c, tl := sq.Positions()
+	require.Equal(t, uint64(5), h, "head")
+	require.Equal(t, uint64(5), c, "cursor")
+	require.Equal(t, uint64(6), tl, "tail")
 }
 
 func TestResetDiscardsWithoutCompletions(t *testing.T) {
@@ -101,26 +76,19 @@ func TestResetDiscardsWithoutCompletions(t *testing.T) {
 	_ = q.PostSend([]SendWR{validWR(e, TypeUD, WRSend)})
 	_ = q.PostRecv([]RecvWR{{ID: 1}})
 	a := Attr{State: StateReset}
-	if err := q.Modify(&a, AttrState); err != nil {
-		t.Fatal(err)
-	}
-	if len(poll(q.SendCQ()))+len(poll(q.RecvCQ())) != 0 {
-		t.Fatal("RESET produced completions")
-	}
+	require.NoError(t, q.Modify(&a, AttrState))
+	require.Empty(t, poll(q.SendCQ()), "RESET produced send completions")
+	require.Empty(t, poll(q.RecvCQ()), "RESET produced receive completions")
 	e.to(q, StateRTR)
 	var w RecvWQE
-	if q.PopRecv(&w) {
-		t.Fatal("receive survived RESET")
-	}
+	require.False(t, q.PopRecv(&w), "receive survived RESET")
 }
 
 func TestSignaledCompletions(t *testing.T) {
 	e := newEnv(t)
 	for _, sigAll := range []bool{false, true} {
 		q, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(8), RecvCQ: e.cq(8), Cap: defaultCaps(), SQSigAll: sigAll})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.to(q, StateRTS)
 		un := validWR(e, TypeRC, WRRDMARead)
 		un.ID, un.Flags = 1, 0
@@ -132,22 +100,18 @@ func TestSignaledCompletions(t *testing.T) {
 		sq := q.SendQueue()
 		for _, st := range []cq.Status{cq.WCSuccess, cq.WCSuccess, cq.WCRemAccessErr} {
 			w, _ := sq.StartNext()
-			if err := sq.Complete(w.Index, st, 0); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, sq.Complete(w.Index, st, 0))
 		}
 		wcs := poll(q.SendCQ())
 		want := []uint64{2, 3}
 		if sigAll {
 			want = []uint64{1, 2, 3}
 		}
-		if !slices.Equal(ids(wcs), want) {
-			t.Fatalf("sigAll=%v: completions %v", sigAll, ids(wcs))
-		}
+		require.Equal(t, want, ids(wcs), "sigAll=%v: completions", sigAll)
 		last := wcs[len(wcs)-1]
-		if last.Status != cq.WCRemAccessErr || last.Opcode != cq.OpcodeRDMARead || last.ByteLen != 8 {
-			t.Fatalf("error WC %+v", last)
-		}
+		require.Equal(t, cq.WCRemAccessErr, last.Status, "error WC")
+		require.Equal(t, cq.OpcodeRDMARead, last.Opcode, "error WC")
+		require.Equal(t, uint32(8), last.ByteLen, "error WC")
 	}
 }
 
@@ -160,53 +124,34 @@ func TestSQDDrain(t *testing.T) {
 		sq := q.SendQueue()
 		w, _ := sq.StartNext()
 		a := Attr{State: StateSQD, EnSQDAsyncNotify: notify}
-		if err := q.Modify(&a, AttrState|AttrEnSQDAsyncNotify); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := q.Query(); !got.SQDraining {
-			t.Fatal("not draining")
-		}
-		if _, ok := sq.StartNext(); ok {
-			t.Fatal("new WQE started in SQD")
-		}
+		require.NoError(t, q.Modify(&a, AttrState|AttrEnSQDAsyncNotify))
+		got, _ := q.Query()
+		require.True(t, got.SQDraining, "SQ draining after RTS->SQD")
+		_, ok := sq.StartNext()
+		require.False(t, ok, "new WQE started in SQD")
 		back := Attr{State: StateRTS}
-		if err := q.Modify(&back, AttrState); !errors.Is(err, ErrSQDraining) {
-			t.Fatalf("SQD->RTS while draining: %v", err)
-		}
-		if len(e.events.types()) != 0 {
-			t.Fatal("event before the drain finished")
-		}
-		if err := sq.Complete(w.Index, cq.WCSuccess, 0); err != nil {
-			t.Fatal(err)
-		}
+		require.ErrorIs(t, q.Modify(&back, AttrState), ErrSQDraining, "SQD->RTS while draining")
+		require.Empty(t, e.events.types(), "event before the drain finished")
+		require.NoError(t, sq.Complete(w.Index, cq.WCSuccess, 0))
 		want := []EventType(nil)
 		if notify {
 			want = []EventType{EventSQDrained}
 		}
-		if got := e.events.types(); !slices.Equal(got, want) {
-			t.Fatalf("notify=%v: events %v", notify, got)
-		}
-		if got, _ := q.Query(); got.SQDraining {
-			t.Fatal("still draining")
-		}
-		if err := q.Modify(&back, AttrState); err != nil {
-			t.Fatal(err)
-		}
-		if w2, ok := sq.StartNext(); !ok || w2.Index != 1 {
-			t.Fatal("second WQE not started after SQD->RTS")
-		}
+		require.Equal(t, want, e.events.types(), "notify=%v: events", notify)
+		got, _ = q.Query()
+		require.False(t, got.SQDraining, "still draining")
+		require.NoError(t, q.Modify(&back, AttrState))
+		w2, ok := sq.StartNext()
+		require.True(t, ok, "second WQE not started after SQD->RTS")
+		require.Equal(t, uint64(1), w2.Index, "second WQE after SQD->RTS")
 	}
 	// Nothing in flight: drained at once.
 	e := newEnv(t)
 	q := e.qp(TypeUD, defaultCaps())
 	e.to(q, StateRTS)
 	a := Attr{State: StateSQD, EnSQDAsyncNotify: true}
-	if err := q.Modify(&a, AttrState|AttrEnSQDAsyncNotify); err != nil {
-		t.Fatal(err)
-	}
-	if got := e.events.types(); !slices.Equal(got, []EventType{EventSQDrained}) {
-		t.Fatalf("events %v", got)
-	}
+	require.NoError(t, q.Modify(&a, AttrState|AttrEnSQDAsyncNotify))
+	require.Equal(t, []EventType{EventSQDrained}, e.events.types(), "events")
 }
 
 func TestSQError(t *testing.T) {
@@ -219,27 +164,19 @@ func TestSQError(t *testing.T) {
 	w, _ := sq.StartNext()
 	_ = sq.Complete(w.Index, cq.WCLocLenErr, 0)
 	q.EnterSQError()
-	if q.State() != StateSQE {
-		t.Fatalf("state %v", q.State())
-	}
+	require.Equal(t, StateSQE, q.State())
 	wcs := poll(q.SendCQ())
-	if len(wcs) != 2 || wcs[0].Status != cq.WCLocLenErr || wcs[1].Status != cq.WCWRFlushErr {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2, "completions")
+	require.Equal(t, []cq.Status{cq.WCLocLenErr, cq.WCWRFlushErr}, []cq.Status{wcs[0].Status, wcs[1].Status}, "completion statuses")
 	var r RecvWQE
-	if !q.PopRecv(&r) || r.ID != 7 {
-		t.Fatal("receive side stopped in SQE")
-	}
+	require.True(t, q.PopRecv(&r), "receive side stopped in SQE")
+	require.Equal(t, uint64(7), r.ID, "receive in SQE")
 	a := Attr{State: StateRTS}
-	if err := q.Modify(&a, AttrState); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrState))
 	rc := e.qp(TypeRC, defaultCaps())
 	e.to(rc, StateRTS)
 	rc.EnterSQError()
-	if rc.State() != StateErr {
-		t.Fatalf("RC after a send error: %v", rc.State())
-	}
+	require.Equal(t, StateErr, rc.State(), "RC after a send error")
 }
 
 func TestLastWQEReachedWithSRQ(t *testing.T) {
@@ -249,49 +186,32 @@ func TestLastWQEReachedWithSRQ(t *testing.T) {
 	q, _ := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(4), RecvCQ: e.cq(4), SRQ: srq, Cap: defaultCaps()})
 	e.to(q, StateRTS)
 	var w RecvWQE
-	if !q.PopRecv(&w) || w.ID != 1 {
-		t.Fatal("pop from SRQ")
-	}
+	require.True(t, q.PopRecv(&w), "pop from SRQ")
+	require.Equal(t, uint64(1), w.ID, "pop from SRQ")
 	q.EnterError()
 	// The engine still holds a WQE it took from the SRQ: the event waits for its completion.
-	if got := e.events.types(); len(got) != 0 {
-		t.Fatalf("events %v before the held WQE completed", got)
-	}
-	if srq.Len() != 1 || len(poll(q.RecvCQ())) != 0 {
-		t.Fatal("SRQ was flushed")
-	}
+	require.Empty(t, e.events.types(), "events before the held WQE completed")
+	require.Equal(t, 1, srq.Len(), "SRQ was flushed")
+	require.Empty(t, poll(q.RecvCQ()), "SRQ was flushed")
 	// The engine completes the WQE it held with a flush error itself, which releases the event.
-	if err := q.CompleteRecv(&w, &cq.WC{Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv}, false); err != nil {
-		t.Fatal(err)
-	}
-	if wcs := poll(q.RecvCQ()); len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].QPNum != q.QPN() {
-		t.Fatalf("completion %+v", wcs)
-	}
-	if got := e.events.types(); !slices.Equal(got, []EventType{EventQPLastWQEReached}) {
-		t.Fatalf("events %v", got)
-	}
+	require.NoError(t, q.CompleteRecv(&w, &cq.WC{Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv}, false))
+	wcs := poll(q.RecvCQ())
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "completion")
+	require.Equal(t, q.QPN(), wcs[0].QPNum, "completion")
+	require.Equal(t, []EventType{EventQPLastWQEReached}, e.events.types(), "events")
 	// Nothing held: the event comes with the move to ERR.
 	q2, _ := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(4), RecvCQ: e.cq(4), SRQ: srq, Cap: defaultCaps()})
 	e.to(q2, StateRTS)
 	var w2 RecvWQE
-	if !q2.PopRecv(&w2) {
-		t.Fatal("pop from SRQ")
-	}
-	if err := q2.CompleteRecv(&w2, &cq.WC{Opcode: cq.OpcodeRecv}, false); err != nil {
-		t.Fatal(err)
-	}
+	require.True(t, q2.PopRecv(&w2), "pop from SRQ")
+	require.NoError(t, q2.CompleteRecv(&w2, &cq.WC{Opcode: cq.OpcodeRecv}, false))
 	q2.EnterError()
-	if got := e.events.types(); !slices.Equal(got, []EventType{EventQPLastWQEReached, EventQPLastWQEReached}) {
-		t.Fatalf("events %v", got)
-	}
+	require.Equal(t, []EventType{EventQPLastWQEReached, EventQPLastWQEReached}, e.events.types(), "events")
 	_ = q2.Destroy()
-	if err := srq.Destroy(); !errors.Is(err, ErrBusy) {
-		t.Fatalf("destroy SRQ in use: %v", err)
-	}
+	require.ErrorIs(t, srq.Destroy(), ErrBusy, "destroy SRQ in use")
 	_ = q.Destroy()
-	if err := srq.Destroy(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, srq.Destroy())
 }
 
 func TestCompleteRecvInOrder(t *testing.T) {
@@ -302,18 +222,12 @@ func TestCompleteRecvInOrder(t *testing.T) {
 	var a, b RecvWQE
 	q.PopRecv(&a)
 	q.PopRecv(&b)
-	if err := q.CompleteRecv(&b, &cq.WC{}, false); !errors.Is(err, ErrStale) {
-		t.Fatalf("out of order: %v", err)
-	}
+	require.ErrorIs(t, q.CompleteRecv(&b, &cq.WC{}, false), ErrStale, "out of order")
 	wc := cq.WC{Opcode: cq.OpcodeRecv, ByteLen: 5, WCFlags: cq.WCFlagWithImm, ImmData: 9}
-	if err := q.CompleteRecv(&a, &wc, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.CompleteRecv(&b, &cq.WC{}, false); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.CompleteRecv(&a, &wc, true))
+	require.NoError(t, q.CompleteRecv(&b, &cq.WC{}, false))
 	wcs := poll(q.RecvCQ())
-	if !slices.Equal(ids(wcs), []uint64{1, 2}) || wcs[0].ImmData != 9 || wcs[0].QPNum != q.QPN() {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, []uint64{1, 2}, ids(wcs), "completions")
+	require.Equal(t, uint32(9), wcs[0].ImmData, "first completion")
+	require.Equal(t, q.QPN(), wcs[0].QPNum, "first completion")
 }

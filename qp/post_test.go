@@ -1,8 +1,10 @@
 package qp
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
@@ -21,9 +23,7 @@ func validWR(e *env, typ Type, op WROpcode) SendWR {
 	}
 	if typ.datagram() {
 		ah, err := e.table.CreateAH(e.pd, new(testAV()))
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		require.NoError(e.t, err)
 		wr.UD = UDInfo{AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x1234}
 	}
 	return wr
@@ -60,15 +60,12 @@ func TestOpcodePerType(t *testing.T) {
 			q := e.qp(typ, defaultCaps())
 			e.to(q, StateRTS)
 			err := q.PostSend([]SendWR{validWR(e, typ, op)})
-			if want && err != nil {
-				t.Errorf("%v on %v: %v", op, typ, err)
+			if want {
+				assert.NoError(t, err, "%v on %v", op, typ)
+			} else {
+				assert.ErrorIs(t, err, ErrInvalidOpcode, "%v on %v", op, typ)
 			}
-			if !want && !errors.Is(err, ErrInvalidOpcode) {
-				t.Errorf("%v on %v: got %v, want ErrInvalidOpcode", op, typ, err)
-			}
-			if op.AllowedOn(typ) != want {
-				t.Errorf("AllowedOn(%v, %v) = %v", op, typ, !want)
-			}
+			assert.Equal(t, want, op.AllowedOn(typ), "AllowedOn(%v, %v)", op, typ)
 		}
 	}
 }
@@ -123,18 +120,16 @@ func TestPostSendValidation(t *testing.T) {
 			good := validWR(e, c.typ, WRSend)
 			err := q.PostSend([]SendWR{good, wr, good})
 			if c.want == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return
 			}
 			var pe *PostError
-			if !errors.Is(err, c.want) || !errors.As(err, &pe) || pe.Index != 1 || pe.Op != "post_send" {
-				t.Fatalf("got %v, want %v at index 1", err, c.want)
-			}
-			if _, _, tail := q.SendQueue().Positions(); tail != 1 {
-				t.Fatalf("%d WQEs posted, want only the one before the bad request", tail)
-			}
+			require.ErrorIs(t, err, c.want)
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, 1, pe.Index, "index of the bad request")
+			require.Equal(t, "post_send", pe.Op)
+			_, _, tail := q.SendQueue().Positions()
+			require.Equal(t, uint64(1), tail, "WQEs posted: only the one before the bad request")
 		})
 	}
 }
@@ -148,17 +143,17 @@ func TestPostSendStates(t *testing.T) {
 		err := q.PostSend([]SendWR{wr})
 		switch s {
 		case StateReset, StateInit, StateRTR:
-			if !errors.Is(err, ErrInvalidState) {
-				t.Errorf("%v: %v", s, err)
-			}
+			assert.ErrorIs(t, err, ErrInvalidState, "post in %v", s)
 		case StateRTS, StateSQD:
-			if _, _, tail := q.SendQueue().Positions(); err != nil || tail != 1 {
-				t.Errorf("%v: %v, tail %d", s, err, tail)
-			}
+			assert.NoError(t, err, "post in %v", s)
+			_, _, tail := q.SendQueue().Positions()
+			assert.Equal(t, uint64(1), tail, "tail after a post in %v", s)
 		case StateSQE, StateErr:
 			wcs := poll(q.SendCQ())
-			if err != nil || len(wcs) != 1 || wcs[0].Status != cq.WCWRFlushErr || wcs[0].WRID != wr.ID {
-				t.Errorf("%v: %v %+v", s, err, wcs)
+			assert.NoError(t, err, "post in %v", s)
+			if assert.Len(t, wcs, 1, "completions of a post in %v", s) {
+				assert.Equal(t, cq.WCWRFlushErr, wcs[0].Status, "completion of a post in %v", s)
+				assert.Equal(t, wr.ID, wcs[0].WRID, "completion of a post in %v", s)
 			}
 		}
 	}
@@ -173,65 +168,46 @@ func TestQueueFull(t *testing.T) {
 		wrs[i] = validWR(e, TypeRC, WRSend)
 	}
 	var pe *PostError
-	if err := q.PostSend(wrs); !errors.Is(err, ErrQueueFull) || !errors.As(err, &pe) || pe.Index != 8 {
-		t.Fatalf("send: %v", err)
-	}
+	err := q.PostSend(wrs)
+	require.ErrorIs(t, err, ErrQueueFull, "send")
+	require.ErrorAs(t, err, &pe, "send")
+	require.Equal(t, 8, pe.Index, "send: index of the first request that did not fit")
 	rwrs := make([]RecvWR, 9)
-	if err := q.PostRecv(rwrs); !errors.Is(err, ErrQueueFull) || !errors.As(err, &pe) || pe.Index != 8 {
-		t.Fatalf("recv: %v", err)
-	}
+	err = q.PostRecv(rwrs)
+	require.ErrorIs(t, err, ErrQueueFull, "recv")
+	require.ErrorAs(t, err, &pe, "recv")
+	require.Equal(t, 8, pe.Index, "recv: index of the first request that did not fit")
 	// Retiring one WQE makes room for exactly one more.
 	w, _ := q.SendQueue().StartNext()
-	if err := q.SendQueue().Complete(w.Index, cq.WCSuccess, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.PostSend(wrs[:1]); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.PostSend(wrs[:1]); !errors.Is(err, ErrQueueFull) {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.SendQueue().Complete(w.Index, cq.WCSuccess, 0))
+	require.NoError(t, q.PostSend(wrs[:1]))
+	require.ErrorIs(t, q.PostSend(wrs[:1]), ErrQueueFull)
 	// A QP created without a send queue cannot post sends.
 	q0 := e.qp(TypeRC, Caps{MaxRecvWR: 1})
 	e.to(q0, StateRTS)
-	if err := q0.PostSend([]SendWR{{Opcode: WRSend}}); !errors.Is(err, ErrQueueFull) {
-		t.Fatalf("zero-capacity queue: %v", err)
-	}
+	require.ErrorIs(t, q0.PostSend([]SendWR{{Opcode: WRSend}}), ErrQueueFull, "zero-capacity queue")
 }
 
 func TestPostRecvRules(t *testing.T) {
 	e := newEnv(t)
 	q := e.qp(TypeRC, defaultCaps())
-	if err := q.PostRecv([]RecvWR{{ID: 1}}); !errors.Is(err, ErrInvalidState) {
-		t.Fatalf("RESET: %v", err)
-	}
+	require.ErrorIs(t, q.PostRecv([]RecvWR{{ID: 1}}), ErrInvalidState, "RESET")
 	e.to(q, StateInit)
-	if err := q.PostRecv([]RecvWR{{ID: 1, SGList: make([]mr.SGE, 5)}}); !errors.Is(err, ErrTooManySGE) {
-		t.Fatalf("sges: %v", err)
-	}
-	if err := q.PostRecv([]RecvWR{{ID: 1, SGList: sge(100)}}); err != nil {
-		t.Fatalf("INIT: %v", err)
-	}
+	require.ErrorIs(t, q.PostRecv([]RecvWR{{ID: 1, SGList: make([]mr.SGE, 5)}}), ErrTooManySGE, "sges")
+	require.NoError(t, q.PostRecv([]RecvWR{{ID: 1, SGList: sge(100)}}), "INIT")
 	var w RecvWQE
-	if q.PopRecv(&w) {
-		t.Fatal("receive WQE handed out in INIT")
-	}
+	require.False(t, q.PopRecv(&w), "receive WQE handed out in INIT")
 	e.to(q, StateRTR)
-	if !q.PopRecv(&w) || w.ID != 1 || w.Length != 100 || len(w.SGL) != 1 || w.SGL[0] != sge(100)[0] {
-		t.Fatalf("popped %+v", w)
-	}
+	require.True(t, q.PopRecv(&w), "pop in RTR")
+	require.Equal(t, uint64(1), w.ID, "popped WQE")
+	require.Equal(t, uint64(100), w.Length, "popped WQE")
+	require.Equal(t, sge(100), w.SGL, "popped WQE")
 	srq, err := e.table.CreateSRQ(e.pd, &SRQInitAttr{Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	qs, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(4), RecvCQ: e.cq(4), SRQ: srq, Cap: defaultCaps()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e.to(qs, StateInit)
-	if err := qs.PostRecv([]RecvWR{{ID: 1}}); !errors.Is(err, ErrHasSRQ) {
-		t.Fatalf("QP with SRQ: %v", err)
-	}
+	require.ErrorIs(t, qs.PostRecv([]RecvWR{{ID: 1}}), ErrHasSRQ, "QP with SRQ")
 }
 
 func TestInlineAndSGEsCopied(t *testing.T) {
@@ -244,19 +220,18 @@ func TestInlineAndSGEsCopied(t *testing.T) {
 		{ID: 1, Opcode: WRSend, Flags: SendInline, InlineData: data},
 		{ID: 2, Opcode: WRRDMAWriteWithImm, SGList: sges, ImmData: 0xdeadbeef, RDMA: RDMAInfo{RemoteAddr: 9, RKey: 7}},
 	}
-	if err := q.PostSend(wrs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.PostSend(wrs))
 	data[0], sges[0].Length = 'X', 1 // the caller's buffers may change right after posting
 	w1, _ := q.SendQueue().StartNext()
 	w2, _ := q.SendQueue().StartNext()
-	if string(w1.WR.InlineData) != "hello" || w1.Length != 5 || len(w1.WR.SGList) != 0 {
-		t.Fatalf("inline WQE %+v", w1)
-	}
-	if w2.WR.SGList[0].Length != 33 || w2.Length != 33 || w2.WR.ImmData != 0xdeadbeef || w2.WR.RDMA.RKey != 7 || w2.Index != 1 {
-		t.Fatalf("write WQE %+v", w2)
-	}
-	if _, ok := q.SendQueue().StartNext(); ok {
-		t.Fatal("third WQE")
-	}
+	require.Equal(t, "hello", string(w1.WR.InlineData), "inline WQE")
+	require.Equal(t, uint64(5), w1.Length, "inline WQE")
+	require.Empty(t, w1.WR.SGList, "inline WQE")
+	require.Equal(t, uint32(33), w2.WR.SGList[0].Length, "write WQE")
+	require.Equal(t, uint64(33), w2.Length, "write WQE")
+	require.Equal(t, uint32(0xdeadbeef), w2.WR.ImmData, "write WQE")
+	require.Equal(t, uint32(7), w2.WR.RDMA.RKey, "write WQE")
+	require.Equal(t, uint64(1), w2.Index, "write WQE")
+	_, ok := q.SendQueue().StartNext()
+	require.False(t, ok, "third WQE")
 }

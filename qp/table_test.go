@@ -1,8 +1,10 @@
 package qp
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/mr"
 )
@@ -13,51 +15,30 @@ func TestQPNAllocation(t *testing.T) {
 	l.MaxQP = 3
 	e.table = NewTable(Config{Limits: l})
 	gsi := e.qp(TypeGSI, defaultCaps())
-	if gsi.QPN() != GSIQPN {
-		t.Fatalf("GSI QPN %d", gsi.QPN())
-	}
-	if _, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeGSI, SendCQ: e.cq(1), RecvCQ: e.cq(1)}); !errors.Is(err, ErrGSIExists) {
-		t.Fatalf("second GSI: %v", err)
-	}
+	require.Equal(t, uint32(GSIQPN), gsi.QPN(), "GSI QPN")
+	_, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeGSI, SendCQ: e.cq(1), RecvCQ: e.cq(1)})
+	require.ErrorIs(t, err, ErrGSIExists, "second GSI")
 	a, b, c := e.qp(TypeRC, defaultCaps()), e.qp(TypeUD, defaultCaps()), e.qp(TypeUC, defaultCaps())
-	if a.QPN() != 16 || b.QPN() != 17 || c.QPN() != 18 {
-		t.Fatalf("QPNs %d %d %d", a.QPN(), b.QPN(), c.QPN())
-	}
-	if _, err := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(1), RecvCQ: e.cq(1)}); !errors.Is(err, ErrTableFull) {
-		t.Fatalf("over max_qp: %v", err)
-	}
-	if e.table.Lookup(17) != b || e.table.Lookup(1) != gsi || e.table.Lookup(19) != nil || e.table.Len() != 4 {
-		t.Fatal("lookup")
-	}
-	if err := b.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Fatal(err)
-	}
-	if e.table.Lookup(17) != nil {
-		t.Fatal("destroyed QP still found")
-	}
+	require.Equal(t, []uint32{16, 17, 18}, []uint32{a.QPN(), b.QPN(), c.QPN()}, "QPNs")
+	_, err = e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: e.cq(1), RecvCQ: e.cq(1)})
+	require.ErrorIs(t, err, ErrTableFull, "over max_qp")
+	require.Same(t, b, e.table.Lookup(17), "lookup 17")
+	require.Same(t, gsi, e.table.Lookup(1), "lookup 1")
+	require.Nil(t, e.table.Lookup(19), "lookup 19")
+	require.Equal(t, 4, e.table.Len(), "table length")
+	require.NoError(t, b.Destroy())
+	require.ErrorIs(t, b.Destroy(), ErrDestroyed, "second destroy")
+	require.Nil(t, e.table.Lookup(17), "destroyed QP still found")
 	// Allocation is cyclic: the freed number is reused only after wrapping.
 	d := e.qp(TypeRC, defaultCaps())
-	if d.QPN() != 17 {
-		t.Fatalf("QPN after wrap %d", d.QPN())
-	}
+	require.Equal(t, uint32(17), d.QPN(), "QPN after wrap")
 	_ = d.Destroy()
 	_ = a.Destroy()
 	f := e.qp(TypeRC, defaultCaps())
-	if f.QPN() != 16 {
-		t.Fatalf("next QPN %d, want 16 (17 was just used)", f.QPN())
-	}
-	if err := b.PostSend([]SendWR{{Opcode: WRSend}}); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("post on destroyed QP: %v", err)
-	}
-	if err := b.PostRecv([]RecvWR{{}}); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("post recv on destroyed QP: %v", err)
-	}
-	if err := b.Modify(&Attr{}, 0); !errors.Is(err, ErrDestroyed) {
-		t.Fatalf("modify destroyed QP: %v", err)
-	}
+	require.Equal(t, uint32(16), f.QPN(), "next QPN (17 was just used)")
+	require.ErrorIs(t, b.PostSend([]SendWR{{Opcode: WRSend}}), ErrDestroyed, "post on destroyed QP")
+	require.ErrorIs(t, b.PostRecv([]RecvWR{{}}), ErrDestroyed, "post recv on destroyed QP")
+	require.ErrorIs(t, b.Modify(&Attr{}, 0), ErrDestroyed, "modify destroyed QP")
 }
 
 func TestCreateQPValidation(t *testing.T) {
@@ -83,52 +64,40 @@ func TestCreateQPValidation(t *testing.T) {
 		a := InitAttr{Type: TypeRC, SendCQ: e.cq(1), RecvCQ: e.cq(1), Cap: defaultCaps()}
 		c.edit(&a)
 		_, err := e.table.CreateQP(e.pd, &a)
-		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		if c.want == nil {
+			assert.NoError(t, err, c.name)
+		} else {
+			assert.ErrorIs(t, err, c.want, c.name)
 		}
 	}
 	// The QP holds its PD and CQs.
 	sc := e.cq(1)
 	q, _ := e.table.CreateQP(e.pd, &InitAttr{Type: TypeRC, SendCQ: sc, RecvCQ: sc})
-	if err := sc.Destroy(); err == nil {
-		t.Fatal("CQ destroyed under a QP")
-	}
+	require.Error(t, sc.Destroy(), "CQ destroyed under a QP")
 	_ = q.Destroy()
-	if err := sc.Destroy(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sc.Destroy())
 }
 
 func TestAH(t *testing.T) {
 	e := newEnv(t)
 	av := testAV()
 	ah, err := e.table.CreateAH(e.pd, &av)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ah.Attr() != av || ah.PD() != e.pd {
-		t.Fatal("attr")
-	}
+	require.NoError(t, err)
+	require.Equal(t, av, ah.Attr(), "attr")
+	require.Same(t, e.pd, ah.PD(), "PD")
 	av.IsGlobal = false
 	var ae *AttrError
-	if _, err := e.table.CreateAH(e.pd, &av); !errors.As(err, &ae) || ae.Name != "ah_attr.is_global" {
-		t.Fatalf("AH without GRH: %v", err)
-	}
+	_, err = e.table.CreateAH(e.pd, &av)
+	require.ErrorAs(t, err, &ae, "AH without GRH")
+	require.Equal(t, "ah_attr.is_global", ae.Name, "AH without GRH")
 	av = testAV()
 	av.GRH.SGIDIndex = 5
 	l := DefaultLimits()
 	l.GIDTableLen = 2
 	small := NewTable(Config{Limits: l})
-	if _, err := small.CreateAH(e.pd, &av); !errors.Is(err, ErrInvalidAttr) {
-		t.Fatalf("sgid index beyond table: %v", err)
-	}
-	if err := e.pd.DeallocPD(); !errors.Is(err, mr.ErrPDInUse) {
-		t.Fatalf("PD freed under an AH: %v", err)
-	}
-	if err := ah.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ah.Destroy(); !errors.Is(err, ErrDestroyed) {
-		t.Fatal(err)
-	}
+	_, err = small.CreateAH(e.pd, &av)
+	require.ErrorIs(t, err, ErrInvalidAttr, "sgid index beyond table")
+	require.ErrorIs(t, e.pd.DeallocPD(), mr.ErrPDInUse, "PD freed under an AH")
+	require.NoError(t, ah.Destroy())
+	require.ErrorIs(t, ah.Destroy(), ErrDestroyed, "second destroy")
 }

@@ -1,9 +1,11 @@
 package qp
 
 import (
-	"errors"
 	"math/bits"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var allTypesList = []Type{TypeGSI, TypeRC, TypeUC, TypeUD}
@@ -66,9 +68,7 @@ func placeIn(e *env, typ Type, s State) *QP {
 	default:
 		e.to(q, s)
 	}
-	if q.State() != s {
-		e.t.Fatalf("placeIn %v: QP in %v", s, q.State())
-	}
+	require.Equal(e.t, s, q.State(), "placeIn %v", s)
 	return q
 }
 
@@ -84,8 +84,8 @@ func TestTransitionTableExhaustive(t *testing.T) {
 				}
 				name := typ.String() + "/" + from.String() + "->" + to.String()
 				req := required(typ, from, to)
-				if got := transitions[from][to].req[typ]; legal(from, to) && got != req {
-					t.Errorf("%s: table requires %v, facts say %v", name, got, req)
+				if legal(from, to) {
+					assert.Equal(t, req, transitions[from][to].req[typ], "%s: required attributes", name)
 				}
 				// Exactly the required set.
 				q := placeIn(e, typ, from)
@@ -94,29 +94,27 @@ func TestTransitionTableExhaustive(t *testing.T) {
 				err := q.Modify(&a, AttrState|req)
 				if !legal(from, to) {
 					var me *ModifyError
-					if !errors.Is(err, ErrInvalidTransition) || !errors.As(err, &me) || me.From != from || me.To != to {
-						t.Errorf("%s: illegal transition gave %v", name, err)
+					assert.ErrorIs(t, err, ErrInvalidTransition, "%s: illegal transition", name)
+					if assert.ErrorAs(t, err, &me, "%s: illegal transition", name) {
+						assert.Equal(t, from, me.From, "%s: illegal transition", name)
+						assert.Equal(t, to, me.To, "%s: illegal transition", name)
 					}
-					if q.State() != from {
-						t.Errorf("%s: state changed to %v", name, q.State())
-					}
+					assert.Equal(t, from, q.State(), "%s: state after an illegal transition", name)
 					continue
 				}
-				if err != nil {
-					t.Errorf("%s: %v", name, err)
+				if !assert.NoError(t, err, name) {
 					continue
 				}
-				if q.State() != to {
-					t.Errorf("%s: state is %v", name, q.State())
-				}
+				assert.Equal(t, to, q.State(), name)
 				// Each required bit missing.
 				for m := req; m != 0; m &= m - 1 {
 					bit := AttrMask(1) << bits.TrailingZeros32(uint32(m))
 					q := placeIn(e, typ, from)
 					err := q.Modify(&a, AttrState|req&^bit)
 					var me *ModifyError
-					if !errors.Is(err, ErrMissingAttr) || !errors.As(err, &me) || me.Missing != bit {
-						t.Errorf("%s without %v: %v", name, bit, err)
+					assert.ErrorIs(t, err, ErrMissingAttr, "%s without %v", name, bit)
+					if assert.ErrorAs(t, err, &me, "%s without %v", name, bit) {
+						assert.Equal(t, bit, me.Missing, "%s without %v", name, bit)
 					}
 				}
 				// Each bit outside req|opt is rejected as extra.
@@ -128,8 +126,9 @@ func TestTransitionTableExhaustive(t *testing.T) {
 					q := placeIn(e, typ, from)
 					err := q.Modify(&a, AttrState|req|n.bit)
 					var me *ModifyError
-					if !errors.Is(err, ErrExtraAttr) || !errors.As(err, &me) || me.Extra != n.bit {
-						t.Errorf("%s with extra %v: %v", name, n.bit, err)
+					assert.ErrorIs(t, err, ErrExtraAttr, "%s with extra %v", name, n.bit)
+					if assert.ErrorAs(t, err, &me, "%s with extra %v", name, n.bit) {
+						assert.Equal(t, n.bit, me.Extra, "%s with extra %v", name, n.bit)
 					}
 				}
 			}
@@ -159,9 +158,7 @@ func TestOptionalAttributes(t *testing.T) {
 		{TypeUD, StateInit, StateInit, AttrPKeyIndex | AttrPort | AttrQKey},
 	}
 	for _, c := range cases {
-		if got := transitions[c.from][c.to].opt[c.typ]; got != c.opt {
-			t.Errorf("%v %v->%v: optional %v, want %v", c.typ, c.from, c.to, got, c.opt)
-		}
+		assert.Equal(t, c.opt, transitions[c.from][c.to].opt[c.typ], "%v %v->%v: optional attributes", c.typ, c.from, c.to)
 		for m := c.opt; m != 0; m &= m - 1 {
 			bit := AttrMask(1) << bits.TrailingZeros32(uint32(m))
 			e := newEnv(t)
@@ -170,14 +167,10 @@ func TestOptionalAttributes(t *testing.T) {
 			a.State, a.CurState = c.to, c.from
 			err := q.Modify(&a, AttrState|required(c.typ, c.from, c.to)|bit)
 			if bit == AttrAltPath {
-				if !errors.Is(err, ErrNotSupported) {
-					t.Errorf("%v %v->%v with ALT_PATH: %v", c.typ, c.from, c.to, err)
-				}
+				assert.ErrorIs(t, err, ErrNotSupported, "%v %v->%v with ALT_PATH", c.typ, c.from, c.to)
 				continue
 			}
-			if err != nil {
-				t.Errorf("%v %v->%v with optional %v: %v", c.typ, c.from, c.to, bit, err)
-			}
+			assert.NoError(t, err, "%v %v->%v with optional %v", c.typ, c.from, c.to, bit)
 		}
 	}
 }
@@ -186,28 +179,19 @@ func TestCurStateMismatch(t *testing.T) {
 	e := newEnv(t)
 	q := placeIn(e, TypeRC, StateRTS)
 	a := Attr{State: StateRTS, CurState: StateSQD}
-	if err := q.Modify(&a, AttrState|AttrCurState); !errors.Is(err, ErrCurState) {
-		t.Fatalf("mismatched cur_qp_state: %v", err)
-	}
+	require.ErrorIs(t, q.Modify(&a, AttrState|AttrCurState), ErrCurState, "mismatched cur_qp_state")
 	a.CurState = StateRTS
-	if err := q.Modify(&a, AttrState|AttrCurState); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrState|AttrCurState))
 }
 
 func TestModifyWithoutStateStaysPut(t *testing.T) {
 	e := newEnv(t)
 	q := placeIn(e, TypeRC, StateRTS)
 	a := Attr{MinRNRTimer: 20}
-	if err := q.Modify(&a, AttrMinRNRTimer); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Modify(&a, AttrMinRNRTimer))
 	got, _ := q.Query()
-	if got.State != StateRTS || got.MinRNRTimer != 20 {
-		t.Fatalf("state %v timer %d", got.State, got.MinRNRTimer)
-	}
+	require.Equal(t, StateRTS, got.State)
+	require.Equal(t, uint8(20), got.MinRNRTimer)
 	q2 := placeIn(e, TypeRC, StateRTR)
-	if err := q2.Modify(&a, AttrMinRNRTimer); !errors.Is(err, ErrInvalidTransition) {
-		t.Fatalf("RTR->RTR: %v", err)
-	}
+	require.ErrorIs(t, q2.Modify(&a, AttrMinRNRTimer), ErrInvalidTransition, "RTR->RTR")
 }

@@ -1,6 +1,11 @@
 package qp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 // AttrVersion must move with every change Query can see and stay put otherwise, or the transport
 // would act on stale attributes or re-read them on every packet.
@@ -12,22 +17,16 @@ func TestAttrVersionTracksQueryableChanges(t *testing.T) {
 		t.Helper()
 		f()
 		nv := q.AttrVersion()
-		if (nv != v) != changes {
-			t.Errorf("%s: version %d -> %d, want changed=%v", what, v, nv, changes)
-		}
+		assert.Equal(t, changes, nv != v, "%s: version changed (%d -> %d)", what, v, nv)
 		v = nv
 	}
 	step("Query", false, func() { q.Query() })
 	step("RESET->INIT->RTR->RTS", true, func() { e.to(q, StateRTS) })
 	step("PostSend", false, func() {
-		if err := q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}))
 	})
 	step("Modify RTS->RTS", true, func() {
-		if err := q.Modify(&Attr{State: StateRTS, MinRNRTimer: 3}, AttrState|AttrMinRNRTimer); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.Modify(&Attr{State: StateRTS, MinRNRTimer: 3}, AttrState|AttrMinRNRTimer))
 	})
 	step("EnterError", true, func() { q.EnterError() })
 	step("EnterError again", false, func() { q.EnterError() })
@@ -38,28 +37,14 @@ func TestAttrVersionTracksQueryableChanges(t *testing.T) {
 func TestResetCountMovesOnReset(t *testing.T) {
 	e := newEnv(t)
 	q := e.qp(TypeRC, defaultCaps())
-	if q.ResetCount() != 0 {
-		t.Fatalf("new QP: ResetCount %d", q.ResetCount())
-	}
+	require.Equal(t, uint64(0), q.ResetCount(), "new QP")
 	e.to(q, StateRTS)
-	if q.ResetCount() != 0 {
-		t.Fatalf("RESET->RTS: ResetCount %d", q.ResetCount())
-	}
-	if err := q.Modify(&Attr{State: StateReset}, AttrState); err != nil {
-		t.Fatal(err)
-	}
-	if q.ResetCount() != 1 {
-		t.Fatalf("RTS->RESET: ResetCount %d", q.ResetCount())
-	}
+	require.Equal(t, uint64(0), q.ResetCount(), "RESET->RTS")
+	require.NoError(t, q.Modify(&Attr{State: StateReset}, AttrState))
+	require.Equal(t, uint64(1), q.ResetCount(), "RTS->RESET")
 	e.to(q, StateRTS)
 	q.EnterError()
-	if q.ResetCount() != 1 {
-		t.Fatalf("RTS->ERR: ResetCount %d", q.ResetCount())
-	}
-	if err := q.Destroy(); err != nil {
-		t.Fatal(err)
-	}
-	if q.ResetCount() != 2 {
-		t.Fatalf("Destroy: ResetCount %d", q.ResetCount())
-	}
+	require.Equal(t, uint64(1), q.ResetCount(), "RTS->ERR")
+	require.NoError(t, q.Destroy())
+	require.Equal(t, uint64(2), q.ResetCount(), "Destroy")
 }
