@@ -58,14 +58,7 @@ func TestFailIsOneStepForAPoller(t *testing.T) {
 		require.NoError(t, q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}))
 		w, _ := q.SendQueue().StartNext()
 
-		seen := make(chan State)
-		go func() {
-			wc := make([]cq.WC, 1)
-			for q.SendCQ().Poll(wc) == 0 {
-				runtime.Gosched()
-			}
-			seen <- q.State()
-		}()
+		seen := stateOnCompletion(q, q.SendCQ())
 		_, _, err := q.SendQueue().Fail(w.Index, cq.WCRemAccessErr)
 		require.NoError(t, err)
 		require.Equal(t, StateErr, <-seen, "state seen after polling the send error")
@@ -76,16 +69,24 @@ func TestFailIsOneStepForAPoller(t *testing.T) {
 		require.NoError(t, q.PostRecv([]RecvWR{{ID: 2}}))
 		var rw RecvWQE
 		require.True(t, q.PopRecv(&rw))
-		go func() {
-			wc := make([]cq.WC, 1)
-			for q.RecvCQ().Poll(wc) == 0 {
-				runtime.Gosched()
-			}
-			seen <- q.State()
-		}()
+		seen = stateOnCompletion(q, q.RecvCQ())
 		_, _, err = q.FailRecv(&rw, &cq.WC{Status: cq.WCLocLenErr, Opcode: cq.OpcodeRecv})
 		require.NoError(t, err)
 		require.Equal(t, StateErr, <-seen, "state seen after polling the receive error")
 		require.NoError(t, q.Destroy())
 	}
+}
+
+// stateOnCompletion polls c from another goroutine and sends q's state as soon as a completion
+// arrives.
+func stateOnCompletion(q *QP, c *cq.CQ) <-chan State {
+	seen := make(chan State)
+	go func() {
+		wc := make([]cq.WC, 1)
+		for c.Poll(wc) == 0 {
+			runtime.Gosched()
+		}
+		seen <- q.State()
+	}()
+	return seen
 }
