@@ -1,10 +1,10 @@
 package transport
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cq"
@@ -23,17 +23,12 @@ func TestHarnessRCSend(t *testing.T) {
 	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{src.sge(0, 5000)}})
 	h.settle(time.Second)
 	wcs := a.pollSend()
-	if len(wcs) != 1 {
-		t.Fatalf("send WCs %v", wcs)
-	}
+	require.Len(t, wcs, 1, "send completions")
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 	rw := b.pollRecv()
-	if len(rw) != 1 || rw[0].ByteLen != 5000 {
-		t.Fatalf("recv WCs %+v", rw)
-	}
-	if !bytes.Equal(dst.buf, src.buf) {
-		t.Fatal("data differs")
-	}
+	require.Len(t, rw, 1, "receive completions")
+	require.Equal(t, uint32(5000), rw[0].ByteLen, "receive byte_len")
+	require.Equal(t, src.buf, dst.buf, "data differs")
 }
 
 // wantPkt is the expected shape of one request packet.
@@ -47,19 +42,15 @@ type wantPkt struct {
 
 func checkSent(t *testing.T, pr *probe, want []wantPkt) {
 	t.Helper()
-	if len(pr.sent) != len(want) {
-		t.Fatalf("%d packets sent, want %d", len(pr.sent), len(want))
-	}
+	require.Len(t, pr.sent, len(want), "packets sent")
 	for i, w := range want {
 		s := pr.sent[i]
 		b := &s.h.BTH
-		if b.Opcode != w.op || b.PSN != w.psn || s.n != w.n || b.AckReq != w.ackReq || b.SolicitedEvent != w.se {
-			t.Errorf("packet %d: %v psn %#x len %d ackreq %v se %v; want %v psn %#x len %d ackreq %v se %v",
-				i, b.Opcode, uint32(b.PSN), s.n, b.AckReq, b.SolicitedEvent, w.op, uint32(w.psn), w.n, w.ackReq, w.se)
-		}
-		if b.PKey != 0xFFFF || b.MigReq || b.DestQP != pr.b.q.QPN() || b.PadCount != uint8(-w.n&3) {
-			t.Errorf("packet %d: pkey %#x migreq %v dqpn %#x pad %d", i, b.PKey, b.MigReq, b.DestQP, b.PadCount)
-		}
+		assert.Equal(t, w, wantPkt{op: b.Opcode, psn: b.PSN, n: s.n, ackReq: b.AckReq, se: b.SolicitedEvent}, "packet %d", i)
+		assert.Equal(t, uint16(0xFFFF), b.PKey, "packet %d P_Key", i)
+		assert.False(t, b.MigReq, "packet %d MigReq", i)
+		assert.Equal(t, pr.b.q.QPN(), b.DestQP, "packet %d destination QPN", i)
+		assert.Equal(t, uint8(-w.n&3), b.PadCount, "packet %d pad count", i)
 	}
 }
 
@@ -81,18 +72,13 @@ func TestRequesterSendSegmentation(t *testing.T) {
 		{packet.RCSendOnly, 0x104, 0, true, false},
 		{packet.RCSendOnlyWithInvalidate, 0x105, 5, true, false},
 	})
-	if pr.sent[2].h.ImmDt.ImmediateData != 7 || pr.sent[5].h.IETH.RKey != 0xABCD {
-		t.Fatalf("imm %#x ieth %#x", pr.sent[2].h.ImmDt.ImmediateData, pr.sent[5].h.IETH.RKey)
-	}
+	require.Equal(t, uint32(7), pr.sent[2].h.ImmDt.ImmediateData, "immediate data")
+	require.Equal(t, uint32(0xABCD), pr.sent[5].h.IETH.RKey, "IETH R_Key")
 	var p packet.Parsed
 	require.NoError(t, packet.Parse(pr.sent[0].raw, &p))
-	if !bytes.Equal(p.Payload(), src.buf[:1024]) {
-		t.Fatal("first packet payload differs")
-	}
+	require.Equal(t, src.buf[:1024], p.Payload(), "first packet payload differs")
 	require.NoError(t, packet.Parse(pr.sent[5].raw, &p))
-	if string(p.Payload()) != "hello" {
-		t.Fatalf("inline payload %q", p.Payload())
-	}
+	require.Equal(t, "hello", string(p.Payload()), "inline payload")
 }
 
 func TestRequesterRDMAHeaders(t *testing.T) {
@@ -127,9 +113,7 @@ func TestRequesterRDMAHeaders(t *testing.T) {
 	})
 	wantRETH := func(i int, r packet.RETHFields) {
 		t.Helper()
-		if pr.sent[i].h.RETH != r {
-			t.Errorf("packet %d RETH %+v, want %+v", i, pr.sent[i].h.RETH, r)
-		}
+		assert.Equal(t, r, pr.sent[i].h.RETH, "packet %d RETH", i)
 	}
 	wantRETH(0, packet.RETHFields{VirtualAddress: rdma.RemoteAddr, RKey: rdma.RKey, DMALength: 2500})
 	wantRETH(3, packet.RETHFields{VirtualAddress: rdma.RemoteAddr, RKey: rdma.RKey, DMALength: 10})
@@ -137,23 +121,16 @@ func TestRequesterRDMAHeaders(t *testing.T) {
 	wantRETH(7, packet.RETHFields{VirtualAddress: 0x2000, RKey: 0x88, DMALength: 8})
 	wantRETH(8, packet.RETHFields{VirtualAddress: 0x3000, RKey: 0x99, DMALength: 4096})
 	wantRETH(9, packet.RETHFields{VirtualAddress: rdma.RemoteAddr, RKey: rdma.RKey, DMALength: 0})
-	if got := pr.sent[3].h.ImmDt.ImmediateData; got != 9 {
-		t.Errorf("imm %d", got)
-	}
-	if got := pr.sent[5].h.AtomicETH; got != (packet.AtomicETHFields{VirtualAddress: 0x1000, RKey: 0x77, SwapAddData: 6, CompareData: 5}) {
-		t.Errorf("cmp-swap AtomicETH %+v", got)
-	}
-	if got := pr.sent[6].h.AtomicETH; got != (packet.AtomicETHFields{VirtualAddress: 0x1008, RKey: 0x77, SwapAddData: 3}) {
-		t.Errorf("fetch-add AtomicETH %+v", got)
-	}
-	if got := pr.sent[8].h.FETH; got != (packet.FETHFields{PlacementType: packet.FlushPersistence, Selectivity: packet.FlushMemoryRegion}) {
-		t.Errorf("FETH %+v", got)
-	}
+	assert.Equal(t, uint32(9), pr.sent[3].h.ImmDt.ImmediateData, "immediate data")
+	assert.Equal(t, packet.AtomicETHFields{VirtualAddress: 0x1000, RKey: 0x77, SwapAddData: 6, CompareData: 5},
+		pr.sent[5].h.AtomicETH, "cmp-swap AtomicETH")
+	assert.Equal(t, packet.AtomicETHFields{VirtualAddress: 0x1008, RKey: 0x77, SwapAddData: 3},
+		pr.sent[6].h.AtomicETH, "fetch-add AtomicETH")
+	assert.Equal(t, packet.FETHFields{PlacementType: packet.FlushPersistence, Selectivity: packet.FlushMemoryRegion},
+		pr.sent[8].h.FETH, "FETH")
 	var p packet.Parsed
 	require.NoError(t, packet.Parse(pr.sent[7].raw, &p))
-	if !bytes.Equal(p.Payload(), []byte{9, 8, 7, 6, 5, 4, 3, 2}) {
-		t.Errorf("atomic write payload %x", p.Payload())
-	}
+	assert.Equal(t, []byte{9, 8, 7, 6, 5, 4, 3, 2}, p.Payload(), "atomic write payload")
 }
 
 // TestRequesterPath checks the framing: addresses from the AV and the GID table, rxe's UDP source
@@ -162,9 +139,8 @@ func TestRequesterPath(t *testing.T) {
 	pr := newProbe(t, hQPOptions{})
 	pr.a.post(qp.SendWR{Opcode: qp.WRSend})
 	pr.idle()
-	if len(pr.h.trace) != 0 || len(pr.sent) != 1 {
-		t.Fatalf("%d packets", len(pr.sent))
-	}
+	require.Empty(t, pr.h.trace, "harness trace")
+	require.Len(t, pr.sent, 1, "packets sent")
 	h := newHarness(t)
 	h.keep = true
 	a, b := h.pair(hQPOptions{})
@@ -173,9 +149,9 @@ func TestRequesterPath(t *testing.T) {
 	}
 	p := h.trace[0].path
 	wantSrc := netipAP(a.d.addr, packet.UDPSourcePort(0, a.q.QPN(), b.q.QPN()))
-	if p.Src != wantSrc || p.Dst != netipAP(b.d.addr, 4791) || p.HopLimit != 64 {
-		t.Fatalf("path %+v, want src %v", p, wantSrc)
-	}
+	require.Equal(t, wantSrc, p.Src, "source")
+	require.Equal(t, netipAP(b.d.addr, 4791), p.Dst, "destination")
+	require.Equal(t, uint8(64), p.HopLimit, "hop limit")
 }
 
 // TestRequesterAckReqAndWindow checks that a long RC message asks for an ACK every 64 packets and
@@ -185,35 +161,24 @@ func TestRequesterAckReqAndWindow(t *testing.T) {
 	src := pr.a.d.region(300*256, 0)
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []mr.SGE{src.sge(0, 300*256)}, RDMA: qp.RDMAInfo{RemoteAddr: 0, RKey: 1}})
 	pr.idle()
-	if len(pr.sent) != 128 {
-		t.Fatalf("%d packets before any ACK, want 128", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 128, "packets before any ACK")
 	first := packet.PSN(0xFFFFC0)
 	for i, s := range pr.sent {
-		if s.h.BTH.PSN != first.Add(uint32(i)) {
-			t.Fatalf("packet %d PSN %#x", i, uint32(s.h.BTH.PSN))
-		}
-		if want := i == 63 || i == 127; s.h.BTH.AckReq != want {
-			t.Fatalf("packet %d AckReq %v", i, s.h.BTH.AckReq)
-		}
+		require.Equal(t, first.Add(uint32(i)), s.h.BTH.PSN, "packet %d PSN", i)
+		require.Equal(t, i == 63 || i == 127, s.h.BTH.AckReq, "packet %d AckReq", i)
 	}
 	// Acknowledging the first 64 opens the window by 64.
 	pr.respond(pr.ackHeaders(first.Add(63), packet.SyndromeACKUnlimited), nil)
-	if len(pr.sent) != 192 {
-		t.Fatalf("%d packets after the first ACK, want 192", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 192, "packets after the first ACK")
 	pr.respond(pr.ackHeaders(first.Add(191), packet.SyndromeACKUnlimited), nil)
-	if len(pr.sent) != 300 || !pr.sent[299].h.BTH.AckReq || pr.sent[299].h.BTH.Opcode != packet.RCRDMAWriteLast {
-		t.Fatalf("%d packets, last %v", len(pr.sent), pr.sent[len(pr.sent)-1].h.BTH.Opcode)
-	}
+	require.Len(t, pr.sent, 300, "packets after the second ACK")
+	require.True(t, pr.sent[299].h.BTH.AckReq, "last packet AckReq")
+	require.Equal(t, packet.RCRDMAWriteLast, pr.sent[299].h.BTH.Opcode, "last packet opcode")
 	pr.respond(pr.ackHeaders(first.Add(299), packet.SyndromeACKUnlimited), nil)
 	wcs := pr.a.pollSend()
-	if len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
-		t.Fatalf("completions %+v", wcs)
-	}
-	if !pr.a.e.Deadline().IsZero() {
-		t.Fatal("retransmit timer still armed with nothing outstanding")
-	}
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, cq.WCSuccess, wcs[0].Status, "completion status")
+	require.True(t, pr.a.e.Deadline().IsZero(), "retransmit timer still armed with nothing outstanding")
 }
 
 // TestRequesterHalfPSNSpaceRead: a 2 GiB READ at MTU 256 takes 2^23 PSNs, half the PSN space.
@@ -240,13 +205,12 @@ func TestRequesterHalfPSNSpaceRead(t *testing.T) {
 		qp.SendWR{ID: 3, Opcode: qp.WRSend})
 	pr.idle()
 	// The READ waits until the SEND before it is acknowledged.
-	if len(pr.sent) != 1 || pr.sent[0].h.BTH.Opcode != packet.RCSendOnly {
-		t.Fatalf("%d packets sent while the SEND is unacknowledged (last %v)", len(pr.sent), pr.sent[len(pr.sent)-1].h.BTH.Opcode)
-	}
+	require.Len(t, pr.sent, 1, "packets sent while the SEND is unacknowledged")
+	require.Equal(t, packet.RCSendOnly, pr.sent[0].h.BTH.Opcode, "first packet opcode")
 	pr.respond(pr.ackHeaders(0xFFFFF0, packet.SyndromeACKUnlimited), nil)
-	if len(pr.sent) != 2 || pr.sent[1].h.BTH.Opcode != packet.RCRDMAReadRequest || pr.sent[1].h.BTH.PSN != 0xFFFFF1 {
-		t.Fatalf("%d packets sent behind a READ of 2^23 PSNs (last %v)", len(pr.sent), pr.sent[len(pr.sent)-1].h.BTH.Opcode)
-	}
+	require.Len(t, pr.sent, 2, "packets sent behind a READ of 2^23 PSNs")
+	require.Equal(t, packet.RCRDMAReadRequest, pr.sent[1].h.BTH.Opcode, "second packet opcode")
+	require.Equal(t, packet.PSN(0xFFFFF1), pr.sent[1].h.BTH.PSN, "second packet PSN")
 }
 
 // TestRequesterInitiatorDepthAndFence checks max_rd_atomic and the fence.
@@ -259,23 +223,19 @@ func TestRequesterInitiatorDepthAndFence(t *testing.T) {
 	pr.a.post(read(1), read(2), read(3),
 		qp.SendWR{ID: 4, Opcode: qp.WRSend, Flags: qp.SendFence}, qp.SendWR{ID: 5, Opcode: qp.WRSend})
 	pr.idle()
-	if len(pr.sent) != 2 {
-		t.Fatalf("%d packets with max_rd_atomic 2, want 2", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 2, "packets with max_rd_atomic 2")
 	resp := func(psn packet.PSN) {
 		pr.msn++
 		pr.respond(&packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PSN: psn},
 			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: pr.msn}}, []byte{1, 2, 3, 4})
 	}
 	resp(10)
-	if len(pr.sent) != 3 || pr.sent[2].h.BTH.Opcode != packet.RCRDMAReadRequest || pr.sent[2].h.BTH.PSN != 12 {
-		t.Fatalf("after one response: %d packets", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 3, "packets after one response")
+	require.Equal(t, packet.RCRDMAReadRequest, pr.sent[2].h.BTH.Opcode, "third packet opcode")
+	require.Equal(t, packet.PSN(12), pr.sent[2].h.BTH.PSN, "third packet PSN")
 	resp(11)
 	// READ 3 is still outstanding: the fenced SEND waits, and the SEND after it with it.
-	if len(pr.sent) != 3 {
-		t.Fatalf("fenced send went out early (%d packets)", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 3, "fenced send went out early")
 	resp(12)
 	checkSent(t, pr, []wantPkt{
 		{packet.RCRDMAReadRequest, 10, 0, true, false},
@@ -284,9 +244,7 @@ func TestRequesterInitiatorDepthAndFence(t *testing.T) {
 		{packet.RCSendOnly, 13, 0, true, false},
 		{packet.RCSendOnly, 14, 0, true, false},
 	})
-	if got := pr.a.pollSend(); len(got) != 0 {
-		t.Fatalf("unsignaled completions %+v", got)
-	}
+	require.Empty(t, pr.a.pollSend(), "unsignaled completions")
 }
 
 // TestRequesterPSNWrap sends across the 2^24 PSN wrap end to end.
@@ -300,9 +258,8 @@ func TestRequesterPSNWrap(t *testing.T) {
 	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(10000, 3000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeRDMARead)
-	if !bytes.Equal(recv.buf[:2000], x.aBuf.buf[:2000]) || !bytes.Equal(x.aBuf.buf[10000:13000], x.bBuf.buf[:3000]) {
-		t.Fatal("data differs across the PSN wrap")
-	}
+	require.Equal(t, x.aBuf.buf[:2000], recv.buf[:2000], "SEND data differs across the PSN wrap")
+	require.Equal(t, x.bBuf.buf[:3000], x.aBuf.buf[10000:13000], "READ data differs across the PSN wrap")
 	var psns []uint32
 	for _, p := range x.h.trace {
 		var pp packet.Parsed
@@ -313,9 +270,7 @@ func TestRequesterPSNWrap(t *testing.T) {
 	}
 	// Eight SEND packets, then the READ request, which takes PSNs 5 to 16.
 	want := []uint32{0xFFFFFD, 0xFFFFFE, 0xFFFFFF, 0, 1, 2, 3, 4, 5}
-	if !equalU32(psns, want) {
-		t.Fatalf("request PSNs %#x", psns)
-	}
+	require.Equal(t, want, psns, "request PSNs")
 }
 
 func equalU32(a, b []uint32) bool {

@@ -3,6 +3,8 @@ package transport
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
@@ -27,9 +29,7 @@ func rspAllocs(t *testing.T, env *rspEnv, step func()) {
 	for range 3 {
 		step()
 	}
-	if n := testing.AllocsPerRun(200, step); n != 0 {
-		t.Fatalf("%v allocations per packet, want 0", n)
-	}
+	require.Zero(t, testing.AllocsPerRun(200, step), "allocations per packet")
 }
 
 func TestResponderSendAllocs(t *testing.T) {

@@ -1,13 +1,14 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
@@ -43,12 +44,8 @@ func TestResponderE2EReadReplay(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, n)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA() + 5, RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMARead)
-	if !bytes.Equal(x.aBuf.buf[:n], x.bBuf.buf[5:5+n]) {
-		t.Fatal("read data differs after a replay")
-	}
-	if x.b.d.count(counter.DuplicateRequest) == 0 {
-		t.Fatal("the retried READ was not handled as a duplicate")
-	}
+	require.Equal(t, x.bBuf.buf[5:5+n], x.aBuf.buf[:n], "read data differs after a replay")
+	require.NotZero(t, x.b.d.count(counter.DuplicateRequest), "the retried READ was not handled as a duplicate")
 }
 
 func TestResponderE2EAtomicAckLost(t *testing.T) {
@@ -59,15 +56,9 @@ func TestResponderE2EAtomicAckLost(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRAtomicFetchAndAdd, SGList: []mr.SGE{x.aBuf.sge(0, 8)},
 		Atomic: qp.AtomicInfo{RemoteAddr: x.bBuf.mr.IOVA() + 8, RKey: x.bBuf.mr.RKey(), CompareAdd: 2}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeFetchAdd)
-	if seen < 2 {
-		t.Fatalf("the atomic was not retried (%d acknowledgements)", seen)
-	}
-	if got := binary.NativeEndian.Uint64(x.aBuf.buf); got != 40 {
-		t.Fatalf("fetch-add returned %d, want 40", got)
-	}
-	if got := binary.NativeEndian.Uint64(x.bBuf.buf[8:]); got != 42 {
-		t.Fatalf("target %d: the retried atomic was executed again", got)
-	}
+	require.GreaterOrEqual(t, seen, 2, "the atomic was not retried (acknowledgements seen)")
+	require.Equal(t, uint64(40), binary.NativeEndian.Uint64(x.aBuf.buf), "value fetch-add returned")
+	require.Equal(t, uint64(42), binary.NativeEndian.Uint64(x.bBuf.buf[8:]), "target: the retried atomic was executed again")
 }
 
 func TestResponderE2ERNRThenSuccess(t *testing.T) {
@@ -75,24 +66,18 @@ func TestResponderE2ERNRThenSuccess(t *testing.T) {
 	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}})
 	// Let a few RNR NAKs go by (1.28 ms each) before a receive is posted.
 	x.h.runUntil(func() bool { return x.b.d.count(counter.SendRNRErr) >= 3 }, time.Second)
-	if len(x.a.pollSend()) != 0 {
-		t.Fatal("send completed without a receive")
-	}
+	require.Empty(t, x.a.pollSend(), "send completed without a receive")
 	recv := x.b.d.region(4096, 0)
 	x.b.postRecv(2, recv.sge(0, 4096))
 	x.h.settle(10 * time.Second)
-	if wcs := x.a.pollSend(); len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
-		t.Fatalf("send completions %+v", wcs)
-	}
-	if wcs := x.b.pollRecv(); len(wcs) != 1 || wcs[0].ByteLen != 3000 {
-		t.Fatalf("recv completions %+v", wcs)
-	}
-	if !bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]) {
-		t.Fatal("data")
-	}
-	if x.a.d.count(counter.RcvdRNRErr) < 3 {
-		t.Fatal("RNR NAKs not counted by the requester")
-	}
+	wcs := x.a.pollSend()
+	require.Len(t, wcs, 1, "send completions")
+	require.Equal(t, cq.WCSuccess, wcs[0].Status, "send completion status")
+	wcs = x.b.pollRecv()
+	require.Len(t, wcs, 1, "receive completions")
+	require.Equal(t, uint32(3000), wcs[0].ByteLen, "receive byte_len")
+	require.Equal(t, x.aBuf.buf[:3000], recv.buf[:3000], "data")
+	require.GreaterOrEqual(t, x.a.d.count(counter.RcvdRNRErr), uint64(3), "RNR NAKs not counted by the requester")
 }
 
 func TestResponderE2ERemoteAccessError(t *testing.T) {
@@ -101,15 +86,9 @@ func TestResponderE2ERemoteAccessError(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 5000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA() + e2eSize - 100, RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 1, cq.WCRemAccessErr, cq.OpcodeRDMAWrite)
-	if !bytes.Equal(x.bBuf.buf, before) {
-		t.Fatal("a write beyond the region changed memory")
-	}
-	if s := x.b.q.State(); s != qp.StateErr {
-		t.Fatalf("responder state %v", s)
-	}
-	if !slices.Contains(x.b.d.eventTypes(x.b.q), qp.EventQPAccessErr) {
-		t.Fatalf("responder events %v", x.b.d.eventTypes(x.b.q))
-	}
+	require.Equal(t, before, x.bBuf.buf, "a write beyond the region changed memory")
+	require.Equal(t, qp.StateErr, x.b.q.State(), "responder state")
+	require.Contains(t, x.b.d.eventTypes(x.b.q), qp.EventQPAccessErr, "responder events")
 }
 
 func TestResponderE2EUCLoss(t *testing.T) {
@@ -126,12 +105,10 @@ func TestResponderE2EUCLoss(t *testing.T) {
 	x.h.settle(time.Second)
 	// The first message lost a packet; the second lands in the first receive WQE.
 	wcs := x.b.pollRecv()
-	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].ByteLen != 700 {
-		t.Fatalf("recv completions %+v", wcs)
-	}
-	if !bytes.Equal(recv.buf[:700], x.aBuf.buf[1000:1700]) {
-		t.Fatal("data")
-	}
+	require.Len(t, wcs, 1, "receive completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "receive wr_id")
+	require.Equal(t, uint32(700), wcs[0].ByteLen, "receive byte_len")
+	require.Equal(t, x.aBuf.buf[1000:1700], recv.buf[:700], "data")
 }
 
 // TestResponderE2ELossy runs a mixed workload over a network that loses, reorders, duplicates
@@ -181,37 +158,25 @@ func TestResponderE2ELossy(t *testing.T) {
 			}
 			x.a.post(wrs...)
 			done := func() bool { return x.a.scq.Len() == ops }
-			if !x.h.runUntil(done, time.Minute) {
-				t.Fatalf("only %d of %d operations completed", x.a.scq.Len(), ops)
-			}
+			completed := x.h.runUntil(done, time.Minute)
+			require.True(t, completed, "only %d of %d operations completed", x.a.scq.Len(), ops)
 			for _, wc := range x.a.pollSend() {
-				if wc.Status != cq.WCSuccess {
-					t.Fatalf("completion %+v", wc)
-				}
+				require.Equal(t, cq.WCSuccess, wc.Status, "completion of WR %d", wc.WRID)
 			}
-			if wcs := x.b.pollRecv(); len(wcs) != sends {
-				t.Fatalf("%d receive completions, want %d", len(wcs), sends)
-			}
+			require.Len(t, x.b.pollRecv(), sends, "receive completions")
 			for i, c := range checks {
-				if !bytes.Equal(c.dst, c.src) {
-					t.Fatalf("operation %d: data differs", i)
-				}
+				require.Equal(t, c.src, c.dst, "operation %d: data differs", i)
 			}
 			// Each fetch-and-add ran exactly once: the counter is their number and the values
 			// returned are 0..n-1.
-			var got []uint64
+			var got, want []uint64
 			for i := 3; i < ops; i += 4 {
 				got = append(got, binary.NativeEndian.Uint64(x.aBuf.buf[i*1024:]))
+				want = append(want, uint64(len(want)))
 			}
 			slices.Sort(got)
-			for i, v := range got {
-				if v != uint64(i) {
-					t.Fatalf("fetch-add results %v", got)
-				}
-			}
-			if c := binary.NativeEndian.Uint64(target.buf); c != uint64(len(got)) {
-				t.Fatalf("counter %d after %d fetch-adds", c, len(got))
-			}
+			require.Equal(t, want, got, "fetch-add results")
+			require.Equal(t, uint64(len(got)), binary.NativeEndian.Uint64(target.buf), "counter after %d fetch-adds", len(got))
 			t.Logf("network: %+v; responder duplicates %d, out of sequence %d",
 				x.h.stats, x.b.d.count(counter.DuplicateRequest), x.b.d.count(counter.OutOfSeqRequest))
 		})

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"net/netip"
 	"testing"
 
@@ -22,15 +21,13 @@ func TestResponderOutOfSequenceNAKsOnce(t *testing.T) {
 	// PSN 100 was lost: the first later packet is NAKed with the expected PSN, the next dropped.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 100, 0)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 102, true, nil, nil)))
-	if got := env.e.Counters().Load(counter.OutOfSeqRequest); got != 1 {
-		t.Fatalf("out_of_seq_request %d", got)
-	}
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.OutOfSeqRequest), "out_of_seq_request")
 	// Recovery: the retransmission is accepted; a later gap is NAKed again.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, nil, nil)), packet.SyndromeACKUnlimited, 100, 1)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 105, true, nil, nil)), packet.SyndromeNAKPSNSequenceError, 101, 1)
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 1 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "completion wr_id")
 	rspWantState(t, env.q, qp.StateRTS)
 }
 
@@ -43,12 +40,8 @@ func TestResponderDuplicateSendReAcks(t *testing.T) {
 	// The ACK of 100 was lost and the requester resends it: acknowledge up to 101 (C9-105), do not
 	// deliver the message a second time.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)), packet.SyndromeACKUnlimited, 101, 2)
-	if wcs := env.poll(); len(wcs) != 2 {
-		t.Fatalf("%d completions, want 2", len(wcs))
-	}
-	if env.e.Counters().Load(counter.DuplicateRequest) != 1 {
-		t.Fatal("duplicate not counted")
-	}
+	require.Len(t, env.poll(), 2, "completions")
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.DuplicateRequest), "duplicate not counted")
 }
 
 func TestResponderDuplicateReadReplays(t *testing.T) {
@@ -57,27 +50,19 @@ func TestResponderDuplicateReadReplays(t *testing.T) {
 	copy(buf, rspPattern(4096, 21))
 	const n = 3 * rspMTUB
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n)))
-	if len(ps) != 3 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 3, "response packets")
 	env.postRecv(1, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 103, true, nil, nil)), packet.SyndromeACKUnlimited, 103, 2)
 
 	// The last two responses were lost: the requester asks again from PSN 101 for the tail.
 	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 101, true, nil, rspRETH(m.IOVA()+rspMTUB, m.RKey(), 2*rspMTUB)))
-	if len(ps) != 2 {
-		t.Fatalf("replay built %d packets, want 2", len(ps))
-	}
+	require.Len(t, ps, 2, "packets the replay built")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 101, packet.SyndromeACKUnlimited, 2)
 	rspWantResp(t, ps[1], packet.RCRDMAReadResponseLast, 102, packet.SyndromeACKUnlimited, 2)
-	if got := append(ps[0].Payload(), ps[1].Payload()...); !bytes.Equal(got, buf[rspMTUB:3*rspMTUB]) {
-		t.Fatal("replayed payload")
-	}
+	require.Equal(t, buf[rspMTUB:3*rspMTUB], append(ps[0].Payload(), ps[1].Payload()...), "replayed payload")
 	// The whole request again, from its first PSN.
 	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n)))
-	if len(ps) != 3 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 3, "response packets")
 
 	// Not a subset of the original (other key, range beyond it, or more PSNs): dropped, class D.
 	for _, bad := range []func(*packet.Headers){
@@ -113,9 +98,8 @@ func TestResponderResourcesRing(t *testing.T) {
 	rspWantNone(t, env.deliver(fa(100)))
 	for psn, orig := range map[uint32]uint64{101: 1, 102: 2} {
 		ps := env.deliver(fa(psn))
-		if len(ps) != 1 || ps[0].AtomicAckETH().OriginalRemoteData() != orig {
-			t.Fatalf("duplicate %d not answered with %d", psn, orig)
-		}
+		require.Len(t, ps, 1, "duplicate %d not answered", psn)
+		require.Equal(t, orig, ps[0].AtomicAckETH().OriginalRemoteData(), "duplicate %d: original value", psn)
 	}
 }
 
@@ -125,19 +109,17 @@ func TestResponderRNR(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)),
 		packet.SyndromeRNRNAK(rspRNRCode), 100, 0)
 	rspWantState(t, env.q, qp.StateRTS)
-	if env.e.Counters().Load(counter.SendRNRErr) != 1 {
-		t.Fatal("send_rnr_err not counted")
-	}
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.SendRNRErr), "send_rnr_err")
 	// After a receive is posted the retransmission succeeds.
 	bufs := env.postRecv(5, 512)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 100, false, rspPattern(rspMTUB, 1), nil)))
 	rspWantAck(t, env.deliver(env.req(packet.RCSendLast, 101, true, []byte("end"), nil)), packet.SyndromeACKUnlimited, 101, 1)
-	if !bytes.Equal(bufs[0][:rspMTUB], rspPattern(rspMTUB, 1)) || string(bufs[0][rspMTUB:rspMTUB+3]) != "end" {
-		t.Fatal("data")
-	}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 5 || wcs[0].ByteLen != rspMTUB+3 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, rspPattern(rspMTUB, 1), bufs[0][:rspMTUB], "data")
+	require.Equal(t, "end", string(bufs[0][rspMTUB:rspMTUB+3]), "data")
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(5), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, uint32(rspMTUB+3), wcs[0].ByteLen, "completion byte_len")
 
 	// WRITE_LAST_WITH_IMM without a WQE: the earlier packets stay placed, the last one is NAKed
 	// and accepted once a WQE exists.
@@ -148,9 +130,7 @@ func TestResponderRNR(t *testing.T) {
 	rspWantAck(t, env.deliver(last), packet.SyndromeRNRNAK(rspRNRCode), 103, 1)
 	env.postRecv(6, 8)
 	rspWantAck(t, env.deliver(last), packet.SyndromeACKUnlimited, 103, 2)
-	if !bytes.Equal(buf[:len(msg)], msg) {
-		t.Fatal("write data")
-	}
+	require.Equal(t, msg, buf[:len(msg)], "write data")
 }
 
 func TestResponderSRQ(t *testing.T) {
@@ -158,12 +138,11 @@ func TestResponderSRQ(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, []byte("x"), nil)), packet.SyndromeRNRNAK(rspRNRCode), 0, 0)
 	bufs := env.postRecv(11, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, []byte("x"), nil)), packet.SyndromeACKUnlimited, 0, 1)
-	if bufs[0][0] != 'x' {
-		t.Fatal("data")
-	}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 11 || wcs[0].QPNum != env.q.QPN() {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, byte('x'), bufs[0][0], "data")
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(11), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, env.q.QPN(), wcs[0].QPNum, "completion qp_num")
 }
 
 // TestResponderSRQLastWQEAfterFlush: a QP on an SRQ that enters ERR in the middle of a SEND holds
@@ -177,21 +156,18 @@ func TestResponderSRQLastWQEAfterFlush(t *testing.T) {
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	env.run()
 	wcs := env.poll()
-	if len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCWRFlushErr {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, cq.WCWRFlushErr, wcs[0].Status, "completion status")
 	var last []rspEvent
 	for _, e := range env.events {
 		if e.typ == qp.EventQPLastWQEReached {
 			last = append(last, e)
 		}
 	}
-	if len(last) != 1 || last[0].recvWCs != 1 {
-		t.Fatalf("LAST_WQE_REACHED events %+v, want one raised after the flush completion", last)
-	}
-	if env.q.SRQ().Len() != 1 {
-		t.Fatal("the SRQ's other WQE was consumed")
-	}
+	require.Equal(t, []rspEvent{{typ: qp.EventQPLastWQEReached, recvWCs: 1}}, last,
+		"LAST_WQE_REACHED events, want one raised after the flush completion")
+	require.Equal(t, 1, env.q.SRQ().Len(), "the SRQ's other WQE was consumed")
 }
 
 func TestResponderPSNWrap(t *testing.T) {
@@ -201,9 +177,7 @@ func TestResponderPSNWrap(t *testing.T) {
 	env.deliver(env.req(packet.RCSendFirst, 0xFFFFFE, false, msg[:rspMTUB], nil))
 	env.deliver(env.req(packet.RCSendMiddle, 0xFFFFFF, false, msg[rspMTUB:2*rspMTUB], nil))
 	rspWantAck(t, env.deliver(env.req(packet.RCSendLast, 0, true, msg[2*rspMTUB:], nil)), packet.SyndromeACKUnlimited, 0, 1)
-	if !bytes.Equal(bufs[0][:len(msg)], msg) {
-		t.Fatal("data")
-	}
+	require.Equal(t, msg, bufs[0][:len(msg)], "data")
 	// A duplicate from before the wrap is a duplicate, not a future PSN.
 	rspWantAck(t, env.deliver(env.req(packet.RCSendMiddle, 0xFFFFFF, true, msg[:rspMTUB], nil)), packet.SyndromeACKUnlimited, 0, 1)
 
@@ -211,13 +185,12 @@ func TestResponderPSNWrap(t *testing.T) {
 	env2 := newRspEnv(t, rspOptions{access: rcAccess, rqPSN: 0xFFFFFF, maxDestRd: 4})
 	m, _ := env2.region(1024, remoteAccess)
 	ps := env2.deliver(env2.req(packet.RCRDMAReadRequest, 0xFFFFFF, true, nil, rspRETH(m.IOVA(), m.RKey(), 3*rspMTUB)))
-	if len(ps) != 3 || ps[0].BTH().PSN() != 0xFFFFFF || ps[1].BTH().PSN() != 0 || ps[2].BTH().PSN() != 1 {
-		t.Fatal("read response PSNs do not wrap")
-	}
+	require.Len(t, ps, 3, "read response packets")
+	require.Equal(t, []packet.PSN{0xFFFFFF, 0, 1}, []packet.PSN{ps[0].BTH().PSN(), ps[1].BTH().PSN(), ps[2].BTH().PSN()},
+		"read response PSNs do not wrap")
 	ps = env2.deliver(env2.req(packet.RCRDMAReadRequest, 0, true, nil, rspRETH(m.IOVA()+rspMTUB, m.RKey(), 2*rspMTUB)))
-	if len(ps) != 2 || ps[0].BTH().PSN() != 0 {
-		t.Fatalf("replay across the wrap: %d packets", len(ps))
-	}
+	require.Len(t, ps, 2, "replay across the wrap: packets")
+	require.Equal(t, packet.PSN(0), ps[0].BTH().PSN(), "replay across the wrap: first PSN")
 	env2.postRecv(1, 8)
 	rspWantAck(t, env2.deliver(env2.req(packet.RCSendOnly, 2, true, nil, nil)), packet.SyndromeACKUnlimited, 2, 2)
 }
@@ -356,20 +329,16 @@ func TestResponderClassCErrors(t *testing.T) {
 			}
 			assert.Equal(t, wantAccess, ctr.Load(counter.SentAccessNAK), "sent_access_nak")
 			assert.Equal(t, wantInvReq, ctr.Load(counter.SentInvReqNAK), "sent_inv_req_nak")
-			if len(pkts) == 1 && !bytes.Equal(s.buf, make([]byte, 4096)) {
-				t.Fatal("a failed request changed memory")
+			if len(pkts) == 1 {
+				require.Equal(t, make([]byte, 4096), s.buf, "a failed request changed memory")
 			}
 			// A receive WQE the failed message held completes in error before the flushes.
-			for i, wc := range s.env.poll() {
-				if i == 0 && wc.Status != cq.WCRemInvReqErr && wc.Status != cq.WCWRFlushErr {
-					t.Fatalf("first completion %v", wc.Status)
-				}
+			if wcs := s.env.poll(); len(wcs) > 0 {
+				require.Contains(t, []cq.Status{cq.WCRemInvReqErr, cq.WCWRFlushErr}, wcs[0].Status, "first completion")
 			}
 			// Nothing is answered any more.
 			rspWantNone(t, s.env.deliver(last))
-			if s.env.e.Counters().Load(counter.RcvdWrongState) != 1 {
-				t.Fatal("packet in ERR not counted")
-			}
+			require.Equal(t, uint64(1), s.env.e.Counters().Load(counter.RcvdWrongState), "packet in ERR not counted")
 		})
 	}
 }
@@ -382,10 +351,11 @@ func TestResponderTooLongSend(t *testing.T) {
 		packet.SyndromeNAKInvalidRequest, 100, 0)
 	rspWantState(t, env.q, qp.StateErr)
 	wcs := env.poll()
-	if len(wcs) != 2 || wcs[0].WRID != 1 || wcs[0].Status != cq.WCLocLenErr ||
-		wcs[1].WRID != 2 || wcs[1].Status != cq.WCWRFlushErr {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2, "completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "first completion wr_id")
+	require.Equal(t, cq.WCLocLenErr, wcs[0].Status, "first completion status")
+	require.Equal(t, uint64(2), wcs[1].WRID, "second completion wr_id")
+	require.Equal(t, cq.WCWRFlushErr, wcs[1].Status, "second completion status")
 }
 
 func TestResponderBadReceiveBuffer(t *testing.T) {
@@ -397,9 +367,10 @@ func TestResponderBadReceiveBuffer(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 100, true, []byte("x"), nil)),
 		packet.SyndromeNAKRemoteOperationalError, 100, 0)
 	rspWantState(t, env.q, qp.StateErr)
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 4 || wcs[0].Status != cq.WCLocProtErr {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(4), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, cq.WCLocProtErr, wcs[0].Status, "completion status")
 }
 
 func TestResponderSendWithInvalidate(t *testing.T) {
@@ -414,15 +385,11 @@ func TestResponderSendWithInvalidate(t *testing.T) {
 		h.IETH.RKey = key
 	})), packet.SyndromeACKUnlimited, 100, 1)
 	want := cq.WC{WRID: 1, Opcode: cq.OpcodeRecv, ByteLen: 3, InvalidatedRKey: key, QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithInv}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != want {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, []cq.WC{want}, env.poll(), "completions")
 	// The region is invalid now: a WRITE through the key fails.
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteOnly, 101, true, []byte("x"), rspRETH(0x10000, key, 1))),
 		packet.SyndromeNAKRemoteAccessError, 101, 1)
-	if page[0] != 0 {
-		t.Fatal("write through an invalidated key")
-	}
+	require.Zero(t, page[0], "write through an invalidated key")
 }
 
 func TestResponderSendWithInvalidateFails(t *testing.T) {
@@ -434,9 +401,9 @@ func TestResponderSendWithInvalidateFails(t *testing.T) {
 		h.IETH.RKey = m.RKey()
 	})), packet.SyndromeNAKInvalidRequest, 100, 0)
 	rspWantState(t, env.q, qp.StateErr)
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].Status != cq.WCRemInvReqErr {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, cq.WCRemInvReqErr, wcs[0].Status, "completion status")
 }
 
 func TestResponderDropsWrongState(t *testing.T) {
@@ -446,9 +413,7 @@ func TestResponderDropsWrongState(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 0, true, nil, nil)), packet.SyndromeACKUnlimited, 0, 1)
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateErr}, qp.AttrState))
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 1, true, nil, nil)))
-	if env.e.Counters().Load(counter.RcvdWrongState) != 1 {
-		t.Fatal("not counted")
-	}
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.RcvdWrongState), "rcvd_wrong_state")
 }
 
 func TestResponderReinitialisesOnNewConnection(t *testing.T) {
@@ -474,15 +439,11 @@ func TestResponderWrongPathAndOpcode(t *testing.T) {
 	env.from.Src = netip.MustParseAddrPort("10.0.0.9:5000")
 	rspWantNone(t, env.deliver(p))
 	env.from = from
-	if env.e.Counters().Load(counter.RcvdWrongPath) != 1 {
-		t.Fatal("wrong source not counted")
-	}
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.RcvdWrongPath), "wrong source not counted")
 	// A UC or UD opcode on an RC QP is dropped.
 	rspWantNone(t, env.deliver(env.req(packet.UCSendOnly, 100, true, nil, nil)))
 	rspWantNone(t, env.deliver(env.req(packet.UDSendOnly, 100, true, nil, nil)))
-	if env.e.Counters().Load(counter.RcvdBadOpcode) != 2 {
-		t.Fatal("opcode not counted")
-	}
+	require.Equal(t, uint64(2), env.e.Counters().Load(counter.RcvdBadOpcode), "opcode not counted")
 	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)
 }
 
@@ -495,9 +456,7 @@ func TestResponderCQOverflow(t *testing.T) {
 	// reported, is not acknowledged.
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)))
 	rspWantState(t, env.q, qp.StateErr)
-	if env.recvCQ.Err() == nil {
-		t.Fatal("CQ not in error")
-	}
+	require.Error(t, env.recvCQ.Err(), "CQ not in error")
 	// rdma_recvs counts the completion the CQ took, not the one it refused.
 	assert.Equal(t, uint64(1), env.e.Counters().Load(counter.RDMARecvs))
 }

@@ -25,9 +25,7 @@ func fuzzFrame(f *testing.F, items ...any) []byte {
 			b = append(b, 0, 0, byte(it/time.Millisecond))
 		case *packet.Headers:
 			p, err := packet.AppendPacket(nil, it, nil)
-			if err != nil {
-				f.Fatal(err)
-			}
+			require.NoError(f, err)
 			b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
 			b = append(b, p...)
 		case []byte: // a packet already encoded
@@ -48,9 +46,7 @@ func fuzzFrame(f *testing.F, items ...any) []byte {
 func FuzzResponder(f *testing.F) {
 	pkt := func(h *packet.Headers, payload []byte) []byte {
 		b, err := packet.AppendPacket(nil, h, payload)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		return b
 	}
 	bth := func(op packet.Opcode, psn uint32) packet.BTHFields {
@@ -134,15 +130,14 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 	check := func() {
 		t.Helper()
 		c, r := &env.e.comp, &env.e.req
-		if r.canSend() && (r.tip.LessThan(c.psn) || r.psn.LessThan(c.psn) || r.tip.LessThan(r.psn)) {
-			t.Fatalf("PSNs out of order: acknowledged %#x, next %#x, tip %#x", uint32(c.psn), uint32(r.psn), uint32(r.tip))
+		if r.canSend() {
+			require.False(t, r.tip.LessThan(c.psn) || r.psn.LessThan(c.psn) || r.tip.LessThan(r.psn),
+				"PSNs out of order: acknowledged %#x, next %#x, tip %#x", uint32(c.psn), uint32(r.psn), uint32(r.tip))
 		}
-		if r.rdAtomic < 0 || r.rdAtomic > maxRd {
-			t.Fatalf("initiator depth count %d", r.rdAtomic)
-		}
-		if rs := &env.e.resp; rs.read.active && !rs.started {
-			t.Fatal("READ response active on a stopped responder")
-		}
+		require.GreaterOrEqual(t, r.rdAtomic, 0, "initiator depth count")
+		require.LessOrEqual(t, r.rdAtomic, maxRd, "initiator depth count")
+		rs := &env.e.resp
+		require.False(t, rs.read.active && !rs.started, "READ response active on a stopped responder")
 	}
 	for len(data) >= 2 {
 		n := int(binary.BigEndian.Uint16(data))
@@ -171,9 +166,7 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 		if dl.IsZero() {
 			break
 		}
-		if i == 10_000 {
-			t.Fatalf("engine still has a deadline after %d runs", i)
-		}
+		require.Less(t, i, 10_000, "engine still has a deadline after that many runs")
 		if dl.After(env.now) {
 			env.now = dl
 		}
@@ -184,21 +177,13 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 	head, cursor, tail := env.q.SendQueue().Positions()
 	switch env.q.State() {
 	case qp.StateRTS:
-		if head != tail {
-			t.Fatalf("RTS at rest with WQEs outstanding (head %d cursor %d tail %d)", head, cursor, tail)
-		}
+		require.Equal(t, tail, head, "RTS at rest with WQEs outstanding: head behind tail (cursor %d)", cursor)
 	case qp.StateSQD:
-		if head != cursor {
-			t.Fatalf("SQD at rest with started WQEs outstanding (head %d cursor %d)", head, cursor)
-		}
+		require.Equal(t, cursor, head, "SQD at rest with started WQEs outstanding: head behind cursor")
 	}
 	for _, b := range [][]byte{target, recv, local} {
 		for _, c := range [][]byte{b[:guard], b[len(b)-guard:]} {
-			for _, x := range c {
-				if x != 0 {
-					t.Fatal("engine wrote outside registered memory")
-				}
-			}
+			require.Equal(t, make([]byte, guard), c, "engine wrote outside registered memory")
 		}
 	}
 }

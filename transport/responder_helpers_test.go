@@ -234,25 +234,14 @@ func (env *rspEnv) collect() []*packet.Parsed {
 	var ps []*packet.Parsed
 	for _, o := range env.out.Packets {
 		var p packet.Parsed
-		if err := packet.Parse(o.Buf, &p); err != nil {
-			env.t.Fatalf("engine emitted an unparsable packet: %v", err)
-		}
+		require.NoError(env.t, packet.Parse(o.Buf, &p), "engine emitted an unparsable packet")
 		ev := o.Env
-		if err := ev.VerifyICRC(o.Buf); err != nil {
-			env.t.Fatalf("engine emitted a packet with a bad ICRC: %v", err)
-		}
-		if o.Env.Dst.Addr() != env.from.Src.Addr() || o.Env.Src.Addr() != env.from.Dst.Addr() {
-			env.t.Fatalf("response path %v -> %v, want %v -> %v", o.Env.Src, o.Env.Dst, env.from.Dst, env.from.Src)
-		}
-		if o.Env.Dst.Port() != packet.UDPPort {
-			env.t.Fatalf("response to port %d", o.Env.Dst.Port())
-		}
-		if got := p.BTH().DestQP(); got != env.peer {
-			env.t.Fatalf("response to QPN %#x, want %#x", got, env.peer)
-		}
-		if p.BTH().PKey() != 0xFFFF {
-			env.t.Fatalf("response P_Key %#x", p.BTH().PKey())
-		}
+		require.NoError(env.t, ev.VerifyICRC(o.Buf), "engine emitted a packet with a bad ICRC")
+		require.Equal(env.t, env.from.Dst.Addr(), o.Env.Src.Addr(), "response source address")
+		require.Equal(env.t, env.from.Src.Addr(), o.Env.Dst.Addr(), "response destination address")
+		require.Equal(env.t, uint16(packet.UDPPort), o.Env.Dst.Port(), "response destination port")
+		require.Equal(env.t, env.peer, p.BTH().DestQP(), "response destination QPN")
+		require.Equal(env.t, uint16(0xFFFF), p.BTH().PKey(), "response P_Key")
 		ps = append(ps, &p)
 	}
 	return ps
@@ -265,46 +254,42 @@ func (env *rspEnv) poll() []cq.WC {
 	return wcs[:n]
 }
 
+// rspOpcodes returns the opcodes of ps, which say more in a failure message than the packets.
+func rspOpcodes(ps []*packet.Parsed) []packet.Opcode {
+	ops := make([]packet.Opcode, len(ps))
+	for i, p := range ps {
+		ops[i] = p.Opcode()
+	}
+	return ops
+}
+
 // rspWantAck checks that ps is exactly one ACKNOWLEDGE with the given syndrome, PSN and MSN.
 func rspWantAck(t *testing.T, ps []*packet.Parsed, syn packet.Syndrome, psn, msn uint32) {
 	t.Helper()
-	if len(ps) != 1 {
-		t.Fatalf("got %d packets, want one ACKNOWLEDGE", len(ps))
-	}
+	require.Len(t, rspOpcodes(ps), 1, "want one ACKNOWLEDGE")
 	rspWantResp(t, ps[0], packet.RCAcknowledge, psn, syn, msn)
 }
 
 // rspWantResp checks one response's opcode, PSN and AETH.
 func rspWantResp(t *testing.T, p *packet.Parsed, op packet.Opcode, psn uint32, syn packet.Syndrome, msn uint32) {
 	t.Helper()
-	if p.Opcode() != op {
-		t.Fatalf("opcode %v, want %v", p.Opcode(), op)
-	}
-	if got := p.BTH().PSN(); got != packet.PSN(psn) {
-		t.Fatalf("%v PSN %#x, want %#x", op, uint32(got), psn)
-	}
-	if p.BTH().AckReq() || p.BTH().SolicitedEvent() || p.BTH().MigReq() {
-		t.Fatalf("%v with AckReq, SE or MigReq set", op)
-	}
+	require.Equal(t, op, p.Opcode(), "opcode")
+	require.Equal(t, packet.PSN(psn), p.BTH().PSN(), "opcode %#x: PSN", op)
+	require.False(t, p.BTH().AckReq() || p.BTH().SolicitedEvent() || p.BTH().MigReq(), "opcode %#x with AckReq, SE or MigReq set", op)
 	if a := p.AETH(); a != nil {
-		if a.Syndrome() != syn || a.MSN() != msn {
-			t.Fatalf("%v AETH %v MSN %d, want %v MSN %d", op, a.Syndrome(), a.MSN(), syn, msn)
-		}
+		require.Equal(t, syn, a.Syndrome(), "opcode %#x: AETH syndrome", op)
+		require.Equal(t, msn, a.MSN(), "opcode %#x: AETH MSN", op)
 	}
 }
 
 func rspWantNone(t *testing.T, ps []*packet.Parsed) {
 	t.Helper()
-	if len(ps) != 0 {
-		t.Fatalf("got %d packets (first %v), want none", len(ps), ps[0].Opcode())
-	}
+	require.Empty(t, rspOpcodes(ps), "want no packets")
 }
 
 func rspWantState(t *testing.T, q *qp.QP, s qp.State) {
 	t.Helper()
-	if got := q.State(); got != s {
-		t.Fatalf("QP state %v, want %v", got, s)
-	}
+	require.Equal(t, s, q.State(), "QP state")
 }
 
 // rspPattern returns n bytes of a recognisable pattern.

@@ -1,10 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
@@ -32,27 +33,21 @@ func TestResponderSendOnly(t *testing.T) {
 		h.ImmDt.ImmediateData = 0xdeadbeef
 	})
 	rspWantAck(t, env.deliver(p), packet.SyndromeACKUnlimited, 100, 1)
-	if !bytes.Equal(bufs[0][:40], data) || bufs[0][40] != 0 {
-		t.Fatalf("receive buffer %x", bufs[0][:44])
-	}
-	wcs := env.poll()
+	require.Equal(t, data, bufs[0][:40], "receive buffer")
+	require.Zero(t, bufs[0][40], "receive buffer beyond the message")
 	want := cq.WC{WRID: 7, Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: 40, ImmData: 0xdeadbeef,
 		QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithImm}
-	if len(wcs) != 1 || wcs[0] != want {
-		t.Fatalf("completions %+v, want %+v", wcs, want)
-	}
-	if got := env.e.Counters().Load(counter.RcvdBytes); got != 40 {
-		t.Fatalf("rcvd_bytes %d", got)
-	}
+	require.Equal(t, []cq.WC{want}, env.poll(), "completions")
+	require.Equal(t, uint64(40), env.e.Counters().Load(counter.RcvdBytes), "rcvd_bytes")
 }
 
 func TestResponderSendWithoutAckReqIsSilent(t *testing.T) {
 	env := newRC(t)
 	env.postRecv(1, 64)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendOnly, 100, false, []byte("hi"), nil)))
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].ByteLen != 2 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint32(2), wcs[0].ByteLen, "completion byte_len")
 	// The MSN counted the message even though nothing was acknowledged.
 	env.postRecv(2, 64)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 101, true, nil, nil)), packet.SyndromeACKUnlimited, 101, 2)
@@ -65,19 +60,16 @@ func TestResponderMultiPacketSendScatters(t *testing.T) {
 	msg := rspPattern(2*rspMTUB+100, 3)
 	rspWantNone(t, env.deliver(env.req(packet.RCSendFirst, 100, false, msg[:rspMTUB], nil)))
 	rspWantNone(t, env.deliver(env.req(packet.RCSendMiddle, 101, false, msg[rspMTUB:2*rspMTUB], nil)))
-	if wcs := env.poll(); len(wcs) != 0 {
-		t.Fatalf("completion before the last packet: %+v", wcs)
-	}
+	require.Empty(t, env.poll(), "completion before the last packet")
 	ps := env.deliver(env.req(packet.RCSendLast, 102, true, msg[2*rspMTUB:], nil))
 	rspWantAck(t, ps, packet.SyndromeACKUnlimited, 102, 1)
 	got := append(append([]byte{}, bufs[0]...), bufs[1]...)
-	if !bytes.Equal(got[:len(msg)], msg) {
-		t.Fatal("message not scattered in order")
-	}
+	require.Equal(t, msg, got[:len(msg)], "message not scattered in order")
 	wcs := env.poll()
-	if len(wcs) != 1 || wcs[0].WRID != 9 || wcs[0].ByteLen != uint32(len(msg)) || wcs[0].Opcode != cq.OpcodeRecv {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(9), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, uint32(len(msg)), wcs[0].ByteLen, "completion byte_len")
+	require.Equal(t, cq.OpcodeRecv, wcs[0].Opcode, "completion opcode")
 }
 
 func TestResponderWrite(t *testing.T) {
@@ -91,12 +83,10 @@ func TestResponderWrite(t *testing.T) {
 		packet.SyndromeACKUnlimited, 101, 0)
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteLast, 102, true, msg[2*rspMTUB:], nil)),
 		packet.SyndromeACKUnlimited, 102, 1)
-	if !bytes.Equal(buf[100:100+len(msg)], msg) || buf[99] != 0 || buf[100+len(msg)] != 0 {
-		t.Fatal("write landed in the wrong place")
-	}
-	if wcs := env.poll(); len(wcs) != 0 {
-		t.Fatalf("RDMA WRITE without immediate completed a receive: %+v", wcs)
-	}
+	require.Equal(t, msg, buf[100:100+len(msg)], "write landed in the wrong place")
+	require.Zero(t, buf[99], "write landed in the wrong place: byte before")
+	require.Zero(t, buf[100+len(msg)], "write landed in the wrong place: byte after")
+	require.Empty(t, env.poll(), "RDMA WRITE without immediate completed a receive")
 }
 
 func TestResponderWriteWithImmediate(t *testing.T) {
@@ -108,14 +98,10 @@ func TestResponderWriteWithImmediate(t *testing.T) {
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAWriteLastWithImmediate, 101, true, msg[rspMTUB:], func(h *packet.Headers) {
 		h.ImmDt.ImmediateData = 0x01020304
 	})), packet.SyndromeACKUnlimited, 101, 1)
-	if !bytes.Equal(buf[:len(msg)], msg) {
-		t.Fatal("data")
-	}
+	require.Equal(t, msg, buf[:len(msg)], "data")
 	want := cq.WC{WRID: 3, Opcode: cq.OpcodeRecvRDMAWithImm, ByteLen: uint32(len(msg)), ImmData: 0x01020304,
 		QPNum: env.q.QPN(), WCFlags: cq.WCFlagWithImm}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != want {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, []cq.WC{want}, env.poll(), "completions")
 
 	// WRITE_ONLY_WITH_IMM of zero bytes: no R_Key check (C9-88), a completion with byte_len 0.
 	env.postRecv(4, 16)
@@ -123,9 +109,11 @@ func TestResponderWriteWithImmediate(t *testing.T) {
 		h.RETH = packet.RETHFields{VirtualAddress: 1, RKey: 0xbad, DMALength: 0}
 		h.ImmDt.ImmediateData = 5
 	})), packet.SyndromeACKUnlimited, 102, 2)
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 4 || wcs[0].ByteLen != 0 || wcs[0].Opcode != cq.OpcodeRecvRDMAWithImm {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(4), wcs[0].WRID, "completion wr_id")
+	require.Zero(t, wcs[0].ByteLen, "completion byte_len")
+	require.Equal(t, cq.OpcodeRecvRDMAWithImm, wcs[0].Opcode, "completion opcode")
 }
 
 func TestResponderRead(t *testing.T) {
@@ -134,9 +122,7 @@ func TestResponderRead(t *testing.T) {
 	copy(buf, rspPattern(4096, 11))
 	const n = 2*rspMTUB + 50
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA()+8, m.RKey(), n)))
-	if len(ps) != 3 {
-		t.Fatalf("%d response packets, want 3", len(ps))
-	}
+	require.Len(t, ps, 3, "response packets")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 100, packet.SyndromeACKUnlimited, 1)
 	rspWantResp(t, ps[1], packet.RCRDMAReadResponseMiddle, 101, 0, 0)
 	rspWantResp(t, ps[2], packet.RCRDMAReadResponseLast, 102, packet.SyndromeACKUnlimited, 1)
@@ -144,9 +130,7 @@ func TestResponderRead(t *testing.T) {
 	for _, p := range ps {
 		got = append(got, p.Payload()...)
 	}
-	if !bytes.Equal(got, buf[8:8+n]) {
-		t.Fatal("read response payload differs from memory")
-	}
+	require.Equal(t, buf[8:8+n], got, "read response payload differs from memory")
 	// The READ consumed three PSNs: the next request is 103.
 	env.postRecv(1, 8)
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 103, true, nil, nil)), packet.SyndromeACKUnlimited, 103, 2)
@@ -157,18 +141,13 @@ func TestResponderReadSmallAndEmpty(t *testing.T) {
 	m, buf := env.region(64, remoteAccess)
 	copy(buf, "0123456789")
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, false, nil, rspRETH(m.IOVA()+2, m.RKey(), 5)))
-	if len(ps) != 1 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 1, "response packets")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 1)
-	if string(ps[0].Payload()) != "23456" {
-		t.Fatalf("payload %q", ps[0].Payload())
-	}
+	require.Equal(t, "23456", string(ps[0].Payload()), "payload")
 	// A zero-length read needs no valid R_Key and takes one PSN.
 	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 101, false, nil, rspRETH(0, 0x999, 0)))
-	if len(ps) != 1 || len(ps[0].Payload()) != 0 {
-		t.Fatalf("zero-length read: %d packets", len(ps))
-	}
+	require.Len(t, ps, 1, "zero-length read: response packets")
+	require.Empty(t, ps[0].Payload(), "zero-length read: payload")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
 }
 
@@ -178,27 +157,19 @@ func TestResponderReadLongerThanABurst(t *testing.T) {
 	m, buf := env.region(n, remoteAccess)
 	copy(buf, rspPattern(n, 1))
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
-	if len(ps) != readBurst {
-		t.Fatalf("first call built %d packets, want %d", len(ps), readBurst)
-	}
-	if d := env.e.Deadline(); !d.Equal(env.now) {
-		t.Fatalf("deadline %v with a response unfinished, want now", d)
-	}
+	require.Len(t, ps, readBurst, "packets the first call built")
+	d := env.e.Deadline()
+	require.True(t, d.Equal(env.now), "deadline %v with a response unfinished, want now", d)
 	rest := env.run()
-	if len(rest) != 3 {
-		t.Fatalf("Run built %d packets, want 3", len(rest))
-	}
+	require.Len(t, rest, 3, "packets Run built")
 	rspWantResp(t, rest[2], packet.RCRDMAReadResponseLast, 100+uint32(readBurst)+2, packet.SyndromeACKUnlimited, 1)
 	var got []byte
 	for _, p := range append(ps, rest...) {
 		got = append(got, p.Payload()...)
 	}
-	if !bytes.Equal(got, buf) {
-		t.Fatal("payload")
-	}
-	if d := env.e.Deadline(); !d.IsZero() {
-		t.Fatalf("deadline %v after the response", d)
-	}
+	require.Equal(t, buf, got, "payload")
+	d = env.e.Deadline()
+	require.True(t, d.IsZero(), "deadline %v after the response", d)
 }
 
 func TestResponderReadFinishedBeforeNextRequest(t *testing.T) {
@@ -206,16 +177,12 @@ func TestResponderReadFinishedBeforeNextRequest(t *testing.T) {
 	n := (readBurst + 1) * rspMTUB
 	m, _ := env.region(n, remoteAccess)
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
-	if len(ps) != readBurst {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, readBurst, "response packets")
 	env.postRecv(1, 8)
 	// The SEND's ACK must come after the rest of the READ response, in PSN order.
 	next := 100 + uint32(readBurst) + 1
 	ps = env.deliver(env.req(packet.RCSendOnly, next, true, nil, nil))
-	if len(ps) != 2 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 2, "packets")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseLast, next-1, packet.SyndromeACKUnlimited, 1)
 	rspWantResp(t, ps[1], packet.RCAcknowledge, next, packet.SyndromeACKUnlimited, 2)
 }
@@ -230,39 +197,26 @@ func TestResponderReadRetryRestartsStream(t *testing.T) {
 	m, buf := env.region(n, remoteAccess)
 	copy(buf, rspPattern(n, 3))
 	ps := env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), uint32(n))))
-	if len(ps) != readBurst {
-		t.Fatalf("first call built %d packets, want %d", len(ps), readBurst)
-	}
+	require.Len(t, ps, readBurst, "packets the first call built")
 	const lost = 10
 	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 100+lost, true, nil,
 		rspRETH(m.IOVA()+lost*rspMTUB, m.RKey(), uint32(n-lost*rspMTUB))))
-	if len(ps) == 0 || len(ps) > readBurst {
-		t.Fatalf("the retry's call built %d packets, want 1..%d", len(ps), readBurst)
-	}
+	require.NotEmpty(t, ps, "packets the retry's call built")
+	require.LessOrEqual(t, len(ps), readBurst, "packets the retry's call built")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 100+lost, packet.SyndromeACKUnlimited, 1)
 	for i := 0; env.e.Deadline() != (time.Time{}); i++ {
-		if i == 10 {
-			t.Fatal("response never finishes")
-		}
+		require.Less(t, i, 10, "response never finishes")
 		more := env.run()
-		if len(more) > readBurst {
-			t.Fatalf("Run built %d packets", len(more))
-		}
+		require.LessOrEqual(t, len(more), readBurst, "packets Run built")
 		ps = append(ps, more...)
 	}
-	if len(ps) != 3*readBurst-lost {
-		t.Fatalf("%d packets after the retry, want %d", len(ps), 3*readBurst-lost)
-	}
+	require.Len(t, ps, 3*readBurst-lost, "packets after the retry")
 	var got []byte
 	for i, p := range ps {
-		if p.BTH().PSN() != packet.PSN(100+lost+i) {
-			t.Fatalf("packet %d has PSN %#x", i, uint32(p.BTH().PSN()))
-		}
+		require.Equal(t, packet.PSN(100+lost+i), p.BTH().PSN(), "packet %d PSN", i)
 		got = append(got, p.Payload()...)
 	}
-	if !bytes.Equal(got, buf[lost*rspMTUB:]) {
-		t.Fatal("payload")
-	}
+	require.Equal(t, buf[lost*rspMTUB:], got, "payload")
 }
 
 // TestResponderRequestBehindLongRead: a request that arrives while a READ far longer than a burst
@@ -278,17 +232,9 @@ func TestResponderRequestBehindLongRead(t *testing.T) {
 	next := 100 + 3*uint32(readBurst)
 	send := env.req(packet.RCSendOnly, next, true, []byte("x"), nil)
 	ps := env.deliver(send)
-	if len(ps) != readBurst {
-		t.Fatalf("%d packets, want one burst", len(ps))
-	}
-	for _, p := range ps {
-		if p.Opcode() == packet.RCAcknowledge {
-			t.Fatal("request answered before the READ finished")
-		}
-	}
-	if len(env.poll()) != 0 {
-		t.Fatal("request executed")
-	}
+	require.Len(t, ps, readBurst, "packets, want one burst")
+	require.NotContains(t, rspOpcodes(ps), packet.RCAcknowledge, "request answered before the READ finished")
+	require.Empty(t, env.poll(), "request executed")
 	ps = env.run()
 	rspWantResp(t, ps[len(ps)-1], packet.RCRDMAReadResponseLast, next-1, packet.SyndromeACKUnlimited, 1)
 	rspWantAck(t, env.deliver(send), packet.SyndromeACKUnlimited, next, 2)
@@ -305,28 +251,18 @@ func TestResponderAtomics(t *testing.T) {
 	}
 	wantAtomicAck := func(ps []*packet.Parsed, psn, msn uint32, orig uint64) {
 		t.Helper()
-		if len(ps) != 1 {
-			t.Fatalf("%d packets", len(ps))
-		}
+		require.Len(t, rspOpcodes(ps), 1, "want one ATOMIC ACKNOWLEDGE")
 		rspWantResp(t, ps[0], packet.RCAtomicAcknowledge, psn, packet.SyndromeACKUnlimited, msn)
-		if got := ps[0].AtomicAckETH().OriginalRemoteData(); got != orig {
-			t.Fatalf("original value %d, want %d", got, orig)
-		}
+		require.Equal(t, orig, ps[0].AtomicAckETH().OriginalRemoteData(), "original value")
 	}
 	wantAtomicAck(env.deliver(atomic(packet.RCFetchAdd, 100, 5, 0)), 100, 1, 10)
 	wantAtomicAck(env.deliver(atomic(packet.RCCompareSwap, 101, 99, 15)), 101, 2, 15)
 	wantAtomicAck(env.deliver(atomic(packet.RCCompareSwap, 102, 7, 1)), 102, 3, 99) // no match: unchanged
-	if got := binary.NativeEndian.Uint64(buf[8:]); got != 99 {
-		t.Fatalf("memory %d, want 99", got)
-	}
+	require.Equal(t, uint64(99), binary.NativeEndian.Uint64(buf[8:]), "memory")
 	// A duplicate of the fetch-and-add returns the recorded value without adding again.
 	wantAtomicAck(env.deliver(atomic(packet.RCFetchAdd, 100, 5, 0)), 100, 3, 10)
-	if got := binary.NativeEndian.Uint64(buf[8:]); got != 99 {
-		t.Fatalf("duplicate atomic executed again: memory %d", got)
-	}
-	if env.e.Counters().Load(counter.DuplicateRequest) != 1 {
-		t.Fatal("duplicate not counted")
-	}
+	require.Equal(t, uint64(99), binary.NativeEndian.Uint64(buf[8:]), "duplicate atomic executed again")
+	require.Equal(t, uint64(1), env.e.Counters().Load(counter.DuplicateRequest), "duplicate not counted")
 }
 
 func TestResponderAtomicWriteAndFlush(t *testing.T) {
@@ -334,13 +270,10 @@ func TestResponderAtomicWriteAndFlush(t *testing.T) {
 	m, buf := env.region(64, remoteAccess)
 	val := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	ps := env.deliver(env.req(packet.RCAtomicWrite, 100, true, val, rspRETH(m.IOVA()+16, m.RKey(), 8)))
-	if len(ps) != 1 || len(ps[0].Payload()) != 0 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 1, "response packets")
+	require.Empty(t, ps[0].Payload(), "response payload")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 1)
-	if !bytes.Equal(buf[16:24], val) {
-		t.Fatalf("memory %x", buf[16:24])
-	}
+	require.Equal(t, val, buf[16:24], "memory")
 	flush := func(psn uint32, plt uint8) *packet.Parsed {
 		return env.req(packet.RCFlush, psn, true, nil, func(h *packet.Headers) {
 			h.FETH = packet.FETHFields{PlacementType: plt, Selectivity: packet.FlushMemoryRange}
@@ -348,18 +281,14 @@ func TestResponderAtomicWriteAndFlush(t *testing.T) {
 		})
 	}
 	ps = env.deliver(flush(101, packet.FlushGlobalVisibility))
-	if len(ps) != 1 {
-		t.Fatalf("%d packets", len(ps))
-	}
+	require.Len(t, ps, 1, "response packets")
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
 
 	// Duplicates are answered again from the resources without executing.
 	copy(buf[16:24], "xxxxxxxx")
 	ps = env.deliver(env.req(packet.RCAtomicWrite, 100, true, val, rspRETH(m.IOVA()+16, m.RKey(), 8)))
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 100, packet.SyndromeACKUnlimited, 2)
-	if string(buf[16:24]) != "xxxxxxxx" {
-		t.Fatal("duplicate ATOMIC_WRITE executed again")
-	}
+	require.Equal(t, "xxxxxxxx", string(buf[16:24]), "duplicate ATOMIC_WRITE executed again")
 	ps = env.deliver(flush(101, packet.FlushGlobalVisibility))
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
 

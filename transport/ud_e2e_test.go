@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -47,43 +46,37 @@ func TestRequesterUD(t *testing.T) {
 	)
 	h.settle(time.Second)
 	wcs := a.pollSend()
-	if len(wcs) != 2 {
-		t.Fatalf("send completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2, "send completions")
 	wantWC(t, wcs[0], 10, cq.WCSuccess, cq.OpcodeSend)
 	wantWC(t, wcs[1], 11, cq.WCSuccess, cq.OpcodeSend)
 	rw := b.pollRecv()
-	if len(rw) != 1 || rw[0].WRID != 1 || rw[0].ByteLen != 3000+40 || rw[0].SrcQP != a.q.QPN() || rw[0].ImmData != 0xCAFE {
-		t.Fatalf("recv completions %+v", rw)
-	}
+	require.Len(t, rw, 1, "receive completions")
+	require.Equal(t, uint64(1), rw[0].WRID, "receive wr_id")
+	require.Equal(t, uint32(3000+40), rw[0].ByteLen, "receive byte_len")
+	require.Equal(t, a.q.QPN(), rw[0].SrcQP, "receive source QPN")
+	require.Equal(t, uint32(0xCAFE), rw[0].ImmData, "receive imm_data")
 	want := append(append([]byte(nil), src.buf[:1000]...), src.buf[2000:4000]...)
-	if !bytes.Equal(recv.buf[40:3040], want) {
-		t.Fatal("UD payload differs")
-	}
-	if b.d.count(counter.QKeyViolation) != 1 {
-		t.Fatalf("receiver Q_Key drops %d, want 1", b.d.count(counter.QKeyViolation))
-	}
+	require.Equal(t, want, recv.buf[40:3040], "UD payload differs")
+	require.Equal(t, uint64(1), b.d.count(counter.QKeyViolation), "receiver Q_Key drops")
 
-	if len(h.trace) != 2 {
-		t.Fatalf("%d packets sent, want 2", len(h.trace))
-	}
+	require.Len(t, h.trace, 2, "packets sent")
 	for i, p := range h.trace {
 		var pp packet.Parsed
 		require.NoError(t, packet.Parse(p.buf, &pp))
 		bth, deth := pp.BTH(), pp.DETH()
 		wantOp := []packet.Opcode{packet.UDSendOnlyWithImmediate, packet.UDSendOnly}[i]
 		wantQKey := []uint32{0x33333333, 0x22222222}[i]
-		if pp.Opcode() != wantOp || bth.DestQP() != b.q.QPN() || bth.AckReq() || bth.PKey() != 0xFFFF ||
-			deth.QKey() != wantQKey || deth.SrcQP() != a.q.QPN() || bth.SolicitedEvent() != (i == 0) {
-			t.Fatalf("packet %d: %v dqpn %#x ackreq %v pkey %#x qkey %#x srcqp %#x se %v", i, pp.Opcode(),
-				bth.DestQP(), bth.AckReq(), bth.PKey(), deth.QKey(), deth.SrcQP(), bth.SolicitedEvent())
-		}
-		if bth.PSN() != packet.PSN(i) {
-			t.Fatalf("packet %d PSN %d", i, bth.PSN())
-		}
-		if p.path.Src.Port() != packet.DefaultUDPSourcePort(a.q.QPN()) || p.path.HopLimit != 17 || p.path.TrafficClass != 0x20 {
-			t.Fatalf("packet %d path %+v", i, p.path)
-		}
+		require.Equal(t, wantOp, pp.Opcode(), "packet %d opcode", i)
+		require.Equal(t, b.q.QPN(), bth.DestQP(), "packet %d destination QPN", i)
+		require.False(t, bth.AckReq(), "packet %d AckReq", i)
+		require.Equal(t, uint16(0xFFFF), bth.PKey(), "packet %d P_Key", i)
+		require.Equal(t, wantQKey, deth.QKey(), "packet %d Q_Key", i)
+		require.Equal(t, a.q.QPN(), deth.SrcQP(), "packet %d source QPN", i)
+		require.Equal(t, i == 0, bth.SolicitedEvent(), "packet %d SE", i)
+		require.Equal(t, packet.PSN(i), bth.PSN(), "packet %d PSN", i)
+		require.Equal(t, packet.DefaultUDPSourcePort(a.q.QPN()), p.path.Src.Port(), "packet %d UDP source port", i)
+		require.Equal(t, uint8(17), p.path.HopLimit, "packet %d hop limit", i)
+		require.Equal(t, uint8(0x20), p.path.TrafficClass, "packet %d traffic class", i)
 	}
 }
 
@@ -94,23 +87,16 @@ func TestRequesterUC(t *testing.T) {
 	x.b.postRecv(1, recv.sge(0, 5000))
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
-	if !bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]) {
-		t.Fatal("UC send data differs")
-	}
+	require.Equal(t, x.aBuf.buf[:3000], recv.buf[:3000], "UC send data differs")
 	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 2000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeRDMAWrite)
-	if !bytes.Equal(x.bBuf.buf[:2000], x.aBuf.buf[:2000]) {
-		t.Fatal("UC write data differs")
-	}
+	require.Equal(t, x.aBuf.buf[:2000], x.bBuf.buf[:2000], "UC write data differs")
 	for _, p := range x.h.trace {
 		var pp packet.Parsed
 		require.NoError(t, packet.Parse(p.buf, &pp))
-		if pp.Opcode().Transport() != packet.TransportUC || pp.BTH().AckReq() {
-			t.Fatalf("UC packet %v with AckReq %v", pp.Opcode(), pp.BTH().AckReq())
-		}
+		require.Equal(t, packet.TransportUC, pp.Opcode().Transport(), "opcode %#x", pp.Opcode())
+		require.False(t, pp.BTH().AckReq(), "UC packet, opcode %#x, with AckReq", pp.Opcode())
 	}
-	if len(x.h.trace) != 6+4 {
-		t.Fatalf("%d packets, want 10", len(x.h.trace))
-	}
+	require.Len(t, x.h.trace, 6+4, "packets")
 }

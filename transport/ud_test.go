@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"testing"
@@ -51,17 +50,11 @@ func TestUDReceiveIPv4(t *testing.T) {
 	want := make([]byte, 40)
 	copy(want[20:], []byte{0x45, 0x10, byte(total >> 8), byte(total), 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 2, 10, 0, 0, 1})
 	binary.BigEndian.PutUint16(want[30:], ipv4Checksum(want[20:40]))
-	if !bytes.Equal(got[:40], want) {
-		t.Fatalf("network header\n got %x\nwant %x", got[:40], want)
-	}
-	if !bytes.Equal(got[40:140], data) {
-		t.Fatal("payload")
-	}
+	require.Equal(t, want, got[:40], "network header")
+	require.Equal(t, data, got[40:140], "payload")
 	wantWC := cq.WC{WRID: 8, Opcode: cq.OpcodeRecv, ByteLen: 140, ImmData: 0xa1b2c3d4, QPNum: env.q.QPN(),
 		SrcQP: 0x4567, WCFlags: cq.WCFlagGRH | cq.WCFlagWithImm}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0] != wantWC {
-		t.Fatalf("completions %+v, want %+v", wcs, wantWC)
-	}
+	require.Equal(t, []cq.WC{wantWC}, env.poll(), "completions")
 }
 
 func TestUDReceiveIPv6(t *testing.T) {
@@ -75,15 +68,12 @@ func TestUDReceiveIPv6(t *testing.T) {
 	want[6], want[7] = 17, 64
 	copy(want[8:], rspPeer6.AsSlice())
 	copy(want[24:], rspLocal6.AsSlice())
-	if !bytes.Equal(bufs[0][:40], want) {
-		t.Fatalf("network header\n got %x\nwant %x", bufs[0][:40], want)
-	}
-	if string(bufs[0][40:45]) != "hello" {
-		t.Fatal("payload")
-	}
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].ByteLen != 45 || wcs[0].WCFlags != cq.WCFlagGRH {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Equal(t, want, bufs[0][:40], "network header")
+	require.Equal(t, "hello", string(bufs[0][40:45]), "payload")
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint32(45), wcs[0].ByteLen, "completion byte_len")
+	require.Equal(t, cq.WCFlagGRH, wcs[0].WCFlags, "completion flags")
 }
 
 func TestUDDrops(t *testing.T) {
@@ -91,32 +81,24 @@ func TestUDDrops(t *testing.T) {
 	c := env.e.Counters()
 	// No receive WQE.
 	env.deliver(udSend(env, udQKey, []byte("x"), false))
-	if c.Load(counter.RcvdNoRecvWQE) != 1 {
-		t.Fatal("no-WQE drop not counted")
-	}
+	require.Equal(t, uint64(1), c.Load(counter.RcvdNoRecvWQE), "no-WQE drop not counted")
 	bufs := env.postRecv(1, 40+10)
 	// Wrong Q_Key.
 	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
-	if c.Load(counter.QKeyViolation) != 1 {
-		t.Fatal("Q_Key violation not counted")
-	}
+	require.Equal(t, uint64(1), c.Load(counter.QKeyViolation), "Q_Key violation not counted")
 	// Payload + 40 does not fit: dropped, the WQE stays for the next datagram.
 	env.deliver(udSend(env, udQKey, rspPattern(11, 1), false))
-	if c.Load(counter.RcvdTooLong) != 1 {
-		t.Fatal("too-long drop not counted")
-	}
-	if len(env.poll()) != 0 || !bytes.Equal(bufs[0], make([]byte, 50)) {
-		t.Fatal("a dropped datagram completed or touched the buffer")
-	}
+	require.Equal(t, uint64(1), c.Load(counter.RcvdTooLong), "too-long drop not counted")
+	require.Empty(t, env.poll(), "a dropped datagram completed")
+	require.Equal(t, make([]byte, 50), bufs[0], "a dropped datagram touched the buffer")
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].WRID != 1 || wcs[0].ByteLen != 50 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(1), wcs[0].WRID, "completion wr_id")
+	require.Equal(t, uint32(50), wcs[0].ByteLen, "completion byte_len")
 	// A connected-QP opcode on a UD QP is dropped.
 	env.deliver(env.req(packet.RCSendOnly, 1, false, nil, nil))
-	if c.Load(counter.RcvdBadOpcode) != 1 {
-		t.Fatal("opcode drop not counted")
-	}
+	require.Equal(t, uint64(1), c.Load(counter.RcvdBadOpcode), "opcode drop not counted")
 }
 
 func TestUDMulticastAndGSI(t *testing.T) {
@@ -127,20 +109,18 @@ func TestUDMulticastAndGSI(t *testing.T) {
 		h.DETH = packet.DETHFields{QKey: udQKey, SrcQP: 9}
 	})
 	env.deliver(p)
-	if wcs := env.poll(); len(wcs) != 1 || wcs[0].SrcQP != 9 {
-		t.Fatalf("multicast datagram: %+v", wcs)
-	}
+	wcs := env.poll()
+	require.Len(t, wcs, 1, "multicast datagram: completions")
+	require.Equal(t, uint32(9), wcs[0].SrcQP, "multicast datagram: source QPN")
 
 	gsi := newRspEnv(t, rspOptions{typ: qp.TypeGSI, qkey: 0x1234})
 	gsi.postRecv(2, 300)
 	gsi.deliver(udSend(gsi, 0x1234, []byte("mad"), false))
-	if gsi.e.Counters().Load(counter.QKeyViolation) != 1 {
-		t.Fatal("GSI accepted a Q_Key other than 0x80010000")
-	}
+	require.Equal(t, uint64(1), gsi.e.Counters().Load(counter.QKeyViolation), "GSI accepted a Q_Key other than 0x80010000")
 	gsi.deliver(udSend(gsi, packet.GSIQKey, []byte("mad"), false))
-	if wcs := gsi.poll(); len(wcs) != 1 || wcs[0].ByteLen != 43 {
-		t.Fatalf("GSI completions %+v", wcs)
-	}
+	wcs = gsi.poll()
+	require.Len(t, wcs, 1, "GSI completions")
+	require.Equal(t, uint32(43), wcs[0].ByteLen, "GSI completion byte_len")
 }
 
 func TestUDSolicitedEvent(t *testing.T) {
@@ -161,17 +141,16 @@ func TestUDSolicitedEvent(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // GetEvent on a done context polls without blocking
 	env.deliver(udSend(env, udQKey, []byte("a"), false))
-	if _, err := ch.GetEvent(done); err == nil {
-		t.Fatal("unsolicited completion fired a solicited-only arm")
-	}
+	_, err = ch.GetEvent(done)
+	require.Error(t, err, "unsolicited completion fired a solicited-only arm")
 	p := env.req(packet.UDSendOnly, 1, false, []byte("b"), func(h *packet.Headers) {
 		h.BTH.SolicitedEvent = true
 		h.DETH = packet.DETHFields{QKey: udQKey, SrcQP: 3}
 	})
 	env.deliver(p)
-	if c, err := ch.GetEvent(done); err != nil || c != rcq {
-		t.Fatalf("solicited completion fired no event: %v", err)
-	}
+	c, err := ch.GetEvent(done)
+	require.NoError(t, err, "solicited completion fired no event")
+	require.Same(t, rcq, c, "solicited completion's event names another CQ")
 }
 
 // TestUDResetDropsHeldWQE: a UD responder keeps the receive WQE of a dropped datagram for the next
@@ -187,7 +166,7 @@ func TestUDResetDropsHeldWQE(t *testing.T) {
 	bufs := env.postRecv(2, 100)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false))
 	wcs := env.poll()
-	if len(wcs) != 1 || wcs[0].WRID != 2 || bufs[0][40] == 0 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 1, "completions")
+	require.Equal(t, uint64(2), wcs[0].WRID, "completion wr_id")
+	require.NotZero(t, bufs[0][40], "datagram not placed in the WQE posted after the reset")
 }
