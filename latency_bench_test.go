@@ -4,6 +4,9 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkLatencyBusyPoll is BenchmarkLatency's 64-byte SEND ping-pong over UDP loopback with
@@ -35,9 +38,7 @@ func BenchmarkLatencyBusyPoll(b *testing.B) {
 // postRecvs posts the receives a ping-pong keeps posted.
 func (p *benchPeer) postRecvs(b *testing.B) {
 	for i := range 16 {
-		if err := p.qp.PostRecv([]RecvWR{{ID: uint64(i), SGList: p.sge(benchMsgSmall, benchMsgSmall)}}); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, p.qp.PostRecv([]RecvWR{{ID: uint64(i), SGList: p.sge(benchMsgSmall, benchMsgSmall)}}))
 	}
 }
 
@@ -114,8 +115,6 @@ func busyEcho(b *testing.B, p *benchPeer) (stop func()) {
 	}()
 	return func() {
 		close(quit)
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
+		assert.NoError(b, <-done, "echo")
 	}
 }

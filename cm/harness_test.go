@@ -241,7 +241,7 @@ func captureFrame(t *testing.T, frame int) []byte {
 		}
 		data = data[size:]
 	}
-	t.Fatalf("frame %d not in the capture", frame)
+	require.Failf(t, "frame not in the capture", "frame %d", frame)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,9 +76,7 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 		},
 	}
 	for name, f := range cases {
-		if n := testing.AllocsPerRun(100, f); n != 0 {
-			t.Errorf("%s: %v allocations per run", name, n)
-		}
+		assert.Equal(t, float64(0), testing.AllocsPerRun(100, f), "%s: allocations per run", name)
 	}
 	// The cases really succeeded (AllocsPerRun hides errors).
 	s, err := e.t.LookupRemote(wk, e.pd, 3, AccessRemoteRead, base, 1)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -126,8 +127,7 @@ func TestAtomicsConcurrent(t *testing.T) {
 			for j := range perWorker {
 				for i := range keys {
 					if j%2 == 0 {
-						if _, err := e.t.FetchAdd(keys[i], e.pd, 0, iovas[i], 1); err != nil {
-							t.Error(err)
+						if _, err := e.t.FetchAdd(keys[i], e.pd, 0, iovas[i], 1); !assert.NoError(t, err) {
 							return
 						}
 						continue
@@ -135,8 +135,7 @@ func TestAtomicsConcurrent(t *testing.T) {
 					// Increment by compare-and-swap retry: lost updates would show in the total.
 					for cur := uint64(0); ; {
 						old, err := e.t.CompareSwap(keys[i], e.pd, 0, iovas[i], cur, cur+1)
-						if err != nil {
-							t.Error(err)
+						if !assert.NoError(t, err) {
 							return
 						}
 						if old == cur {

@@ -1,6 +1,7 @@
 package mr
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"testing"
@@ -17,11 +18,7 @@ func TestAllocBuffer(t *testing.T) {
 	require.Equal(t, uintptr(0), addrOf(mem)%uintptr(os.Getpagesize()))
 	require.Equal(t, os.Getpagesize(), b.PageSize())
 	require.True(t, !b.HugePages() && !b.Locked())
-	for _, v := range mem {
-		if v != 0 {
-			t.Fatal("not zeroed")
-		}
-	}
+	require.True(t, bytes.Equal(mem, make([]byte, len(mem))), "not zeroed")
 	pattern(mem, 3)
 
 	e := newEnv(t)

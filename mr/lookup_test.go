@@ -1,11 +1,11 @@
 package mr
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -166,9 +166,7 @@ func TestDeregWaitsForAccesses(t *testing.T) {
 				for {
 					s, err := e.t.LookupRemote(key, e.pd, 0, AccessRemoteWrite, va, 512)
 					if err != nil {
-						if !errors.Is(err, ErrKeyInvalid) {
-							t.Error(err)
-						}
+						assert.ErrorIs(t, err, ErrKeyInvalid)
 						return
 					}
 					s.CopyIn(0, src)

@@ -69,9 +69,7 @@ func (a *arenaModel) verify(t *testing.T) {
 	want := a.arenas
 	a.arenas = got
 	for i := range got {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("page %d differs from the model (write outside the region or lost write)", i)
-		}
+		require.True(t, bytes.Equal(got[i], want[i]), "page %d differs from the model (write outside the region or lost write)", i)
 	}
 }
 
@@ -97,10 +95,7 @@ func exercise(t *testing.T, rng *rand.Rand, e env, key uint32, iova, length uint
 		off := va - iova
 		got := make([]byte, n)
 		require.Equal(t, int(n), s.CopyOut(got, 0))
-		if !bytes.Equal(got, a.ref[off:off+n]) {
-			s.Release()
-			t.Fatalf("read at +%d len %d differs", off, n)
-		}
+		require.True(t, bytes.Equal(got, a.ref[off:off+n]), "read at +%d len %d differs", off, n)
 		// Segments tile the span exactly.
 		var total uint64
 		for o := uint64(0); o < n; {

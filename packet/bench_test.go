@@ -66,9 +66,7 @@ func BenchmarkVerifyICRCIPv4AnyID(b *testing.B) {
 				pkt := benchPacket(b, n)
 				env := benchEnv
 				env.IPID = sender.id
-				if err := env.PutICRC(pkt); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, env.PutICRC(pkt))
 				b.SetBytes(int64(n))
 				b.ReportAllocs()
 				for b.Loop() {

@@ -26,16 +26,10 @@ func TestResponderBurstSendsOneAck(t *testing.T) {
 	env.postRecv(3, 64)
 	rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
 	rspWantNone(t, env.deliverMore(env.req(packet.RCRDMAWriteOnly, 101, true, nil, rspRETH(0, 0, 0))))
-	if d := env.e.Deadline(); !d.Equal(env.now) {
-		t.Fatalf("deadline %v during a burst, want now", d)
-	}
+	require.True(t, env.e.Deadline().Equal(env.now), "deadline %v during a burst, want now", env.e.Deadline())
 	rspWantAck(t, env.deliver(env.req(packet.RCSendOnly, 102, true, []byte("c"), nil)), packet.SyndromeACKUnlimited, 102, 3)
-	if d := env.e.Deadline(); !d.IsZero() {
-		t.Fatalf("deadline %v after the burst", d)
-	}
-	if wcs := env.poll(); len(wcs) != 2 {
-		t.Fatalf("%d receive completions, want 2", len(wcs))
-	}
+	require.True(t, env.e.Deadline().IsZero(), "deadline %v after the burst", env.e.Deadline())
+	require.Len(t, env.poll(), 2, "receive completions")
 }
 
 // The ACK keeps the MSN it was due with, even when a later packet of the burst, asking for no
@@ -56,9 +50,7 @@ func TestResponderBurstAckPrecedesOtherResponses(t *testing.T) {
 		env.postRecv(1, 64)
 		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
 		ps := env.deliverMore(env.req(packet.RCRDMAReadRequest, 101, true, nil, rspRETH(m.IOVA(), m.RKey(), 8)))
-		if len(ps) != 2 {
-			t.Fatalf("%d packets, want the ACK and the READ response", len(ps))
-		}
+		require.Len(t, ps, 2, "want the ACK and the READ response")
 		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
 		rspWantResp(t, ps[1], packet.RCRDMAReadResponseOnly, 101, packet.SyndromeACKUnlimited, 2)
 		rspWantNone(t, env.run())
@@ -68,9 +60,7 @@ func TestResponderBurstAckPrecedesOtherResponses(t *testing.T) {
 		env.postRecv(1, 64)
 		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
 		ps := env.deliver(env.req(packet.RCSendOnly, 101, true, []byte("b"), nil))
-		if len(ps) != 2 {
-			t.Fatalf("%d packets, want the ACK and the RNR NAK", len(ps))
-		}
+		require.Len(t, ps, 2, "want the ACK and the RNR NAK")
 		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
 		rspWantResp(t, ps[1], packet.RCAcknowledge, 101, packet.SyndromeRNRNAK(rspRNRCode), 1)
 	})
@@ -79,9 +69,7 @@ func TestResponderBurstAckPrecedesOtherResponses(t *testing.T) {
 		env.postRecv(1, 64)
 		rspWantNone(t, env.deliverMore(env.req(packet.RCSendOnly, 100, true, []byte("a"), nil)))
 		ps := env.deliver(env.req(packet.RCSendOnly, 105, true, []byte("b"), nil))
-		if len(ps) != 2 {
-			t.Fatalf("%d packets, want the ACK and the NAK", len(ps))
-		}
+		require.Len(t, ps, 2, "want the ACK and the NAK")
 		rspWantResp(t, ps[0], packet.RCAcknowledge, 100, packet.SyndromeACKUnlimited, 1)
 		rspWantResp(t, ps[1], packet.RCAcknowledge, 101, packet.SyndromeNAKPSNSequenceError, 1)
 	})
@@ -115,34 +103,20 @@ func TestRequesterBurstRunsOnce(t *testing.T) {
 		{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 8)}, RDMA: qp.RDMAInfo{RKey: 5}},
 		{Opcode: qp.WRSend, Flags: qp.SendFence, SGList: []mr.SGE{dst.sge(8, 8)}},
 	}
-	if err := r.a.q.PostSend(wrs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.a.q.PostSend(wrs))
 	r.a.e.Run(hStart, &r.out)
-	if len(r.out.Packets) != 1 {
-		t.Fatalf("%d packets before the READ completed, want the READ request only", len(r.out.Packets))
-	}
+	require.Len(t, r.out.Packets, 1, "packets before the READ completed: the READ request only")
 	h := packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PSN: 0, DestQP: r.a.q.QPN(), PKey: 0xFFFF},
 		AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
 	buf, err := packet.AppendPacket(r.resp[:0], &h, make([]byte, 8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := packet.Parse(buf, &r.parsed); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, packet.Parse(buf, &r.parsed))
 	r.out.Reset()
 	r.a.e.ReceiveMore(hStart, &r.parsed, r.from, &r.out)
-	if len(r.out.Packets) != 0 {
-		t.Fatalf("%d packets in the middle of a burst", len(r.out.Packets))
-	}
-	if d := r.a.e.Deadline(); !d.Equal(hStart) {
-		t.Fatalf("deadline %v during a burst, want now", d)
-	}
+	require.Empty(t, r.out.Packets, "packets in the middle of a burst")
+	require.True(t, r.a.e.Deadline().Equal(hStart), "deadline %v during a burst, want now", r.a.e.Deadline())
 	r.a.e.Run(hStart, &r.out)
-	if len(r.out.Packets) != 1 {
-		t.Fatalf("%d packets after the burst, want the fenced SEND", len(r.out.Packets))
-	}
+	require.Len(t, r.out.Packets, 1, "packets after the burst: the fenced SEND")
 }
 
 // An ACK put off by a burst is not lost when the QP leaves RTS before the burst ends (the

@@ -80,18 +80,14 @@ func completerInput(t *testing.T, data []byte) *probe {
 			pr.respond(hd, payload[:n])
 		}
 		for _, wc := range pr.a.pollSend() {
-			if wc.WRID <= lastID {
-				t.Fatalf("completion %d after %d", wc.WRID, lastID)
-			}
+			require.Greater(t, wc.WRID, lastID, "completions out of posting order")
 			lastID = wc.WRID
 		}
 		c, r := &pr.a.e.comp, &pr.a.e.req
-		if r.tip.LessThan(c.psn) || r.tip.Diff(base) > 16 {
-			t.Fatalf("completer PSN %#x beyond tip %#x", uint32(c.psn), uint32(r.tip))
-		}
-		if r.rdAtomic < 0 || r.rdAtomic > 4 {
-			t.Fatalf("initiator depth count %d", r.rdAtomic)
-		}
+		require.False(t, r.tip.LessThan(c.psn), "completer PSN %#x beyond tip %#x", uint32(c.psn), uint32(r.tip))
+		require.LessOrEqual(t, r.tip.Diff(base), int32(16), "tip %#x beyond what was sent", uint32(r.tip))
+		require.GreaterOrEqual(t, r.rdAtomic, 0, "initiator depth count")
+		require.LessOrEqual(t, r.rdAtomic, 4, "initiator depth count")
 	}
 	return pr
 }

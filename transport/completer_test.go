@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -37,37 +36,24 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 		period := ackTimeout(tc.timeout)
 		pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
-		if ts := pr.sendTimes(51); len(ts) != 1 || ts[0] != 0 {
-			t.Fatalf("timeout %d retry %d: PSN 51 sent at %v, want once at 0", tc.timeout, tc.retry, ts)
-		}
+		require.Equal(t, []time.Duration{0}, pr.sendTimes(51), "timeout %d retry %d: PSN 51 sent once at 0", tc.timeout, tc.retry)
 		for _, psn := range []packet.PSN{50} {
 			ts := pr.sendTimes(psn)
-			if len(ts) != int(tc.retry)+1 {
-				t.Fatalf("timeout %d retry %d: PSN %d sent %d times, want %d", tc.timeout, tc.retry, psn, len(ts), tc.retry+1)
-			}
+			require.Len(t, ts, int(tc.retry)+1, "timeout %d retry %d: transmissions of PSN %d", tc.timeout, tc.retry, psn)
 			for i, at := range ts {
 				require.Equal(t, backedOff(period, i), at, "timeout %d: transmission %d", tc.timeout, i)
 			}
 		}
-		if got, want := pr.h.now.Sub(hStart), backedOff(period, int(tc.retry)+1); got != want {
-			t.Fatalf("failed at %v, want %v", got, want)
-		}
+		require.Equal(t, backedOff(period, int(tc.retry)+1), pr.h.now.Sub(hStart), "time of failure")
 		wcs := pr.a.pollSend()
-		if len(wcs) != 2 {
-			t.Fatalf("completions %+v", wcs)
-		}
+		require.Len(t, wcs, 2)
 		wantWC(t, wcs[0], 1, cq.WCRetryExcErr, 0)
 		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
-		if pr.a.q.State() != qp.StateErr {
-			t.Fatalf("state %v", pr.a.q.State())
-		}
+		require.Equal(t, qp.StateErr, pr.a.q.State())
 		ctr := pr.a.d
-		if ctr.count(counter.RetryExceededErr) != 1 || ctr.count(counter.CompleterRetryErr) != uint64(tc.retry) {
-			t.Fatalf("counters retry_exceeded %d completer_retry %d", ctr.count(counter.RetryExceededErr), ctr.count(counter.CompleterRetryErr))
-		}
-		if !pr.a.e.Deadline().IsZero() {
-			t.Fatal("deadline armed in ERR")
-		}
+		require.Equal(t, uint64(1), ctr.count(counter.RetryExceededErr), "retry_exceeded")
+		require.Equal(t, uint64(tc.retry), ctr.count(counter.CompleterRetryErr), "completer_retry")
+		require.True(t, pr.a.e.Deadline().IsZero(), "deadline armed in ERR")
 	}
 }
 
@@ -86,9 +72,8 @@ func TestCompleterTimeoutZero(t *testing.T) {
 	pr := newProbe(t, hQPOptions{zeroTimeout: true})
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend})
 	pr.h.settle(time.Hour)
-	if len(pr.sent) != 1 || !pr.a.e.Deadline().IsZero() {
-		t.Fatalf("%d packets, deadline %v", len(pr.sent), pr.a.e.Deadline())
-	}
+	require.Len(t, pr.sent, 1)
+	require.True(t, pr.a.e.Deadline().IsZero(), "deadline %v", pr.a.e.Deadline())
 }
 
 // rnrAuto answers the request with PSN 0 with an RNR NAK carrying timer code code until n NAKs
@@ -120,27 +105,20 @@ func TestCompleterRNRBackoff(t *testing.T) {
 		pr.h.runUntil(func() bool { return pr.a.scq.Len() > 0 }, time.Hour)
 		delay := packet.RNRTimer(tc.code)
 		ts := pr.sendTimes(0)
-		if len(ts) != int(tc.retry)+1 {
-			t.Fatalf("code %d: sent %d times, want %d", tc.code, len(ts), tc.retry+1)
-		}
+		require.Len(t, ts, int(tc.retry)+1, "code %d: transmissions", tc.code)
 		for i, at := range ts {
-			if at != time.Duration(i)*delay {
-				t.Fatalf("code %d: transmission %d at %v, want %v", tc.code, i, at, time.Duration(i)*delay)
-			}
+			require.Equal(t, time.Duration(i)*delay, at, "code %d: transmission %d", tc.code, i)
 		}
 		wcs := pr.a.pollSend()
-		if len(wcs) != 2 {
-			t.Fatalf("completions %+v", wcs)
-		}
+		require.Len(t, wcs, 2)
 		wantWC(t, wcs[0], 1, cq.WCRNRRetryExcErr, 0)
 		wantWC(t, wcs[1], 2, cq.WCWRFlushErr, 0)
-		if pr.a.d.count(counter.RcvdRNRErr) != uint64(tc.retry)+1 || pr.a.d.count(counter.RetryRNRExceededErr) != 1 {
-			t.Fatalf("counters rnr %d exceeded %d", pr.a.d.count(counter.RcvdRNRErr), pr.a.d.count(counter.RetryRNRExceededErr))
-		}
+		require.Equal(t, uint64(tc.retry)+1, pr.a.d.count(counter.RcvdRNRErr), "code %d: rnr", tc.code)
+		require.Equal(t, uint64(1), pr.a.d.count(counter.RetryRNRExceededErr), "code %d: rnr exceeded", tc.code)
 	}
-	if packet.RNRTimer(25) != 61440*time.Microsecond || packet.RNRTimer(0) != 655360*time.Microsecond || packet.RNRTimer(1) != 10*time.Microsecond {
-		t.Fatal("RNR timer table")
-	}
+	require.Equal(t, 61440*time.Microsecond, packet.RNRTimer(25), "RNR timer table")
+	require.Equal(t, 655360*time.Microsecond, packet.RNRTimer(0), "RNR timer table")
+	require.Equal(t, 10*time.Microsecond, packet.RNRTimer(1), "RNR timer table")
 }
 
 // TestCompleterRNRInfinite checks that rnr_retry 7 never gives up.
@@ -150,13 +128,10 @@ func TestCompleterRNRInfinite(t *testing.T) {
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.h.settle(time.Hour)
 	wcs := pr.a.pollSend()
-	if len(wcs) != 1 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 1)
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
-	if len(pr.sent) != 501 || pr.h.now.Sub(hStart) != 500*packet.RNRTimer(2) {
-		t.Fatalf("%d transmissions, done at %v", len(pr.sent), pr.h.now.Sub(hStart))
-	}
+	require.Equal(t, 501, len(pr.sent), "transmissions")
+	require.Equal(t, 500*packet.RNRTimer(2), pr.h.now.Sub(hStart), "done at")
 }
 
 // TestCompleterNAKStatuses maps each NAK code to its completion status; the QP goes to ERR and
@@ -180,15 +155,11 @@ func TestCompleterNAKStatuses(t *testing.T) {
 		pr.idle()
 		pr.respond(pr.ackHeaders(101, tc.syn), nil)
 		wcs := pr.a.pollSend()
-		if len(wcs) != 3 {
-			t.Fatalf("%v: completions %+v", tc.syn, wcs)
-		}
+		require.Len(t, wcs, 3, "%v", tc.syn)
 		wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 		wantWC(t, wcs[1], 2, tc.st, 0)
 		wantWC(t, wcs[2], 3, cq.WCWRFlushErr, 0)
-		if pr.a.q.State() != qp.StateErr {
-			t.Fatalf("%v: state %v", tc.syn, pr.a.q.State())
-		}
+		require.Equal(t, qp.StateErr, pr.a.q.State(), "%v", tc.syn)
 	}
 }
 
@@ -209,23 +180,20 @@ func TestCompleterSequenceNAK(t *testing.T) {
 	for _, s := range pr.sent {
 		psns = append(psns, uint32(s.h.BTH.PSN))
 	}
-	if !equalU32(psns, []uint32{100, 101, 102, 103, 102, 103}) {
-		t.Fatalf("PSNs sent %v", psns)
-	}
+	require.Equal(t, []uint32{100, 101, 102, 103, 102, 103}, psns, "PSNs sent")
 	wcs := pr.a.pollSend()
-	if len(wcs) != 2 || wcs[0].WRID != 0 || wcs[1].WRID != 1 {
-		t.Fatalf("completions %+v", wcs)
-	}
-	if pr.a.d.count(counter.RcvdSeqErr) != 2 || pr.a.d.count(counter.CompleterRetryErr) != 1 || pr.a.d.count(counter.RcvdUnexpected) != 1 {
-		t.Fatalf("seq_err %d retries %d unknown %d", pr.a.d.count(counter.RcvdSeqErr), pr.a.d.count(counter.CompleterRetryErr),
-			pr.a.d.count(counter.RcvdUnexpected))
-	}
+	require.Len(t, wcs, 2)
+	require.Equal(t, uint64(0), wcs[0].WRID)
+	require.Equal(t, uint64(1), wcs[1].WRID)
+	require.Equal(t, uint64(2), pr.a.d.count(counter.RcvdSeqErr), "seq_err")
+	require.Equal(t, uint64(1), pr.a.d.count(counter.CompleterRetryErr), "retries")
+	require.Equal(t, uint64(1), pr.a.d.count(counter.RcvdUnexpected), "unknown")
 	// A cumulative ACK of the last PSN completes the rest in order.
 	pr.respond(pr.ackHeaders(103, packet.SyndromeACKUnlimited), nil)
 	wcs = pr.a.pollSend()
-	if len(wcs) != 2 || wcs[0].WRID != 2 || wcs[1].WRID != 3 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2)
+	require.Equal(t, uint64(2), wcs[0].WRID)
+	require.Equal(t, uint64(3), wcs[1].WRID)
 }
 
 // readResp builds an RDMA READ response.
@@ -262,22 +230,17 @@ func TestCompleterPartialReadRestart(t *testing.T) {
 		{packet.RCRDMAReadRequest, first.Add(2), 0, true, false},
 		{packet.RCSendOnly, first.Add(5), 0, true, false},
 	})
-	if got := pr.sent[2].h.RETH; got != (packet.RETHFields{VirtualAddress: 0x10000 + 512, RKey: 0x55, DMALength: 1100 - 512}) {
-		t.Fatalf("re-request RETH %+v", got)
-	}
+	require.Equal(t, packet.RETHFields{VirtualAddress: 0x10000 + 512, RKey: 0x55, DMALength: 1100 - 512}, pr.sent[2].h.RETH, "re-request RETH")
 	pr.readResp(packet.RCRDMAReadResponseFirst, first.Add(2), data[512:768])
 	pr.readResp(packet.RCRDMAReadResponseMiddle, first.Add(3), data[768:1024])
 	pr.readResp(packet.RCRDMAReadResponseLast, first.Add(4), data[1024:1100])
 	pr.respond(pr.ackHeaders(first.Add(5), packet.SyndromeACKUnlimited), nil)
 	wcs := pr.a.pollSend()
-	if len(wcs) != 2 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2)
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeRDMARead)
 	wantWC(t, wcs[1], 2, cq.WCSuccess, cq.OpcodeSend)
-	if !bytes.Equal(dst.buf[:600], data[:600]) || !bytes.Equal(dst.buf[1000:1500], data[600:]) {
-		t.Fatal("READ data misplaced")
-	}
+	require.Equal(t, data[:600], dst.buf[:600], "READ data misplaced")
+	require.Equal(t, data[600:], dst.buf[1000:1500], "READ data misplaced")
 }
 
 // TestCompleterImplicitNAK: an ACK for a request after an unanswered READ means the READ's
@@ -292,23 +255,21 @@ func TestCompleterImplicitNAK(t *testing.T) {
 	)
 	pr.idle()
 	pr.respond(pr.ackHeaders(8, packet.SyndromeACKUnlimited), nil)
-	if len(pr.sent) != 4 || pr.sent[2].h.BTH.Opcode != packet.RCFetchAdd || pr.sent[2].h.BTH.PSN != 7 {
-		t.Fatalf("%d packets after the implicit NAK", len(pr.sent))
-	}
-	if n := len(pr.a.pollSend()); n != 0 {
-		t.Fatalf("%d completions before the atomic's result", n)
-	}
+	require.Len(t, pr.sent, 4, "packets after the implicit NAK")
+	require.Equal(t, packet.RCFetchAdd, pr.sent[2].h.BTH.Opcode, "the resent request")
+	require.Equal(t, packet.PSN(7), pr.sent[2].h.BTH.PSN, "the resent request")
+	require.Empty(t, pr.a.pollSend(), "completions before the atomic's result")
 	pr.msn++
 	pr.respond(&packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PSN: 7},
 		AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: pr.msn}, AtomicAckETH: packet.AtomicAckETHFields{OriginalRemoteData: 0x0102030405060708}}, nil)
 	pr.respond(pr.ackHeaders(8, packet.SyndromeACKUnlimited), nil)
 	wcs := pr.a.pollSend()
-	if len(wcs) != 2 || wcs[0].WRID != 1 || wcs[1].WRID != 2 || wcs[0].Status != cq.WCSuccess || wcs[1].Status != cq.WCSuccess {
-		t.Fatalf("completions %+v", wcs)
-	}
-	if !bytes.Equal(dst.buf[8:16], []byte{8, 7, 6, 5, 4, 3, 2, 1}) {
-		t.Fatalf("atomic result %x", dst.buf[8:16])
-	}
+	require.Len(t, wcs, 2)
+	require.Equal(t, uint64(1), wcs[0].WRID)
+	require.Equal(t, uint64(2), wcs[1].WRID)
+	require.Equal(t, cq.WCSuccess, wcs[0].Status)
+	require.Equal(t, cq.WCSuccess, wcs[1].Status)
+	require.Equal(t, []byte{8, 7, 6, 5, 4, 3, 2, 1}, dst.buf[8:16], "atomic result")
 }
 
 // TestCompleterBadResponses checks responses that do not fit the request they answer.
@@ -320,9 +281,7 @@ func TestCompleterBadResponses(t *testing.T) {
 		pr.idle()
 		pr.readResp(packet.RCRDMAReadResponseOnly, 0, make([]byte, 900))
 		wcs := pr.a.pollSend()
-		if len(wcs) != 1 {
-			t.Fatalf("completions %+v", wcs)
-		}
+		require.Len(t, wcs, 1)
 		wantWC(t, wcs[0], 1, cq.WCLocLenErr, 0)
 	})
 	t.Run("atomic ack for a send", func(t *testing.T) {
@@ -332,9 +291,7 @@ func TestCompleterBadResponses(t *testing.T) {
 		pr.respond(&packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PSN: 0},
 			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}, nil)
 		wcs := pr.a.pollSend()
-		if len(wcs) != 1 {
-			t.Fatalf("completions %+v", wcs)
-		}
+		require.Len(t, wcs, 1)
 		wantWC(t, wcs[0], 1, cq.WCBadRespErr, 0)
 	})
 	t.Run("response from elsewhere", func(t *testing.T) {
@@ -346,9 +303,8 @@ func TestCompleterBadResponses(t *testing.T) {
 		require.NoError(t, func() error { env := hEnvelope(&p.path); return env.PutICRC(p.buf) }())
 		pr.h.flight = append(pr.h.flight, p)
 		pr.idle()
-		if n := len(pr.a.pollSend()); n != 0 || pr.a.d.count(counter.RcvdWrongPath) != 1 {
-			t.Fatalf("%d completions, %d path drops", n, pr.a.d.count(counter.RcvdWrongPath))
-		}
+		require.Empty(t, pr.a.pollSend())
+		require.Equal(t, uint64(1), pr.a.d.count(counter.RcvdWrongPath), "path drops")
 	})
 }
 
@@ -361,18 +317,13 @@ func TestCompleterSQDrain(t *testing.T) {
 	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateSQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify))
 	pr.a.post(qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	pr.idle()
-	if len(pr.sent) != 1 {
-		t.Fatalf("%d packets in SQD", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 1, "packets in SQD")
 	pr.respond(pr.ackHeaders(0, packet.SyndromeACKUnlimited), nil)
-	if ev := pr.a.d.eventTypes(pr.a.q); len(ev) != 1 || ev[0] != qp.EventSQDrained {
-		t.Fatalf("events %v", ev)
-	}
+	require.Equal(t, []qp.EventType{qp.EventSQDrained}, pr.a.d.eventTypes(pr.a.q))
 	require.NoError(t, pr.a.q.Modify(&qp.Attr{State: qp.StateRTS}, qp.AttrState))
 	pr.idle()
-	if len(pr.sent) != 2 || pr.sent[1].h.BTH.PSN != 1 {
-		t.Fatalf("%d packets after SQD->RTS", len(pr.sent))
-	}
+	require.Len(t, pr.sent, 2, "packets after SQD->RTS")
+	require.Equal(t, packet.PSN(1), pr.sent[1].h.BTH.PSN, "PSN after SQD->RTS")
 }
 
 // TestCompleterRNRMiddlePacket: an RNR NAK acknowledges every PSN before its own, so an RNR NAK
@@ -390,17 +341,11 @@ func TestCompleterRNRMiddlePacket(t *testing.T) {
 	for _, s := range pr.sent {
 		psns = append(psns, uint32(s.h.BTH.PSN))
 	}
-	if !equalU32(psns, []uint32{10, 11, 12, 11, 12}) {
-		t.Fatalf("PSNs sent %v", psns)
-	}
-	if at := time.Duration(pr.sent[3].at); at != packet.RNRTimer(4) {
-		t.Fatalf("resent at %v, want after the NAK's %v", at, packet.RNRTimer(4))
-	}
+	require.Equal(t, []uint32{10, 11, 12, 11, 12}, psns, "PSNs sent")
+	require.Equal(t, packet.RNRTimer(4), time.Duration(pr.sent[3].at), "resent after the NAK's timer")
 	pr.respond(pr.ackHeaders(12, packet.SyndromeACKUnlimited), nil)
 	wcs := pr.a.pollSend()
-	if len(wcs) != 1 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 1)
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 }
 
@@ -417,15 +362,12 @@ func TestCompleterRetryCountIsConsecutive(t *testing.T) {
 	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
 	pr.h.advance(period)
 	pr.idle() // progress was made: 11 is retried once more instead of failing
-	if len(pr.sent) != 5 || pr.a.q.State() != qp.StateRTS {
-		t.Fatalf("%d packets, state %v", len(pr.sent), pr.a.q.State())
-	}
+	require.Len(t, pr.sent, 5)
+	require.Equal(t, qp.StateRTS, pr.a.q.State())
 	pr.h.advance(2 * period)
 	pr.idle() // a second timeout in a row (backed off to 2 T): exhausted
 	wcs := pr.a.pollSend()
-	if len(wcs) != 2 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2)
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 	wantWC(t, wcs[1], 2, cq.WCRetryExcErr, 0)
 }
@@ -437,20 +379,14 @@ func TestCompleterTimerRestartsOnProgress(t *testing.T) {
 	period := ackTimeout(14)
 	pr.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend}, qp.SendWR{ID: 2, Opcode: qp.WRSend})
 	pr.idle()
-	if got := pr.a.e.Deadline().Sub(hStart); got != period {
-		t.Fatalf("deadline %v, want %v", got, period)
-	}
+	require.Equal(t, period, pr.a.e.Deadline().Sub(hStart), "deadline")
 	pr.h.advance(period / 2)
 	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
-	if got, want := pr.a.e.Deadline().Sub(hStart), period/2+period; got != want {
-		t.Fatalf("deadline after progress %v, want %v", got, want)
-	}
+	require.Equal(t, period/2+period, pr.a.e.Deadline().Sub(hStart), "deadline after progress")
 	// A stale copy of the same ACK is no progress and leaves the timer alone.
 	pr.h.advance(period / 4)
 	pr.respond(pr.ackHeaders(10, packet.SyndromeACKUnlimited), nil)
-	if got, want := pr.a.e.Deadline().Sub(hStart), period/2+period; got != want {
-		t.Fatalf("deadline after a stale ACK %v, want %v", got, want)
-	}
+	require.Equal(t, period/2+period, pr.a.e.Deadline().Sub(hStart), "deadline after a stale ACK")
 }
 
 // TestCompleterReadImpliesEarlierAck: READ responses imply that every request before the READ was
@@ -467,9 +403,7 @@ func TestCompleterReadImpliesEarlierAck(t *testing.T) {
 	pr.readResp(packet.RCRDMAReadResponseFirst, 0, make([]byte, 1024))
 	pr.readResp(packet.RCRDMAReadResponseLast, 1, make([]byte, 976))
 	wcs := pr.a.pollSend()
-	if len(wcs) != 2 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, 2)
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 	wantWC(t, wcs[1], 2, cq.WCSuccess, cq.OpcodeRDMARead)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
@@ -38,9 +40,7 @@ func (x *e2e) one(wr qp.SendWR) cq.WC {
 	x.a.post(wr)
 	x.h.settle(10 * time.Second)
 	wcs := x.a.pollSend()
-	if len(wcs) != 1 {
-		x.h.t.Fatalf("got %d send completions, want 1: %+v", len(wcs), wcs)
-	}
+	require.Len(x.h.t, wcs, 1, "send completions")
 	return wcs[0]
 }
 
@@ -89,23 +89,17 @@ func TestE2ESend(t *testing.T) {
 			}
 			wc := x.one(wr)
 			wantWC(t, wc, 5, cq.WCSuccess, cq.OpcodeSend)
-			if wc.ByteLen != uint32(len(want)) {
-				t.Fatalf("send byte_len %d, want %d", wc.ByteLen, len(want))
-			}
+			require.Equal(t, uint32(len(want)), wc.ByteLen, "send byte_len")
 			rw := x.b.pollRecv()
-			if len(rw) != 1 {
-				t.Fatalf("recv completions %+v", rw)
-			}
+			require.Len(t, rw, 1, "recv completions")
 			wantWC(t, rw[0], 99, cq.WCSuccess, cq.OpcodeRecv)
-			if rw[0].ByteLen != uint32(len(want)) {
-				t.Fatalf("recv byte_len %d, want %d", rw[0].ByteLen, len(want))
+			require.Equal(t, uint32(len(want)), rw[0].ByteLen, "recv byte_len")
+			require.Equal(t, tc.imm, rw[0].WCFlags&cq.WCFlagWithImm != 0, "recv imm flag in %v", rw[0].WCFlags)
+			if tc.imm {
+				require.Equal(t, uint32(0xA1B2C3D4), rw[0].ImmData, "recv imm data")
 			}
-			if tc.imm != (rw[0].WCFlags&cq.WCFlagWithImm != 0) || (tc.imm && rw[0].ImmData != 0xA1B2C3D4) {
-				t.Fatalf("recv imm flags %v data %#x", rw[0].WCFlags, rw[0].ImmData)
-			}
-			if !bytes.Equal(recv.buf[:len(want)], want) || !bytes.Equal(recv.buf[len(want):], make([]byte, 100)) {
-				t.Fatal("received data differs")
-			}
+			require.True(t, bytes.Equal(recv.buf[:len(want)], want), "received data differs")
+			require.Equal(t, make([]byte, 100), recv.buf[len(want):], "received data spilled past the message")
 		})
 	}
 }
@@ -125,16 +119,15 @@ func TestE2EWrite(t *testing.T) {
 			wantWC(t, wc, 3, cq.WCSuccess, cq.OpcodeRDMAWrite)
 			want := append([]byte(nil), before...)
 			copy(want[7:], x.aBuf.buf[100:100+n])
-			if !bytes.Equal(x.bBuf.buf, want) {
-				t.Fatalf("n=%d: target memory differs", n)
-			}
+			require.True(t, bytes.Equal(x.bBuf.buf, want), "n=%d: target memory differs", n)
 			rw := x.b.pollRecv()
 			if imm {
-				if len(rw) != 1 || rw[0].Opcode != cq.OpcodeRecvRDMAWithImm || rw[0].ImmData != 0x01020304 || rw[0].ByteLen != uint32(n) {
-					t.Fatalf("n=%d: recv completions %+v", n, rw)
-				}
-			} else if len(rw) != 0 {
-				t.Fatalf("n=%d: unexpected recv completions %+v", n, rw)
+				require.Len(t, rw, 1, "n=%d: recv completions", n)
+				require.Equal(t, cq.OpcodeRecvRDMAWithImm, rw[0].Opcode, "n=%d: recv opcode", n)
+				require.Equal(t, uint32(0x01020304), rw[0].ImmData, "n=%d: recv imm data", n)
+				require.Equal(t, uint32(n), rw[0].ByteLen, "n=%d: recv byte_len", n)
+			} else {
+				require.Empty(t, rw, "n=%d: unexpected recv completions", n)
 			}
 		}
 	}
@@ -150,17 +143,13 @@ func TestE2ERead(t *testing.T) {
 		wc := x.one(qp.SendWR{ID: 8, Opcode: qp.WRRDMARead, SGList: sges,
 			RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA() + 3, RKey: x.bBuf.mr.RKey()}})
 		wantWC(t, wc, 8, cq.WCSuccess, cq.OpcodeRDMARead)
-		if wc.ByteLen != uint32(n) {
-			t.Fatalf("read byte_len %d, want %d", wc.ByteLen, n)
-		}
+		require.Equal(t, uint32(n), wc.ByteLen, "read byte_len")
 		want := append([]byte(nil), before...)
 		src := x.bBuf.buf[3 : 3+n]
 		copy(want[0:k], src[:k])
 		copy(want[20000:20000+k], src[k:2*k])
 		copy(want[45000:45000+n-2*k], src[2*k:])
-		if !bytes.Equal(x.aBuf.buf, want) {
-			t.Fatalf("n=%d: read data differs", n)
-		}
+		require.True(t, bytes.Equal(x.aBuf.buf, want), "n=%d: read data differs", n)
 	}
 }
 
@@ -175,33 +164,25 @@ func TestE2EAtomics(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRAtomicFetchAndAdd, SGList: []mr.SGE{res},
 		Atomic: qp.AtomicInfo{RemoteAddr: va, RKey: rkey, CompareAdd: 5}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeFetchAdd)
-	if got := binary.NativeEndian.Uint64(x.aBuf.buf[8:]); got != 1000 {
-		t.Fatalf("fetch-add returned %d, want 1000", got)
-	}
-	if got := binary.NativeEndian.Uint64(target); got != 1005 {
-		t.Fatalf("target after fetch-add %d", got)
-	}
+	require.Equal(t, uint64(1000), binary.NativeEndian.Uint64(x.aBuf.buf[8:]), "fetch-add returned")
+	require.Equal(t, uint64(1005), binary.NativeEndian.Uint64(target), "target after fetch-add")
 	// Compare fails: no swap, original returned.
 	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRAtomicCmpAndSwp, SGList: []mr.SGE{res},
 		Atomic: qp.AtomicInfo{RemoteAddr: va, RKey: rkey, CompareAdd: 1, Swap: 77}})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeCompSwap)
-	if got := binary.NativeEndian.Uint64(x.aBuf.buf[8:]); got != 1005 || binary.NativeEndian.Uint64(target) != 1005 {
-		t.Fatalf("failed compare: returned %d, target %d", got, binary.NativeEndian.Uint64(target))
-	}
+	require.Equal(t, uint64(1005), binary.NativeEndian.Uint64(x.aBuf.buf[8:]), "failed compare: returned")
+	require.Equal(t, uint64(1005), binary.NativeEndian.Uint64(target), "failed compare: target")
 	// Compare matches: swapped.
 	wc = x.one(qp.SendWR{ID: 3, Opcode: qp.WRAtomicCmpAndSwp, SGList: []mr.SGE{res},
 		Atomic: qp.AtomicInfo{RemoteAddr: va, RKey: rkey, CompareAdd: 1005, Swap: 77}})
 	wantWC(t, wc, 3, cq.WCSuccess, cq.OpcodeCompSwap)
-	if got := binary.NativeEndian.Uint64(x.aBuf.buf[8:]); got != 1005 || binary.NativeEndian.Uint64(target) != 77 {
-		t.Fatalf("compare-swap: returned %d, target %d", got, binary.NativeEndian.Uint64(target))
-	}
+	require.Equal(t, uint64(1005), binary.NativeEndian.Uint64(x.aBuf.buf[8:]), "compare-swap: returned")
+	require.Equal(t, uint64(77), binary.NativeEndian.Uint64(target), "compare-swap: target")
 	// ATOMIC_WRITE stores 8 bytes as given.
 	wc = x.one(qp.SendWR{ID: 4, Opcode: qp.WRAtomicWrite, RDMA: qp.RDMAInfo{RemoteAddr: va, RKey: rkey},
 		AtomicWrite: [8]byte{1, 2, 3, 4, 5, 6, 7, 8}})
 	wantWC(t, wc, 4, cq.WCSuccess, cq.OpcodeAtomicWrite)
-	if !bytes.Equal(target, []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
-		t.Fatalf("atomic write left %x", target)
-	}
+	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8}, target, "atomic write")
 	// FLUSH of a range and of the region.
 	for i, lvl := range []mr.FlushLevel{mr.FlushRange, mr.FlushMR} {
 		wc = x.one(qp.SendWR{ID: uint64(5 + i), Opcode: qp.WRFlush, RDMA: qp.RDMAInfo{RemoteAddr: va, RKey: rkey},
@@ -227,16 +208,11 @@ func TestE2EMessageCounters(t *testing.T) {
 			Atomic: qp.AtomicInfo{RemoteAddr: rdma.RemoteAddr, RKey: rdma.RKey, CompareAdd: 1}},
 	)
 	x.h.settle(10 * time.Second)
-	if wcs := x.a.pollSend(); len(wcs) != 1 || wcs[0].WRID != 5 || wcs[0].Status != cq.WCSuccess {
-		t.Fatalf("send completions %+v", wcs)
-	}
-	if n := len(x.b.pollRecv()); n != 2 {
-		t.Fatalf("%d receive completions", n)
-	}
-	if got := x.a.d.count(counter.RDMASends); got != 1 {
-		t.Fatalf("rdma_sends %d, want 1 (one SEND work request)", got)
-	}
-	if got := x.b.d.count(counter.RDMARecvs); got != 2 {
-		t.Fatalf("rdma_recvs %d, want 2 (the SEND and the WRITE with immediate)", got)
-	}
+	wcs := x.a.pollSend()
+	require.Len(t, wcs, 1, "send completions")
+	require.Equal(t, uint64(5), wcs[0].WRID)
+	require.Equal(t, cq.WCSuccess, wcs[0].Status)
+	require.Len(t, x.b.pollRecv(), 2, "receive completions")
+	require.Equal(t, uint64(1), x.a.d.count(counter.RDMASends), "rdma_sends (one SEND work request)")
+	require.Equal(t, uint64(2), x.b.d.count(counter.RDMARecvs), "rdma_recvs (the SEND and the WRITE with immediate)")
 }

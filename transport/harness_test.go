@@ -478,19 +478,12 @@ func (h *harness) collect(d *hDevice) {
 	for _, o := range d.out.Packets {
 		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Env, at: h.now}
 		var parsed packet.Parsed
-		if err := packet.Parse(p.buf, &parsed); err != nil {
-			h.t.Fatalf("engine emitted an unparsable packet: %v", err)
-		}
+		require.NoError(h.t, packet.Parse(p.buf, &parsed), "engine emitted an unparsable packet")
 		env := hEnvelope(&p.path)
-		if err := env.VerifyICRC(p.buf); err != nil {
-			h.t.Fatalf("engine emitted %v with a bad ICRC: %v", parsed.Opcode(), err)
-		}
-		if p.path.Dst.Port() != packet.UDPPort || p.path.Src.Port() < 0xC000 {
-			h.t.Fatalf("engine emitted %v from port %d to port %d", parsed.Opcode(), p.path.Src.Port(), p.path.Dst.Port())
-		}
-		if p.path.Src.Addr() != hZoned(d.addr, d.zone) {
-			h.t.Fatalf("engine emitted %v from %v, device is %v", parsed.Opcode(), p.path.Src.Addr(), d.addr)
-		}
+		require.NoError(h.t, env.VerifyICRC(p.buf), "engine emitted %v with a bad ICRC", parsed.Opcode())
+		require.Equal(h.t, uint16(packet.UDPPort), p.path.Dst.Port(), "destination port of the %v the engine emitted", parsed.Opcode())
+		require.GreaterOrEqual(h.t, p.path.Src.Port(), uint16(0xC000), "source port of the %v the engine emitted", parsed.Opcode())
+		require.Equal(h.t, hZoned(d.addr, d.zone), p.path.Src.Addr(), "source address of the %v the engine emitted", parsed.Opcode())
 		h.stats.Sent++
 		if h.tap != nil && !h.tap(&p, &parsed) {
 			h.stats.Lost++
@@ -573,11 +566,11 @@ func (h *harness) deliver(p *hPacket) {
 // clock moving (a deadline that never leaves the past, packets bouncing forever) fails the test.
 func (h *harness) drain() {
 	h.t.Helper()
-	for i := 0; h.step(); i++ {
-		if i == 20_000 {
-			h.t.Fatalf("network busy for 20000 rounds at %v", h.now.Sub(hStart))
-		}
+	rounds := 0
+	for rounds <= 20_000 && h.step() {
+		rounds++
 	}
+	require.LessOrEqual(h.t, rounds, 20_000, "network busy without the clock moving, at %v", h.now.Sub(hStart))
 }
 
 // nextDeadline returns the earliest engine deadline, or zero.
@@ -622,9 +615,7 @@ func (h *harness) runUntil(done func() bool, limit time.Duration) bool {
 		if next.IsZero() {
 			return false
 		}
-		if next.After(end) {
-			h.t.Fatalf("network still busy after %v of fake time (next deadline %v later)", limit, next.Sub(h.now))
-		}
+		require.False(h.t, next.After(end), "network still busy after %v of fake time (next deadline %v later)", limit, next.Sub(h.now))
 		if next.After(h.now) {
 			h.now = next
 		}
@@ -650,8 +641,10 @@ func hPattern(n int, seed uint64) []byte {
 // wantWC checks one completion's identity and status.
 func wantWC(t *testing.T, wc cq.WC, id uint64, st cq.Status, op cq.Opcode) {
 	t.Helper()
-	if wc.WRID != id || wc.Status != st || (st == cq.WCSuccess && wc.Opcode != op) {
-		t.Fatalf("WC id %d %v %v, want id %d %v %v", wc.WRID, wc.Status, wc.Opcode, id, st, op)
+	require.Equal(t, id, wc.WRID, "WC id")
+	require.Equal(t, st, wc.Status, "WC %d status", id)
+	if st == cq.WCSuccess {
+		require.Equal(t, op, wc.Opcode, "WC %d opcode", id)
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
@@ -29,24 +32,16 @@ func TestE2ELinkLocalZones(t *testing.T) {
 	b.postRecv(9, recv.sge(0, len(recv.buf)))
 	wantWC(t, x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}}), 1, cq.WCSuccess, cq.OpcodeSend)
 	rw := b.pollRecv()
-	if len(rw) != 1 {
-		t.Fatalf("%d receive completions, want 1 (path drops %d, %d)", len(rw), a.d.count(counter.RcvdWrongPath), b.d.count(counter.RcvdWrongPath))
-	}
+	require.Len(t, rw, 1, "receive completions (path drops %d, %d)", a.d.count(counter.RcvdWrongPath), b.d.count(counter.RcvdWrongPath))
 	wantWC(t, rw[0], 9, cq.WCSuccess, cq.OpcodeRecv)
-	if !bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]) {
-		t.Fatal("sent data differs")
-	}
+	require.True(t, bytes.Equal(recv.buf[:3000], x.aBuf.buf[:3000]), "sent data differs")
 
 	wc := x.one(qp.SendWR{ID: 2, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(100, 2500)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeRDMARead)
-	if !bytes.Equal(x.aBuf.buf[100:2600], x.bBuf.buf[:2500]) {
-		t.Fatal("read data differs")
-	}
+	require.True(t, bytes.Equal(x.aBuf.buf[100:2600], x.bBuf.buf[:2500]), "read data differs")
 	for _, d := range h.devs {
-		if n := d.count(counter.RcvdWrongPath); n != 0 {
-			t.Errorf("device %v dropped %d packets as not from its peer", d.addr, n)
-		}
+		assert.Zero(t, d.count(counter.RcvdWrongPath), "packets device %v dropped as not from its peer", d.addr)
 	}
 	h.settle(time.Second)
 }

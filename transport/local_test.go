@@ -27,42 +27,32 @@ func TestLocalOpsFastRegAndInvalidate(t *testing.T) {
 		PageSize: 4096, Offset: 100, Pages: pages,
 	}})
 	x.h.settle(time.Second)
-	if wcs := x.b.pollSend(); len(wcs) != 1 {
-		t.Fatalf("REG_MR completions %+v", wcs)
-	} else {
-		wantWC(t, wcs[0], 100, cq.WCSuccess, cq.OpcodeRegMR)
-	}
+	wcs := x.b.pollSend()
+	require.Len(t, wcs, 1, "REG_MR completions")
+	wantWC(t, wcs[0], 100, cq.WCSuccess, cq.OpcodeRegMR)
 
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 5000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: 0x10000 + 10, RKey: key}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMAWrite)
 	got := append(append([]byte(nil), pages[0][110:]...), pages[1][:5000-(4096-110)]...)
-	if !bytes.Equal(got, x.aBuf.buf[:5000]) {
-		t.Fatal("write through the fast-registered key landed wrong")
-	}
+	require.True(t, bytes.Equal(got, x.aBuf.buf[:5000]), "write through the fast-registered key landed wrong")
 
 	x.b.post(qp.SendWR{ID: 101, Opcode: qp.WRLocalInv, Flags: qp.SendSignaled, InvalidateRKey: key})
 	x.h.settle(time.Second)
-	if wcs := x.b.pollSend(); len(wcs) != 1 {
-		t.Fatalf("LOCAL_INV completions %+v", wcs)
-	} else {
-		wantWC(t, wcs[0], 101, cq.WCSuccess, cq.OpcodeLocalInv)
-	}
+	wcs = x.b.pollSend()
+	require.Len(t, wcs, 1, "LOCAL_INV completions")
+	wantWC(t, wcs[0], 101, cq.WCSuccess, cq.OpcodeLocalInv)
 
 	x.a.post(
 		qp.SendWR{ID: 2, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 10)}, RDMA: qp.RDMAInfo{RemoteAddr: 0x10000, RKey: key}},
 		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: qp.SendSignaled},
 	)
 	x.h.settle(time.Second)
-	wcs := x.a.pollSend()
-	if len(wcs) != 2 {
-		t.Fatalf("completions %+v", wcs)
-	}
+	wcs = x.a.pollSend()
+	require.Len(t, wcs, 2)
 	wantWC(t, wcs[0], 2, cq.WCRemAccessErr, 0)
 	wantWC(t, wcs[1], 3, cq.WCWRFlushErr, 0)
-	if s := x.a.q.State(); s != qp.StateErr {
-		t.Fatalf("requester state %v, want ERR", s)
-	}
+	require.Equal(t, qp.StateErr, x.a.q.State(), "requester state")
 }
 
 // TestLocalOpsBindMWAndSendWithInv binds a type 2 window with BIND_MW, writes through it, then
@@ -79,29 +69,24 @@ func TestLocalOpsBindMWAndSendWithInv(t *testing.T) {
 		Access: mr.AccessRemoteWrite,
 	}})
 	x.h.settle(time.Second)
-	if wcs := x.b.pollSend(); len(wcs) != 1 {
-		t.Fatalf("BIND_MW completions %+v", wcs)
-	} else {
-		wantWC(t, wcs[0], 200, cq.WCSuccess, cq.OpcodeBindMW)
-	}
+	wcs := x.b.pollSend()
+	require.Len(t, wcs, 1, "BIND_MW completions")
+	wantWC(t, wcs[0], 200, cq.WCSuccess, cq.OpcodeBindMW)
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 2000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: target.mr.IOVA() + 1000, RKey: key}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMAWrite)
-	if !bytes.Equal(target.buf[1000:3000], x.aBuf.buf[:2000]) {
-		t.Fatal("write through the window landed wrong")
-	}
+	require.True(t, bytes.Equal(target.buf[1000:3000], x.aBuf.buf[:2000]), "write through the window landed wrong")
 
 	recv := x.b.d.region(64, 0)
 	x.b.postRecv(9, recv.sge(0, 64))
 	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRSendWithInv, SGList: []mr.SGE{x.aBuf.sge(0, 5)}, InvalidateRKey: key})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeSend)
 	rw := x.b.pollRecv()
-	if len(rw) != 1 || rw[0].WCFlags&cq.WCFlagWithInv == 0 || rw[0].InvalidatedRKey != key || rw[0].ByteLen != 5 {
-		t.Fatalf("recv completions %+v", rw)
-	}
-	if w.Bound() {
-		t.Fatal("window still bound after SEND_WITH_INV")
-	}
+	require.Len(t, rw, 1, "recv completions")
+	require.NotZero(t, rw[0].WCFlags&cq.WCFlagWithInv, "recv flags %v without WITH_INV", rw[0].WCFlags)
+	require.Equal(t, key, rw[0].InvalidatedRKey, "invalidated rkey")
+	require.Equal(t, uint32(5), rw[0].ByteLen, "recv byte_len")
+	require.False(t, w.Bound(), "window still bound after SEND_WITH_INV")
 	wc = x.one(qp.SendWR{ID: 3, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{x.aBuf.sge(0, 8)},
 		RDMA: qp.RDMAInfo{RemoteAddr: target.mr.IOVA() + 1000, RKey: key}})
 	wantWC(t, wc, 3, cq.WCRemAccessErr, 0)
@@ -140,18 +125,12 @@ func TestLocalOpsOrderAndErrors(t *testing.T) {
 		{1, cq.WCSuccess, cq.OpcodeSend}, {2, cq.WCSuccess, cq.OpcodeRegMR}, {3, cq.WCSuccess, cq.OpcodeSend},
 		{4, cq.WCLocQPOpErr, 0}, {5, cq.WCWRFlushErr, 0}, {6, cq.WCWRFlushErr, 0},
 	}
-	if len(wcs) != len(want) {
-		t.Fatalf("completions %+v", wcs)
-	}
+	require.Len(t, wcs, len(want))
 	for i, w := range want {
 		wantWC(t, wcs[i], w.id, w.st, w.op)
 	}
-	if s := x.a.q.State(); s != qp.StateErr {
-		t.Fatalf("state %v, want ERR", s)
-	}
-	if n := len(x.b.pollRecv()); n != 2 {
-		t.Fatalf("peer received %d messages, want 2", n)
-	}
+	require.Equal(t, qp.StateErr, x.a.q.State())
+	require.Len(t, x.b.pollRecv(), 2, "messages the peer received")
 }
 
 // TestLocalProtectionErrors checks the statuses of work requests whose local buffers fail and
@@ -193,14 +172,10 @@ func TestLocalProtectionErrors(t *testing.T) {
 			x.a.post(wr, qp.SendWR{ID: 78, Opcode: qp.WRSend})
 			x.h.settle(time.Second)
 			wcs := x.a.pollSend()
-			if len(wcs) != 2 {
-				t.Fatalf("completions %+v", wcs)
-			}
+			require.Len(t, wcs, 2)
 			wantWC(t, wcs[0], 77, tc.st, 0)
 			wantWC(t, wcs[1], 78, cq.WCWRFlushErr, 0)
-			if s := x.a.q.State(); s != tc.state {
-				t.Fatalf("state %v, want %v", s, tc.state)
-			}
+			require.Equal(t, tc.state, x.a.q.State())
 		})
 	}
 }

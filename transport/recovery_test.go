@@ -49,20 +49,13 @@ func TestGoBackNAfterLoss(t *testing.T) {
 	x.b.postRecv(1, recv.sge(0, 10240))
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 10*1024)}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
-	if !bytes.Equal(recv.buf, x.aBuf.buf[:10240]) {
-		t.Fatal("data differs")
-	}
+	require.True(t, bytes.Equal(recv.buf, x.aBuf.buf[:10240]), "data differs")
 	// PSN 1 is lost (the trace holds what the network carried); the responder NAKs at PSN 2.
 	want := []uint32{0xFFFFFE, 0xFFFFFF, 0, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7}
-	if got := requestPSNs(t, x.h, x.a); !equalU32(got, want) {
-		t.Fatalf("request PSNs %#x, want %#x", got, want)
-	}
-	if x.h.now != hStart {
-		t.Fatalf("recovery waited for a timeout (%v)", x.h.now.Sub(hStart))
-	}
-	if x.a.d.count(counter.RcvdSeqErr) != 1 || x.a.d.count(counter.CompleterRetryErr) != 1 {
-		t.Fatalf("seq errors %d retries %d", x.a.d.count(counter.RcvdSeqErr), x.a.d.count(counter.CompleterRetryErr))
-	}
+	require.Equal(t, want, requestPSNs(t, x.h, x.a), "request PSNs")
+	require.Equal(t, hStart, x.h.now, "recovery waited for a timeout")
+	require.Equal(t, uint64(1), x.a.d.count(counter.RcvdSeqErr), "seq errors")
+	require.Equal(t, uint64(1), x.a.d.count(counter.CompleterRetryErr), "retries")
 }
 
 // TestGoBackNLastPacketLost loses the last packet of a message, which nothing follows: only the
@@ -77,12 +70,8 @@ func TestGoBackNLastPacketLost(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 3000)}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeSend)
 	// PSN 2, the only one asking for an ACK, is lost (the trace holds what the network carried).
-	if got := requestPSNs(t, x.h, x.a); !equalU32(got, []uint32{0, 1, 0, 2}) {
-		t.Fatalf("request PSNs %v", got)
-	}
-	if x.h.now.Sub(hStart) != ackTimeout(12) {
-		t.Fatalf("recovered at %v, want one timeout (%v)", x.h.now.Sub(hStart), ackTimeout(12))
-	}
+	require.Equal(t, []uint32{0, 1, 0, 2}, requestPSNs(t, x.h, x.a), "request PSNs")
+	require.Equal(t, ackTimeout(12), x.h.now.Sub(hStart), "recovery after one timeout")
 }
 
 // TestReadResponseLossRestart loses a READ response in the middle: the READ is re-requested from
@@ -101,9 +90,7 @@ func TestReadResponseLossRestart(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, 6000)},
 		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA() + 5, RKey: x.bBuf.mr.RKey()}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMARead)
-	if !bytes.Equal(x.aBuf.buf[:6000], x.bBuf.buf[5:6005]) {
-		t.Fatal("READ data differs")
-	}
+	require.True(t, bytes.Equal(x.aBuf.buf[:6000], x.bBuf.buf[5:6005]), "READ data differs")
 	var reqs []packet.RETHFields
 	for _, p := range x.h.trace {
 		var pp packet.Parsed
@@ -113,9 +100,9 @@ func TestReadResponseLossRestart(t *testing.T) {
 		}
 	}
 	va := x.bBuf.mr.IOVA() + 5
-	if len(reqs) != 2 || reqs[1].VirtualAddress != va+2048 || reqs[1].DMALength != 6000-2048 {
-		t.Fatalf("READ requests %+v", reqs)
-	}
+	require.Len(t, reqs, 2, "READ requests")
+	require.Equal(t, va+2048, reqs[1].VirtualAddress, "re-request VA")
+	require.Equal(t, uint32(6000-2048), reqs[1].DMALength, "re-request length")
 }
 
 // TestUCLongMessage sends a UC message longer than one call's packet budget.
@@ -128,9 +115,7 @@ func TestUCLongMessage(t *testing.T) {
 	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{big.sge(0, n)},
 		RDMA: qp.RDMAInfo{RemoteAddr: target.mr.IOVA(), RKey: target.mr.RKey()}})
 	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMAWrite)
-	if !bytes.Equal(target.buf, big.buf) {
-		t.Fatal("UC write differs")
-	}
+	require.True(t, bytes.Equal(target.buf, big.buf), "UC write differs")
 }
 
 // TestReconnectAfterError brings a QP that failed back through RESET to RTS with a new sq_psn and
@@ -148,9 +133,7 @@ func TestReconnectAfterError(t *testing.T) {
 	x.b.postRecv(2, x.b.d.region(64, 0).sge(0, 64))
 	wc = x.one(qp.SendWR{ID: 2, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 10)}})
 	wantWC(t, wc, 2, cq.WCSuccess, cq.OpcodeSend)
-	if x.a.e.req.psn != 0x501 {
-		t.Fatalf("next PSN %#x, want 0x501", uint32(x.a.e.req.psn))
-	}
+	require.Equal(t, packet.PSN(0x501), x.a.e.req.psn, "next PSN")
 }
 
 // TestSendCQOverflow: a completion that finds the send CQ full moves the QP to ERR.
@@ -162,9 +145,8 @@ func TestSendCQOverflow(t *testing.T) {
 	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
 		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: qp.SendSignaled})
 	x.h.settle(time.Minute)
-	if x.a.q.State() != qp.StateErr || x.a.scq.Err() == nil {
-		t.Fatalf("state %v, CQ error %v", x.a.q.State(), x.a.scq.Err())
-	}
+	require.Equal(t, qp.StateErr, x.a.q.State())
+	require.Error(t, x.a.scq.Err(), "CQ error")
 }
 
 // TestGSIQKey checks the GSI QP's Q_Key rule: the well-known Q_Key 0x80010000 in the work request
@@ -176,14 +158,15 @@ func TestGSIQKey(t *testing.T) {
 	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
 		UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey, PKeyIndex: 0}})
 	h.settle(time.Second)
-	if a.q.QPN() != 1 || len(a.pollSend()) != 1 || len(b.pollRecv()) != 1 {
-		t.Fatal("GSI datagram not delivered")
-	}
+	require.Equal(t, uint32(1), a.q.QPN(), "GSI QPN")
+	require.Len(t, a.pollSend(), 1, "GSI datagram not delivered")
+	require.Len(t, b.pollRecv(), 1, "GSI datagram not delivered")
 	var pp packet.Parsed
 	require.NoError(t, packet.Parse(h.trace[0].buf, &pp))
-	if pp.DETH().QKey() != packet.GSIQKey || pp.DETH().SrcQP() != 1 || pp.BTH().DestQP() != 1 || pp.BTH().PKey() != 0xFFFF {
-		t.Fatalf("GSI packet qkey %#x srcqp %d dqpn %d pkey %#x", pp.DETH().QKey(), pp.DETH().SrcQP(), pp.BTH().DestQP(), pp.BTH().PKey())
-	}
+	require.Equal(t, uint32(packet.GSIQKey), pp.DETH().QKey(), "GSI packet Q_Key")
+	require.Equal(t, uint32(1), pp.DETH().SrcQP(), "GSI packet source QP")
+	require.Equal(t, uint32(1), pp.BTH().DestQP(), "GSI packet destination QP")
+	require.Equal(t, uint16(0xFFFF), pp.BTH().PKey(), "GSI packet P_Key")
 }
 
 // TestReconnectThroughUnseenReset reconnects b to a fresh peer with the same PSNs through a RESET
@@ -204,17 +187,17 @@ func TestReconnectThroughUnseenReset(t *testing.T) {
 	x.b.postRecv(2, x.b.d.region(64, 0).sge(0, 64))
 	c.post(qp.SendWR{ID: 7, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{c.d.region(64, 0).sge(0, 10)}})
 	x.h.settle(10 * time.Second)
-	if wcs := x.b.pollRecv(); len(wcs) != 1 || wcs[0].WRID != 2 {
-		t.Fatalf("b recv %+v", wcs)
-	}
-	if wcs := c.pollSend(); len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
-		t.Fatalf("c send %+v", wcs)
-	}
+	wcs := x.b.pollRecv()
+	require.Len(t, wcs, 1, "b recv")
+	require.Equal(t, uint64(2), wcs[0].WRID, "b recv")
+	wcs = c.pollSend()
+	require.Len(t, wcs, 1, "c send")
+	require.Equal(t, cq.WCSuccess, wcs[0].Status, "c send")
 	// and b -> c
 	c.postRecv(3, c.d.region(64, 0).sge(0, 64))
 	x.b.post(qp.SendWR{ID: 8, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{x.bBuf.sge(0, 10)}})
 	x.h.settle(10 * time.Second)
-	if wcs := x.b.pollSend(); len(wcs) != 1 || wcs[0].Status != cq.WCSuccess {
-		t.Fatalf("b send %+v", wcs)
-	}
+	wcs = x.b.pollSend()
+	require.Len(t, wcs, 1, "b send")
+	require.Equal(t, cq.WCSuccess, wcs[0].Status, "b send")
 }

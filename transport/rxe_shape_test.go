@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
@@ -36,14 +39,10 @@ type shape struct {
 func captureShapes(t *testing.T, first, last int) []shape {
 	t.Helper()
 	f, err := os.Open(rxeCaptureCSV)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	col := map[string]int{}
 	for i, name := range rows[0] {
 		col[name] = i
@@ -54,9 +53,7 @@ func captureShapes(t *testing.T, first, last int) []shape {
 			return -1
 		}
 		n, err := strconv.ParseInt(v, 0, 64)
-		if err != nil {
-			t.Fatalf("%s %q: %v", name, v, err)
-		}
+		require.NoError(t, err, "%s %q", name, v)
 		return n
 	}
 	var out []shape
@@ -94,9 +91,7 @@ func traceShapes(t *testing.T, h *harness, skip ...packet.Opcode) []shape {
 next:
 	for _, p := range h.trace {
 		var pp packet.Parsed
-		if err := packet.Parse(p.buf, &pp); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, packet.Parse(p.buf, &pp))
 		bth := pp.BTH()
 		for _, op := range skip {
 			if bth.Opcode() == op {
@@ -121,13 +116,9 @@ next:
 
 func compareShapes(t *testing.T, what string, got, want []shape) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: gorxe sent %d packets, kernel rxe %d:\n got %+v\nwant %+v", what, len(got), len(want), got, want)
-	}
+	require.Len(t, got, len(want), "%s: gorxe sent these, kernel rxe %+v", what, want)
 	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("%s packet %d: gorxe %+v, kernel rxe %+v", what, i, got[i], want[i])
-		}
+		assert.Equal(t, want[i], got[i], "%s packet %d", what, i)
 	}
 }
 
@@ -160,7 +151,5 @@ func assertSymmetricPorts(t *testing.T, h *harness) {
 	for _, p := range h.trace {
 		ports[p.path.Src.Port()] = true
 	}
-	if len(ports) != 1 {
-		t.Errorf("the two ends sent from ports %v, want one port", ports)
-	}
+	assert.Len(t, ports, 1, "the UDP source ports the two ends sent from")
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
@@ -30,12 +32,8 @@ func TestSlowResponderUnderLoss(t *testing.T) {
 	wcs := make([]cq.WC, msgs)
 	n := a.scq.Poll(wcs)
 	for _, wc := range wcs[:n] {
-		if wc.Status != cq.WCSuccess {
-			t.Fatalf("send %d completed with %v after %v of fake time; network %+v", wc.WRID, wc.Status, h.now.Sub(hStart), h.stats)
-		}
+		require.Equal(t, cq.WCSuccess, wc.Status, "send %d after %v of fake time; network %+v", wc.WRID, h.now.Sub(hStart), h.stats)
 	}
-	if n != msgs {
-		t.Fatalf("%d of %d sends completed", n, msgs)
-	}
+	require.Equal(t, msgs, n, "sends completed")
 	t.Logf("%d x %d KiB in %v of fake time; network %+v", msgs, size>>10, h.now.Sub(hStart).Round(time.Millisecond), h.stats)
 }

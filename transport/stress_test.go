@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/qp"
@@ -155,50 +157,38 @@ func (f *stressFlow) check(ops []stressOp) {
 	t := f.t
 	t.Helper()
 	wcs := f.src.pollSend()
-	if len(wcs) != len(ops) {
-		t.Fatalf("QP %d: %d send completions for %d posts", f.src.q.QPN(), len(wcs), len(ops))
-	}
+	require.Len(t, wcs, len(ops), "QP %d: send completions for the posts", f.src.q.QPN())
 	rwcs := f.dst.pollRecv()
 	ri := 0
 	for i, o := range ops {
 		wc := wcs[i]
-		if wc.WRID != o.id || wc.Status != cq.WCSuccess || wc.Opcode != o.op.CompletionOpcode() {
-			t.Fatalf("completion %d: id %d %v %v, want id %d %v", i, wc.WRID, wc.Status, wc.Opcode, o.id, o.op)
-		}
+		require.Equal(t, o.id, wc.WRID, "completion %d: id", i)
+		require.Equal(t, cq.WCSuccess, wc.Status, "completion %d (op %d, %v): status", i, o.id, o.op)
+		require.Equal(t, o.op.CompletionOpcode(), wc.Opcode, "completion %d (op %d, %v): opcode", i, o.id, o.op)
 		switch o.op {
 		case qp.WRSend, qp.WRSendWithImm, qp.WRRDMAWrite, qp.WRRDMAWriteWithImm:
-			if !bytes.Equal(f.remote.buf[o.dstOff:o.dstOff+o.n], f.local.buf[o.srcOff:o.srcOff+o.n]) {
-				t.Fatalf("op %d (%v, %d bytes): data differs at the target", o.id, o.op, o.n)
-			}
+			require.True(t, bytes.Equal(f.remote.buf[o.dstOff:o.dstOff+o.n], f.local.buf[o.srcOff:o.srcOff+o.n]),
+				"op %d (%v, %d bytes): data differs at the target", o.id, o.op, o.n)
 		case qp.WRRDMARead:
-			if !bytes.Equal(f.local.buf[o.dstOff:o.dstOff+o.n], f.remote.buf[o.srcOff:o.srcOff+o.n]) {
-				t.Fatalf("op %d (READ, %d bytes): data differs", o.id, o.n)
-			}
+			require.True(t, bytes.Equal(f.local.buf[o.dstOff:o.dstOff+o.n], f.remote.buf[o.srcOff:o.srcOff+o.n]),
+				"op %d (READ, %d bytes): data differs", o.id, o.n)
 		case qp.WRAtomicFetchAndAdd:
-			if got := binary.NativeEndian.Uint64(f.local.buf[o.dstOff:]); got != o.fetched {
-				t.Fatalf("op %d (FETCH_ADD): got %d, want %d", o.id, got, o.fetched)
-			}
+			require.Equal(t, o.fetched, binary.NativeEndian.Uint64(f.local.buf[o.dstOff:]), "op %d (FETCH_ADD)", o.id)
 		}
 		if o.recv {
-			if ri >= len(rwcs) {
-				t.Fatalf("op %d: no receive completion", o.id)
-			}
+			require.Less(t, ri, len(rwcs), "op %d: no receive completion", o.id)
 			rw := rwcs[ri]
 			ri++
-			if rw.WRID != o.id || rw.Status != cq.WCSuccess || rw.ByteLen != uint32(o.n) {
-				t.Fatalf("receive completion id %d %v len %d, want id %d len %d", rw.WRID, rw.Status, rw.ByteLen, o.id, o.n)
-			}
-			if o.imm != 0 && rw.ImmData != o.imm {
-				t.Fatalf("op %d: imm %#x, want %#x", o.id, rw.ImmData, o.imm)
+			require.Equal(t, o.id, rw.WRID, "receive completion id")
+			require.Equal(t, cq.WCSuccess, rw.Status, "op %d: receive completion status", o.id)
+			require.Equal(t, uint32(o.n), rw.ByteLen, "op %d: receive completion length", o.id)
+			if o.imm != 0 {
+				require.Equal(t, o.imm, rw.ImmData, "op %d: imm", o.id)
 			}
 		}
 	}
-	if ri != len(rwcs) {
-		t.Fatalf("%d extra receive completions", len(rwcs)-ri)
-	}
-	if got := binary.NativeEndian.Uint64(f.remote.buf[stRemoteAtom:]); got != f.counter {
-		t.Fatalf("remote counter %d, want %d", got, f.counter)
-	}
+	require.Len(t, rwcs, ri, "extra receive completions")
+	require.Equal(t, f.counter, binary.NativeEndian.Uint64(f.remote.buf[stRemoteAtom:]), "remote counter")
 }
 
 // runStress runs pairs RC QP pairs, both directions, with the faults until at least total bytes
@@ -238,8 +228,8 @@ func runStress(t *testing.T, seed uint64, faults hFaults, pairs, chunk int, tota
 	}
 	t.Logf("%d flows, %d MiB of payload in %v wall, %v fake; network %+v", len(flows), moved>>20,
 		time.Since(start).Round(time.Millisecond), h.now.Sub(hStart).Round(time.Millisecond), h.stats)
-	if faults.Loss > 0 && h.stats.Lost == 0 {
-		t.Fatal("no packet was lost")
+	if faults.Loss > 0 {
+		require.NotZero(t, h.stats.Lost, "no packet was lost")
 	}
 }
 

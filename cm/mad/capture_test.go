@@ -50,7 +50,7 @@ func pcapngMAD(t *testing.T, path string, frame int) []byte {
 		}
 		data = data[size:]
 	}
-	t.Fatalf("frame %d not in the capture", frame)
+	require.Failf(t, "frame not in the capture", "frame %d", frame)
 	return nil
 }
 

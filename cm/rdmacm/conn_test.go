@@ -87,7 +87,7 @@ func drain(t *testing.T, ctx context.Context, c *Conn) []EventType {
 				}
 			}
 		case <-ctx.Done():
-			t.Fatalf("connection not gone; events so far %v", got)
+			require.Failf(t, "connection not gone", "events so far %v", got)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package rdmacm
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe"
@@ -20,9 +21,7 @@ func TestSharedAgentLifetime(t *testing.T) {
 		accepted := make(chan *Conn, 1)
 		go func() {
 			c, err := l.Accept(ctx)
-			if err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, err, "Accept")
 			accepted <- c
 		}()
 		client, err := Dial(ctx, devs[0], serverAddr, nil)

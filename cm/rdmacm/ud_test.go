@@ -190,7 +190,7 @@ func TestUDRefusedByAgent(t *testing.T) {
 			case e := <-reply:
 				require.ErrorIs(t, cm.SIDRResult(e), &cm.SIDRError{Status: mad.SIDRReject})
 			case <-ctx.Done():
-				t.Fatal(ctx.Err())
+				require.Failf(t, "no SIDR reply", "%v", ctx.Err())
 			}
 			require.Empty(t, l.backlog)
 		})
