@@ -272,15 +272,3 @@ func TestRequesterPSNWrap(t *testing.T) {
 	want := []uint32{0xFFFFFD, 0xFFFFFE, 0xFFFFFF, 0, 1, 2, 3, 4, 5}
 	require.Equal(t, want, psns, "request PSNs")
 }
-
-func equalU32(a, b []uint32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
