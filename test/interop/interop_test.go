@@ -250,16 +250,16 @@ func TestPerftestCMArgvs(t *testing.T) {
 	gx := &gorxeEndpoint{bin: "gorxe", dev: []string{"-d", "br"}}
 	rc := c(withCM(writeBW), 4, 1024, 0, "-R", "-s", "65536", "-n", "100")
 	srv, cli := toolArgvs(rc, rxe, gx, 1, 3, 18600)
-	assert.Equal(t, "gorxe write_bw -d br -x 1 -p 18600 -F -R -s 65536 -n 100", strings.Join(srv, " "))
+	assert.Equal(t, "gorxe write_bw -d br -x 1 -p 18600 -F -R -s 65536 -n 100 --log-level=debug --counters", strings.Join(srv, " "))
 	assert.Equal(t, "ib_write_bw -d rxe0 -i 1 -x 3 -p 18600 -F -R -s 65536 -n 100 "+hostIP4.Addr().String(), strings.Join(cli, " "))
 	srv, cli = toolArgvs(c(withCM(sendLat), 6, 1024, 0, "-R"), gx, rxe, 2, 2, 18601)
 	assert.Equal(t, "ib_send_lat -d rxe0 -i 1 -x 2 -p 18601 -F -R", strings.Join(srv, " "))
-	assert.Equal(t, "gorxe send_lat -d br -x 2 -p 18601 -F -R fd67:6f72:7865::11", strings.Join(cli, " "))
+	assert.Equal(t, "gorxe send_lat -d br -x 2 -p 18601 -F -R --log-level=debug --counters fd67:6f72:7865::11", strings.Join(cli, " "))
 	_, cli = toolArgvs(c(writeBW, 6, 1024, 0, "-n", "5"), gx, rxe, 2, 2, 18602)
 	assert.Equal(t, "198.18.0.11", cli[len(cli)-1], "without -R the client reaches the server's TCP port over IPv4")
 	assert.Equal(t, "ipv4 -R -s 65536 -n 100", describe(phase{}, rc))
 	srv, cli = toolArgvs(c(withCM(sendBW), 4, 1024, 0, "-R", "-c", "UD", "-s", "1024"), rxe, gx, 1, 3, 18603)
-	assert.Equal(t, "gorxe send_bw -d br -x 1 -p 18603 -F -R -c UD -s 1024", strings.Join(srv, " "))
+	assert.Equal(t, "gorxe send_bw -d br -x 1 -p 18603 -F -R -c UD -s 1024 --log-level=debug --counters", strings.Join(srv, " "))
 	assert.Equal(t, "ib_send_bw -d rxe0 -i 1 -x 3 -p 18603 -F -R -c UD -s 1024 "+hostIP4.Addr().String(), strings.Join(cli, " "))
 
 	var runs []string

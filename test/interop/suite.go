@@ -235,9 +235,18 @@ func sideOpts(e endpoint, rc runCase, gid, port int) []string {
 	o := commonOpts(rc, gid, port)
 	if e.name() == "gorxe" {
 		o = append(o, rc.gorxeOpts...)
+		if rc.tool.perftest {
+			o = append(o, diagnosticOpts...)
+		}
 	}
 	return o
 }
+
+// diagnosticOpts make gorxe's perftest tools say what their device saw: its events (retransmit
+// timeouts, NAKs, gaps; rate-limited per QP) and, at the end, its counters, errors or not. Only a
+// failing case's output is shown, so a rare failure brings its own evidence; they are left out
+// of the case's name.
+var diagnosticOpts = []string{"--log-level=debug", "--counters"}
 
 // commonOpts are the options both sides pass, with the side's own GID index.
 func commonOpts(rc runCase, gid, port int) []string {
