@@ -45,6 +45,7 @@ func TestCompleterRetryExhaustion(t *testing.T) {
 			}
 		}
 		require.Equal(t, backedOff(period, int(tc.retry)+1), pr.h.now.Sub(hStart), "time of failure")
+		require.LessOrEqual(t, pr.h.now.Sub(hStart), RetrySpan(tc.timeout, tc.retry), "RetrySpan bounds the failure")
 		wcs := pr.a.pollSend()
 		require.Len(t, wcs, 2)
 		wantWC(t, wcs[0], 1, cq.WCRetryExcErr, 0)

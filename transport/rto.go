@@ -28,6 +28,15 @@ import (
 // detected within a bounded, predictable time (27 T for retry_cnt 7).
 const maxRTOFactor = 4
 
+// RetrySpan bounds how long an RC requester with Local ACK Timeout code timeout and retry count
+// retryCnt keeps resending a packet nobody answers before the work request fails with
+// RETRY_EXC_ERR: the first transmission's timeout and one per retry, each at most maxRTOFactor
+// times the encoded timeout (27 T for retry_cnt 7 when no round trip was ever measured, 32 T at
+// most). It is 0 for timeout 0, whose requester never times out.
+func RetrySpan(timeout, retryCnt uint8) time.Duration {
+	return time.Duration(int64(retryCnt&7)+1) * maxRTOFactor * ackTimeout(timeout)
+}
+
 // rttTimer is the one round-trip measurement in progress and the estimate so far.
 type rttTimer struct {
 	psn     packet.PSN // the packet being timed

@@ -122,7 +122,7 @@ func (r *rdma) bwRequester(ctx context.Context, size int) (Report, error) {
 	wcs := make([]gorxe.WC, pollBatch)
 	scnt, ccnt := make([]int, nq), make([]int, nq)
 	totscnt, totccnt, sampled := 0, 0, 0
-	w := newWaiter(ctx, p, r.stall(size))
+	w := newWaiter(ctx, p, r.requesterStall(size))
 	defer w.close()
 	var win window
 	if timed {

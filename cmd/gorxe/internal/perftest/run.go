@@ -287,7 +287,7 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --retry_count=<value>  Set retry count value in rdma_cm mode (default 7)")
 	add(bw, "      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)")
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
-	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout))
+	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never); an RC bandwidth client waits out its QP's retries too", oob.DefaultTimeout))
 	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
 	for _, h := range observe.Help {
 		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
