@@ -70,7 +70,7 @@ func (r *rdma) stall(size int) time.Duration {
 // requesterStall is stall for a bandwidth client waiting for the completions of its own work
 // requests. On RC it also waits as long as the QP may still be resending a packet the peer left
 // unanswered: perftest has no watchdog and leaves the verdict to the QP's retry count, and this
-// one does not speak before the QP would complete with RETRY_EXC_ERR (about 29 s at -u 18, where
+// one does not speak before the QP would complete with RETRY_EXC_ERR (up to 34 s at -u 18, where
 // --timeout alone once ended a READ run under loss between two retransmissions).
 func (r *rdma) requesterStall(size int) time.Duration {
 	s := r.stall(size)
