@@ -68,20 +68,23 @@ func (r *rdma) stall(size int) time.Duration {
 }
 
 // requesterStall is stall for a bandwidth client waiting for the completions of its own work
-// requests. On RC it also waits as long as the QP may still be resending a packet the peer left
-// unanswered: perftest has no watchdog and leaves the verdict to the QP's retry count, and this
-// one does not speak before the QP would complete with RETRY_EXC_ERR (up to 34 s at -u 18, where
-// --timeout alone once ended a READ run under loss between two retransmissions).
+// requests. On RC it also waits as long as its QPs may still be resending a packet the peer left
+// unanswered, read from their own ACK timeout and retry count (set from -u, or by RDMA-CM):
+// perftest has no watchdog and leaves the verdict to the QP's retry count, and this one does not
+// speak before the QP would complete with RETRY_EXC_ERR (up to 34 s at -u 18, where --timeout
+// alone once ended a READ run under loss between two retransmissions).
 func (r *rdma) requesterStall(size int) time.Duration {
 	s := r.stall(size)
 	if r.p.Timeout <= 0 || r.p.Conn != RC {
 		return s
 	}
-	retries := retryCount // the QPs connected from exchanged keys
-	if r.p.RDMACM {
-		retries = r.p.RetryCount // what the RDMA-CM connections asked for
+	var span time.Duration
+	for _, q := range r.qps {
+		if a, _, err := q.Query(); err == nil {
+			span = max(span, gorxe.RetrySpan(a.Timeout, a.RetryCnt))
+		}
 	}
-	return s + gorxe.RetrySpan(uint8(r.p.QPTimeout), uint8(min(retries, 7)))
+	return s + span
 }
 
 // rdma is the plane of a real run on a gorxe device.
