@@ -76,7 +76,7 @@ func TestCommEstEstablishesWithoutRTU(t *testing.T) {
 	require.Equal(t, gorxe.WCSuccess, wcs[0].Status, "%+v", wcs[0])
 	assert.Equal(t, string(msg), string(rbuf[:len(msg)]))
 
-	assert.Equal(t, 1, cd.dropped[mad.AttrRTU], "the RTU was lost")
+	require.NoError(t, cd.waitLost(ctx, mad.AttrRTU, 1), "the RTU was lost")
 	st, err := as[1].Stats(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, st.CM.Message(mad.AttrRTU).Received, "no RTU reached the server")

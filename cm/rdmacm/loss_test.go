@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -22,10 +23,35 @@ type madDropper struct {
 	mu      sync.Mutex
 	drop    map[mad.AttrID]int // how many more of each kind to lose
 	dropped map[mad.AttrID]int
+	lost    chan struct{} // closed and replaced whenever a MAD is lost
 }
 
 func newDropper(drop map[mad.AttrID]int) *madDropper {
-	return &madDropper{drop: drop, dropped: make(map[mad.AttrID]int)}
+	return &madDropper{drop: drop, dropped: make(map[mad.AttrID]int), lost: make(chan struct{})}
+}
+
+// waitLost waits until n MADs of kind id have been lost. A MAD is sent by the runtime after the
+// verb that queued it returns, so a test must wait for it rather than read the count at once.
+func (d *madDropper) waitLost(ctx context.Context, id mad.AttrID, n int) error {
+	for {
+		d.mu.Lock()
+		done, lost := d.dropped[id] >= n, d.lost
+		d.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-lost:
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d %v lost: %w", d.count(id), n, id, ctx.Err())
+		}
+	}
+}
+
+func (d *madDropper) count(id mad.AttrID) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dropped[id]
 }
 
 func (d *madDropper) wrap(c netio.Conn) netio.Conn {
@@ -42,6 +68,8 @@ func (d *madDropper) Send(msgs []netio.Message) (int, error) {
 		if id, ok := madAttr(m.Buf); ok && d.drop[id] > 0 {
 			d.drop[id]--
 			d.dropped[id]++
+			close(d.lost)
+			d.lost = make(chan struct{})
 			continue
 		}
 		keep = append(keep, m)
