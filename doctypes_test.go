@@ -2,12 +2,11 @@ package gorxe
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,12 +28,14 @@ func TestAliasDocsNameEveryField(t *testing.T) {
 		"BufferOptions": reflect.TypeFor[BufferOptions](), "FaultConfig": reflect.TypeFor[FaultConfig](),
 	}
 	docs := map[string]string{}
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	// The package's files as the build sees them (build tags and file names applied), without
+	// its tests.
+	pkg, err := build.ImportDir(".", 0)
 	require.NoError(t, err)
-	for _, f := range pkgs["gorxe"].Files {
+	fset := token.NewFileSet()
+	for _, name := range pkg.GoFiles {
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		require.NoError(t, err)
 		for _, decl := range f.Decls {
 			g, ok := decl.(*ast.GenDecl)
 			if !ok || g.Tok != token.TYPE {

@@ -21,18 +21,19 @@ const (
 	AttrAPR     AttrID = 0x001A // AlternatePathResponse
 )
 
+// attrNames is indexed by the attribute ID itself; the IDs below AttrREQ have no name.
 var attrNames = [...]string{
-	AttrREQ - AttrREQ:     "REQ",
-	AttrMRA - AttrREQ:     "MRA",
-	AttrREJ - AttrREQ:     "REJ",
-	AttrREP - AttrREQ:     "REP",
-	AttrRTU - AttrREQ:     "RTU",
-	AttrDREQ - AttrREQ:    "DREQ",
-	AttrDREP - AttrREQ:    "DREP",
-	AttrSIDRREQ - AttrREQ: "SIDR_REQ",
-	AttrSIDRREP - AttrREQ: "SIDR_REP",
-	AttrLAP - AttrREQ:     "LAP",
-	AttrAPR - AttrREQ:     "APR",
+	AttrREQ:     "REQ",
+	AttrMRA:     "MRA",
+	AttrREJ:     "REJ",
+	AttrREP:     "REP",
+	AttrRTU:     "RTU",
+	AttrDREQ:    "DREQ",
+	AttrDREP:    "DREP",
+	AttrSIDRREQ: "SIDR_REQ",
+	AttrSIDRREP: "SIDR_REP",
+	AttrLAP:     "LAP",
+	AttrAPR:     "APR",
 }
 
 // Known reports whether a is one of the CM message attribute IDs.
@@ -41,7 +42,7 @@ func (a AttrID) Known() bool { return a >= AttrREQ && a <= AttrAPR }
 // String returns the message name as the spec abbreviates it ("REQ", "SIDR_REQ").
 func (a AttrID) String() string {
 	if a.Known() {
-		return attrNames[a-AttrREQ]
+		return attrNames[a]
 	}
 	return "AttrID(0x" + strconv.FormatUint(uint64(a), 16) + ")"
 }

@@ -215,12 +215,16 @@ func TestParseErrors(t *testing.T) {
 			require.ErrorIs(t, err, tc.err)
 		})
 	}
+	var names []string
 	for a := AttrREQ; a <= AttrAPR; a++ {
 		_, err := Parse(New(a, 0))
 		require.NoError(t, err, "%v", a)
-		require.NotContains(t, a.String(), "AttrID")
+		names = append(names, a.String())
 	}
+	require.Equal(t, []string{"REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR"}, names)
 	require.Equal(t, "AttrID(0x1b)", AttrID(0x1b).String())
+	require.Equal(t, "AttrID(0xf)", AttrID(0x0f).String())
+	require.Equal(t, "AttrID(0x0)", AttrID(0).String())
 	require.Equal(t, "invalid service ID", RejInvalidServiceID.String())
 	require.Equal(t, "reject reason 34", RejectReason(34).String())
 }

@@ -192,12 +192,16 @@ func FuzzReceiveRouting(f *testing.F) {
 				}
 			}
 		}
-		// A worker gives each packet back under its run lock, after the engine saw it.
+		// A worker gives each packet back under its run lock, after the engine saw it: with
+		// every run lock held, none is between the two.
 		for _, w := range rt.workers {
 			w.run.Lock()
+		}
+		refs := chunk.refs.Load()
+		for _, w := range rt.workers {
 			w.run.Unlock()
 		}
-		require.Zero(t, chunk.refs.Load(), "packets still hold the run's chunk")
+		require.Zero(t, refs, "packets still hold the run's chunk")
 		x.release()
 	})
 }
