@@ -9,17 +9,33 @@ import (
 // gsiQP is the destination of connection manager MADs (QP1).
 const gsiQP = 1
 
+// cm returns the connection manager MAD p carries to QP1, and false if it carries none.
+func (p *Packet) cm() (mad.MAD, bool) {
+	if p.BTH.DestQP != gsiQP {
+		return nil, false
+	}
+	m, err := mad.Parse(p.Payload)
+	return m, err == nil
+}
+
+// cmMessage returns the connection manager message p carries (its attribute ID), and false if
+// it carries none.
+func (p *Packet) cmMessage() (mad.AttrID, bool) {
+	m, ok := p.cm()
+	if !ok {
+		return 0, false
+	}
+	return m.Header().AttrID(), true
+}
+
 // cmSummary returns, for a packet to QP1 carrying a connection manager MAD, the message and the
 // fields that identify its connection: " cm=REQ tid=... lcid=... sid=... qpn=... spsn=...". A
 // RoCE capture of rping or any RDMA-CM program starts with these, and the IDs tie the handshake,
 // its retransmissions and the teardown together; the QPNs and starting PSNs (spsn) of the REQ
 // and REP tie it to the RC traffic that follows. Anything else gives "".
 func (p *Packet) cmSummary() string {
-	if p.BTH.DestQP != gsiQP {
-		return ""
-	}
-	m, err := mad.Parse(p.Payload)
-	if err != nil {
+	m, ok := p.cm()
+	if !ok {
 		return ""
 	}
 	h := m.Header()

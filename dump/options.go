@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -58,13 +59,16 @@ type Filter struct {
 	// QPs keeps the packets to one of these queue pairs (BTH DestQP) and
 	// the datagrams from one (DETH Source QP); empty keeps all.
 	QPs []uint32
-	// Opcodes keeps the packets with one of these opcodes; empty keeps all.
+	// Opcodes keeps the packets with one of these opcodes, and CM the
+	// connection manager MADs carrying one of these messages; a packet
+	// either keeps passes. Both empty keep all.
 	Opcodes []packet.Opcode
+	CM      []mad.AttrID
 }
 
 // Match reports whether p passes f.
 func (f *Filter) Match(p *Packet) bool {
-	if len(f.Opcodes) > 0 && !slices.Contains(f.Opcodes, p.BTH.Opcode) {
+	if (len(f.Opcodes) > 0 || len(f.CM) > 0) && !slices.Contains(f.Opcodes, p.BTH.Opcode) && !f.matchCM(p) {
 		return false
 	}
 	if len(f.QPs) == 0 || slices.Contains(f.QPs, p.BTH.DestQP) {
@@ -76,18 +80,33 @@ func (f *Filter) Match(p *Packet) bool {
 	return false
 }
 
-// ParseOpcodes reads a comma-separated list of opcodes, each named by its
-// number (20, 0x14), its full name (RC_FETCH_ADD), its operation on every
-// transport (SEND_ONLY: RC_SEND_ONLY, UC_SEND_ONLY and UD_SEND_ONLY), or
-// its kind (SEND: every SEND opcode; ACKNOWLEDGE, RDMA_READ_RESPONSE, ...).
-// Names are case-insensitive. It returns ErrBadFilter for an element that
-// names no defined opcode.
-func ParseOpcodes(list string) ([]packet.Opcode, error) {
-	var ops []packet.Opcode
+// matchCM reports whether p carries one of f's connection manager messages.
+func (f *Filter) matchCM(p *Packet) bool {
+	if len(f.CM) == 0 {
+		return false
+	}
+	msg, ok := p.cmMessage()
+	return ok && slices.Contains(f.CM, msg)
+}
+
+// AddOps adds to f the opcodes and connection manager messages of a
+// comma-separated list. An opcode is named by its number (20, 0x14), its
+// full name (RC_FETCH_ADD), its operation on every transport (SEND_ONLY:
+// RC_SEND_ONLY, UC_SEND_ONLY and UD_SEND_ONLY), or its kind (SEND: every
+// SEND opcode; ACKNOWLEDGE, RDMA_READ_RESPONSE, ...); a connection manager
+// message by the name `gorxe dump` shows after "cm=" (REQ, REP, RTU, REJ,
+// MRA, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR). Names are
+// case-insensitive. An element that names neither leaves f unchanged and
+// returns ErrBadFilter.
+func (f *Filter) AddOps(list string) error {
+	var (
+		ops []packet.Opcode
+		cm  []mad.AttrID
+	)
 	for item := range strings.SplitSeq(list, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return nil, fmt.Errorf("%w: empty opcode in %q", ErrBadFilter, list)
+			return fmt.Errorf("%w: empty opcode in %q", ErrBadFilter, list)
 		}
 		n := len(ops)
 		if v, err := strconv.ParseUint(item, 0, 8); err == nil {
@@ -107,10 +126,31 @@ func ParseOpcodes(list string) ([]packet.Opcode, error) {
 				}
 			}
 		}
-		if len(ops) == n {
-			return nil, fmt.Errorf("%w: %q names no opcode", ErrBadFilter, item)
+		if len(ops) > n {
+			continue
+		}
+		if a, ok := cmMessageNamed(item); ok {
+			cm = append(cm, a)
+			continue
+		}
+		return fmt.Errorf("%w: %q names no opcode or connection manager message", ErrBadFilter, item)
+	}
+	f.Opcodes = append(f.Opcodes, ops...)
+	slices.Sort(f.Opcodes)
+	f.Opcodes = slices.Compact(f.Opcodes)
+	f.CM = append(f.CM, cm...)
+	slices.Sort(f.CM)
+	f.CM = slices.Compact(f.CM)
+	return nil
+}
+
+// cmMessageNamed returns the connection manager message name names, in
+// any case.
+func cmMessageNamed(name string) (mad.AttrID, bool) {
+	for a := mad.AttrREQ; a.Known(); a++ {
+		if strings.EqualFold(name, a.String()) {
+			return a, true
 		}
 	}
-	slices.Sort(ops)
-	return slices.Compact(ops), nil
+	return 0, false
 }

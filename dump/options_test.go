@@ -12,42 +12,94 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/packet"
 )
 
-func TestParseOpcodes(t *testing.T) {
+func TestAddOps(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want []packet.Opcode
+		cm   []mad.AttrID
 	}{
-		{"RC_FETCH_ADD", []packet.Opcode{packet.RCFetchAdd}},
-		{"rc_fetch_add", []packet.Opcode{packet.RCFetchAdd}},
-		{"20", []packet.Opcode{packet.RCFetchAdd}},
-		{"0x11, 0x81", []packet.Opcode{packet.RCAcknowledge, packet.CNP}},
-		{"SEND_ONLY", []packet.Opcode{packet.RCSendOnly, packet.UCSendOnly, 0x44, packet.UDSendOnly}}, // 0x44: RD
-		{"ACKNOWLEDGE", []packet.Opcode{packet.RCAcknowledge, packet.NewOpcode(packet.TransportRD, packet.OperationAcknowledge)}},
+		{"RC_FETCH_ADD", []packet.Opcode{packet.RCFetchAdd}, nil},
+		{"rc_fetch_add", []packet.Opcode{packet.RCFetchAdd}, nil},
+		{"20", []packet.Opcode{packet.RCFetchAdd}, nil},
+		{"0x11, 0x81", []packet.Opcode{packet.RCAcknowledge, packet.CNP}, nil},
+		{"SEND_ONLY", []packet.Opcode{packet.RCSendOnly, packet.UCSendOnly, 0x44, packet.UDSendOnly}, nil}, // 0x44: RD
+		{"ACKNOWLEDGE", []packet.Opcode{packet.RCAcknowledge, packet.NewOpcode(packet.TransportRD, packet.OperationAcknowledge)}, nil},
 		{"RDMA_READ_RESPONSE,ACKNOWLEDGE", []packet.Opcode{packet.RCRDMAReadResponseFirst, packet.RCRDMAReadResponseMiddle,
 			packet.RCRDMAReadResponseLast, packet.RCRDMAReadResponseOnly, packet.RCAcknowledge,
-			0x4D, 0x4E, 0x4F, 0x50, 0x51}},
-		{"cnp,UD_SEND_ONLY,UD_SEND_ONLY", []packet.Opcode{packet.UDSendOnly, packet.CNP}},
+			0x4D, 0x4E, 0x4F, 0x50, 0x51}, nil},
+		{"cnp,UD_SEND_ONLY,UD_SEND_ONLY", []packet.Opcode{packet.UDSendOnly, packet.CNP}, nil},
+		// The connection manager's messages, by the names the line shows after "cm=".
+		{"REQ", nil, []mad.AttrID{mad.AttrREQ}},
+		{"rtu, DREP,REQ,sidr_rep,req", nil, []mad.AttrID{mad.AttrREQ, mad.AttrRTU, mad.AttrDREP, mad.AttrSIDRREP}},
+		{"REP,REJ,MRA,DREQ,SIDR_REQ,LAP,APR", nil,
+			[]mad.AttrID{mad.AttrMRA, mad.AttrREJ, mad.AttrREP, mad.AttrDREQ, mad.AttrSIDRREQ, mad.AttrLAP, mad.AttrAPR}},
+		{"REP,RC_ACKNOWLEDGE", []packet.Opcode{packet.RCAcknowledge}, []mad.AttrID{mad.AttrREP}},
 	} {
-		got, err := ParseOpcodes(tc.in)
-		require.NoError(t, err, tc.in)
-		assert.Equal(t, tc.want, got, tc.in)
+		var f Filter
+		require.NoError(t, f.AddOps(tc.in), tc.in)
+		assert.Equal(t, tc.want, f.Opcodes, tc.in)
+		assert.Equal(t, tc.cm, f.CM, tc.in)
 	}
-	for _, bad := range []string{"", "SEND,", "0x1F", "256", "RC_SEND", "WRITE"} {
-		_, err := ParseOpcodes(bad)
+	for _, bad := range []string{"", "SEND,", "0x1F", "256", "RC_SEND", "WRITE", "REQ,WRITE", "CM", "SIDR"} {
+		f := Filter{Opcodes: []packet.Opcode{packet.CNP}}
+		err := f.AddOps(bad)
 		assert.ErrorIs(t, err, ErrBadFilter, "%q", bad)
+		assert.Equal(t, Filter{Opcodes: []packet.Opcode{packet.CNP}}, f, "a bad list changes nothing: %q", bad)
 	}
+	var f Filter
+	require.NoError(t, f.AddOps("REQ,SEND_ONLY"))
+	require.NoError(t, f.AddOps("RTU,UD_SEND_ONLY,req"))
+	assert.Equal(t, []packet.Opcode{packet.RCSendOnly, packet.UCSendOnly, 0x44, packet.UDSendOnly}, f.Opcodes, "lists add up")
+	assert.Equal(t, []mad.AttrID{mad.AttrREQ, mad.AttrRTU}, f.CM, "lists add up")
+	assert.EqualError(t, new(Filter).AddOps("WRITE"), `dump: bad filter: "WRITE" names no opcode or connection manager message`)
+}
+
+// TestFilterCM selects connection manager messages by name, alone and with opcodes, from a
+// gorxe rping capture: the handshake, RC traffic, the teardown.
+func TestFilterCM(t *testing.T) {
+	capture := readFile(t, "../docs/walkthrough/cm-rping.pcapng")
+	run := func(ops string) []string {
+		var f Filter
+		require.NoError(t, f.AddOps(ops))
+		out, errOut, _ := runWith(t, capture, Options{Filter: f})
+		assert.Empty(t, errOut)
+		var got []string
+		for l := range strings.Lines(out) {
+			fields := strings.Fields(l)
+			msg := ""
+			for _, f := range fields {
+				if m, ok := strings.CutPrefix(f, "cm="); ok {
+					msg = " " + m
+				}
+			}
+			got = append(got, fields[0]+" "+fields[4]+msg)
+		}
+		return got
+	}
+	assert.Equal(t, []string{"#1 UD_SEND_ONLY REQ"}, run("REQ"))
+	assert.Equal(t, []string{"#2 UD_SEND_ONLY REP", "#28 UD_SEND_ONLY DREQ", "#29 UD_SEND_ONLY DREP"}, run("dreq,REP,DREP"))
+	assert.Equal(t, []string{"#3 UD_SEND_ONLY RTU", "#6 RC_RDMA_READ_REQUEST", "#18 RC_RDMA_READ_REQUEST"}, run("RTU,RDMA_READ_REQUEST"))
+	assert.Len(t, run("UD_SEND_ONLY,REQ"), 5, "an opcode that every MAD has keeps them all")
+
+	var f Filter
+	require.NoError(t, f.AddOps("REJ,MRA"))
+	out, errOut, st := runWith(t, capture, Options{Filter: f})
+	assert.Empty(t, out)
+	assert.Equal(t, "no packet matches the filter: the capture holds 29 RoCEv2 packets, none of them selected\n", errOut)
+	assert.Equal(t, 29, st.Filtered)
 }
 
 // TestFilter dumps the golden capture's RC exchange on QP 0x11 and its UD
 // datagrams by source QP.
 func TestFilter(t *testing.T) {
 	golden := readFile(t, goldenPcapng)
-	ack, err := ParseOpcodes("ACKNOWLEDGE")
-	require.NoError(t, err)
-	out, errOut, st := runWith(t, golden, Options{Filter: Filter{QPs: []uint32{0x11}, Opcodes: ack}})
+	f := Filter{QPs: []uint32{0x11}}
+	require.NoError(t, f.AddOps("ACKNOWLEDGE"))
+	out, errOut, st := runWith(t, golden, Options{Filter: f})
 	assert.Empty(t, errOut)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	require.Equal(t, st.RoCE, len(lines))
@@ -59,15 +111,16 @@ func TestFilter(t *testing.T) {
 
 	// Every UD datagram names its sender in the DETH: filtering on the
 	// sender keeps the datagrams from it besides those to it.
-	ud, err := ParseOpcodes("UD_SEND_ONLY")
-	require.NoError(t, err)
-	all, _, _ := runWith(t, golden, Options{Filter: Filter{Opcodes: ud}})
+	var ud Filter
+	require.NoError(t, ud.AddOps("UD_SEND_ONLY"))
+	all, _, _ := runWith(t, golden, Options{Filter: ud})
 	first := strings.SplitN(all, "\n", 2)[0]
 	src := first[strings.Index(first, "srcqp=")+len("srcqp="):]
 	src = src[:strings.IndexByte(src, ' ')]
 	n, err := strconv.ParseUint(src, 0, 24)
 	require.NoError(t, err)
-	out, _, _ = runWith(t, golden, Options{Filter: Filter{Opcodes: ud, QPs: []uint32{uint32(n)}}})
+	ud.QPs = []uint32{uint32(n)}
+	out, _, _ = runWith(t, golden, Options{Filter: ud})
 	assert.Contains(t, out, first+"\n")
 
 	out, errOut, st = runWith(t, golden, Options{Filter: Filter{QPs: []uint32{0xABCDEF}}})

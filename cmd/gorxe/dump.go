@@ -47,11 +47,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	})
-	fs.Func("op", "print only packets with these `OPCODES`: numbers or names, commas between (RC_SEND_ONLY, SEND_ONLY, SEND, ACKNOWLEDGE, 0x11)", func(s string) error {
-		ops, err := dump.ParseOpcodes(s)
-		opts.Filter.Opcodes = append(opts.Filter.Opcodes, ops...)
-		return err
-	})
+	fs.Func("op", "print only packets with these `OPCODES` or connection manager messages: numbers or names, commas between (RC_SEND_ONLY, SEND_ONLY, SEND, ACKNOWLEDGE, 0x11; REQ, REP, RTU, REJ, DREQ, DREP, MRA, SIDR_REQ, SIDR_REP)", opts.Filter.AddOps)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: gorxe dump [-json | -v] [-abs] [-port PORT] [-qp QPN] [-op OPCODES] FILE|-
 
@@ -65,24 +61,41 @@ Frames that are not RoCEv2 are skipped; frames that cannot be decoded are report
 capture without any RoCEv2 packet, with the UDP ports it holds instead.
 MADs to QP1 are decoded too: the connection manager's messages (REQ, REP,
 RTU, REJ, DREQ, DREP, ...) with their IDs on the line, their fields with -v,
-and under Wireshark's field names ("infiniband.cm.req.localqpn") with -json.
+and under Wireshark's field names ("infiniband.cm.req.localqpn") with -json;
+-op selects them by name. Flags may come before or after FILE.
 Exit status: 0 if FILE was read, 1 if it could not be (missing, not a
 capture, truncated), 2 for a bad command line.
 
 `, capture.PortComment(5000))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	// Flags may come before or after FILE, as trace takes them: the flag package stops at the
+	// first argument that is not one, so parsing resumes after each.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
 		}
-		return exitUsage
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	if *jsonOut && *verbose {
 		fmt.Fprintln(stderr, `gorxe dump: -json and -v do not combine: -json already holds every header field, as numbers for programs, and -v explains the same fields in prose for people; choose one`)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
+		if len(files) == 0 {
+			fmt.Fprintln(stderr, `gorxe dump: no capture file given (name one, or "-" for standard input)`)
+		} else {
+			fmt.Fprintf(stderr, "gorxe dump: one capture file at a time, got %d: %s\n", len(files), strings.Join(files, " "))
+		}
+		fmt.Fprintln(stderr)
 		fs.Usage()
 		return exitUsage
 	}
@@ -97,7 +110,7 @@ capture, truncated), 2 for a bad command line.
 	if *abs {
 		opts.Time = dump.TimeAbsolute
 	}
-	name := fs.Arg(0)
+	name := files[0]
 	in := stdin
 	if name == "-" {
 		name = "standard input"

@@ -65,3 +65,40 @@ func TestDumpFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpArgs: flags go before or after FILE, as trace takes them, and a command line without
+// exactly one file says so on its first line.
+func TestDumpArgs(t *testing.T) {
+	const cmCapture = "../../docs/walkthrough/cm-rping.pcapng"
+	_, before, _ := run("dump", "-v", "-op", "RTU", cmCapture)
+	code, after, errOut := run("dump", cmCapture, "-v", "-op", "RTU")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Equal(t, before, after)
+	assert.True(t, strings.HasPrefix(after, "#3 0.013978 127.0.0.1:55410 > 127.0.0.2:14793 UD_SEND_ONLY dqpn=0x000001 psn=1 qkey=0x80010000 srcqp=0x000001 cm=RTU "), after)
+	assert.Contains(t, after, "\n  MAD:", "-v after FILE explains the packet")
+
+	code, out, _ := run("dump", "-op", "REQ", cmCapture, "-json")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 1, strings.Count(out, "\n"))
+	assert.True(t, strings.HasPrefix(out, `{"frame":1,`), out)
+	assert.Contains(t, out, `"cm":"REQ"`)
+
+	for _, tc := range []struct {
+		args  []string
+		first string // the first line of stderr
+	}{
+		{[]string{}, `gorxe dump: no capture file given (name one, or "-" for standard input)`},
+		{[]string{"-v", "-op", "REQ"}, `gorxe dump: no capture file given (name one, or "-" for standard input)`},
+		{[]string{"a.pcap", "-v", "b.pcap"}, "gorxe dump: one capture file at a time, got 2: a.pcap b.pcap"},
+		{[]string{cmCapture, "-x"}, "flag provided but not defined: -x"},
+		{[]string{cmCapture, "-op", "WRITE"}, `invalid value "WRITE" for flag -op: dump: bad filter: "WRITE" names no opcode or connection manager message`},
+	} {
+		code, out, errOut := run(append([]string{"dump"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%q", tc.args)
+		assert.Empty(t, out, "%q", tc.args)
+		first, rest, _ := strings.Cut(errOut, "\n")
+		assert.Equal(t, tc.first, first, "%q", tc.args)
+		assert.Contains(t, rest, "Usage: gorxe dump ", "%q: the usage follows", tc.args)
+	}
+}
