@@ -3,7 +3,6 @@ package capture
 import (
 	"errors"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -90,25 +89,6 @@ func (w *Writer) Tap(dir netio.Direction, m *netio.Message) {
 	}
 	w.err = w.ng.WritePacketWithOptions(ci, frame, po)
 	w.n++
-}
-
-// LostComment is the packet comment of a datagram fault injection dropped: it is in the capture
-// so a reader sees the loss in its place, but it never reached the network (see Lost).
-const LostComment = "gorxe: lost (dropped by fault injection; never reached the network)"
-
-// Lost reports whether a frame's pcapng comments mark it as dropped by fault injection, so a
-// reader that shows what crossed the network (gorxe trace) leaves it out.
-func Lost(comments []string) bool { return slices.Contains(comments, LostComment) }
-
-// comment is the packet comment that says what fault injection did to a datagram, or "".
-func comment(dir netio.Direction) string {
-	if dir.Base() == netio.Lost {
-		return LostComment
-	}
-	if dir.Marks() == nil {
-		return ""
-	}
-	return "gorxe: " + dir.String()
 }
 
 // Packets returns how many datagrams were written.

@@ -8,7 +8,9 @@ import (
 	"github.com/gopacket/gopacket"
 	gplayers "github.com/gopacket/gopacket/layers"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/layers"
+	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -32,6 +34,13 @@ type Packet struct {
 	// ICRCErr is nil if the ICRC matched the packet, otherwise why not
 	// (packet.ErrBadICRC when it simply differs).
 	ICRCErr error
+
+	// Fault is what gorxe's fault injection did to the packet, from the
+	// capture's packet comment (see capture.Fault): netio.Lost when it
+	// dropped it, so it never reached the network; netio.Sent with marks
+	// when it sent a copy, a corrupted or a late packet; netio.Sent alone
+	// when it did nothing. Faults names it in words.
+	Fault netio.Direction
 }
 
 // Decoder decodes frames into Packets. It reuses its layers from frame to
@@ -252,7 +261,7 @@ func (d *Decoder) failedLayer(first gopacket.LayerType) gopacket.LayerType {
 func (d *Decoder) packet(f Frame) *Packet {
 	r := d.roce
 	p := &d.pkt
-	*p = Packet{Frame: f.Index, Time: f.Time, UDP: &d.udp, BTH: &r.BTH, Ext: d.ext[:0]}
+	*p = Packet{Frame: f.Index, Time: f.Time, UDP: &d.udp, BTH: &r.BTH, Ext: d.ext[:0], Fault: capture.Fault(f.Comments)}
 	var src, dst netip.Addr
 	var ip gopacket.NetworkLayer
 	if d.has(gplayers.LayerTypeIPv6) {

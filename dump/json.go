@@ -23,7 +23,9 @@ import (
 // A MAD to QP1 adds, after the headers, "cm" with the connection manager
 // message's name ("REQ") when it is one, and "mad" with the fields of the
 // MAD header and the message under Wireshark's full field names (see
-// Packet.MAD): numbers, or strings for addresses.
+// Packet.MAD): numbers, or strings for addresses. A packet gorxe's fault
+// injection dropped or altered ends with "fault", the list of what it did
+// ("dropped"; see Packet.Faults).
 type Record struct {
 	Frame   int    `json:"frame"`
 	Src     string `json:"src"` // ip:port, [ip]:port for IPv6
@@ -47,6 +49,10 @@ type Record struct {
 	PayloadLen int    `json:"payload_len"`
 	ICRC       string `json:"icrc"` // the four trailer bytes in wire order, "0x4ca933aa"
 	ICRCOK     bool   `json:"icrc_ok"`
+	// Fault names what gorxe's fault injection did to the packet
+	// (Packet.Faults: ["dropped"], ["duplicated", "delayed"], ...); the key
+	// is left out when it did nothing.
+	Fault []string `json:"fault,omitempty"`
 }
 
 // HeaderRecord is the JSON form of one extension header: the values of the
@@ -78,6 +84,7 @@ func (p *Packet) Record() Record {
 		PayloadLen: len(p.Payload),
 		ICRC:       icrcWire(p.BTH.ICRC),
 		ICRCOK:     p.ICRCErr == nil,
+		Fault:      p.Faults(),
 	}
 	for _, l := range p.Ext {
 		fs := l.Header.Desc().Fields
@@ -157,9 +164,10 @@ type (
 		PSN    uint32 `json:"psn"`
 	}
 	recordTail struct {
-		PayloadLen int    `json:"payload_len"`
-		ICRC       string `json:"icrc"`
-		ICRCOK     bool   `json:"icrc_ok"`
+		PayloadLen int      `json:"payload_len"`
+		ICRC       string   `json:"icrc"`
+		ICRCOK     bool     `json:"icrc_ok"`
+		Fault      []string `json:"fault,omitempty"`
 	}
 )
 
@@ -170,7 +178,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tail, err := json.Marshal(recordTail{r.PayloadLen, r.ICRC, r.ICRCOK})
+	tail, err := json.Marshal(recordTail{r.PayloadLen, r.ICRC, r.ICRCOK, r.Fault})
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +269,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	*r = Record{Frame: head.Frame, Src: head.Src, Dst: head.Dst, Opcode: head.Opcode, OpName: head.OpName,
 		SE: head.SE, MigReq: head.MigReq, Pad: head.Pad, TVer: head.TVer, PKey: head.PKey, FECN: head.FECN,
 		BECN: head.BECN, DQPN: head.DQPN, AckReq: head.AckReq, PSN: head.PSN,
-		PayloadLen: tail.PayloadLen, ICRC: tail.ICRC, ICRCOK: tail.ICRCOK}
+		PayloadLen: tail.PayloadLen, ICRC: tail.ICRC, ICRCOK: tail.ICRCOK, Fault: tail.Fault}
 	for h := range packet.Header(packet.NumHeaders) {
 		d := h.Desc()
 		raw, ok := keys[strings.ToLower(d.Name)]

@@ -15,7 +15,10 @@ import (
 //
 // with the BTH flags that are set and the key fields of each extension header
 // between the PSN and the payload length; a connection manager MAD to QP1 adds
-// its message and connection IDs (see cmSummary).
+// its message and connection IDs (see cmSummary). A packet gorxe's fault
+// injection dropped or altered ends with a marker saying so (see Faults):
+//
+//	#63 127.0.0.1:49408 > 127.0.0.2:4791 RC_FETCH_ADD dqpn=0x000010 psn=16001337 ... len=0 icrc=ok [dropped by fault injector]
 func (p *Packet) Line() string {
 	var b strings.Builder
 	bth := &p.BTH.BTHFields
@@ -45,6 +48,7 @@ func (p *Packet) Line() string {
 	}
 	b.WriteString(p.cmSummary())
 	fmt.Fprintf(&b, " len=%d icrc=%s", len(p.Payload), icrcShort(p.ICRCErr))
+	b.WriteString(p.faultMarker())
 	return b.String()
 }
 

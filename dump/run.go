@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gorxe/gorxe/netio"
 )
 
 // Format selects how Run prints packets.
@@ -30,6 +32,7 @@ type Stats struct {
 	RoCE     int // RoCEv2 packets printed
 	Bad      int // frames reported as undecodable
 	BadICRC  int // RoCEv2 packets printed whose ICRC did not match
+	Dropped  int // RoCEv2 packets printed that fault injection dropped (they never reached the network)
 	Filtered int // RoCEv2 packets the filter left out
 	OtherUDP int // UDP datagrams on ports that do not carry RoCEv2
 }
@@ -126,6 +129,9 @@ func RunOptions(out, errOut io.Writer, in io.Reader, o Options) (Stats, error) {
 		st.RoCE++
 		if p.ICRCErr != nil {
 			st.BadICRC++
+		}
+		if p.Fault.Base() == netio.Lost {
+			st.Dropped++
 		}
 		head := p.Line()
 		if o.Time != TimeNone {

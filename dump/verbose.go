@@ -23,6 +23,7 @@ func (p *Packet) WriteVerbose(w io.Writer) error { return p.writeVerbose(w, p.Li
 func (p *Packet) writeVerbose(w io.Writer, head string) error {
 	v := &verbose{}
 	v.printf("%s\n", head)
+	v.fault(p)
 	if p.IPv4 != nil {
 		v.ipv4(p.IPv4)
 	} else {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	gcapture "github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/dump"
+	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -25,9 +25,12 @@ type Packet struct {
 	Syndrome         packet.Syndrome // valid when HasAETH
 	ICRC             uint32          // the packet's ICRC field: tells an exact repeat from a resend
 	ICRCOK           bool
-	Mark             Mark   // set by classify
-	Summary          string // the `gorxe dump` line
-	Explain          string // the `gorxe dump -v` text, when asked for
+	// Lost tells that fault injection dropped the packet (a gorxe capture marks it so): its
+	// sender sent it, but it never reached the network.
+	Lost    bool
+	Mark    Mark   // set by classify
+	Summary string // the `gorxe dump` line
+	Explain string // the `gorxe dump -v` text, when asked for
 }
 
 // capture is what read found in a capture file.
@@ -56,15 +59,12 @@ func read(r io.Reader, explain bool) (*capture, error) {
 		}
 		c.frames++
 		// A capture gorxe wrote names the UDP port RoCE runs on, and keeps the datagrams fault
-		// injection dropped, marked: the diagram shows what crossed the network, so a loss
-		// appears as the gap it left.
+		// injection dropped, marked (the decoder reads the mark into dump.Packet.Fault): the
+		// diagram draws each where it was sent, as a loss.
 		for _, p := range src.Ports()[noted:] {
 			dec.AddPort(p)
 		}
 		noted = len(src.Ports())
-		if gcapture.Lost(f.Comments) {
-			continue
-		}
 		p, err := dec.Decode(f)
 		if errors.Is(err, dump.ErrNotRoCE) {
 			continue
@@ -97,6 +97,7 @@ func fromDump(p *dump.Packet, ts time.Time, explain bool) (Packet, error) {
 		Len:     len(p.Payload),
 		ICRC:    p.BTH.ICRC,
 		ICRCOK:  p.ICRCErr == nil,
+		Lost:    p.Fault.Base() == netio.Lost,
 		Summary: p.Line(),
 	}
 	if h := p.Header(packet.HeaderDETH); h != nil {

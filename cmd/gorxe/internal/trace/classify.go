@@ -33,7 +33,8 @@ func (m Mark) String() string {
 
 // Loss is a run of PSNs missing from a sender's sequence (its requests, or the packets of one
 // READ response) that a later packet filled, so the capture point saw the sender skip them:
-// they were lost before it.
+// they were lost before it. A packet the capture keeps, marked as dropped by fault injection
+// (Packet.Lost), is in its sender's sequence and leaves no gap: it is drawn itself.
 type Loss struct {
 	Src, Dst    Endpoint
 	First, Last packet.PSN
@@ -105,7 +106,9 @@ func classify(pkts []Packet) []Loss {
 		key := streamKey{p.Src, p.Dst, p.Opcode.IsResponse()}
 		back := [2]Endpoint{p.Dst, p.Src}
 		peerAt, heard := lastFrom[back]
-		lastFrom[[2]Endpoint{p.Src, p.Dst}] = i
+		if !p.Lost { // a packet fault injection dropped told its peer nothing
+			lastFrom[[2]Endpoint{p.Src, p.Dst}] = i
+		}
 		answered, reads := readHigh[back]
 		reread := reads && p.Opcode.Kind() == packet.KindRDMAReadRequest &&
 			p.PSN.LessThanEq(answered) && abs(answered.Diff(p.PSN)) <= farJump

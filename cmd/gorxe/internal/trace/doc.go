@@ -22,7 +22,10 @@
 // Per sender and direction (requests, responses), a PSN seen again is a retransmission, or a
 // duplicate when it copies the sender's previous packet byte for byte, at once and with nothing
 // from the peer in between (a resend waits for a NAK or a timer); a repeated ACK is a duplicate.
-// A READ request for PSNs the responder already answered asks again for the rest of a READ. A
-// gap in a sender's request PSNs, or inside one READ response, that a later packet fills marks
-// a loss. Gaps never filled are not losses: the capture may simply have left packets out.
+// A READ request for PSNs the responder already answered asks again for the rest of a READ.
+// A capture gorxe wrote keeps the packets its fault injection dropped, marked in a packet
+// comment: each is drawn where it was sent, as an arrow that stops short at a cross, and counts
+// as a loss. Other captures see only what crossed the network: there a gap in a sender's
+// request PSNs, or inside one READ response, that a later packet fills marks a loss. Gaps never
+// filled are not losses: the capture may simply have left packets out.
 package trace

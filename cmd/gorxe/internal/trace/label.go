@@ -66,7 +66,8 @@ func syndromeName(s packet.Syndrome) string {
 }
 
 // Label returns the text written on p's arrow: opcode, PSN, payload length (the DMA length of
-// a READ request), the AETH syndrome if any, the ICRC if wrong, and the mark.
+// a READ request), the AETH syndrome if any, the ICRC if wrong, the mark, and "lost" if fault
+// injection dropped it.
 //
 //	RC_ACKNOWLEDGE psn=6186380 len=0 ACK
 func Label(p *Packet) string {
@@ -83,8 +84,15 @@ func Label(p *Packet) string {
 	if !p.ICRCOK {
 		b.WriteString(" BAD-ICRC")
 	}
+	var tags []string
 	if p.Mark != MarkNone {
-		fmt.Fprintf(&b, " [%v]", p.Mark)
+		tags = append(tags, p.Mark.String())
+	}
+	if p.Lost {
+		tags = append(tags, "lost")
+	}
+	if tags != nil {
+		fmt.Fprintf(&b, " [%s]", strings.Join(tags, ", "))
 	}
 	return b.String()
 }

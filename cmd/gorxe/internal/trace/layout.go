@@ -117,16 +117,16 @@ func pause(dt time.Duration) float64 {
 }
 
 // middleRun returns how many packets from i on are MIDDLE packets of one message from one
-// sender, back to back: unmarked, with no loss or long silence between them.
+// sender, back to back: unmarked, none lost, with no loss or long silence between them.
 func middleRun(pkts []Packet, i int, o Options, lossesBefore map[int][]Loss) int {
 	first := &pkts[i]
-	if first.Opcode.Position() != packet.PositionMiddle || first.Mark != MarkNone {
+	if first.Opcode.Position() != packet.PositionMiddle || first.Mark != MarkNone || first.Lost {
 		return 0
 	}
 	n := 1
 	for j := i + 1; j < len(pkts); j++ {
 		p := &pkts[j]
-		if p.Opcode != first.Opcode || p.Src != first.Src || p.Dst != first.Dst || p.Mark != MarkNone ||
+		if p.Opcode != first.Opcode || p.Src != first.Src || p.Dst != first.Dst || p.Mark != MarkNone || p.Lost ||
 			len(lossesBefore[j]) > 0 || p.Time.Sub(pkts[j-1].Time) > o.Gap {
 			break
 		}

@@ -48,7 +48,8 @@ const usageText = `Usage: gorxe trace FILE [-o OUT.svg|OUT.html] [-qp N] [-port 
 Draws the RoCEv2 packets of FILE, a pcap or pcapng capture, as a ladder diagram: one vertical
 line per queue pair (IP address and QPN), one arrow per packet labelled with its opcode, PSN,
 length and ACK syndrome. ACKs, NAKs and RNR NAKs have their own colours; retransmissions,
-duplicates and lost PSNs are marked; long silences are cut short and labelled; runs of MIDDLE
+duplicates and lost PSNs are marked, and so are the packets fault injection dropped (gorxe's
+captures keep them, marked); long silences are cut short and labelled; runs of MIDDLE
 packets collapse into one band, and -frames draws one page of a long capture. The HTML page
 shows a packet's full decoding when its arrow is clicked and expands a band when it is clicked.
 Without -o the SVG goes to standard output.

@@ -7,7 +7,8 @@ import (
 
 // Summary returns one line counting what the diagram shows, for the top of the HTML page
 // and the command's report; a packet that fills a gap counts as a retransmission (its first
-// copy was lost):
+// copy was lost), and the losses are the packets fault injection dropped (a gorxe capture
+// keeps them, marked) and the gaps later packets filled:
 //
 //	2540 packets, 52 endpoints: 3 retransmissions, 2 duplicates, 0 losses, 0 NAKs, 0 RNR NAKs
 func (d *Diagram) Summary() string {
@@ -19,6 +20,9 @@ func (d *Diagram) Summary() string {
 			retx++
 		case MarkDuplicate:
 			dup++
+		}
+		if p.Lost {
+			losses++
 		}
 		switch styleOf(p) {
 		case StyleNAKSeq, StyleNAK:

@@ -105,8 +105,20 @@ func (s *svg) arrow(i int, y float64) {
 	if !p.ICRCOK {
 		cls += " badicrc"
 	}
+	if p.Lost {
+		cls += " lost"
+	}
 	x1, x2 := s.d.x(p.Src), s.d.x(p.Dst)
 	s.printf(`<g class="%s" data-frame="%d"><title>%s</title>`, cls, p.Frame, esc(p.Summary))
+	if p.Lost && x1 != x2 {
+		// Dropped on its way: the arrow stops short of its destination, at a cross.
+		end := x1 + (x2-x1)*0.55
+		s.printf(`<line class="hit" x1="%g" y1="%g" x2="%g" y2="%g"/>`, x1, y+14, end, y+17)
+		s.printf(`<line class="arrow" x1="%g" y1="%g" x2="%g" y2="%g"/>`, x1, y+14, end, y+17)
+		s.printf(`<text class="x" x="%g" y="%g" text-anchor="middle">✕</text>`, end, y+21)
+		s.printf(`<text class="label" x="%g" y="%g" text-anchor="middle">%s</text></g>`, (x1+end)/2, y+10, esc(Label(p)))
+		return
+	}
 	if x1 == x2 { // a QP talking to itself: a loop out and back
 		path := fmt.Sprintf("M%g,%g h50 v6 h-50", x1, y+12)
 		s.printf(`<path class="hit" d="%s"/><path class="arrow" d="%s" marker-end="url(#head-%s)"/>`, path, path, st)
