@@ -15,7 +15,6 @@ type Device interface {
 	Query() (gorxe.DeviceAttr, error)
 	QueryPort(port uint8) (gorxe.PortAttr, error)
 	GIDTable() []gorxe.GIDEntry
-	Counters() gorxe.Counters
 }
 
 // transportIB is the transport type rxe reports, and so gorxe (IBV_TRANSPORT_IB).
@@ -25,7 +24,8 @@ const transportIB = 0
 const numCompVectors = 1
 
 // Print writes the device's attributes as ibv_devinfo does: port 0 means every port, verbose adds
-// all device and port attributes and the GID table.
+// all device and port attributes, the GID table and, in place of the counters, where to find them
+// (countersNote).
 func Print(w io.Writer, d Device, port int, verbose bool) error {
 	attr, err := d.Query()
 	if err != nil {
@@ -74,21 +74,19 @@ func Print(w io.Writer, d Device, port int, verbose bool) error {
 					p("\t\t\tGID[%3d]:\t\t%s, %s", e.Index, gidtext.Format(e.GID), e.Type)
 				}
 			}
-			printCounters(p, d.Counters())
+			p("%s", countersNote)
 		}
 		p("")
 	}
 	return b.Flush()
 }
 
-// printCounters lists every counter of the device's one port by rxe name, as rdma statistic
-// shows a port's hw_counters.
-func printCounters(p func(string, ...any), c gorxe.Counters) {
-	p("\t\t\tcounters:")
-	for name, v := range c.All() {
-		p("\t\t\t\t%-24s%d", name+":", v)
-	}
-}
+// countersNote stands where -v would list the port's counters. A gorxe device lives in the
+// process that opens it, and the one devinfo opens to show has carried no traffic: its counters
+// would all read 0 whatever the tools running beside it do. The note says where their counters
+// are instead.
+const countersNote = "\t\t\tcounters:\t\tnot in this process: a gorxe device counts in the process that uses it; " +
+	"start that tool with --counters (printed when it ends) or --metrics ADDR (then gorxe stats ADDR)"
 
 func printDeviceAttr(p func(string, ...any), a *gorxe.DeviceAttr) {
 	p("\tmax_mr_size:\t\t\t0x%x", a.MaxMRSize)

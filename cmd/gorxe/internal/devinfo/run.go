@@ -22,7 +22,7 @@ type Options struct {
 	Bind     string     // --bind: one local address
 	IBPort   int        // -i: only this port (0: all)
 	List     bool       // -l: print the device names only
-	Verbose  bool       // -v: every attribute, the GID table and the counters
+	Verbose  bool       // -v: every attribute, the GID table, and where the counters are
 	LogLevel slog.Level // --log-level: the least severe device event logged on stderr
 }
 
@@ -61,15 +61,16 @@ Options:
   -d, --ib-dev=<dev>     only this device: interface name, local address or gorxe_<name>
   -i, --ib-port=<port>   only this port (default all ports)
   -l, --list             print the device names only
-  -v, --verbose          print every attribute, the GID table and the counters
+  -v, --verbose          print every attribute, the GID table, and where the counters are
       --bind=<addr>      only the device bound to this one local address
       --log-level=<lvl>  `+loglevel.Help+`
 
 gorxe has a device per network interface that is up and has an address (gorxe_<interface>),
 and one per local address named with -d or --bind. Without -d, --bind or $`+devselect.EnvAddr+`, every
-interface's device is shown. Showing a device opens no socket, so its counters (-v) are those of
-a device nothing used yet: a running tool's counters are served by its --metrics and shown by
-gorxe stats.
+interface's device is shown. A gorxe device lives in the process that opens it, so devinfo
+shows a device of its own, which opens no socket, and no counters: a running tool prints its
+device's counters with --counters when it ends, and serves them with --metrics ADDR, which
+gorxe stats ADDR shows while it runs.
 `)
 }
 
