@@ -61,7 +61,7 @@ type Filter struct {
 	QPs []uint32
 	// Opcodes keeps the packets with one of these opcodes, and CM the
 	// connection manager MADs carrying one of these messages; a packet
-	// either keeps passes. Both empty keep all.
+	// passes if either list keeps it, and every packet if both are empty.
 	Opcodes []packet.Opcode
 	CM      []mad.AttrID
 }
