@@ -96,8 +96,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	}
 }
 
-// reap forgets a connection the manager no longer holds: it releases the connection's reference on
-// the agent (off this goroutine, since the last release stops it) and then closes Done.
+// reap forgets a connection the manager no longer holds.
 func (a *agent) reap(c *Conn) {
 	if c.reaped {
 		return
@@ -105,6 +104,12 @@ func (a *agent) reap(c *Conn) {
 	if _, ok := a.mgr.Conn(c.id); ok {
 		return
 	}
+	a.forget(c)
+}
+
+// forget drops a connection: it releases the connection's reference on the agent (off this
+// goroutine, since the last release stops it) and then closes Done.
+func (a *agent) forget(c *Conn) {
 	c.reaped = true
 	delete(a.conns, c.id)
 	if !c.disc {
@@ -141,6 +146,8 @@ func (c *Conn) nextHandshake(ctx context.Context) (cm.Event, error) {
 		}
 	case <-ctx.Done():
 		return cm.Event{}, ctx.Err()
+	case <-c.a.ctx.Done():
+		return cm.Event{}, c.a.stopped()
 	}
 }
 

@@ -41,12 +41,14 @@ func (o *Options) backlog() int {
 // address takes connections to any of the device's addresses). opts, which may be nil, shape the
 // connections Accept returns and size the backlog (Options.Backlog).
 func Listen(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Listener, error) {
-	return withAgent(dev, func(a *Agent) (*Listener, error) { return a.Listen(ctx, addr, opts) })
+	l, err := withAgent(dev, func(a *Agent) (*Listener, error) { return a.Listen(ctx, addr, opts) })
+	return l, closedErr("listen", addr, err)
 }
 
 // Listen listens on addr through the agent; see the package-level Listen.
 func (h *Agent) Listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
-	return h.a.listen(ctx, addr, opts)
+	l, err := h.a.listen(ctx, addr, opts)
+	return l, closedErr("listen", addr, err)
 }
 
 func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
@@ -75,7 +77,8 @@ func (l *Listener) AcceptWith(ctx context.Context, opts *Options) (*Conn, error)
 	if opts == nil {
 		opts = &l.opts
 	}
-	return acceptNext(ctx, &l.listenCore, func(r *request) (*Conn, error) { return l.accept(ctx, r, opts) })
+	c, err := acceptNext(ctx, &l.listenCore, func(r *request) (*Conn, error) { return l.accept(ctx, r, opts) })
+	return c, closedErr("accept", l.addr, err)
 }
 
 // Close stops listening (rdma_destroy_id on a listening id): requests still in the backlog are

@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
@@ -167,5 +168,7 @@ func (r *resources) destroy() error {
 	if r.ownPD && r.pd != nil {
 		errs = append(errs, r.pd.Dealloc())
 	}
+	// A closed device took the objects with it: there is nothing left to fail.
+	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, gorxe.ErrDeviceClosed) })
 	return errors.Join(errs...)
 }

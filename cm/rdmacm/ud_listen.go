@@ -22,12 +22,14 @@ type UDListener struct {
 // address takes requests for any of the device's addresses). opts, which may be nil, shape the
 // endpoints Accept returns and size the backlog (Options.Backlog).
 func ListenUD(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
-	return withAgent(dev, func(a *Agent) (*UDListener, error) { return a.ListenUD(ctx, addr, opts) })
+	l, err := withAgent(dev, func(a *Agent) (*UDListener, error) { return a.ListenUD(ctx, addr, opts) })
+	return l, closedErr("listen", addr, err)
 }
 
 // ListenUD listens on addr through the agent; see the package-level ListenUD.
 func (h *Agent) ListenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
-	return h.a.listenUD(ctx, addr, opts)
+	l, err := h.a.listenUD(ctx, addr, opts)
+	return l, closedErr("listen", addr, err)
 }
 
 func (a *agent) listenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
@@ -57,7 +59,8 @@ func (l *UDListener) Accept(ctx context.Context, opts *UDOptions) (*UDConn, erro
 	if opts == nil {
 		opts = &l.opts
 	}
-	return acceptNext(ctx, &l.listenCore, func(r *udRequest) (*UDConn, error) { return l.accept(ctx, r, opts) })
+	c, err := acceptNext(ctx, &l.listenCore, func(r *udRequest) (*UDConn, error) { return l.accept(ctx, r, opts) })
+	return c, closedErr("accept", l.addr, err)
 }
 
 func (l *UDListener) accept(ctx context.Context, r *udRequest, o *UDOptions) (*UDConn, error) {
