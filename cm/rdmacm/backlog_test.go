@@ -50,14 +50,14 @@ func TestFullBacklogDropsREQ(t *testing.T) {
 
 		first := dial()
 		synctest.Wait()
-		require.Len(t, l.backlog, 1, "the first REQ never queued")
+		require.Len(t, l.core.backlog, 1, "the first REQ never queued")
 		second := dial()
 		synctest.Wait()
 		require.Equal(t, uint64(1), stats(server).BacklogFull, "the second REQ never arrived")
 		st := stats(server)
 		assert.Zero(t, st.Message(mad.AttrREJ).Sent, "a REQ beyond the backlog is not rejected")
 		assert.Zero(t, st.Rejected)
-		assert.Len(t, l.backlog, 1, "the dropped REQ is not queued")
+		assert.Len(t, l.core.backlog, 1, "the dropped REQ is not queued")
 		select {
 		case d := <-second:
 			require.Failf(t, "the second Dial ended while the backlog was full", "err %v", d.err)

@@ -108,12 +108,15 @@ func (c *Conn) disconnectWait(ctx context.Context) error {
 	}
 	select {
 	case <-c.disconnected:
-		return nil
 	case <-c.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// A device that closed ended the connection without the peer's answer.
+	if err := c.a.stopped(); errors.Is(err, gorxe.ErrDeviceClosed) {
+		return err
+	}
+	return nil
 }
 
 // Close disconnects (a DREQ when established, a REJ during a handshake) without waiting for the

@@ -79,7 +79,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	l := a.listeners[e.ServiceID]
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
 	switch {
-	case l == nil || (ok && !l.matches(hdr.Dst)):
+	case l == nil || (ok && !l.core.matches(hdr.Dst)):
 		_ = a.mgr.Reject(now, e.Conn, mad.RejInvalidServiceID, nil, nil, out)
 		return
 	case !ok:
@@ -90,7 +90,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	r := &request{id: e.Conn, attrs: e.Attrs, user: user,
 		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
 	select {
-	case l.backlog <- r:
+	case l.core.backlog <- r:
 	default:
 		_ = a.mgr.DropREQ(e.Conn)
 	}

@@ -83,7 +83,7 @@ func TestAbandonedRequest(t *testing.T) {
 			dialed <- err
 		}()
 		synctest.Wait()
-		require.Len(t, l.backlog, 1)
+		require.Len(t, l.core.backlog, 1)
 		cancel()
 		require.ErrorIs(t, <-dialed, context.Canceled)
 		synctest.Wait()

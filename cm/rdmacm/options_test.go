@@ -98,7 +98,7 @@ func TestListenBacklog(t *testing.T) {
 		}
 		// Nobody accepts until every request is in.
 		synctest.Wait()
-		require.Len(t, l.backlog, n, "the backlog never filled")
+		require.Len(t, l.core.backlog, n, "the backlog never filled")
 		select {
 		case err := <-dialed:
 			require.NoError(t, err, "a request was refused")

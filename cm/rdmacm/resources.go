@@ -31,8 +31,10 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8, onEvent func(g
 
 // newResourcesOf is newResources for a QP of type typ: RC, or UD (see ud.go), whose INIT takes
 // the Q_Key instead of access rights.
-func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (r *resources, err error) {
-	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (_ *resources, err error) {
+	// r is not the named result: a failing step returns nil, and the deferred cleanup must still
+	// see what was created.
+	r := &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
 	own, err := o.ownCQs()
 	if err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func TestUDRefused(t *testing.T) {
 		}()
 		// Wait until the request is in the backlog, then close without accepting.
 		synctest.Wait()
-		require.Len(t, l.backlog, 1)
+		require.Len(t, l.core.backlog, 1)
 		require.NoError(t, l.Close())
 		require.ErrorIs(t, <-done, &cm.SIDRError{Status: mad.SIDRReject})
 		_, err = l.Accept(ctx, nil)
@@ -183,7 +183,7 @@ func TestUDRefusedByAgent(t *testing.T) {
 			a := as[0].a
 			reply := make(chan cm.Event, 1)
 			require.NoError(t, a.do(ctx, func(now time.Time, out *cm.Output) error {
-				id, err := a.mgr.ResolveSIDR(now, cm.SIDRParams{ServiceID: l.sid, RemoteGID: serverAddr.Addr().As16(),
+				id, err := a.mgr.ResolveSIDR(now, cm.SIDRParams{ServiceID: l.core.sid, RemoteGID: serverAddr.Addr().As16(),
 					PrivateData: tc.pdata}, out)
 				if a.ud.resolving == nil {
 					a.ud.resolving = make(map[cm.ConnID]chan cm.Event)
@@ -197,7 +197,7 @@ func TestUDRefusedByAgent(t *testing.T) {
 			case <-ctx.Done():
 				require.Failf(t, "no SIDR reply", "%v", ctx.Err())
 			}
-			require.Empty(t, l.backlog)
+			require.Empty(t, l.core.backlog)
 		})
 	}
 }
@@ -233,7 +233,7 @@ func TestUDListenBacklog(t *testing.T) {
 			}
 			// Nobody accepts until every request is in.
 			synctest.Wait()
-			require.Len(t, l.backlog, tc.holds, "the backlog never filled")
+			require.Len(t, l.core.backlog, tc.holds, "the backlog never filled")
 			_, err = as[0].DialUD(ctx, serverAddr, nil)
 			require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRReject}, "a request beyond the backlog")
 			var accepted []*UDConn
