@@ -205,3 +205,45 @@ func TestCallsOnAClosedDevice(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectionsEndWithTheDevice: closing a device ends its connections at once (Done closes,
+// Events reports the disconnection with the cause), and closing them afterwards succeeds: the
+// device took their QPs, CQs and PDs with it.
+func TestConnectionsEndWithTheDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := twoAgents(t)
+		client, server := pair(t, ctx, as, nil, nil)
+		l, err := as[1].ListenUD(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *UDConn, 1)
+		go func() {
+			c, err := l.Accept(ctx, nil)
+			assert.NoError(t, err)
+			accepted <- c
+		}()
+		uclient, err := as[0].DialUD(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		userver := <-accepted
+
+		require.NoError(t, as[0].Device().Close())
+		<-client.Done()
+		var got []Event
+		for len(client.Events()) > 0 {
+			got = append(got, <-client.Events())
+		}
+		require.Len(t, got, 2)
+		assert.Equal(t, EventEstablished, got[0].Type)
+		assert.Equal(t, EventDisconnected, got[1].Type)
+		assert.ErrorIs(t, got[1].Err, gorxe.ErrDeviceClosed)
+		assert.NoError(t, client.Close())
+		assert.NoError(t, uclient.Close())
+		assert.ErrorIs(t, client.Disconnect(ctx), gorxe.ErrDeviceClosed)
+
+		// The server's side lives on and hears nothing more from the client.
+		require.NoError(t, server.Close())
+		require.NoError(t, userver.Close())
+		drain(t, ctx, server)
+	})
+}

@@ -170,7 +170,11 @@ func (r *resources) destroy() error {
 	if r.ownPD && r.pd != nil {
 		errs = append(errs, r.pd.Dealloc())
 	}
-	// A closed device took the objects with it: there is nothing left to fail.
-	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, gorxe.ErrDeviceClosed) })
-	return errors.Join(errs...)
+	return joinLive(errs...)
+}
+
+// joinLive joins the errors of releasing objects, leaving out those that found the device closed:
+// the device took its objects with it, so there is nothing left to fail.
+func joinLive(errs ...error) error {
+	return errors.Join(slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, gorxe.ErrDeviceClosed) })...)
 }

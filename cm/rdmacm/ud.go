@@ -84,7 +84,7 @@ func (c *UDConn) Close() error {
 		if c.ah != nil {
 			errs = append(errs, c.ah.Destroy())
 		}
-		c.closeErr = errors.Join(append(errs, c.res.destroy())...)
+		c.closeErr = joinLive(append(errs, c.res.destroy())...)
 		c.a.release()
 	})
 	return c.closeErr
