@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"errors"
+	"net"
 	"net/netip"
 	"sync"
 
@@ -67,9 +69,13 @@ func (r *Runtime) sendMAD(local netip.Addr, to cm.Addr, m mad.MAD) {
 	if err != nil {
 		return
 	}
+	port := r.env.DstPort
+	if port == 0 {
+		port = packet.UDPPort // as transport.Env reads a zero DstPort
+	}
 	env := packet.Envelope{
 		Src:      netip.AddrPortFrom(local, packet.DefaultUDPSourcePort(cm.QP1)),
-		Dst:      netip.AddrPortFrom(netip.AddrFrom16(to.GID).Unmap(), r.env.DstPort),
+		Dst:      netip.AddrPortFrom(netip.AddrFrom16(to.GID).Unmap(), port),
 		HopLimit: cm.DefaultHopLimit,
 	}
 	if local.Is4() {
@@ -78,7 +84,8 @@ func (r *Runtime) sendMAD(local netip.Addr, to cm.Addr, m mad.MAD) {
 	if env.PutICRC(pkt) != nil {
 		return
 	}
-	if _, err := r.conn.Send([]netio.Message{outgoing(&transport.Packet{Buf: pkt, Env: env})}); err != nil {
+	_, err = r.conn.Send([]netio.Message{outgoing(&transport.Packet{Buf: pkt, Env: env})})
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		r.dev.Inc(counter.SendErr)
 	}
 }
