@@ -18,8 +18,14 @@ import (
 // sent back as a GSI datagram; a datagram for QP 1 that is no GSI MAD (wrong Q_Key) is only
 // counted. Both count as packets for an unknown QP.
 func TestQP1AnswersWithoutGSIQP(t *testing.T) {
-	x := newRig(t, "10.0.0.1")
-	peer := newRawPeer(t, x, "10.0.0.2")
+	for _, tc := range []struct{ local, peer string }{{"10.0.0.1", "10.0.0.2"}, {"fd00::1", "fd00::2"}} {
+		t.Run(tc.local, func(t *testing.T) { testQP1Answers(t, mustAddr(tc.local), tc.peer) })
+	}
+}
+
+func testQP1Answers(t *testing.T, local netip.Addr, peerAddr string) {
+	x := newRig(t, local.String())
+	peer := newRawPeer(t, x, peerAddr)
 	req := mad.New(mad.AttrREQ, 0x1234_5678_9abc)
 	require.NoError(t, mad.REQ(req.Data()).Encode(&mad.REQFields{LocalCommID: 0xc0ffee, ServiceID: mad.ServiceID(mad.PortSpaceTCP, 7174),
 		LocalQPN: 0x11, TransportType: mad.TransportRC, PathMTU: mad.MTU1024, MaxCMRetries: 15}))
@@ -27,8 +33,8 @@ func TestQP1AnswersWithoutGSIQP(t *testing.T) {
 		return &packet.Headers{BTH: packet.BTHFields{Opcode: packet.UDSendOnly, PKey: packet.DefaultPKey, DestQP: cm.QP1},
 			DETH: packet.DETHFields{QKey: qkey, SrcQP: cm.QP1}}
 	}
-	peer.send(t, mustAddr("10.0.0.1"), gsi(packet.GSIQKey+1), req, false)
-	peer.send(t, mustAddr("10.0.0.1"), gsi(packet.GSIQKey), req, false)
+	peer.send(t, local, gsi(packet.GSIQKey+1), req, false)
+	peer.send(t, local, gsi(packet.GSIQKey), req, false)
 
 	msgs := make([]netio.Message, 4)
 	for i := range msgs {
@@ -38,11 +44,14 @@ func TestQP1AnswersWithoutGSIQP(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "one answer, to the GSI datagram")
 	m := msgs[0]
-	assert.Equal(t, netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.DefaultUDPSourcePort(cm.QP1)), m.Src)
-	assert.Equal(t, netip.AddrPortFrom(mustAddr("10.0.0.2"), packet.UDPPort), m.Dst)
+	assert.Equal(t, netip.AddrPortFrom(local, packet.DefaultUDPSourcePort(cm.QP1)), m.Src)
+	assert.Equal(t, netip.AddrPortFrom(mustAddr(peerAddr), packet.UDPPort), m.Dst)
 	var p packet.Parsed
 	require.NoError(t, packet.Parse(m.Buf, &p))
-	env := packet.Envelope{Src: m.Src, Dst: m.Dst, IPFlags: packet.IPv4DontFragment}
+	env := packet.Envelope{Src: m.Src, Dst: m.Dst}
+	if local.Is4() {
+		env.IPFlags = packet.IPv4DontFragment
+	}
 	require.NoError(t, env.VerifyICRC(m.Buf))
 	assert.Equal(t, packet.UDSendOnly, p.Opcode())
 	assert.Equal(t, uint32(cm.QP1), p.BTH().DestQP())
