@@ -125,7 +125,14 @@ func (a *agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) er
 	case err := <-c.done:
 		return err
 	case <-a.ctx.Done():
-		return a.stopped()
+		// The run loop answers a command it took before it stops: the answer says whether the
+		// command ran, which the caller's cleanup depends on.
+		select {
+		case err := <-c.done:
+			return err
+		default:
+			return a.stopped()
+		}
 	}
 }
 
@@ -155,6 +162,15 @@ func (a *agent) run() {
 			a.deviceClosed()
 			return
 		case c := <-a.cmds:
+			// A closed device wins over a command that came at the same time: nothing asked for
+			// after Close returned may seem to succeed. The command is not run.
+			select {
+			case <-a.dev.Done():
+				c.done <- gorxe.ErrDeviceClosed
+				a.deviceClosed()
+				return
+			default:
+			}
 			err = c.f(a.clk.Now(), &out)
 			done = c.done
 		case m := <-a.rx:
