@@ -142,8 +142,11 @@ func (c *Conn) nextHandshake(ctx context.Context) (cm.Event, error) {
 		case e := <-c.hs:
 			return e, nil
 		default:
-			return cm.Event{}, ErrClosed
 		}
+		if err := c.a.stopped(); err != nil {
+			return cm.Event{}, err // the device closed, which ended the connection
+		}
+		return cm.Event{}, ErrClosed
 	case <-ctx.Done():
 		return cm.Event{}, ctx.Err()
 	case <-c.a.ctx.Done():
