@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,52 +81,54 @@ func (r *recorder) find(msg string, want map[string]string) []logRecord {
 // A QP whose peer never answers logs every retransmit timeout with the retries left, then the
 // completion error and its state change to ERR at Warn, each record naming the device and the QP.
 func TestLogRetryExhaustedQP(t *testing.T) {
-	f := newTestFabric(t)
-	rec := newRecorder()
-	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2,
-		Name: "gorxe_logtest", Logger: slog.New(rec)})
-	require.NoError(t, err)
-	a := newNode(t, d)
-	q := a.qp(t, QPTypeRC)
-	connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
-	require.NoError(t, q.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}))
-	// The first transmission and seven retransmissions each arm the retransmit timer.
-	for range 8 {
-		f.clk.AdvanceTo(waitAnyTimer(t, f.clk))
-	}
-	wcs := a.wait(t, 1)
-	require.Equal(t, WCRetryExcErr, wcs[0].Status)
-	// Close waits for the workers, so everything the failure logs has been logged.
-	require.NoError(t, d.Close())
+	synctest.Test(t, func(t *testing.T) {
+		f := newTestFabric(t)
+		rec := newRecorder()
+		d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2,
+			Name: "gorxe_logtest", Logger: slog.New(rec)})
+		require.NoError(t, err)
+		a := newNode(t, d)
+		q := a.qp(t, QPTypeRC)
+		connectRC(t, q, GIDFromAddr(mustAddr("10.0.0.99")), 123, 0, 0, MTU1024)
+		require.NoError(t, q.PostSend([]SendWR{{ID: 1, Opcode: WRSend, Flags: SendSignaled, SGList: a.sge(0, 10)}}))
+		// The first transmission and seven retransmissions each arm the retransmit timer.
+		for range 8 {
+			f.clk.AdvanceTo(waitAnyTimer(t, f.clk))
+		}
+		wcs := a.wait(t, 1)
+		require.Equal(t, WCRetryExcErr, wcs[0].Status)
+		// Close waits for the workers, so everything the failure logs has been logged.
+		require.NoError(t, d.Close())
 
-	// with returns the attributes every record of q has, and kv.
-	with := func(kv ...string) map[string]string {
-		m := map[string]string{"device": "gorxe_logtest", "qpn": itoa(q.QPN())}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
+		// with returns the attributes every record of q has, and kv.
+		with := func(kv ...string) map[string]string {
+			m := map[string]string{"device": "gorxe_logtest", "qpn": itoa(q.QPN())}
+			for i := 0; i < len(kv); i += 2 {
+				m[kv[i]] = kv[i+1]
+			}
+			return m
 		}
-		return m
-	}
-	for _, to := range []string{"INIT", "RTR", "RTS"} {
-		rs := rec.find("gorxe qp state", with("to", to))
-		if assert.Len(t, rs, 1, "state change to %s", to) {
-			assert.Equal(t, slog.LevelInfo, rs[0].level)
+		for _, to := range []string{"INIT", "RTR", "RTS"} {
+			rs := rec.find("gorxe qp state", with("to", to))
+			if assert.Len(t, rs, 1, "state change to %s", to) {
+				assert.Equal(t, slog.LevelInfo, rs[0].level)
+			}
 		}
-	}
-	for left := 6; left >= 0; left-- {
-		assert.Len(t, rec.find("gorxe retransmit timeout", with("retries_left", itoa(uint32(left)), "psn", "0")), 1,
-			"retransmit timeout with %d retries left", left)
-	}
-	failed := rec.find("gorxe completion error", with("status", "transport retry counter exceeded", "wr_id", "1",
-		"opcode", WCSend.String(), "queue", "send"))
-	if assert.Len(t, failed, 1) {
-		assert.Equal(t, slog.LevelWarn, failed[0].level)
-	}
-	toErr := rec.find("gorxe qp state", with("from", "RTS", "to", "ERR", "cause", "transport retry counter exceeded"))
-	if assert.Len(t, toErr, 1) {
-		assert.Equal(t, slog.LevelWarn, toErr[0].level)
-	}
-	assert.Len(t, rec.find("gorxe device closed", map[string]string{"device": "gorxe_logtest"}), 1)
+		for left := 6; left >= 0; left-- {
+			assert.Len(t, rec.find("gorxe retransmit timeout", with("retries_left", itoa(uint32(left)), "psn", "0")), 1,
+				"retransmit timeout with %d retries left", left)
+		}
+		failed := rec.find("gorxe completion error", with("status", "transport retry counter exceeded", "wr_id", "1",
+			"opcode", WCSend.String(), "queue", "send"))
+		if assert.Len(t, failed, 1) {
+			assert.Equal(t, slog.LevelWarn, failed[0].level)
+		}
+		toErr := rec.find("gorxe qp state", with("from", "RTS", "to", "ERR", "cause", "transport retry counter exceeded"))
+		if assert.Len(t, toErr, 1) {
+			assert.Equal(t, slog.LevelWarn, toErr[0].level)
+		}
+		assert.Len(t, rec.find("gorxe device closed", map[string]string{"device": "gorxe_logtest"}), 1)
+	})
 }
 
 // Closing a device logs each QP it moves to ERR, with the reason.

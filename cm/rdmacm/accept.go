@@ -12,7 +12,7 @@ import (
 // accept answers one request: the QP goes to RTR, the REP leaves, and the connection is
 // returned, its QP in RTS, once the RTU or the QP's first packet established it.
 func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, error) {
-	a := l.a
+	a := l.core.a
 	reject := func(reason mad.RejectReason) {
 		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
 			return a.mgr.Reject(now, r.id, reason, nil, nil, out)

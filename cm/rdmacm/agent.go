@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/cm"
 )
 
@@ -15,19 +16,26 @@ import (
 // agent stops when the last one is released.
 type agent struct {
 	dev  *gorxe.Device
+	clk  clock.Clock // the device's: protocol timers run on the device's time
 	q    *qp1
 	mgr  *cm.Manager
 	cmds chan command
 	rx   chan rxMAD
 	// commEst carries the passive connections whose QP received its first packet (comm_est.go).
 	commEst chan cm.ConnID
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	// stopped is closed once the goroutines have ended and QP1 is destroyed, so that a new agent
+	// tick wakes the run loop when the manager's deadline is due (the clock's timers run their
+	// callbacks on goroutines of their own).
+	tick chan struct{}
+	// ctx ends when the agent stops serving: its last reference was released (cause ErrClosed)
+	// or its device was closed (cause gorxe.ErrDeviceClosed). Every wait in the package watches
+	// it, and reports the cause (see stopped).
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+	// gone is closed once the goroutines have ended and QP1 is destroyed, so that a new agent
 	// can create the device's GSI QP again.
-	stopped chan struct{}
-	refs    int // guarded by registry.Mutex
+	gone chan struct{}
+	refs int // guarded by registry.Mutex
 
 	// Owned by the run loop.
 	conns     map[cm.ConnID]*Conn
@@ -58,11 +66,11 @@ func start(dev *gorxe.Device, cfg Config) (*agent, error) {
 	if mc.TIDHigh == 0 {
 		mc.TIDHigh = rand.Uint32()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	a := &agent{
-		dev: dev, q: q, mgr: cm.New(mc),
+		dev: dev, clk: dev.Clock(), q: q, mgr: cm.New(mc),
 		cmds: make(chan command), rx: make(chan rxMAD, qp1RecvSlots), commEst: make(chan cm.ConnID, commEstSlots),
-		ctx: ctx, cancel: cancel, stopped: make(chan struct{}),
+		tick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, gone: make(chan struct{}),
 		conns: make(map[cm.ConnID]*Conn), listeners: make(map[uint64]*Listener), routes: make(map[[16]byte]int),
 	}
 	a.wg.Add(2)
@@ -111,20 +119,36 @@ func (a *agent) do(ctx context.Context, f func(now time.Time, out *cm.Output) er
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-a.ctx.Done():
-		return ErrClosed
+		return a.stopped()
 	}
 	select {
 	case err := <-c.done:
 		return err
 	case <-a.ctx.Done():
-		return ErrClosed
+		// The run loop answers a command it took before it stops: the answer says whether the
+		// command ran, which the caller's cleanup depends on.
+		select {
+		case err := <-c.done:
+			return err
+		default:
+			return a.stopped()
+		}
 	}
 }
 
-// run is the agent's goroutine: the only caller of the manager.
+// stopped returns why the agent stopped serving: ErrClosed, or gorxe.ErrDeviceClosed.
+func (a *agent) stopped() error { return context.Cause(a.ctx) }
+
+// run is the agent's goroutine: the only caller of the manager. Its one timer runs on the
+// device's clock.
 func (a *agent) run() {
 	defer a.wg.Done()
-	timer := time.NewTimer(time.Hour)
+	timer := a.clk.AfterFunc(time.Hour, func() {
+		select {
+		case a.tick <- struct{}{}:
+		default:
+		}
+	})
 	timer.Stop()
 	defer timer.Stop()
 	var out cm.Output
@@ -134,28 +158,55 @@ func (a *agent) run() {
 		select {
 		case <-a.ctx.Done():
 			return
+		case <-a.dev.Done():
+			a.deviceClosed()
+			return
 		case c := <-a.cmds:
-			err = c.f(time.Now(), &out)
+			// A closed device wins over a command that came at the same time: nothing asked for
+			// after Close returned may seem to succeed. The command is not run.
+			select {
+			case <-a.dev.Done():
+				c.done <- gorxe.ErrDeviceClosed
+				a.deviceClosed()
+				return
+			default:
+			}
+			err = c.f(a.clk.Now(), &out)
 			done = c.done
 		case m := <-a.rx:
 			if i := gidIndex(a.dev, gidAddr(m.local)); i >= 0 {
 				a.routes[m.from.GID] = i
 			}
-			a.mgr.Receive(time.Now(), m.from, m.mad, &out)
+			a.mgr.Receive(a.clk.Now(), m.from, m.mad, &out)
 		case id := <-a.commEst:
-			a.onCommEst(time.Now(), id, &out)
-		case <-timer.C:
-			a.mgr.Tick(time.Now(), &out)
+			a.onCommEst(a.clk.Now(), id, &out)
+		case <-a.tick:
+			// A tick left over from a timer stopped after it fired finds nothing due.
+			a.mgr.Tick(a.clk.Now(), &out)
 		}
 		a.flush(&out)
 		if done != nil {
 			done <- err
 		}
-		// Since Go 1.23 Stop and Reset leave no stale tick behind in the channel.
 		timer.Stop()
 		if d := a.mgr.Deadline(); !d.IsZero() {
-			timer.Reset(time.Until(d))
+			timer.Reset(d.Sub(a.clk.Now()))
 		}
+	}
+}
+
+// deviceClosed stops the agent when its device closes: nothing will be sent or received again, so
+// every wait in the package ends with gorxe.ErrDeviceClosed, and each connection is over at once
+// (disconnected, its reference released, Done closed) instead of retransmitting into a closed
+// device until its timers run out. Handles still open keep the agent registered until they are
+// closed, as after any stop.
+func (a *agent) deviceClosed() {
+	a.cancel(gorxe.ErrDeviceClosed)
+	for _, c := range a.conns {
+		if c.established {
+			c.disconnect(Event{Type: EventDisconnected, Err: gorxe.ErrDeviceClosed})
+		}
+		a.forget(c)
 	}
 }
 
@@ -171,7 +222,7 @@ func (a *agent) flush(out *cm.Output) {
 			}
 		}
 		for _, e := range cur.Events {
-			a.handle(time.Now(), e, out)
+			a.handle(a.clk.Now(), e, out)
 		}
 	}
 }

@@ -80,8 +80,13 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Disconnect sends a DREQ (rdma_disconnect) and waits until the peer answers with a DREP, the CM
 // gives up on it, or ctx ends. The QP goes to the error state first, so posted work completes
-// flushed. It returns at once when the connection is already disconnected.
+// flushed. It returns at once when the connection is already disconnected, and with an error
+// matching gorxe.ErrDeviceClosed when the device is closed.
 func (c *Conn) Disconnect(ctx context.Context) error {
+	return closedErr("disconnect", c.peer, c.disconnectWait(ctx))
+}
+
+func (c *Conn) disconnectWait(ctx context.Context) error {
 	c.res.toError()
 	err := c.a.do(ctx, func(now time.Time, out *cm.Output) error {
 		info, ok := c.a.mgr.Conn(c.id)
@@ -94,17 +99,24 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 		<-c.done // the connection ended first (see Close)
 		return nil
 	}
+	if errors.Is(err, gorxe.ErrDeviceClosed) {
+		<-c.done // the agent forgot every connection when the device closed
+		return err
+	}
 	if err != nil {
 		return err
 	}
 	select {
 	case <-c.disconnected:
-		return nil
 	case <-c.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// A device that closed ended the connection without the peer's answer.
+	if err := c.a.stopped(); errors.Is(err, gorxe.ErrDeviceClosed) {
+		return err
+	}
+	return nil
 }
 
 // Close disconnects (a DREQ when established, a REJ during a handshake) without waiting for the
@@ -129,9 +141,10 @@ func (c *Conn) Close() error {
 			c.a.reap(c)
 			return err
 		})
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, ErrClosed) || errors.Is(err, gorxe.ErrDeviceClosed) {
 			// The agent stops only after its last reference is released, and this connection
-			// holds one until it has ended: it ended first, and Done closes right after.
+			// holds one until it has ended, or when the device closes, which ends every
+			// connection: either way it ended first, and Done closes right after.
 			<-c.done
 			err = nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,77 +94,85 @@ func drain(t *testing.T, ctx context.Context, c *Conn) []EventType {
 }
 
 func TestDialAcceptDisconnect(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
-	as := agents(t, devs...)
-	client, server := pair(t, ctx, as, &Options{PrivateData: []byte("hello")}, &Options{PrivateData: []byte("welcome")})
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
+		as := agents(t, devs...)
+		client, server := pair(t, ctx, as, &Options{PrivateData: []byte("hello")}, &Options{PrivateData: []byte("welcome")})
 
-	assert.Equal(t, "hello", string(server.PrivateData()[:5]))
-	assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
-	assert.Equal(t, serverAddr, client.RemoteAddr())
-	assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
-	assert.Equal(t, client.QP().QPN(), server.Attrs().RemoteQPN)
-	assert.Equal(t, server.QP().QPN(), client.Attrs().RemoteQPN)
-	assert.Equal(t, client.Attrs().SQPSN, server.Attrs().RQPSN)
-	assert.Equal(t, gorxe.QPStateRTS, client.QP().State())
-	assert.Equal(t, gorxe.QPStateRTS, server.QP().State())
+		assert.Equal(t, "hello", string(server.PrivateData()[:5]))
+		assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
+		assert.Equal(t, serverAddr, client.RemoteAddr())
+		assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
+		assert.Equal(t, client.QP().QPN(), server.Attrs().RemoteQPN)
+		assert.Equal(t, server.QP().QPN(), client.Attrs().RemoteQPN)
+		assert.Equal(t, client.Attrs().SQPSN, server.Attrs().RQPSN)
+		assert.Equal(t, gorxe.QPStateRTS, client.QP().State())
+		assert.Equal(t, gorxe.QPStateRTS, server.QP().State())
 
-	exchange(t, ctx, client, server, "ping")
-	exchange(t, ctx, server, client, "pong")
+		exchange(t, ctx, client, server, "ping")
+		exchange(t, ctx, server, client, "pong")
 
-	require.NoError(t, client.Disconnect(ctx))
-	assert.Equal(t, gorxe.QPStateErr, client.QP().State())
-	require.NoError(t, client.Close())
-	assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
-	require.NoError(t, server.Close())
-	assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, server))
+		require.NoError(t, client.Disconnect(ctx))
+		assert.Equal(t, gorxe.QPStateErr, client.QP().State())
+		require.NoError(t, client.Close())
+		assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
+		require.NoError(t, server.Close())
+		assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, server))
+	})
 }
 
 // TestServerDisconnects checks the passive side can hang up too, and that the active side's QP
 // is flushed when the DREQ arrives.
 func TestServerDisconnects(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-	client, server := pair(t, ctx, as, nil, nil)
-	buf := make([]byte, 16)
-	mr, err := client.PD().RegMR(buf, gorxe.AccessLocalWrite)
-	require.NoError(t, err)
-	require.NoError(t, client.QP().PostRecv([]gorxe.RecvWR{{ID: 9, SGList: []gorxe.SGE{{Addr: mr.Addr(), Length: 16, LKey: mr.LKey()}}}}))
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		client, server := pair(t, ctx, as, nil, nil)
+		buf := make([]byte, 16)
+		mr, err := client.PD().RegMR(buf, gorxe.AccessLocalWrite)
+		require.NoError(t, err)
+		require.NoError(t, client.QP().PostRecv([]gorxe.RecvWR{{ID: 9, SGList: []gorxe.SGE{{Addr: mr.Addr(), Length: 16, LKey: mr.LKey()}}}}))
 
-	require.NoError(t, server.Close())
-	require.NoError(t, client.RecvCQ().Wait(ctx))
-	wcs := make([]gorxe.WC, 1)
-	require.Equal(t, 1, client.RecvCQ().Poll(wcs))
-	assert.Equal(t, gorxe.WCWRFlushErr, wcs[0].Status)
-	require.NoError(t, mr.Dereg())
-	require.NoError(t, client.Close())
-	assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
-	drain(t, ctx, server)
+		require.NoError(t, server.Close())
+		require.NoError(t, client.RecvCQ().Wait(ctx))
+		wcs := make([]gorxe.WC, 1)
+		require.Equal(t, 1, client.RecvCQ().Poll(wcs))
+		assert.Equal(t, gorxe.WCWRFlushErr, wcs[0].Status)
+		require.NoError(t, mr.Dereg())
+		require.NoError(t, client.Close())
+		assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
+		drain(t, ctx, server)
+	})
 }
 
 func TestNoListenerRejects(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-	_, err := as[0].Dial(ctx, serverAddr, nil)
-	require.ErrorIs(t, err, cm.ErrRejected)
-	require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejInvalidServiceID})
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		_, err := as[0].Dial(ctx, serverAddr, nil)
+		require.ErrorIs(t, err, cm.ErrRejected)
+		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejInvalidServiceID})
 
-	// A listener on another address of the port space does not take it either.
-	l, err := as[1].Listen(ctx, netip.AddrPortFrom(netip.IPv4Unspecified(), 9999), nil)
-	require.NoError(t, err)
-	defer l.Close()
-	_, err = as[0].Dial(ctx, serverAddr, nil)
-	require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejInvalidServiceID})
+		// A listener on another address of the port space does not take it either.
+		l, err := as[1].Listen(ctx, netip.AddrPortFrom(netip.IPv4Unspecified(), 9999), nil)
+		require.NoError(t, err)
+		defer l.Close()
+		_, err = as[0].Dial(ctx, serverAddr, nil)
+		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejInvalidServiceID})
+	})
 }
 
 func TestListenAddressInUse(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, "10.0.0.2")...)
-	l, err := as[0].Listen(ctx, serverAddr, nil)
-	require.NoError(t, err)
-	defer l.Close()
-	_, err = as[0].Listen(ctx, serverAddr, nil)
-	require.ErrorIs(t, err, cm.ErrServiceIDInUse)
-	_, err = as[0].Listen(ctx, netip.MustParseAddrPort("10.9.9.9:1"), nil)
-	require.ErrorIs(t, err, ErrAddress)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, "10.0.0.2")...)
+		l, err := as[0].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		_, err = as[0].Listen(ctx, serverAddr, nil)
+		require.ErrorIs(t, err, cm.ErrServiceIDInUse)
+		_, err = as[0].Listen(ctx, netip.MustParseAddrPort("10.9.9.9:1"), nil)
+		require.ErrorIs(t, err, ErrAddress)
+	})
 }

@@ -18,12 +18,14 @@ import (
 // backlog stays full through every retransmission of the REQ answers nothing), or ctx's error.
 // opts may be nil.
 func Dial(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Conn, error) {
-	return withAgent(dev, func(a *Agent) (*Conn, error) { return a.Dial(ctx, addr, opts) })
+	c, err := withAgent(dev, func(a *Agent) (*Conn, error) { return a.Dial(ctx, addr, opts) })
+	return c, closedErr("dial", addr, err)
 }
 
 // Dial connects through the agent; see the package-level Dial.
 func (h *Agent) Dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {
-	return h.a.dial(ctx, addr, opts)
+	c, err := h.a.dial(ctx, addr, opts)
+	return c, closedErr("dial", addr, err)
 }
 
 func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*Conn, error) {

@@ -27,6 +27,10 @@
 // moves the QP to the error state (its posted work completes flushed) and is answered with a DREP.
 // Events reports what happens to a connection after it was established.
 //
+// Closing the device ends the agent's work at once: every call still waiting (Accept, Dial,
+// DialUD, Disconnect, ...) returns an error matching gorxe.ErrDeviceClosed that names the call,
+// and every connection is over (Done closes) without a word to its peer.
+//
 // # UD endpoints
 //
 // DialUD, ListenUD and UDListener.Accept are the UDP port space's counterparts (udaddy): no

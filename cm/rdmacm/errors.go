@@ -1,10 +1,18 @@
 package rdmacm
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/gorxe/gorxe"
+)
 
 // Errors of this package; match them with errors.Is. A rejection by the peer matches
 // cm.ErrRejected and carries the reason as a *cm.RejectError; a peer that never answers
-// matches cm.ErrTimeout.
+// matches cm.ErrTimeout. A call on a device that is closed, or that closes while the call
+// waits, returns an error matching gorxe.ErrDeviceClosed that names the call (dial, listen,
+// accept, ...).
 var (
 	// ErrClosed: the listener, connection or agent was closed.
 	ErrClosed = errors.New("rdmacm: closed")
@@ -14,3 +22,13 @@ var (
 	// ErrOptions: Options that contradict each other.
 	ErrOptions = errors.New("rdmacm: invalid options")
 )
+
+// closedErr reports a call that found the device closed as a failure of that call ("rdmacm:
+// dial 10.0.0.2:7174: gorxe: device closed"), whichever verb underneath noticed it first
+// (alloc_pd, create_qp, ...). Other errors pass unchanged.
+func closedErr(op string, addr netip.AddrPort, err error) error {
+	if !errors.Is(err, gorxe.ErrDeviceClosed) {
+		return err
+	}
+	return fmt.Errorf("rdmacm: %s %v: %w", op, addr, gorxe.ErrDeviceClosed)
+}

@@ -14,10 +14,11 @@ const (
 	EventRejected
 	// EventUnreachable: the peer never answered (Err matches cm.ErrTimeout).
 	EventUnreachable
-	// EventDisconnected: the peer disconnected, or answered (or never answered) our DREQ. The
-	// QP is in the error state.
+	// EventDisconnected: the peer disconnected, or answered (or never answered) our DREQ, or the
+	// device closed (Err matches gorxe.ErrDeviceClosed). The QP is in the error state.
 	EventDisconnected
-	// EventTimewaitExit: the connection is gone; the last event.
+	// EventTimewaitExit: the connection is gone; the last event. A connection its device's
+	// closing ended has none: Done closes at once.
 	EventTimewaitExit
 )
 

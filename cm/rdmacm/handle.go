@@ -79,7 +79,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	l := a.listeners[e.ServiceID]
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
 	switch {
-	case l == nil || (ok && !l.matches(hdr.Dst)):
+	case l == nil || (ok && !l.core.matches(hdr.Dst)):
 		_ = a.mgr.Reject(now, e.Conn, mad.RejInvalidServiceID, nil, nil, out)
 		return
 	case !ok:
@@ -90,14 +90,13 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 	r := &request{id: e.Conn, attrs: e.Attrs, user: user,
 		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
 	select {
-	case l.backlog <- r:
+	case l.core.backlog <- r:
 	default:
 		_ = a.mgr.DropREQ(e.Conn)
 	}
 }
 
-// reap forgets a connection the manager no longer holds: it releases the connection's reference on
-// the agent (off this goroutine, since the last release stops it) and then closes Done.
+// reap forgets a connection the manager no longer holds.
 func (a *agent) reap(c *Conn) {
 	if c.reaped {
 		return
@@ -105,6 +104,12 @@ func (a *agent) reap(c *Conn) {
 	if _, ok := a.mgr.Conn(c.id); ok {
 		return
 	}
+	a.forget(c)
+}
+
+// forget drops a connection: it releases the connection's reference on the agent (off this
+// goroutine, since the last release stops it) and then closes Done.
+func (a *agent) forget(c *Conn) {
 	c.reaped = true
 	delete(a.conns, c.id)
 	if !c.disc {
@@ -137,10 +142,15 @@ func (c *Conn) nextHandshake(ctx context.Context) (cm.Event, error) {
 		case e := <-c.hs:
 			return e, nil
 		default:
-			return cm.Event{}, ErrClosed
 		}
+		if err := c.a.stopped(); err != nil {
+			return cm.Event{}, err // the device closed, which ended the connection
+		}
+		return cm.Event{}, ErrClosed
 	case <-ctx.Done():
 		return cm.Event{}, ctx.Err()
+	case <-c.a.ctx.Done():
+		return cm.Event{}, c.a.stopped()
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // Listener takes the connection requests for one port (rdma_listen).
 type Listener struct {
-	listenCore[*request]
+	core listenCore[*request]
 	opts Options
 }
 
@@ -41,12 +41,14 @@ func (o *Options) backlog() int {
 // address takes connections to any of the device's addresses). opts, which may be nil, shape the
 // connections Accept returns and size the backlog (Options.Backlog).
 func Listen(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *Options) (*Listener, error) {
-	return withAgent(dev, func(a *Agent) (*Listener, error) { return a.Listen(ctx, addr, opts) })
+	l, err := withAgent(dev, func(a *Agent) (*Listener, error) { return a.Listen(ctx, addr, opts) })
+	return l, closedErr("listen", addr, err)
 }
 
 // Listen listens on addr through the agent; see the package-level Listen.
 func (h *Agent) Listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
-	return h.a.listen(ctx, addr, opts)
+	l, err := h.a.listen(ctx, addr, opts)
+	return l, closedErr("listen", addr, err)
 }
 
 func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) (*Listener, error) {
@@ -54,18 +56,21 @@ func (a *agent) listen(ctx context.Context, addr netip.AddrPort, opts *Options) 
 	if opts != nil {
 		l.opts = *opts
 	}
-	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceTCP, l.opts.backlog(), func() { a.listeners[l.sid] = l }); err != nil {
+	if err := startListen(ctx, a, &l.core, addr, mad.PortSpaceTCP, l.opts.backlog(), func() { a.listeners[l.core.sid] = l }); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
 // Addr returns the address the listener was given.
-func (l *Listener) Addr() netip.AddrPort { return l.addr }
+func (l *Listener) Addr() netip.AddrPort { return l.core.addr }
 
-// Accept waits for a connection request, accepts it (rdma_accept: the QP goes to RTR and RTS,
-// then the REP is sent) and returns the connection once the peer's RTU establishes it. A request
-// the peer has given up on meanwhile is skipped.
+// Accept waits for a connection request and accepts it (rdma_accept): the QP goes to RTR and the
+// REP is sent. It returns the connection once established, its QP then moved to RTS: when the
+// peer's RTU arrives, or its first packet reaches the QP (Communication Established, which stands
+// in for a lost RTU). librdmacm moves the QP to RTS before the REP leaves; gorxe follows IBTA's
+// CM. A request the peer has given up on meanwhile is skipped. Closing the listener ends the wait
+// with ErrClosed, closing the device with an error matching gorxe.ErrDeviceClosed.
 func (l *Listener) Accept(ctx context.Context) (*Conn, error) { return l.AcceptWith(ctx, nil) }
 
 // AcceptWith is Accept with options for this one connection instead of the listener's: a server
@@ -75,14 +80,15 @@ func (l *Listener) AcceptWith(ctx context.Context, opts *Options) (*Conn, error)
 	if opts == nil {
 		opts = &l.opts
 	}
-	return acceptNext(ctx, &l.listenCore, func(r *request) (*Conn, error) { return l.accept(ctx, r, opts) })
+	c, err := acceptNext(ctx, &l.core, func(r *request) (*Conn, error) { return l.accept(ctx, r, opts) })
+	return c, closedErr("accept", l.core.addr, err)
 }
 
 // Close stops listening (rdma_destroy_id on a listening id): requests still in the backlog are
 // rejected.
 func (l *Listener) Close() error {
-	l.stop(func() { delete(l.a.listeners, l.sid) }, func(now time.Time, r *request, out *cm.Output) {
-		_ = l.a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
+	l.core.stop(func() { delete(l.core.a.listeners, l.core.sid) }, func(now time.Time, r *request, out *cm.Output) {
+		_ = l.core.a.mgr.Reject(now, r.id, mad.RejConsumerDefined, nil, nil, out)
 	})
 	return nil
 }

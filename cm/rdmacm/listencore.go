@@ -69,6 +69,8 @@ func acceptNext[R, C any](ctx context.Context, l *listenCore[R], accept func(R) 
 			return none, ErrClosed
 		case <-ctx.Done():
 			return none, ctx.Err()
+		case <-l.a.ctx.Done():
+			return none, closedErr("accept", l.addr, l.a.stopped())
 		}
 		c, err := accept(r)
 		if errors.Is(err, cm.ErrUnknownConn) || errors.Is(err, cm.ErrState) {

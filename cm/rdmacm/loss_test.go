@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,61 +98,67 @@ func madAttr(b []byte) (mad.AttrID, bool) {
 // TestLostHandshakeMADs loses the first REQ and RTU of the client and the first REP and DREP of the
 // server: retransmissions must still connect and disconnect both sides.
 func TestLostHandshakeMADs(t *testing.T) {
-	ctx := testCtx(t)
-	cd := newDropper(map[mad.AttrID]int{mad.AttrREQ: 1, mad.AttrRTU: 1, mad.AttrDREQ: 1})
-	sd := newDropper(map[mad.AttrID]int{mad.AttrREP: 1, mad.AttrDREP: 1})
-	droppers := []*madDropper{cd, sd}
-	i := 0
-	devs := fabricDevices(t, func(c netio.Conn) netio.Conn { d := droppers[i]; i++; return d.wrap(c) }, clientAddr, "10.0.0.2")
-	as := agents(t, devs...)
-	client, server := pair(t, ctx, as, nil, nil)
-	exchange(t, ctx, client, server, "through the losses")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		cd := newDropper(map[mad.AttrID]int{mad.AttrREQ: 1, mad.AttrRTU: 1, mad.AttrDREQ: 1})
+		sd := newDropper(map[mad.AttrID]int{mad.AttrREP: 1, mad.AttrDREP: 1})
+		droppers := []*madDropper{cd, sd}
+		i := 0
+		devs := fabricDevices(t, func(c netio.Conn) netio.Conn { d := droppers[i]; i++; return d.wrap(c) }, clientAddr, "10.0.0.2")
+		as := agents(t, devs...)
+		client, server := pair(t, ctx, as, nil, nil)
+		exchange(t, ctx, client, server, "through the losses")
 
-	require.NoError(t, client.Disconnect(ctx))
-	require.NoError(t, client.Close())
-	require.NoError(t, server.Close())
-	assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
-	drain(t, ctx, server)
-	for _, d := range droppers {
-		for id, n := range d.drop {
-			assert.Zero(t, n, "%v still to drop", id)
+		require.NoError(t, client.Disconnect(ctx))
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		assert.Equal(t, []EventType{EventEstablished, EventDisconnected, EventTimewaitExit}, drain(t, ctx, client))
+		drain(t, ctx, server)
+		for _, d := range droppers {
+			for id, n := range d.drop {
+				assert.Zero(t, n, "%v still to drop", id)
+			}
 		}
-	}
-	st, err := as[0].Stats(ctx)
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, st.CM.Retransmits, uint64(2), "REQ and DREQ retransmitted")
+		st, err := as[0].Stats(ctx)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, st.CM.Retransmits, uint64(2), "REQ and DREQ retransmitted")
+	})
 }
 
 // TestUnreachable dials an address where no device answers: the REQ's retries run out.
 func TestUnreachable(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr)
-	cfg := fastCM
-	cfg.CM.MaxCMRetries = 2
-	a, err := Open(devs[0], cfg)
-	require.NoError(t, err)
-	defer a.Close()
-	_, err = a.Dial(ctx, serverAddr, nil)
-	require.ErrorIs(t, err, cm.ErrTimeout)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		devs := fabricDevices(t, nil, clientAddr)
+		cfg := fastCM
+		cfg.CM.MaxCMRetries = 2
+		a, err := Open(devs[0], cfg)
+		require.NoError(t, err)
+		defer a.Close()
+		_, err = a.Dial(ctx, serverAddr, nil)
+		require.ErrorIs(t, err, cm.ErrTimeout)
+	})
 }
 
 // TestRandomLoss runs connections, traffic and disconnections through a network that loses a
 // fifth of all datagrams at random, MADs and RC packets alike.
 func TestRandomLoss(t *testing.T) {
-	ctx := testCtx(t)
-	fab := netio.NewFabric(netio.FabricConfig{})
-	t.Cleanup(fab.Close)
-	a, b := netip.MustParseAddr(clientAddr), serverAddr.Addr()
-	for i, link := range [][2]netip.Addr{{a, b}, {b, a}} {
-		require.NoError(t, fab.SetLinkFaults(link[0], link[1], netio.FaultConfig{Loss: 0.2, Seed: uint64(i + 1)}))
-	}
-	as := agents(t, openOn(t, fab, nil, clientAddr, serverAddr.Addr().String())...)
-	for round := range 3 {
-		client, server := pair(t, ctx, as, nil, nil)
-		exchange(t, ctx, client, server, fmt.Sprintf("round %d", round))
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		fab := netio.NewFabric(netio.FabricConfig{})
+		t.Cleanup(fab.Close)
+		a, b := netip.MustParseAddr(clientAddr), serverAddr.Addr()
+		for i, link := range [][2]netip.Addr{{a, b}, {b, a}} {
+			require.NoError(t, fab.SetLinkFaults(link[0], link[1], netio.FaultConfig{Loss: 0.2, Seed: uint64(i + 1)}))
+		}
+		as := agents(t, openOn(t, fab, nil, clientAddr, serverAddr.Addr().String())...)
+		for round := range 3 {
+			client, server := pair(t, ctx, as, nil, nil)
+			exchange(t, ctx, client, server, fmt.Sprintf("round %d", round))
+			require.NoError(t, client.Close())
+			require.NoError(t, server.Close())
+			drain(t, ctx, client)
+			drain(t, ctx, server)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -16,30 +17,40 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fastCM makes a lost MAD cost tens of milliseconds instead of seconds: response timeout 2^14 ×
-// 4.096 µs ≈ 67 ms, packet lifetime and ACK delay short enough that timewait is a few ms.
+// Every test runs in a testing/synctest bubble: the fabric, the devices and their agents run on
+// the bubble's clock, which jumps to the next timer whenever every goroutine of the test waits.
+// A lost MAD, a retransmission or a timeout then costs no real time, and a test waits in real
+// time only for the work itself, however loaded the machine.
+
+// fastCM shortens the protocol's timeouts: response timeout 2^14 × 4.096 µs ≈ 67 ms, packet
+// lifetime and ACK delay short enough that timewait is a few ms (of the bubble's time).
 var fastCM = Config{CM: cm.Config{CMResponseTimeout: 14, PacketLifeTime: 8, CAAckDelay: 8}}
 
-// testWait and testTick bound the polling of state that has no event to wait on.
-const (
-	testWait = 30 * time.Second
-	testTick = time.Millisecond
-)
-
-// testCtx bounds a test's waiting; it is generous because the machine may be loaded.
+// testCtx bounds a test's waiting on the bubble's clock: a test that hangs fails once every
+// goroutine waits and the bubble's time reaches the bound, at once in real time.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-// fabricDevices opens devices on one in-memory fabric (real clock); wrap, when set, wraps each
-// device's network connection.
+// inBubble runs f as a subtest in a bubble of its own (synctest.Test forbids t.Run inside one).
+func inBubble(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
+}
+
+// fabricDevices opens devices on one in-memory fabric; wrap, when set, wraps each device's
+// network connection.
 func fabricDevices(t *testing.T, wrap func(netio.Conn) netio.Conn, addrs ...string) []*gorxe.Device {
 	t.Helper()
 	fab := netio.NewFabric(netio.FabricConfig{})
 	t.Cleanup(fab.Close)
 	return openOn(t, fab, wrap, addrs...)
+}
+
+// twoAgents opens fast agents on a client and a server device.
+func twoAgents(t *testing.T) []*Agent {
+	return agents(t, fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())...)
 }
 
 // openOn opens devices on fab.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,81 +14,88 @@ import (
 // TestIPv6 connects over IPv6 addresses: the network header of received MADs is an IPv6 header
 // and the CMA header carries 16-byte addresses.
 func TestIPv6(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, "fd00::1", "fd00::2")...)
-	addr := netip.MustParseAddrPort("[fd00::2]:7174")
-	l, err := as[1].Listen(ctx, addr, nil)
-	require.NoError(t, err)
-	defer l.Close()
-	accepted := make(chan *Conn, 1)
-	go func() {
-		c, err := l.Accept(ctx)
-		assert.NoError(t, err)
-		accepted <- c
-	}()
-	client, err := as[0].Dial(ctx, addr, nil)
-	require.NoError(t, err)
-	server := <-accepted
-	require.NotNil(t, server)
-	assert.Equal(t, netip.MustParseAddr("fd00::1"), server.RemoteAddr().Addr())
-	assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
-	exchange(t, ctx, client, server, "over IPv6")
-	require.NoError(t, client.Close())
-	require.NoError(t, server.Close())
-	drain(t, ctx, client)
-	drain(t, ctx, server)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, "fd00::1", "fd00::2")...)
+		addr := netip.MustParseAddrPort("[fd00::2]:7174")
+		l, err := as[1].Listen(ctx, addr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *Conn, 1)
+		go func() {
+			c, err := l.Accept(ctx)
+			assert.NoError(t, err)
+			accepted <- c
+		}()
+		client, err := as[0].Dial(ctx, addr, nil)
+		require.NoError(t, err)
+		server := <-accepted
+		require.NotNil(t, server)
+		assert.Equal(t, netip.MustParseAddr("fd00::1"), server.RemoteAddr().Addr())
+		assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
+		exchange(t, ctx, client, server, "over IPv6")
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
 }
 
 // TestSimultaneousDisconnect has both sides disconnect at once: the DREQs cross and each side's
 // Disconnect still returns.
 func TestSimultaneousDisconnect(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-	client, server := pair(t, ctx, as, nil, nil)
-	var wg sync.WaitGroup
-	for _, c := range []*Conn{client, server} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			assert.NoError(t, c.Disconnect(ctx))
-		}()
-	}
-	wg.Wait()
-	require.NoError(t, client.Close())
-	require.NoError(t, server.Close())
-	assert.Contains(t, drain(t, ctx, client), EventTimewaitExit)
-	assert.Contains(t, drain(t, ctx, server), EventTimewaitExit)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		client, server := pair(t, ctx, as, nil, nil)
+		var wg sync.WaitGroup
+		for _, c := range []*Conn{client, server} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				assert.NoError(t, c.Disconnect(ctx))
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		assert.Contains(t, drain(t, ctx, client), EventTimewaitExit)
+		assert.Contains(t, drain(t, ctx, server), EventTimewaitExit)
+	})
 }
 
 // TestAbandonedRequest: a client gives up before the server accepts; its REJ withdraws the
 // request, and the server's next Accept takes the following client instead.
 func TestAbandonedRequest(t *testing.T) {
-	ctx := testCtx(t)
-	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-	l, err := as[1].Listen(ctx, serverAddr, nil)
-	require.NoError(t, err)
-	defer l.Close()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		l, err := as[1].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
 
-	// The first client's Dial ends when its REQ is in the server's backlog (visible in the
-	// server's counters), by cancelling its context.
-	dctx, cancel := context.WithCancel(ctx)
-	dialed := make(chan error, 1)
-	go func() {
-		_, err := as[0].Dial(dctx, serverAddr, nil)
-		dialed <- err
-	}()
-	require.Eventually(t, func() bool { return len(l.backlog) == 1 }, testWait, testTick)
-	cancel()
-	require.ErrorIs(t, <-dialed, context.Canceled)
-	require.Eventually(t, func() bool {
+		// The first client's Dial ends when its REQ is in the server's backlog (visible in the
+		// server's counters), by cancelling its context.
+		dctx, cancel := context.WithCancel(ctx)
+		dialed := make(chan error, 1)
+		go func() {
+			_, err := as[0].Dial(dctx, serverAddr, nil)
+			dialed <- err
+		}()
+		synctest.Wait()
+		require.Len(t, l.core.backlog, 1)
+		cancel()
+		require.ErrorIs(t, <-dialed, context.Canceled)
+		synctest.Wait()
 		st, err := as[1].Stats(ctx)
-		return err == nil && st.CM.Received >= 2 // the REQ and the client's REJ
-	}, testWait, testTick)
+		require.NoError(t, err)
+		require.Equal(t, uint64(2), st.CM.Received, "the REQ and the client's REJ")
 
-	client, server := pairOn(t, ctx, as[0], l, nil)
-	exchange(t, ctx, client, server, "second client")
-	require.NoError(t, client.Close())
-	require.NoError(t, server.Close())
-	drain(t, ctx, client)
-	drain(t, ctx, server)
+		client, server := pairOn(t, ctx, as[0], l, nil)
+		exchange(t, ctx, client, server, "second client")
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
 }

@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/gorxe/gorxe"
@@ -36,6 +37,11 @@ func withAgent[T any](dev *gorxe.Device, f func(*Agent) (T, error)) (T, error) {
 // (cfg is ignored otherwise). Close the handle when done with it; listeners and connections keep
 // the agent running on their own.
 func Open(dev *gorxe.Device, cfg Config) (*Agent, error) {
+	select {
+	case <-dev.Done():
+		return nil, fmt.Errorf("rdmacm: open %s: %w", dev.Name(), gorxe.ErrDeviceClosed)
+	default:
+	}
 	for {
 		registry.Lock()
 		a := registry.agents[dev]
@@ -57,7 +63,7 @@ func Open(dev *gorxe.Device, cfg Config) (*Agent, error) {
 		}
 		// The last handle is gone and the agent is stopping: wait for QP1 to be free.
 		registry.Unlock()
-		<-a.stopped
+		<-a.gone
 	}
 }
 
@@ -92,11 +98,11 @@ func (a *agent) release() {
 	if !last {
 		return
 	}
-	a.cancel()
+	a.cancel(ErrClosed)
 	a.wg.Wait()
 	a.q.close()
 	registry.Lock()
 	delete(registry.agents, a.dev)
 	registry.Unlock()
-	close(a.stopped)
+	close(a.gone)
 }

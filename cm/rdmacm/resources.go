@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
@@ -30,8 +31,10 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8, onEvent func(g
 
 // newResourcesOf is newResources for a QP of type typ: RC, or UD (see ud.go), whose INIT takes
 // the Q_Key instead of access rights.
-func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (r *resources, err error) {
-	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (_ *resources, err error) {
+	// r is not the named result: a failing step returns nil, and the deferred cleanup must still
+	// see what was created.
+	r := &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
 	own, err := o.ownCQs()
 	if err != nil {
 		return nil, err
@@ -167,5 +170,11 @@ func (r *resources) destroy() error {
 	if r.ownPD && r.pd != nil {
 		errs = append(errs, r.pd.Dealloc())
 	}
-	return errors.Join(errs...)
+	return joinLive(errs...)
+}
+
+// joinLive joins the errors of releasing objects, leaving out those that found the device closed:
+// the device took its objects with it, so there is nothing left to fail.
+func joinLive(errs ...error) error {
+	return errors.Join(slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, gorxe.ErrDeviceClosed) })...)
 }

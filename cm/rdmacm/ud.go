@@ -84,7 +84,7 @@ func (c *UDConn) Close() error {
 		if c.ah != nil {
 			errs = append(errs, c.ah.Destroy())
 		}
-		c.closeErr = errors.Join(append(errs, c.res.destroy())...)
+		c.closeErr = joinLive(append(errs, c.res.destroy())...)
 		c.a.release()
 	})
 	return c.closeErr
@@ -146,12 +146,14 @@ func (c *UDConn) createAH(tclass uint8) error {
 // peer's QPN and Q_Key. A refusal is a *cm.SIDRError (no listener: status 1, "service ID not
 // supported"); a peer that never answers matches cm.ErrTimeout. opts may be nil.
 func DialUD(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *UDOptions) (*UDConn, error) {
-	return withAgent(dev, func(a *Agent) (*UDConn, error) { return a.DialUD(ctx, addr, opts) })
+	c, err := withAgent(dev, func(a *Agent) (*UDConn, error) { return a.DialUD(ctx, addr, opts) })
+	return c, closedErr("dial", addr, err)
 }
 
 // DialUD resolves a UD endpoint through the agent; see the package-level DialUD.
 func (h *Agent) DialUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDConn, error) {
-	return h.a.dialUD(ctx, addr, opts)
+	c, err := h.a.dialUD(ctx, addr, opts)
+	return c, closedErr("dial", addr, err)
 }
 
 func (a *agent) dialUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDConn, error) {
@@ -205,7 +207,7 @@ func (a *agent) dialUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions
 		})
 		return nil, errors.Join(ctx.Err(), c.Close())
 	case <-a.ctx.Done():
-		return nil, errors.Join(ErrClosed, c.Close())
+		return nil, errors.Join(a.stopped(), c.Close())
 	}
 	if err := cm.SIDRResult(e); err != nil {
 		return nil, errors.Join(fmt.Errorf("resolve %v: %w", addr, err), c.Close())

@@ -57,7 +57,7 @@ func (a *agent) onSIDRREQ(now time.Time, e cm.Event, out *cm.Output) {
 		return
 	}
 	hdr, user, ok := mad.SplitCMAPrivateData(e.PrivateData)
-	if !ok || !l.matches(hdr.Dst) {
+	if !ok || !l.core.matches(hdr.Dst) {
 		refuse(mad.SIDRReject)
 		return
 	}
@@ -65,7 +65,7 @@ func (a *agent) onSIDRREQ(now time.Time, e cm.Event, out *cm.Output) {
 	r := &udRequest{id: e.Conn, peerGID: e.Peer.GID, user: user,
 		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
 	select {
-	case l.backlog <- r:
+	case l.core.backlog <- r:
 	default:
 		refuse(mad.SIDRReject)
 	}

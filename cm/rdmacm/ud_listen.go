@@ -14,7 +14,7 @@ import (
 // UDListener takes the service ID resolution requests for one port of RDMA-CM's UDP port space
 // (rdma_listen on an RDMA_PS_UDP id).
 type UDListener struct {
-	listenCore[*udRequest]
+	core listenCore[*udRequest]
 	opts UDOptions
 }
 
@@ -22,12 +22,14 @@ type UDListener struct {
 // address takes requests for any of the device's addresses). opts, which may be nil, shape the
 // endpoints Accept returns and size the backlog (Options.Backlog).
 func ListenUD(ctx context.Context, dev *gorxe.Device, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
-	return withAgent(dev, func(a *Agent) (*UDListener, error) { return a.ListenUD(ctx, addr, opts) })
+	l, err := withAgent(dev, func(a *Agent) (*UDListener, error) { return a.ListenUD(ctx, addr, opts) })
+	return l, closedErr("listen", addr, err)
 }
 
 // ListenUD listens on addr through the agent; see the package-level ListenUD.
 func (h *Agent) ListenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
-	return h.a.listenUD(ctx, addr, opts)
+	l, err := h.a.listenUD(ctx, addr, opts)
+	return l, closedErr("listen", addr, err)
 }
 
 func (a *agent) listenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptions) (*UDListener, error) {
@@ -39,16 +41,16 @@ func (a *agent) listenUD(ctx context.Context, addr netip.AddrPort, opts *UDOptio
 		if a.ud.listeners == nil {
 			a.ud.listeners = make(map[uint64]*UDListener)
 		}
-		a.ud.listeners[l.sid] = l
+		a.ud.listeners[l.core.sid] = l
 	}
-	if err := startListen(ctx, a, &l.listenCore, addr, mad.PortSpaceUDP, l.opts.backlog(), register); err != nil {
+	if err := startListen(ctx, a, &l.core, addr, mad.PortSpaceUDP, l.opts.backlog(), register); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
 // Addr returns the address the listener was given.
-func (l *UDListener) Addr() netip.AddrPort { return l.addr }
+func (l *UDListener) Addr() netip.AddrPort { return l.core.addr }
 
 // Accept waits for a service ID resolution request and accepts it (rdma_accept on a UD id): it
 // creates the UD QP and answers with a SIDR_REP naming the QP and RDMA-CM's Q_Key. A request
@@ -57,11 +59,12 @@ func (l *UDListener) Accept(ctx context.Context, opts *UDOptions) (*UDConn, erro
 	if opts == nil {
 		opts = &l.opts
 	}
-	return acceptNext(ctx, &l.listenCore, func(r *udRequest) (*UDConn, error) { return l.accept(ctx, r, opts) })
+	c, err := acceptNext(ctx, &l.core, func(r *udRequest) (*UDConn, error) { return l.accept(ctx, r, opts) })
+	return c, closedErr("accept", l.core.addr, err)
 }
 
 func (l *UDListener) accept(ctx context.Context, r *udRequest, o *UDOptions) (*UDConn, error) {
-	a := l.a
+	a := l.core.a
 	if err := a.acquire(); err != nil {
 		return nil, err
 	}
@@ -86,8 +89,8 @@ func (l *UDListener) accept(ctx context.Context, r *udRequest, o *UDOptions) (*U
 
 // Close stops listening: requests still in the backlog are refused.
 func (l *UDListener) Close() error {
-	l.stop(func() { delete(l.a.ud.listeners, l.sid) }, func(now time.Time, r *udRequest, out *cm.Output) {
-		_ = l.a.mgr.ReplySIDR(now, r.id, cm.SIDRReply{Status: mad.SIDRReject}, out)
+	l.core.stop(func() { delete(l.core.a.ud.listeners, l.core.sid) }, func(now time.Time, r *udRequest, out *cm.Output) {
+		_ = l.core.a.mgr.ReplySIDR(now, r.id, cm.SIDRReply{Status: mad.SIDRReject}, out)
 	})
 	return nil
 }

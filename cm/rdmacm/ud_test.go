@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -48,66 +49,68 @@ func udSend(t *testing.T, ctx context.Context, from, to *UDConn, ah *gorxe.AH, d
 // TestUD resolves a UD endpoint through SIDR and exchanges a message each way, the client first
 // with the QPN and Q_Key of the SIDR_REP, the server back to the source QP of what it received.
 func TestUD(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
-	as := agents(t, devs...)
-	l, err := as[1].ListenUD(ctx, netip.AddrPortFrom(netip.IPv4Unspecified(), serverAddr.Port()), &UDOptions{
-		Options: Options{PrivateData: []byte("welcome")}})
-	require.NoError(t, err)
-	defer l.Close()
-	accepted := make(chan *UDConn, 1)
-	go func() {
-		c, err := l.Accept(ctx, nil)
-		assert.NoError(t, err)
-		accepted <- c
-	}()
-	client, err := as[0].DialUD(ctx, serverAddr, &UDOptions{Options: Options{PrivateData: []byte("hello"),
-		Source: netip.AddrPortFrom(netip.MustParseAddr(clientAddr), 40001)}, TrafficClass: 0x20})
-	require.NoError(t, err)
-	defer client.Close()
-	server := <-accepted
-	require.NotNil(t, server)
-	defer server.Close()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
+		as := agents(t, devs...)
+		l, err := as[1].ListenUD(ctx, netip.AddrPortFrom(netip.IPv4Unspecified(), serverAddr.Port()), &UDOptions{
+			Options: Options{PrivateData: []byte("welcome")}})
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *UDConn, 1)
+		go func() {
+			c, err := l.Accept(ctx, nil)
+			assert.NoError(t, err)
+			accepted <- c
+		}()
+		client, err := as[0].DialUD(ctx, serverAddr, &UDOptions{Options: Options{PrivateData: []byte("hello"),
+			Source: netip.AddrPortFrom(netip.MustParseAddr(clientAddr), 40001)}, TrafficClass: 0x20})
+		require.NoError(t, err)
+		defer client.Close()
+		server := <-accepted
+		require.NotNil(t, server)
+		defer server.Close()
 
-	assert.Equal(t, server.QP().QPN(), client.RemoteQPN())
-	assert.Equal(t, uint32(mad.UDPQKey), client.RemoteQKey())
-	assert.Equal(t, uint32(mad.UDPQKey), server.RemoteQKey())
-	assert.Zero(t, server.RemoteQPN(), "a SIDR_REQ does not name the client's QP")
-	assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
-	assert.Equal(t, "hello", string(server.PrivateData()[:5]))
-	assert.Equal(t, serverAddr, client.RemoteAddr())
-	assert.Equal(t, netip.MustParseAddrPort(clientAddr+":40001"), server.RemoteAddr())
-	assert.Equal(t, serverAddr, server.LocalAddr())
-	assert.Equal(t, gorxe.GIDFromAddr(serverAddr.Addr()), client.RemoteGID())
-	assert.Equal(t, gorxe.GIDFromAddr(netip.MustParseAddr(clientAddr)), server.RemoteGID())
-	assert.Equal(t, uint8(0x20), client.AH().Attr().GRH.TrafficClass)
+		assert.Equal(t, server.QP().QPN(), client.RemoteQPN())
+		assert.Equal(t, uint32(mad.UDPQKey), client.RemoteQKey())
+		assert.Equal(t, uint32(mad.UDPQKey), server.RemoteQKey())
+		assert.Zero(t, server.RemoteQPN(), "a SIDR_REQ does not name the client's QP")
+		assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
+		assert.Equal(t, "hello", string(server.PrivateData()[:5]))
+		assert.Equal(t, serverAddr, client.RemoteAddr())
+		assert.Equal(t, netip.MustParseAddrPort(clientAddr+":40001"), server.RemoteAddr())
+		assert.Equal(t, serverAddr, server.LocalAddr())
+		assert.Equal(t, gorxe.GIDFromAddr(serverAddr.Addr()), client.RemoteGID())
+		assert.Equal(t, gorxe.GIDFromAddr(netip.MustParseAddr(clientAddr)), server.RemoteGID())
+		assert.Equal(t, uint8(0x20), client.AH().Attr().GRH.TrafficClass)
 
-	wc := udSend(t, ctx, client, server, client.AH(), client.RemoteQPN(), "ping")
-	require.Equal(t, client.QP().QPN(), wc.SrcQP)
-	require.Equal(t, client.QP().QPN(), wc.ImmData)
-	require.NotZero(t, wc.WCFlags&gorxe.WCFlagGRH)
-	wc = udSend(t, ctx, server, client, server.AH(), wc.SrcQP, "pong")
-	require.Equal(t, server.QP().QPN(), wc.SrcQP)
+		wc := udSend(t, ctx, client, server, client.AH(), client.RemoteQPN(), "ping")
+		require.Equal(t, client.QP().QPN(), wc.SrcQP)
+		require.Equal(t, client.QP().QPN(), wc.ImmData)
+		require.NotZero(t, wc.WCFlags&gorxe.WCFlagGRH)
+		wc = udSend(t, ctx, server, client, server.AH(), wc.SrcQP, "pong")
+		require.Equal(t, server.QP().QPN(), wc.SrcQP)
+	})
 }
 
 // TestUDRefused: what the client sees when no UD endpoint serves the port.
 func TestUDRefused(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
-	as := agents(t, devs...)
-	t.Run("no listener", func(t *testing.T) {
+	inBubble(t, "no listener", func(t *testing.T) {
+		ctx, as := testCtx(t), twoAgents(t)
 		_, err := as[0].DialUD(ctx, serverAddr, nil)
 		require.ErrorIs(t, err, cm.ErrSIDRRefused)
 		require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRUnsupported})
 	})
-	t.Run("a TCP listener on the port", func(t *testing.T) {
+	inBubble(t, "a TCP listener on the port", func(t *testing.T) {
+		ctx, as := testCtx(t), twoAgents(t)
 		l, err := as[1].Listen(ctx, serverAddr, nil)
 		require.NoError(t, err)
 		defer l.Close()
 		_, err = as[0].DialUD(ctx, serverAddr, nil)
 		require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRUnsupported})
 	})
-	t.Run("listener closed with requests waiting", func(t *testing.T) {
+	inBubble(t, "listener closed with requests waiting", func(t *testing.T) {
+		ctx, as := testCtx(t), twoAgents(t)
 		l, err := as[1].ListenUD(ctx, netip.AddrPortFrom(netip.IPv4Unspecified(), 7001), nil)
 		require.NoError(t, err)
 		done := make(chan error, 1)
@@ -116,13 +119,15 @@ func TestUDRefused(t *testing.T) {
 			done <- err
 		}()
 		// Wait until the request is in the backlog, then close without accepting.
-		require.Eventually(t, func() bool { return len(l.backlog) == 1 }, testWait, testTick)
+		synctest.Wait()
+		require.Len(t, l.core.backlog, 1)
 		require.NoError(t, l.Close())
 		require.ErrorIs(t, <-done, &cm.SIDRError{Status: mad.SIDRReject})
 		_, err = l.Accept(ctx, nil)
 		require.ErrorIs(t, err, ErrClosed)
 	})
-	t.Run("bad address", func(t *testing.T) {
+	inBubble(t, "bad address", func(t *testing.T) {
+		ctx, as := testCtx(t), twoAgents(t)
 		_, err := as[0].DialUD(ctx, netip.MustParseAddrPort("10.0.0.2:0"), nil)
 		require.ErrorIs(t, err, ErrAddress)
 		_, err = as[1].ListenUD(ctx, netip.MustParseAddrPort("10.9.9.9:7"), nil)
@@ -133,34 +138,30 @@ func TestUDRefused(t *testing.T) {
 // TestUDTimeout: a SIDR_REQ nobody answers fails with cm.ErrTimeout after the retries, and a
 // cancelled DialUD returns the context's error.
 func TestUDTimeout(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr)
-	cfg := fastCM
-	cfg.CM.MaxCMRetries = 2
-	a, err := Open(devs[0], cfg)
-	require.NoError(t, err)
-	defer a.Close()
-	_, err = a.DialUD(ctx, serverAddr, nil)
-	require.ErrorIs(t, err, cm.ErrTimeout)
-	st, err := a.Stats(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, uint64(2), st.CM.Retransmits)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		devs := fabricDevices(t, nil, clientAddr)
+		cfg := fastCM
+		cfg.CM.MaxCMRetries = 2
+		a, err := Open(devs[0], cfg)
+		require.NoError(t, err)
+		defer a.Close()
+		_, err = a.DialUD(ctx, serverAddr, nil)
+		require.ErrorIs(t, err, cm.ErrTimeout)
+		st, err := a.Stats(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(2), st.CM.Retransmits)
 
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	_, err = a.DialUD(cctx, serverAddr, nil)
-	require.ErrorIs(t, err, context.Canceled)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = a.DialUD(cctx, serverAddr, nil)
+		require.ErrorIs(t, err, context.Canceled)
+	})
 }
 
 // TestUDRefusedByAgent: SIDR_REQs that reach a UD listener but that RDMA-CM cannot take are
 // answered status 2 (rejected), as ib_cm answers when the kernel's RDMA-CM refuses one.
 func TestUDRefusedByAgent(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
-	as := agents(t, devs...)
-	l, err := as[1].ListenUD(ctx, serverAddr, nil)
-	require.NoError(t, err)
-	defer l.Close()
 	cma := func(dst string) []byte {
 		b, err := mad.AppendCMAPrivateData(nil, &mad.CMAHeaderFields{SrcPort: 5, Src: netip.MustParseAddr(clientAddr),
 			Dst: netip.MustParseAddr(dst)}, nil)
@@ -174,11 +175,15 @@ func TestUDRefusedByAgent(t *testing.T) {
 		{"no CMA header", nil},
 		{"another destination", cma("10.0.0.3")},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		inBubble(t, tc.name, func(t *testing.T) {
+			ctx, as := testCtx(t), twoAgents(t)
+			l, err := as[1].ListenUD(ctx, serverAddr, nil)
+			require.NoError(t, err)
+			defer l.Close()
 			a := as[0].a
 			reply := make(chan cm.Event, 1)
 			require.NoError(t, a.do(ctx, func(now time.Time, out *cm.Output) error {
-				id, err := a.mgr.ResolveSIDR(now, cm.SIDRParams{ServiceID: l.sid, RemoteGID: serverAddr.Addr().As16(),
+				id, err := a.mgr.ResolveSIDR(now, cm.SIDRParams{ServiceID: l.core.sid, RemoteGID: serverAddr.Addr().As16(),
 					PrivateData: tc.pdata}, out)
 				if a.ud.resolving == nil {
 					a.ud.resolving = make(map[cm.ConnID]chan cm.Event)
@@ -192,7 +197,7 @@ func TestUDRefusedByAgent(t *testing.T) {
 			case <-ctx.Done():
 				require.Failf(t, "no SIDR reply", "%v", ctx.Err())
 			}
-			require.Empty(t, l.backlog)
+			require.Empty(t, l.core.backlog)
 		})
 	}
 }
@@ -202,9 +207,6 @@ func TestUDRefusedByAgent(t *testing.T) {
 // a SIDR_REQ that finds the backlog full is answered status 2 (rejected), as ib_cm answers one the
 // kernel's RDMA-CM has no room for.
 func TestUDListenBacklog(t *testing.T) {
-	ctx := testCtx(t)
-	devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
-	as := agents(t, devs...)
 	for _, tc := range []struct {
 		name    string
 		backlog int
@@ -213,7 +215,8 @@ func TestUDListenBacklog(t *testing.T) {
 		{"default", 0, backlogLen},
 		{"longer", backlogLen + 4, backlogLen + 4},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		inBubble(t, tc.name, func(t *testing.T) {
+			ctx, as := testCtx(t), twoAgents(t)
 			l, err := as[1].ListenUD(ctx, serverAddr, &UDOptions{Options: Options{Backlog: tc.backlog}})
 			require.NoError(t, err)
 			defer l.Close()
@@ -229,7 +232,8 @@ func TestUDListenBacklog(t *testing.T) {
 				}()
 			}
 			// Nobody accepts until every request is in.
-			require.Eventually(t, func() bool { return len(l.backlog) == tc.holds }, testWait, testTick, "the backlog never filled")
+			synctest.Wait()
+			require.Len(t, l.core.backlog, tc.holds, "the backlog never filled")
 			_, err = as[0].DialUD(ctx, serverAddr, nil)
 			require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRReject}, "a request beyond the backlog")
 			var accepted []*UDConn

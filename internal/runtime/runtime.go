@@ -73,6 +73,8 @@ type Runtime struct {
 
 	pollMu sync.Mutex // one Poll at a time; guards poll
 	poll   *rxScratch
+
+	qp1 qp1 // answers CM MADs while the device has no GSI QP
 }
 
 // New starts the workers and the receive loop on cfg.Conn.

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -257,7 +258,11 @@ func (r *Runtime) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches 
 	}
 	c := r.qps.lookup(qpn)
 	if c == nil {
-		r.dev.Inc(counter.RcvdUnknownQPN)
+		if qpn == cm.QP1 {
+			r.answerCM(&p, from)
+		} else {
+			r.dev.Inc(counter.RcvdUnknownQPN)
+		}
 		return -1, false
 	}
 	if chunk != nil {
