@@ -22,7 +22,7 @@ func TestE2ELossyFabric(t *testing.T) {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	defer fab.Close()
 	open := func(addr string, seed uint64) *Device {
-		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab), Workers: 2,
+		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fab.Network(), Workers: 2,
 			Faults: FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Seed: seed}})
 		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
@@ -134,7 +134,7 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	defer fab.Close()
 	open := func(addr string) *Device {
-		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
+		d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fab.Network()})
 		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d

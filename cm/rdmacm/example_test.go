@@ -106,7 +106,7 @@ func Example() {
 	defer fab.Close()
 	open := func(addr string) *gorxe.Device {
 		dev, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr),
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
+			Network: fab.Network()})
 		if err != nil {
 			panic(err)
 		}

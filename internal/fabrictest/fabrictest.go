@@ -34,7 +34,7 @@ func Open(t testing.TB, fab *netio.Fabric, name, addr string) *Node {
 	t.Helper()
 	a := netip.MustParseAddr(addr)
 	dev, err := gorxe.Open(gorxe.Config{Name: name, Addr: a, Workers: 1,
-		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
+		Network: fab.Network()})
 	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })
 	n := &Node{Dev: dev, buf: make([]byte, 1<<16), gid: gorxe.GIDFromAddr(a)}

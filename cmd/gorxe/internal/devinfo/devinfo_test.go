@@ -29,7 +29,7 @@ func testDevice(t *testing.T) *gorxe.Device {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	dev, err := gorxe.Open(gorxe.Config{
 		Addr: netip.MustParseAddr("198.51.100.7"), Name: "gorxe_test0", MTU: gorxe.MTU1024, Workers: 1,
-		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) },
+		Network: fab.Network(),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { dev.Close() })

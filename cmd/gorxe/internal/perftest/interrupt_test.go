@@ -47,7 +47,7 @@ func TestInterruptedClient(t *testing.T) {
 			t.Cleanup(fab.Close)
 			open := func(addr string, tap netio.TapFunc) *gorxe.Device {
 				d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Workers: 2, Tap: tap,
-					Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
+					Network: fab.Network()})
 				require.NoError(t, err)
 				t.Cleanup(func() { d.Close() })
 				return d

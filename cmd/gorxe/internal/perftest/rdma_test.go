@@ -23,7 +23,7 @@ func fabricPair(t *testing.T) (*gorxe.Device, *gorxe.Device) {
 	t.Cleanup(fab.Close)
 	open := func(addr string) *gorxe.Device {
 		d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Workers: 2,
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
+			Network: fab.Network()})
 		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		return d
