@@ -225,7 +225,7 @@ func TestE2EGSI(t *testing.T) {
 		return q
 	}
 	ga, gb := gsi(a), gsi(b)
-	require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}))
+	require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, GRHSize+256)}}))
 	ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
 	require.NoError(t, err)
 	defer ah.Destroy()

@@ -153,7 +153,7 @@ func TestSendCQOverflow(t *testing.T) {
 // has the high bit set and so stands for the QP's own Q_Key.
 func TestGSIQKey(t *testing.T) {
 	h, a, b, ah := gsiPair(t)
-	buf := b.d.region(256+40, 0)
+	buf := b.d.region(256+packet.GRHSize, 0)
 	b.postRecv(1, buf.sge(0, len(buf.buf)))
 	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
 		UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey, PKeyIndex: 0}})

@@ -71,8 +71,8 @@ func TestUCSRQDroppedMessageCompletesWQE(t *testing.T) {
 // with LOC_LEN_ERR; the next datagram gets the next WQE and the QP stays in RTS.
 func TestUDSRQTooLongCompletesWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD, srq: true})
-	env.postRecv(1, grhSize+4)
-	env.postRecv(2, grhSize+64)
+	env.postRecv(1, packet.GRHSize+4)
+	env.postRecv(2, packet.GRHSize+64)
 	rspWantNone(t, env.deliver(udSend(env, udQKey, []byte("12345"), false)))
 	wantRecvWCs(t, env, cq.WC{WRID: 1, Status: cq.WCLocLenErr})
 	rspWantNone(t, env.deliver(udSend(env, udQKey, []byte("1234"), false)))
@@ -85,7 +85,7 @@ func TestUDSRQTooLongCompletesWQE(t *testing.T) {
 // (IBTA class D).
 func TestUDNoSRQTooLongKeepsWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
-	env.postRecv(1, grhSize+4)
+	env.postRecv(1, packet.GRHSize+4)
 	rspWantNone(t, env.deliver(udSend(env, udQKey, []byte("12345"), false)))
 	wantRecvWCs(t, env)
 	rspWantNone(t, env.deliver(udSend(env, udQKey, []byte("1234"), false)))

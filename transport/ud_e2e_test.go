@@ -32,7 +32,7 @@ func TestRequesterUD(t *testing.T) {
 	a, b, ah := udPair(t, h, 0x33333333)
 	src := a.d.region(4096, 0)
 	copy(src.buf, hPattern(4096, 5))
-	recv := b.d.region(4096+40, 0)
+	recv := b.d.region(4096+packet.GRHSize, 0)
 	b.postRecv(1, recv.sge(0, len(recv.buf)))
 	b.postRecv(2, recv.sge(0, len(recv.buf)))
 

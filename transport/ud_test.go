@@ -82,7 +82,7 @@ func TestUDDrops(t *testing.T) {
 	// No receive WQE.
 	env.deliver(udSend(env, udQKey, []byte("x"), false))
 	require.Equal(t, uint64(1), c.Load(counter.RcvdNoRecvWQE), "no-WQE drop not counted")
-	bufs := env.postRecv(1, 40+10)
+	bufs := env.postRecv(1, packet.GRHSize+10)
 	// Wrong Q_Key.
 	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
 	require.Equal(t, uint64(1), c.Load(counter.QKeyViolation), "Q_Key violation not counted")
@@ -158,7 +158,7 @@ func TestUDSolicitedEvent(t *testing.T) {
 // datagram must go to a WQE posted after the reset.
 func TestUDResetDropsHeldWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
-	env.postRecv(1, 40+4)
+	env.postRecv(1, packet.GRHSize+4)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false)) // too long: WQE kept
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))

@@ -62,11 +62,11 @@ func (n *Node) UDQP(t testing.TB) *gorxe.QP {
 	return q
 }
 
-// PostRecvs posts k receives of 40 bytes of GRH plus 1024 bytes to q.
+// PostRecvs posts k receives of gorxe.GRHSize plus 1024 bytes to q.
 func (n *Node) PostRecvs(t testing.TB, q *gorxe.QP, k int) {
 	t.Helper()
 	for range k {
-		require.NoError(t, q.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: 1064, LKey: n.mr.LKey()}}}}))
+		require.NoError(t, q.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: gorxe.GRHSize + 1024, LKey: n.mr.LKey()}}}}))
 	}
 }
 
