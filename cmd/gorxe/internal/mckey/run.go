@@ -15,7 +15,6 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 )
 
-
 // Run joins the group on every QP, waits the pause, then sends (-s) or awaits the messages,
 // leaves, and prints the C tool's lines, ending with "test complete" and the return status.
 func Run(ctx context.Context, o Options, stdout io.Writer) error {

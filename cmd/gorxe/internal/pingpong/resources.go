@@ -20,7 +20,6 @@ const (
 // udQKey is the Q_Key ud_pingpong's QP and sends use.
 const udQKey = 0x11111111
 
-
 // session holds the verbs objects of one run, created in the C tools' order.
 type session struct {
 	o        Options

@@ -13,7 +13,6 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 )
 
-
 // etimedout is -ETIMEDOUT, the status of RDMA-CM's UNREACHABLE event for a SIDR_REQ nobody
 // answered.
 const etimedout = -110
