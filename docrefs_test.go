@@ -47,9 +47,7 @@ func indexModule(t *testing.T, root string) *apiIndex {
 		if name := d.Name(); path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 			return filepath.SkipDir
 		}
-		pkgs, err := parser.ParseDir(fset, path, func(fi fs.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, parser.SkipObjectResolution)
+		pkgs, err := parseSources(fset, path)
 		if err != nil {
 			return err
 		}
@@ -58,9 +56,9 @@ func indexModule(t *testing.T, root string) *apiIndex {
 			return err
 		}
 		dir := filepath.ToSlash(strings.TrimPrefix(rel, "."))
-		for name, p := range pkgs {
+		for name, files := range pkgs {
 			x.dirs[name] = append(x.dirs[name], dir)
-			for _, f := range p.Files {
+			for _, f := range files {
 				x.addFile(dir, f)
 			}
 		}
@@ -68,6 +66,27 @@ func indexModule(t *testing.T, root string) *apiIndex {
 	})
 	require.NoError(t, err)
 	return x
+}
+
+// parseSources parses the Go files of dir other than tests, by package name.
+func parseSources(fset *token.FileSet, dir string) (map[string][]*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := map[string][]*ast.File{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		pkgs[f.Name.Name] = append(pkgs[f.Name.Name], f)
+	}
+	return pkgs, nil
 }
 
 func (x *apiIndex) typ(dir, name string) *typeInfo {
@@ -246,15 +265,13 @@ func (x *apiIndex) check(m []string) string {
 
 // std reports whether the standard library's package at GOROOT/src/pkg declares ident.
 func (x *apiIndex) std(pkg, ident string) bool {
-	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(build.Default.GOROOT, "src", pkg), func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.SkipObjectResolution)
+	pkgs, err := parseSources(token.NewFileSet(), filepath.Join(build.Default.GOROOT, "src", pkg))
 	if err != nil {
 		return false
 	}
 	sx := &apiIndex{idents: map[string]map[string]bool{}, types: map[string]map[string]*typeInfo{}}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
+	for _, files := range pkgs {
+		for _, f := range files {
 			sx.addFile(pkg, f)
 		}
 	}
