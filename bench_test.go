@@ -74,7 +74,7 @@ func openBenchPair(b *testing.B, network string, mtu MTU) (*benchPeer, *benchPee
 		fab := netio.NewFabric(netio.FabricConfig{QueueLen: 4096})
 		b.Cleanup(fab.Close)
 		open := func(addr string) *Device {
-			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
+			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fab.Network()})
 			require.NoError(b, err)
 			b.Cleanup(func() { d.Close() })
 			return d

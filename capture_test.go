@@ -11,28 +11,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/netio"
 )
 
-// TestConfigCapture runs RC SENDs between two devices, one capturing with Config.Capture under
-// fault injection: the capture holds every datagram the device sent (lost ones marked in a
-// comment, as many as the tap saw) and received, each decodable with a valid ICRC.
-func TestConfigCapture(t *testing.T) {
+// TestTapCapture runs RC SENDs between two devices, one capturing with a capture.Writer as its
+// Config.Tap under fault injection: the capture holds every datagram the device sent (lost ones
+// marked in a comment, as many as the tap saw) and received, each decodable with a valid ICRC.
+func TestTapCapture(t *testing.T) {
 	fab := netio.NewFabric(netio.FabricConfig{})
 	defer fab.Close()
 	var pcap bytes.Buffer
+	w, err := capture.NewWriter(&pcap, capture.Options{Interface: "gorxe_a"})
+	require.NoError(t, err)
 	var lost, taps atomic.Int64
-	da, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab), Capture: &pcap,
+	da, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fab.Network(),
 		Faults: FaultConfig{Loss: 0.1, Seed: 3},
-		Tap: func(dir netio.Direction, _ *netio.Message) {
+		Tap: func(dir netio.Direction, m *netio.Message) {
 			taps.Add(1)
 			if dir == netio.Lost {
 				lost.Add(1)
 			}
+			w.Tap(dir, m)
 		}})
 	require.NoError(t, err)
-	db, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.2"), Network: fabricNet(fab)})
+	db, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.2"), Network: fab.Network()})
 	require.NoError(t, err)
 	defer db.Close()
 	a, b := newNode(t, da), newNode(t, db)
@@ -50,6 +54,7 @@ func TestConfigCapture(t *testing.T) {
 		require.Equal(t, WCSuccess, wc.Status)
 	}
 	require.NoError(t, da.Close())
+	require.NoError(t, w.Close())
 
 	r, err := pcapgo.NewNgReader(bytes.NewReader(pcap.Bytes()), pcapgo.DefaultNgReaderOptions)
 	require.NoError(t, err)

@@ -1,8 +1,8 @@
 package gorxe
 
 import (
+	"cmp"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -22,6 +22,21 @@ const DefaultPort = netio.DefaultPort
 // zero: a testing knob, read by every program that embeds gorxe, as GORXE_FAULTS is.
 const EnvPort = "GORXE_PORT"
 
+// PortFromEnv reads EnvPort through getenv (os.Getenv outside tests), as Open does when
+// Config.Port is zero: the port it names, or 0 when it is unset (DefaultPort). Programs that
+// report the port before opening a device read it here rather than parsing it again.
+func PortFromEnv(getenv func(string) string) (uint16, error) {
+	v := getenv(EnvPort)
+	if v == "" {
+		return 0, nil
+	}
+	p, err := strconv.ParseUint(v, 10, 16)
+	if err != nil || p == 0 {
+		return 0, fmt.Errorf("%s=%q is not a UDP port number (1-65535)", EnvPort, v)
+	}
+	return uint16(p), nil
+}
+
 // FaultConfig describes the impairments (loss, reordering, duplication, corruption, delay) a
 // Device applies to every datagram it sends. Probabilities are in [0, 1], drawn per datagram from a
 // generator seeded with Seed, so a configuration replays exactly.
@@ -40,9 +55,7 @@ type FaultConfig = netio.FaultConfig
 // once by Open with the device's local addresses and port. Tests pass an in-memory fabric:
 //
 //	fab := netio.NewFabric(netio.FabricConfig{})
-//	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-//		return fab.NewEndpoint(port, addrs...)
-//	}
+//	cfg.Network = fab.Network()
 type NetworkFunc func(addrs []netip.Addr, port uint16) (netio.Conn, error)
 
 // Config says what a Device binds to and how it runs. Exactly one of Addr and Interface must be
@@ -86,14 +99,11 @@ type Config struct {
 	// Tap, when set, is shown every datagram the device puts on the network or takes from it, in
 	// the order the network gets them; under fault injection a dropped datagram is shown as
 	// netio.Lost in its place and the marks of the direction say what else the faults did. It is
-	// the hook for packet summaries and capture files (capture.Writer.Tap). It runs on the
-	// device's goroutines and must not keep the message.
+	// the hook for packet summaries and capture files: a capture.Writer's Tap method writes a
+	// pcapng file of the device's traffic, which the caller closes after Device.Close (package
+	// capture, kept out of the root so that a program that captures nothing does not link the
+	// pcapng writer). It runs on the device's goroutines and must not keep the message.
 	Tap netio.TapFunc
-	// Capture, when set, receives a pcapng capture of every datagram the device sends and
-	// receives (and, under fault injection, of what the faults did: see package capture), written
-	// in the order the network got them, with the device's UDP port recorded so gorxe dump and
-	// Wireshark decode it. Close flushes it; the caller closes the writer. Nothing needs root.
-	Capture io.Writer
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
 	// Tests pass a *clock.Fake and step it.
@@ -143,14 +153,11 @@ func (c *Config) resolve() (*resolved, error) {
 	}
 	r.port = c.Port
 	if r.port == 0 {
-		r.port = DefaultPort
-		if v := os.Getenv(EnvPort); v != "" {
-			p, err := strconv.ParseUint(v, 10, 16)
-			if err != nil || p == 0 {
-				return nil, configErr(fmt.Sprintf("%s=%q is not a UDP port number (1-65535)", EnvPort, v))
-			}
-			r.port = uint16(p)
+		p, err := PortFromEnv(os.Getenv)
+		if err != nil {
+			return nil, configErr(err.Error())
 		}
+		r.port = cmp.Or(p, DefaultPort)
 	}
 	if c.BusyPoll < 0 {
 		return nil, configErr(fmt.Sprintf("BusyPoll %v is negative", c.BusyPoll))

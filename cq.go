@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // WC is a work completion, field for field libibverbs' struct ibv_wc. WRID, Status, Opcode (for
@@ -81,11 +82,17 @@ type WCFlags = cq.WCFlags
 
 // Completion flags.
 const (
-	WCFlagGRH      = cq.WCFlagGRH      // IBV_WC_GRH: a 40-byte GRH precedes UD data
+	WCFlagGRH      = cq.WCFlagGRH      // IBV_WC_GRH: GRHSize bytes of GRH precede UD data
 	WCFlagWithImm  = cq.WCFlagWithImm  // IBV_WC_WITH_IMM: ImmData is valid
 	WCFlagIPCsumOK = cq.WCFlagIPCsumOK // IBV_WC_IP_CSUM_OK (never set)
 	WCFlagWithInv  = cq.WCFlagWithInv  // IBV_WC_WITH_INV: InvalidatedRKey is valid
 )
+
+// GRHSize is the number of bytes a UD receive buffer must keep in front of the payload: a UD or
+// multicast datagram lands GRHSize bytes into the receive's buffer, after its network header
+// (the IPv6 header, or for IPv4 20 unused bytes and the IPv4 header), as on rxe. It is
+// sizeof(struct ibv_grh), for which libibverbs has no constant of its own.
+const GRHSize = packet.GRHSize
 
 // MaxCQE is the largest CQ a device creates (ibv_device_attr.max_cqe).
 const MaxCQE = cq.MaxCQE

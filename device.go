@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/internal/netdev"
@@ -37,8 +36,6 @@ type Device struct {
 	keys *mr.Table
 	log  *slog.Logger
 	rt   *runtime.Runtime
-
-	capture *capture.Writer // Config.Capture's writer, flushed by Close; nil without one
 
 	// life serialises Close against verbs that hand work to the runtime, so nothing is queued
 	// after the workers flushed their QPs and stopped.
@@ -83,15 +80,7 @@ func Open(cfg Config) (*Device, error) {
 	if rc.MTU != 0 && rc.MTU < d.mtu {
 		d.mtu = rc.MTU
 	}
-	tap := rc.Tap
-	if rc.Capture != nil {
-		d.capture, err = capture.NewWriter(rc.Capture, capture.Options{Port: rc.port, Interface: d.name})
-		if err != nil {
-			return nil, &Error{Op: "open", Err: fmt.Errorf("capture: %w", err)}
-		}
-		tap = bothTaps(rc.Tap, d.capture.Tap)
-	}
-	conn, err := openConn(rc, d.log, b.Addrs, tap)
+	conn, err := openConn(rc, d.log, b.Addrs, rc.Tap)
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +165,6 @@ func (d *Device) Close() error {
 	d.life.Unlock()
 
 	err := d.rt.Close()
-	if d.capture != nil {
-		if cerr := d.capture.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("capture: %w", cerr)
-		}
-	}
 	close(d.events.closed)
 	d.log.Info("gorxe device closed")
 	if err != nil {
@@ -377,17 +361,6 @@ func activeMTU(ifMTU int) MTU {
 		return MTU4096
 	}
 	return MTUFromBytes(ifMTU - 80)
-}
-
-// bothTaps returns a tap that shows a datagram to a, if set, and then to b.
-func bothTaps(a, b netio.TapFunc) netio.TapFunc {
-	if a == nil {
-		return b
-	}
-	return func(dir netio.Direction, m *netio.Message) {
-		a(dir, m)
-		b(dir, m)
-	}
 }
 
 // adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a segment

@@ -28,9 +28,9 @@ func TestOpenConfigErrors(t *testing.T) {
 		{"both Addr and Interface", Config{Addr: addr, Interface: "lo"}, ErrInvalidConfig},
 		{"unspecified address", Config{Addr: netip.IPv4Unspecified()}, ErrInvalidConfig},
 		{"multicast address", Config{Addr: netip.MustParseAddr("239.1.1.1")}, ErrInvalidConfig},
-		{"MTU out of enum", Config{Addr: addr, MTU: 6, Network: fabricNet(fab.fab)}, ErrInvalidConfig},
-		{"negative workers", Config{Addr: addr, Workers: -1, Network: fabricNet(fab.fab)}, ErrInvalidConfig},
-		{"bad faults", Config{Addr: addr, Faults: FaultConfig{Loss: 2}, Network: fabricNet(fab.fab)}, ErrInvalidConfig},
+		{"MTU out of enum", Config{Addr: addr, MTU: 6, Network: fab.fab.Network()}, ErrInvalidConfig},
+		{"negative workers", Config{Addr: addr, Workers: -1, Network: fab.fab.Network()}, ErrInvalidConfig},
+		{"bad faults", Config{Addr: addr, Faults: FaultConfig{Loss: 2}, Network: fab.fab.Network()}, ErrInvalidConfig},
 		{"no such interface", Config{Interface: "gorxe-does-not-exist0"}, ErrInvalidConfig},
 		{"address of no interface", Config{Addr: netip.MustParseAddr("192.0.2.254")}, ErrNoAddresses},
 	}
@@ -52,10 +52,10 @@ func TestOpenConfigErrors(t *testing.T) {
 func TestOpenFaultsFromEnv(t *testing.T) {
 	fab := newTestFabric(t)
 	t.Setenv("GORXE_FAULTS", "loss=banana")
-	_, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)})
+	_, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fab.fab.Network()})
 	require.ErrorIs(t, err, ErrInvalidConfig, "Open with a bad GORXE_FAULTS")
 	t.Setenv("GORXE_FAULTS", "loss=0.5,seed=3")
-	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(fab.fab)}
+	cfg := Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fab.fab.Network()}
 	rc, err := cfg.resolve()
 	require.NoError(t, err)
 	c, err := openConn(rc, rc.log, []netip.Addr{cfg.Addr}, nil)
@@ -210,7 +210,7 @@ func TestQueryMisuse(t *testing.T) {
 
 func TestConfigMTUCapsActiveMTU(t *testing.T) {
 	f := newTestFabric(t)
-	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.9"), Network: fabricNet(f.fab), Clock: f.clk, MTU: MTU1024})
+	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.9"), Network: f.fab.Network(), Clock: f.clk, MTU: MTU1024})
 	require.NoError(t, err)
 	defer d.Close()
 	p, _ := d.QueryPort(1)

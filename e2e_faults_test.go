@@ -24,7 +24,7 @@ func TestE2ELossyFabric(t *testing.T) {
 		fab := netio.NewFabric(netio.FabricConfig{})
 		defer fab.Close()
 		open := func(addr string, seed uint64) *Device {
-			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab), Workers: 2,
+			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fab.Network(), Workers: 2,
 				Faults: FaultConfig{Loss: 0.1, Reorder: 0.05, Dup: 0.05, Seed: seed}})
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
@@ -139,7 +139,7 @@ func TestE2ERNRAndRemoteAccessError(t *testing.T) {
 		fab := netio.NewFabric(netio.FabricConfig{})
 		defer fab.Close()
 		open := func(addr string) *Device {
-			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(fab)})
+			d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fab.Network()})
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
 			return d
@@ -232,7 +232,7 @@ func TestE2EGSI(t *testing.T) {
 			return q
 		}
 		ga, gb := gsi(a), gsi(b)
-		require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, 40+256)}}))
+		require.NoError(t, gb.PostRecv([]RecvWR{{ID: 60, SGList: b.sge(0, GRHSize+256)}}))
 		ah, err := a.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: b.gid, SGIDIndex: 1, HopLimit: 64}})
 		require.NoError(t, err)
 		defer ah.Destroy()

@@ -104,3 +104,19 @@ func TestQPEventHandler(t *testing.T) {
 	assert.Equal(t, EventCommEst, ev.Type, "GetAsyncEvent: %v", ev)
 	assert.Same(t, qb, ev.QP, "GetAsyncEvent: %v", ev)
 }
+
+// A context that is already done wins over queued events, as it does for a blocking wait.
+func TestGetAsyncEventDoneContext(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1") // Open queues EventPortActive
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ev, err := d.GetAsyncEvent(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, AsyncEvent{}, ev)
+	assert.Equal(t, "no event", fmt.Sprint(ev), "a failed GetAsyncEvent's event must not read as a CQ error")
+
+	ev, err = d.GetAsyncEvent(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, EventPortActive, ev.Type)
+	assert.Equal(t, "port active (port 1)", fmt.Sprint(ev))
+}

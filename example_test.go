@@ -13,11 +13,7 @@ import (
 
 // exampleNetwork stands in for real UDP sockets so the examples run anywhere; a program normally
 // leaves Config.Network nil and binds an address or interface of the host.
-var exampleFabric = netio.NewFabric(netio.FabricConfig{})
-
-func exampleNetwork(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-	return exampleFabric.NewEndpoint(port, addrs...)
-}
+var exampleNetwork = netio.NewFabric(netio.FabricConfig{}).Network()
 
 // Register a buffer for local writes and remote RDMA reads and writes (ibv_reg_mr). The rkey and
 // address are what a peer needs to access it.

@@ -124,3 +124,60 @@ func TestImportGraph(t *testing.T) {
 		}
 	}
 }
+
+// heavyModules are the dependencies a program that embeds gorxe must not link unless it asks for
+// them: the pcapng writer and decoders (gopacket, behind capture, dump and layers) and the
+// Prometheus client (behind metrics).
+var heavyModules = []string{"github.com/gopacket/gopacket", "github.com/prometheus/"}
+
+// TestRootDependencies checks that the verbs facade pulls in neither gopacket nor Prometheus: a
+// program that captures nothing and exports no metrics links neither. It names the chain of
+// imports that leads to a forbidden package.
+func TestRootDependencies(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list packages with")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-json", ".").Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
+	}
+	require.NoError(t, err)
+	imports := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		imports[p.ImportPath] = p.Imports
+	}
+	require.Contains(t, imports, module, "go list -deps lists the root itself")
+	// Breadth first from the root, so the chain reported for a package is a shortest one.
+	via := map[string]string{module: ""}
+	queue := []string{module}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, imp := range imports[p] {
+			if _, seen := via[imp]; !seen {
+				via[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	for p := range via {
+		if !slices.ContainsFunc(heavyModules, func(m string) bool { return strings.HasPrefix(p, m) }) {
+			continue
+		}
+		chain := []string{p}
+		for q := via[p]; q != ""; q = via[q] {
+			chain = append(chain, q)
+		}
+		slices.Reverse(chain)
+		assert.Fail(t, fmt.Sprintf("the root package depends on %s (%s): keep it behind the packages that need it", p, strings.Join(chain, " -> ")))
+	}
+}

@@ -84,7 +84,7 @@ func TestLogRetryExhaustedQP(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newTestFabric(t)
 		rec := newRecorder()
-		d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2,
+		d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: f.fab.Network(), Clock: f.clk, Workers: 2,
 			Name: "gorxe_logtest", Logger: slog.New(rec)})
 		require.NoError(t, err)
 		a := newNode(t, d)
@@ -135,7 +135,7 @@ func TestLogRetryExhaustedQP(t *testing.T) {
 func TestLogCloseMovesQPs(t *testing.T) {
 	f := newTestFabric(t)
 	rec := newRecorder()
-	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2,
+	d, err := Open(Config{Addr: netip.MustParseAddr("10.0.0.1"), Network: f.fab.Network(), Clock: f.clk, Workers: 2,
 		Logger: slog.New(rec)})
 	require.NoError(t, err)
 	n := newNode(t, d)
@@ -168,7 +168,7 @@ func TestLogNoAllocationsPerPacket(t *testing.T) {
 			f := newTestFabric(t)
 			open := func(addr string) *node {
 				// The real clock: the fake one allocates when timers change.
-				d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(f.fab), Workers: 2, Logger: c.log})
+				d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: f.fab.Network(), Workers: 2, Logger: c.log})
 				require.NoError(t, err)
 				t.Cleanup(func() { d.Close() })
 				return newNode(t, d)

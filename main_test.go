@@ -15,13 +15,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fabricNet returns a NetworkFunc attaching devices to fab.
-func fabricNet(fab *netio.Fabric) NetworkFunc {
-	return func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-		return fab.NewEndpoint(port, addrs...)
-	}
-}
-
 // testFabric is an in-memory network with a fake clock, shared by the devices of one test.
 type testFabric struct {
 	fab *netio.Fabric
@@ -38,7 +31,7 @@ func newTestFabric(t testing.TB) *testFabric {
 // open opens a device at addr on the fabric and closes it when the test ends.
 func (f *testFabric) open(t testing.TB, addr string) *Device {
 	t.Helper()
-	d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: fabricNet(f.fab), Clock: f.clk, Workers: 2})
+	d, err := Open(Config{Addr: netip.MustParseAddr(addr), Network: f.fab.Network(), Clock: f.clk, Workers: 2})
 	require.NoError(t, err, "Open(%s)", addr)
 	t.Cleanup(func() { d.Close() })
 	return d

@@ -2,8 +2,11 @@ package gorxe
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +69,33 @@ func TestE2EMulticastUDPLoopback(t *testing.T) {
 	assert.Zero(t, b.d.Counters().Get(counter.NetMcastLeaves), "a QP is still attached")
 	require.NoError(t, ub2.DetachMcast(group, 0))
 	assert.Equal(t, uint64(1), b.d.Counters().Get(counter.NetMcastLeaves))
+}
+
+// The per-group limit holds against concurrent attaches.
+func TestAttachMcastLimitConcurrent(t *testing.T) {
+	d := newTestFabric(t).open(t, "10.0.0.1")
+	x := newTestQPs(t, d)
+	gid := GIDFromAddr(mustAddr("239.0.0.9"))
+	var qps []*QP
+	for range 64 {
+		qps = append(qps, x.create(t, QPTypeUD))
+	}
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, q := range qps {
+		wg.Go(func() {
+			<-start
+			if err := q.AttachMcast(gid, 0); err == nil {
+				ok.Add(1)
+			} else if !errors.Is(err, ErrInvalidArgument) {
+				assert.Fail(t, fmt.Sprintf("attach: %v", err))
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	attr, err := d.Query()
+	require.NoError(t, err)
+	assert.Equal(t, int32(attr.MaxMcastQPAttach), ok.Load())
 }

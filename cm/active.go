@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // Path describes the route to the passive side. On RoCEv2 the GIDs are the
@@ -17,7 +18,7 @@ type Path struct {
 	HopLimit     uint8
 	SL           uint8
 	PacketRate   uint8
-	PKey         uint16  // 0 means DefaultPKey
+	PKey         uint16  // 0 means packet.DefaultPKey
 	MTU          mad.MTU // active IB MTU of the path
 }
 
@@ -57,7 +58,7 @@ func (m *Manager) Connect(now time.Time, p ConnectParams, out *Output) (ConnID, 
 	}
 	pkey := p.Path.PKey
 	if pkey == 0 {
-		pkey = DefaultPKey
+		pkey = packet.DefaultPKey
 	}
 	c.active = true
 	c.serviceID = p.ServiceID

@@ -6,7 +6,7 @@ import "github.com/gorxe/gorxe/cm/mad"
 // connection, as plain values for the consumer to apply with its verbs
 // (mirroring ib_cm_init_qp_attr):
 //
-//   - RESET→INIT: PKey (index of DefaultPKey), access flags of the consumer's
+//   - RESET→INIT: PKey (index of packet.DefaultPKey), access flags of the consumer's
 //     choosing.
 //   - INIT→RTR: the address (RemoteGID, LocalGID, FlowLabel, TrafficClass,
 //     HopLimit, SL), PathMTU, RemoteQPN, RQPSN, MaxDestRdAtomic and

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // TestHandshakeMatchesKernelCapture replays rping's connection from the
@@ -94,7 +95,7 @@ func TestNegotiatedAttrs(t *testing.T) {
 	require.Equal(t, QPAttrs{
 		Transport: mad.TransportRC, LocalQPN: qpnA, RemoteQPN: qpnB,
 		// Each side receives from the PSN it chose and sends from the peer's.
-		SQPSN: 0x222222, RQPSN: 0x111111, PathMTU: mad.MTU1024, PKey: DefaultPKey,
+		SQPSN: 0x222222, RQPSN: 0x111111, PathMTU: mad.MTU1024, PKey: packet.DefaultPKey,
 		MaxDestRdAtomic: 4, // the REP's initiator depth
 		MaxRdAtomic:     2, // the REP's responder resources
 		RetryCount:      6,
@@ -104,7 +105,7 @@ func TestNegotiatedAttrs(t *testing.T) {
 	}, ia.Attrs)
 	require.Equal(t, QPAttrs{
 		Transport: mad.TransportRC, LocalQPN: qpnB, RemoteQPN: qpnA,
-		SQPSN: 0x111111, RQPSN: 0x222222, PathMTU: mad.MTU1024, PKey: DefaultPKey,
+		SQPSN: 0x111111, RQPSN: 0x222222, PathMTU: mad.MTU1024, PKey: packet.DefaultPKey,
 		MaxDestRdAtomic: 2, MaxRdAtomic: 4,
 		RetryCount: 6,
 		RNRRetry:   5,  // what the REQ asks of us

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/packet"
 )
 
 func TestSIDR(t *testing.T) {
@@ -21,7 +22,7 @@ func TestSIDR(t *testing.T) {
 		evs := w.take(sideB)
 		require.Equal(t, []EventType{EventSIDRREQReceived}, types(evs))
 		require.Equal(t, udpSID, evs[0].ServiceID)
-		require.Equal(t, uint16(DefaultPKey), evs[0].Attrs.PKey)
+		require.Equal(t, uint16(packet.DefaultPKey), evs[0].Attrs.PKey)
 		require.Equal(t, []byte{0, 0x40}, evs[0].PrivateData[:2])
 		b := evs[0].Conn
 		require.Equal(t, StateSIDRREQRcvd, w.state(sideB, b))

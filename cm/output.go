@@ -6,13 +6,6 @@ import "github.com/gorxe/gorxe/cm/mad"
 // MADs (the GSI QP).
 const QP1 = 1
 
-// QP1QKey is the Q_Key of QP1 (IB_QP1_QKEY); QP1 MADs carry P_Key
-// DefaultPKey.
-const (
-	QP1QKey     = 0x80010000
-	DefaultPKey = 0xFFFF
-)
-
 // Addr is where a MAD comes from or goes to: the peer port's GID (on RoCEv2
 // its IP address, IPv4-mapped for IPv4) and its CM QP, 1 unless redirected.
 type Addr struct {
@@ -20,8 +13,8 @@ type Addr struct {
 	QPN uint32
 }
 
-// Datagram is one MAD to send as a UD SEND_ONLY to To (Q_Key QP1QKey,
-// P_Key DefaultPKey, source QP 1). MAD is exactly mad.Size bytes; it may be
+// Datagram is one MAD to send as a UD SEND_ONLY to To (Q_Key packet.GSIQKey,
+// P_Key packet.DefaultPKey, source QP 1). MAD is exactly mad.Size bytes; it may be
 // shared with the manager's retransmission state, so the caller must not
 // modify it.
 type Datagram struct {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // SIDRParams ask a remote CM which UD QP serves a service ID (what
@@ -11,7 +12,7 @@ import (
 type SIDRParams struct {
 	ServiceID uint64
 	RemoteGID [16]byte
-	PKey      uint16 // 0 means DefaultPKey
+	PKey      uint16 // 0 means packet.DefaultPKey
 	// PrivateData goes in the SIDR_REQ (at most 216 bytes); RDMA-CM starts
 	// it with the CMA header.
 	PrivateData []byte
@@ -44,7 +45,7 @@ func (m *Manager) ResolveSIDR(now time.Time, p SIDRParams, out *Output) (ConnID,
 	}
 	pkey := p.PKey
 	if pkey == 0 {
-		pkey = DefaultPKey
+		pkey = packet.DefaultPKey
 	}
 	c.sidr, c.active = true, true
 	c.serviceID = p.ServiceID

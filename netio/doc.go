@@ -8,11 +8,16 @@
 // # Ownership
 //
 // Buffers belong to the caller. Send reads msgs[i].Buf and keeps no reference after it returns;
-// Receive writes into msgs[i].Buf[:cap(msgs[i].Buf)] and re-slices Buf to the datagram's length,
-// so the same messages can be handed back to Receive after re-slicing each Buf to its capacity.
-// Datagrams never share memory between sender and receiver. This holds with segmentation
-// offload too: a coalesced receive lands in the UDP backend's own buffers and is copied out one
-// datagram per Message.
+// Receive writes into msgs[i].Buf[:cap(msgs[i].Buf)] and re-slices Buf to what it received, so
+// the same messages can be handed back to Receive after re-slicing each Buf to its capacity (the
+// UDP backend may exchange Buf slices among the messages of one call, but every filled Buf is one
+// the caller offered). Datagrams never share memory between sender and receiver.
+//
+// A Message offered a buffer of [CoalesceBufSize] or more may receive a whole coalesced run
+// (UDP generic receive offload): Buf then holds consecutive datagrams of one flow, each
+// SegmentSize bytes but the last, read in place without a copy ([Message.Datagrams],
+// [Message.Datagram]). A smaller buffer holds exactly one datagram: the UDP backend reads runs
+// into buffers of its own and copies them out one datagram per Message.
 //
 // # Segmentation offload
 //

@@ -92,6 +92,13 @@ func (f *Fabric) NewEndpoint(port uint16, addrs ...netip.Addr) (*Endpoint, error
 	return e, nil
 }
 
+// Network returns the function that attaches a device to the fabric: called with the device's
+// addresses and port, it returns a new endpoint there. It has the signature of gorxe's
+// Config.Network, which it is written for.
+func (f *Fabric) Network() func(addrs []netip.Addr, port uint16) (Conn, error) {
+	return func(addrs []netip.Addr, port uint16) (Conn, error) { return f.NewEndpoint(port, addrs...) }
+}
+
 // localAddrPorts validates a set of local addresses and pairs them with port.
 func localAddrPorts(port uint16, addrs []netip.Addr) ([]netip.AddrPort, error) {
 	if len(addrs) == 0 {

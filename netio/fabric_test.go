@@ -142,6 +142,19 @@ func TestFabricEndpointErrors(t *testing.T) {
 	}
 }
 
+// TestFabricNetwork checks that Network attaches an endpoint at exactly the addresses and port it
+// is given, as NewEndpoint does.
+func TestFabricNetwork(t *testing.T) {
+	f := NewFabric(FabricConfig{})
+	defer f.Close()
+	c, err := f.Network()([]netip.Addr{addrA, addrB}, 5000)
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, []netip.AddrPort{netip.AddrPortFrom(addrA, 5000), netip.AddrPortFrom(addrB, 5000)}, c.LocalAddrs())
+	_, err = f.Network()([]netip.Addr{addrA}, 5000)
+	require.ErrorIs(t, err, ErrAddressInUse)
+}
+
 func TestFabricQueueFullAndTruncation(t *testing.T) {
 	_, _, a, b := newPair(t, FabricConfig{QueueLen: 4})
 	dst := netip.AddrPortFrom(addrB, DefaultPort)

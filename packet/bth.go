@@ -155,16 +155,6 @@ func (b BTH) SetAckReq(v bool) { setBit(&b[bthAck], bthAckReqBit, v) }
 // SetPSN sets the 24-bit "Packet Sequence Number", keeping AckReq.
 func (b BTH) SetPSN(p PSN) { putUint24(b[bthPSN:], uint32(p)) }
 
-// EncodePartial re-stamps the per-packet fields of a BTH template in one call:
-// opcode, pad count, AckReq and PSN.
-func (b BTH) EncodePartial(op Opcode, padCount uint8, ackReq bool, psn PSN) {
-	_ = b[BTHSize-1]
-	b[bthOpcode] = byte(op)
-	b.SetPadCount(padCount)
-	b[bthAck] = boolBit(ackReq, bthAckReqBit)
-	putUint24(b[bthPSN:], uint32(psn))
-}
-
 func uint24(b []byte) uint32 {
 	_ = b[2]
 	return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2])

@@ -34,8 +34,7 @@
 //
 // [AppendPacket] writes the headers, payload and zero pad; [Envelope.PutICRC]
 // then stamps the ICRC for the IP/UDP framing the packet will travel in, in
-// one CRC pass and without allocating. A requester that keeps a per-QP header
-// template re-stamps it with the [BTH] setters ([BTH.EncodePartial]).
+// one CRC pass and without allocating.
 //
 // # ICRC over UDP sockets
 //

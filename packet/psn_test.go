@@ -86,7 +86,10 @@ func TestPSNInWindow(t *testing.T) {
 func TestBTHSetters(t *testing.T) {
 	b := make(BTH, BTHSize)
 	b.Encode(&BTHFields{Opcode: RCSendFirst, PKey: 0xFFFF, DestQP: 0xABCDEF, FECN: true, PSN: 1})
-	b.EncodePartial(RCSendLast, 2, true, top)
+	b.SetOpcode(RCSendLast)
+	b.SetPadCount(2)
+	b.SetAckReq(true)
+	b.SetPSN(top)
 	b.SetSolicitedEvent(true)
 	want := BTHFields{Opcode: RCSendLast, SolicitedEvent: true, PadCount: 2, PKey: 0xFFFF, DestQP: 0xABCDEF, FECN: true, AckReq: true, PSN: top}
 	got := b.Fields()

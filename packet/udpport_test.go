@@ -93,6 +93,9 @@ func TestUDPSourcePort(t *testing.T) {
 			require.GreaterOrEqual(t, p, uint16(0xC000), "port %#x out of range", p)
 		}
 	}
+	assert.Equal(t, uint32((65535*31+65535)&0xFFFFF), CMFlowLabel(0xFFFF, 0xFFFF), "CMFlowLabel keeps 20 bits")
+	assert.Equal(t, uint32(7174), CMFlowLabel(0, 7174))
+	assert.Equal(t, uint32(0x14c54), CMFlowLabel(36338, 7174), "rping's connection in the bundled capture")
 	assert.Equal(t, uint16(55410), DefaultUDPSourcePort(1), "default ports differ from the capture's GSI and UD QPs")
 	assert.Equal(t, uint16(53368), DefaultUDPSourcePort(0x13), "default ports differ from the capture's GSI and UD QPs")
 }

@@ -11,4 +11,8 @@ const (
 	// MulticastQPN is the destination QP of a multicast datagram (IBTA 10.5.1.1: QP 0xFFFFFF),
 	// delivered to every QP attached to the destination group.
 	MulticastQPN = 0xFFFFFF
+	// GRHSize is the room a UD receive buffer keeps in front of the payload for the network
+	// header of the datagram: sizeof(struct ibv_grh), which on RoCEv2 holds the IPv6 header or,
+	// for IPv4, 20 unused bytes and the IPv4 header (rxe's union rdma_network_hdr).
+	GRHSize = 40
 )

@@ -408,3 +408,16 @@ func TestCompleterReadImpliesEarlierAck(t *testing.T) {
 	wantWC(t, wcs[0], 1, cq.WCSuccess, cq.OpcodeSend)
 	wantWC(t, wcs[1], 2, cq.WCSuccess, cq.OpcodeRDMARead)
 }
+
+// TestCompleterSendCQOverflow: a completion that finds the send CQ full moves the QP to ERR.
+func TestCompleterSendCQOverflow(t *testing.T) {
+	x := newE2E(t, hQPOptions{cqDepth: 2})
+	for i := range 3 {
+		x.b.postRecv(uint64(i), x.b.d.region(64, 0).sge(0, 64))
+	}
+	x.a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled}, qp.SendWR{ID: 2, Opcode: qp.WRSend, Flags: qp.SendSignaled},
+		qp.SendWR{ID: 3, Opcode: qp.WRSend, Flags: qp.SendSignaled})
+	x.h.settle(time.Minute)
+	require.Equal(t, qp.StateErr, x.a.q.State())
+	require.Error(t, x.a.scq.Err(), "CQ error")
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,27 +123,6 @@ func compareShapes(t *testing.T, what string, got, want []shape) {
 	}
 }
 
-// ibv_rc_pingpong -s 4096 at MTU 1024: SEND FIRST, MIDDLE, MIDDLE, LAST with AckReq, then one ACK.
-func TestShapeLikeRxeRCSend(t *testing.T) {
-	x := newE2E(t, hQPOptions{mtu: qp.MTU1024})
-	x.h.keep = true
-	x.b.postRecv(1, x.bBuf.sge(0, 4096))
-	x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 4096)}})
-	compareShapes(t, "RC SEND", traceShapes(t, x.h), captureShapes(t, 1, 5))
-	assertSymmetricPorts(t, x.h)
-}
-
-// ib_read_bw -s 65536 at MTU 1024: a READ REQUEST with AckReq for the whole length, answered by
-// READ RESPONSE FIRST (AETH) ... LAST (AETH), both with the MSN of the READ.
-func TestShapeLikeRxeRCRead(t *testing.T) {
-	x := newE2E(t, hQPOptions{mtu: qp.MTU1024})
-	x.h.keep = true
-	x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, 65536)},
-		RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}})
-	compareShapes(t, "RC READ", traceShapes(t, x.h, packet.RCRDMAReadResponseMiddle), captureShapes(t, 1511, 1513))
-	assertSymmetricPorts(t, x.h)
-}
-
 // assertSymmetricPorts checks what rxe's flow-label formula gives: both ends of an RC connection
 // send from the same UDP source port.
 func assertSymmetricPorts(t *testing.T, h *harness) {
@@ -152,4 +132,67 @@ func assertSymmetricPorts(t *testing.T, h *harness) {
 		ports[p.path.Src.Port()] = true
 	}
 	assert.Len(t, ports, 1, "the UDP source ports the two ends sent from")
+}
+
+// kernelGSIHeaders are the BTH and DETH of the CM REQ kernel rxe sent on QP1, frame 2411 of
+// packet/testdata's capture: UD_SEND_ONLY, P_Key 0xffff, to QP 1 with AckReq set, PSN 0, Q_Key
+// 0x80010000, from QP 1.
+var kernelGSIHeaders = []byte{0x64, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x80, 0x00, 0x00, 0x00,
+	0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01}
+
+// TestMatchesKernelRxe compares what gorxe's engines put on the wire with what kernel rxe sent
+// in the bundled capture.
+func TestMatchesKernelRxe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		// ibv_rc_pingpong -s 4096 at MTU 1024: SEND FIRST, MIDDLE, MIDDLE, LAST with AckReq, then
+		// one ACK.
+		{"RC SEND of ibv_rc_pingpong", func(t *testing.T) {
+			x := newE2E(t, hQPOptions{mtu: qp.MTU1024})
+			x.h.keep = true
+			x.b.postRecv(1, x.bBuf.sge(0, 4096))
+			x.one(qp.SendWR{ID: 1, Opcode: qp.WRSend, SGList: []mr.SGE{x.aBuf.sge(0, 4096)}})
+			compareShapes(t, "RC SEND", traceShapes(t, x.h), captureShapes(t, 1, 5))
+			assertSymmetricPorts(t, x.h)
+		}},
+		// ib_read_bw -s 65536 at MTU 1024: a READ REQUEST with AckReq for the whole length,
+		// answered by READ RESPONSE FIRST (AETH) ... LAST (AETH), both with the MSN of the READ.
+		{"RC READ of ib_read_bw", func(t *testing.T) {
+			x := newE2E(t, hQPOptions{mtu: qp.MTU1024})
+			x.h.keep = true
+			x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMARead, SGList: []mr.SGE{x.aBuf.sge(0, 65536)},
+				RDMA: qp.RDMAInfo{RemoteAddr: x.bBuf.mr.IOVA(), RKey: x.bBuf.mr.RKey()}})
+			compareShapes(t, "RC READ", traceShapes(t, x.h, packet.RCRDMAReadResponseMiddle), captureShapes(t, 1511, 1513))
+			assertSymmetricPorts(t, x.h)
+		}},
+		// Sends a MAD-sized message on the GSI QP and checks its BTH and DETH byte for byte against
+		// kernel rxe's: the same opcode, P_Key, destination QP, AckReq bit, PSN, Q_Key and source
+		// QP.
+		{"GSI BTH and DETH", func(t *testing.T) {
+			h, a, _, ah := gsiPair(t)
+			a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
+				UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey}})
+			h.settle(time.Second)
+			require.Len(t, h.trace, 1)
+			require.Equal(t, kernelGSIHeaders, h.trace[0].buf[:packet.BTHSize+packet.DETHSize])
+		}},
+		// Checks that a UD datagram goes with AckReq clear, as kernel rxe's do (every UD pingpong
+		// datagram of that capture, frame 247 the first).
+		{"UD AckReq clear", func(t *testing.T) {
+			h := newHarness(t)
+			h.keep = true
+			a, b, ah := udPair(t, h, 0x11111111)
+			a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(64, 0).sge(0, 64)},
+				UD: qp.UDInfo{AH: ah, RemoteQPN: b.q.QPN(), RemoteQKey: 0x11111111}})
+			h.settle(time.Second)
+			require.Len(t, h.trace, 1)
+			var pp packet.Parsed
+			require.NoError(t, packet.Parse(h.trace[0].buf, &pp))
+			require.False(t, pp.BTH().AckReq())
+		}},
+	} {
+		t.Run(tc.name, tc.run)
+	}
 }

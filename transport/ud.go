@@ -7,10 +7,6 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// grhSize is the room a UD receive buffer reserves in front of the data for the network header
-// of the datagram (struct ibv_grh, or rxe's union rdma_network_hdr on RoCEv2).
-const grhSize = 40
-
 // receiveUD delivers a UD or GSI datagram (a SEND_ONLY with or without immediate) into the next
 // receive WQE: the network header area, then the payload. There is no acknowledgement; a datagram
 // with the wrong Q_Key, without a receive WQE or too long for it is counted and dropped. A WQE
@@ -33,12 +29,12 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 		return
 	}
 	payload := p.Payload()
-	if uint64(len(payload))+grhSize > r.wqe.Length {
+	if uint64(len(payload))+packet.GRHSize > r.wqe.Length {
 		c.Inc(counter.RcvdTooLong)
 		r.abandon(cq.WCLocLenErr)
 		return
 	}
-	var grh [grhSize]byte
+	var grh [packet.GRHSize]byte
 	putNetworkHeader(&grh, from, len(p.Bytes()))
 	mem, pd := r.e.dev.Mem, r.e.q.PD()
 	r.cur.Reset(r.wqe.SGL)
@@ -67,7 +63,7 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 // arrived on from into dst, as rxe lays it out: for IPv4, 20 zero bytes and the IPv4 header; for
 // IPv6, the IPv6 header. A UDP socket does not reveal the IPv4 Identification, so it reads 0, the
 // value gorxe's own senders use.
-func putNetworkHeader(dst *[grhSize]byte, from *packet.Envelope, pktLen int) {
+func putNetworkHeader(dst *[packet.GRHSize]byte, from *packet.Envelope, pktLen int) {
 	env := asSent(*from)
 	var buf [packet.IPv6HeaderSize + packet.UDPHeaderSize]byte
 	b, err := env.AppendHeaders(buf[:0], pktLen)
@@ -75,7 +71,7 @@ func putNetworkHeader(dst *[grhSize]byte, from *packet.Envelope, pktLen int) {
 		return // addresses of a received packet are always valid
 	}
 	if len(b) == packet.IPv4HeaderSize+packet.UDPHeaderSize {
-		copy(dst[grhSize-packet.IPv4HeaderSize:], b[:packet.IPv4HeaderSize])
+		copy(dst[packet.GRHSize-packet.IPv4HeaderSize:], b[:packet.IPv4HeaderSize])
 	} else {
 		copy(dst[:], b[:packet.IPv6HeaderSize])
 	}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestRequesterUD(t *testing.T) {
 	a, b, ah := udPair(t, h, 0x33333333)
 	src := a.d.region(4096, 0)
 	copy(src.buf, hPattern(4096, 5))
-	recv := b.d.region(4096+40, 0)
+	recv := b.d.region(4096+packet.GRHSize, 0)
 	b.postRecv(1, recv.sge(0, len(recv.buf)))
 	b.postRecv(2, recv.sge(0, len(recv.buf)))
 
@@ -99,4 +100,17 @@ func TestRequesterUC(t *testing.T) {
 		require.False(t, pp.BTH().AckReq(), "UC packet, opcode %#x, with AckReq", pp.Opcode())
 	}
 	require.Len(t, x.h.trace, 6+4, "packets")
+}
+
+// TestRequesterUCLongMessage sends a UC message longer than one call's packet budget.
+func TestRequesterUCLongMessage(t *testing.T) {
+	x := newE2E(t, hQPOptions{typ: qp.TypeUC, mtu: qp.MTU256})
+	n := 300 * 256
+	big := x.a.d.region(n, 0)
+	copy(big.buf, hPattern(n, 8))
+	target := x.b.d.region(n, 0)
+	wc := x.one(qp.SendWR{ID: 1, Opcode: qp.WRRDMAWrite, SGList: []mr.SGE{big.sge(0, n)},
+		RDMA: qp.RDMAInfo{RemoteAddr: target.mr.IOVA(), RKey: target.mr.RKey()}})
+	wantWC(t, wc, 1, cq.WCSuccess, cq.OpcodeRDMAWrite)
+	require.True(t, bytes.Equal(target.buf, big.buf), "UC write differs")
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
+	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 	"github.com/gorxe/gorxe/qp"
 )
@@ -82,7 +84,7 @@ func TestUDDrops(t *testing.T) {
 	// No receive WQE.
 	env.deliver(udSend(env, udQKey, []byte("x"), false))
 	require.Equal(t, uint64(1), c.Load(counter.RcvdNoRecvWQE), "no-WQE drop not counted")
-	bufs := env.postRecv(1, 40+10)
+	bufs := env.postRecv(1, packet.GRHSize+10)
 	// Wrong Q_Key.
 	env.deliver(udSend(env, udQKey+1, []byte("x"), false))
 	require.Equal(t, uint64(1), c.Load(counter.QKeyViolation), "Q_Key violation not counted")
@@ -158,7 +160,7 @@ func TestUDSolicitedEvent(t *testing.T) {
 // datagram must go to a WQE posted after the reset.
 func TestUDResetDropsHeldWQE(t *testing.T) {
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
-	env.postRecv(1, 40+4)
+	env.postRecv(1, packet.GRHSize+4)
 	env.deliver(udSend(env, udQKey, rspPattern(10, 1), false)) // too long: WQE kept
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateReset}, qp.AttrState))
 	require.NoError(t, env.q.Modify(&qp.Attr{State: qp.StateInit, PortNum: 1, QKey: udQKey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrQKey|qp.AttrPort))
@@ -169,4 +171,39 @@ func TestUDResetDropsHeldWQE(t *testing.T) {
 	require.Len(t, wcs, 1, "completions")
 	require.Equal(t, uint64(2), wcs[0].WRID, "completion wr_id")
 	require.NotZero(t, bufs[0][40], "datagram not placed in the WQE posted after the reset")
+}
+
+// gsiPair is two devices' GSI QPs (QP1) ready to send, a on 10.0.0.1 and b on 10.0.0.2, and the
+// address handle by which a reaches b; the harness keeps every packet.
+func gsiPair(t *testing.T) (h *harness, a, b *hEndpoint, ah *qp.AH) {
+	h = newHarness(t)
+	h.keep = true
+	da, db := h.device("10.0.0.1"), h.device("10.0.0.2")
+	a = da.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	b = db.createQP(hQPOptions{typ: qp.TypeGSI, qkey: packet.GSIQKey})
+	a.activateUD()
+	b.activateUD()
+	ah, err := da.qps.CreateAH(da.pd, &qp.AddressVector{IsGlobal: true, PortNum: 1, GRH: qp.GlobalRoute{DGID: hAV16(db.addr), SGIDIndex: 1}})
+	require.NoError(t, err)
+	return h, a, b, ah
+}
+
+// TestUDGSIQKey checks the GSI QP's Q_Key rule: the well-known Q_Key 0x80010000 in the work request
+// has the high bit set and so stands for the QP's own Q_Key.
+func TestUDGSIQKey(t *testing.T) {
+	h, a, b, ah := gsiPair(t)
+	buf := b.d.region(256+packet.GRHSize, 0)
+	b.postRecv(1, buf.sge(0, len(buf.buf)))
+	a.post(qp.SendWR{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{a.d.region(256, 0).sge(0, 256)},
+		UD: qp.UDInfo{AH: ah, RemoteQPN: 1, RemoteQKey: packet.GSIQKey, PKeyIndex: 0}})
+	h.settle(time.Second)
+	require.Equal(t, uint32(1), a.q.QPN(), "GSI QPN")
+	require.Len(t, a.pollSend(), 1, "GSI datagram not delivered")
+	require.Len(t, b.pollRecv(), 1, "GSI datagram not delivered")
+	var pp packet.Parsed
+	require.NoError(t, packet.Parse(h.trace[0].buf, &pp))
+	require.Equal(t, uint32(packet.GSIQKey), pp.DETH().QKey(), "GSI packet Q_Key")
+	require.Equal(t, uint32(1), pp.DETH().SrcQP(), "GSI packet source QP")
+	require.Equal(t, uint32(1), pp.BTH().DestQP(), "GSI packet destination QP")
+	require.Equal(t, uint16(0xFFFF), pp.BTH().PKey(), "GSI packet P_Key")
 }

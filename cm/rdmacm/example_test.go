@@ -110,7 +110,7 @@ func echo() (string, error) {
 	defer fab.Close()
 	open := func(addr string) (*gorxe.Device, error) {
 		return gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr),
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
+			Network: fab.Network()})
 	}
 	server, err := open("10.0.0.2")
 	if err != nil {

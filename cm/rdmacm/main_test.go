@@ -2,7 +2,6 @@ package rdmacm
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -56,21 +56,7 @@ func twoAgents(t *testing.T) []*Agent {
 // openOn opens devices on fab.
 func openOn(t *testing.T, fab *netio.Fabric, wrap func(netio.Conn) netio.Conn, addrs ...string) []*gorxe.Device {
 	t.Helper()
-	var devs []*gorxe.Device
-	for _, s := range addrs {
-		d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(s), Workers: 2,
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-				ep, err := fab.NewEndpoint(port, addrs...)
-				if err != nil || wrap == nil {
-					return ep, err
-				}
-				return wrap(ep), nil
-			}})
-		require.NoError(t, err)
-		t.Cleanup(func() { d.Close() })
-		devs = append(devs, d)
-	}
-	return devs
+	return fabrictest.Devices(t, fab, fabrictest.Options{Config: gorxe.Config{Workers: 2}, Wrap: wrap}, addrs...)
 }
 
 // agents opens a fast agent on each device, closed when the test ends.

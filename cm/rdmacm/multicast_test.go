@@ -92,7 +92,7 @@ func TestJoinMulticast(t *testing.T) {
 		require.NoError(t, err)
 		defer ah.Destroy()
 
-		require.NoError(t, recv.qp.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: recv.sge(0, 40+100)}}))
+		require.NoError(t, recv.qp.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: recv.sge(0, gorxe.GRHSize+100)}}))
 		copy(send.buf, "hello, group")
 		require.NoError(t, send.qp.PostSend([]gorxe.SendWR{{ID: 2, Opcode: gorxe.WRSendWithImm, Flags: gorxe.SendSignaled,
 			ImmData: send.qp.QPN(), SGList: send.sge(0, 12), UD: gorxe.UDInfo{AH: ah, RemoteQPN: sm.QPN, RemoteQKey: sm.QKey}}}))

@@ -15,9 +15,7 @@ import (
 const (
 	qp1RecvSlots = 64
 	qp1SendSlots = 64
-	// grhSize is the network header a UD receive buffer holds in front of the payload.
-	grhSize  = 40
-	recvSize = grhSize + mad.Size
+	recvSize     = gorxe.GRHSize + mad.Size
 	// cmClass is the management class of CM MADs (the byte after the base version).
 	cmClass = 0x07
 	// sendTag marks send work request IDs, so one CQ serves both queues.
@@ -188,7 +186,7 @@ func (q *qp1) receive(ctx context.Context, deliver func(rxMAD) bool) {
 // zero bytes then the IPv4 header, for IPv6 the IPv6 header) gives the addresses. Other management
 // classes are not the CM's and are dropped.
 func parseRecv(b []byte, srcQP uint32) (rxMAD, bool) {
-	if len(b) < grhSize+mad.Size || b[grhSize+1] != cmClass {
+	if len(b) < gorxe.GRHSize+mad.Size || b[gorxe.GRHSize+1] != cmClass {
 		return rxMAD{}, false
 	}
 	var src, dst netip.Addr
@@ -202,7 +200,7 @@ func parseRecv(b []byte, srcQP uint32) (rxMAD, bool) {
 	return rxMAD{
 		from:  cm.Addr{GID: src.As16(), QPN: srcQP},
 		local: dst.As16(),
-		mad:   append([]byte(nil), b[grhSize:grhSize+mad.Size]...),
+		mad:   append([]byte(nil), b[gorxe.GRHSize:gorxe.GRHSize+mad.Size]...),
 	}, true
 }
 

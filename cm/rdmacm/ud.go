@@ -11,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // UDOptions shape a UD endpoint (an RDMA-CM id of the UDP port space). Of the embedded Options,
@@ -132,7 +133,7 @@ func (c *UDConn) createAH(tclass uint8) error {
 	}
 	ah, err := c.res.pd.CreateAH(&gorxe.AHAttr{IsGlobal: true, PortNum: 1, GRH: gorxe.GlobalRoute{
 		DGID: c.remoteGID, SGIDIndex: uint8(sgid), HopLimit: cm.DefaultHopLimit, TrafficClass: tclass,
-		FlowLabel: cm.RoCEFlowLabel(c.local.Port(), c.peer.Port())}})
+		FlowLabel: packet.CMFlowLabel(c.local.Port(), c.peer.Port())}})
 	if err != nil {
 		return err
 	}

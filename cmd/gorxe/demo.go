@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
@@ -73,7 +74,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	o.Port = uint16(*port)
 	if !flagSet(fs, "port") {
-		if o.Port, err = devselect.PortFromEnv(os.Getenv); err != nil {
+		if o.Port, err = gorxe.PortFromEnv(os.Getenv); err != nil {
 			fmt.Fprintf(stderr, "gorxe demo: %v\n", err)
 			return exitUsage
 		}

@@ -1,5 +1,7 @@
-// Package fabrictest runs small, known UD exchanges between gorxe devices on an in-memory fabric,
+// Package fabrictest is the tests' fixture of gorxe devices on an in-memory fabric: it opens N
+// devices on one fabric (Devices), and runs small, known UD exchanges between them (Open, Exchange)
 // for the tests of the packages that report on devices (metrics, the tools' counters and stats).
+// The root package's own tests cannot import it (it imports the root) and keep their own.
 package fabrictest
 
 import (
@@ -29,15 +31,51 @@ type Node struct {
 	gid gorxe.GID
 }
 
-// Open opens device name at addr on fab, closed when the test ends.
+// Options say how Devices opens its devices.
+type Options struct {
+	// Config is the template of every device's configuration. Devices sets Addr and Network, and
+	// Workers to 1 when it is zero (enough for a test's traffic, and the cheapest to start).
+	Config gorxe.Config
+	// Wrap, when set, wraps each device's endpoint on the fabric, e.g. in a dropper or a recorder.
+	Wrap func(netio.Conn) netio.Conn
+}
+
+// Devices opens a device at each of addrs on fab, closed when the test ends.
+func Devices(t testing.TB, fab *netio.Fabric, o Options, addrs ...string) []*gorxe.Device {
+	t.Helper()
+	cfg := o.Config
+	if cfg.Workers == 0 {
+		cfg.Workers = 1
+	}
+	cfg.Network = fab.Network()
+	if o.Wrap != nil {
+		attach := cfg.Network
+		cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+			c, err := attach(addrs, port)
+			if err != nil {
+				return nil, err
+			}
+			return o.Wrap(c), nil
+		}
+	}
+	devs := make([]*gorxe.Device, 0, len(addrs))
+	for _, addr := range addrs {
+		cfg.Addr = netip.MustParseAddr(addr)
+		d, err := gorxe.Open(cfg)
+		require.NoError(t, err, "open a device at %s", addr)
+		t.Cleanup(func() { d.Close() })
+		devs = append(devs, d)
+	}
+	return devs
+}
+
+// Open opens device name at addr on fab, closed when the test ends, with a PD, a CQ and a
+// registered buffer for UD traffic.
 func Open(t testing.TB, fab *netio.Fabric, name, addr string) *Node {
 	t.Helper()
-	a := netip.MustParseAddr(addr)
-	dev, err := gorxe.Open(gorxe.Config{Name: name, Addr: a, Workers: 1,
-		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
-	require.NoError(t, err)
-	t.Cleanup(func() { dev.Close() })
-	n := &Node{Dev: dev, buf: make([]byte, 1<<16), gid: gorxe.GIDFromAddr(a)}
+	dev := Devices(t, fab, Options{Config: gorxe.Config{Name: name}}, addr)[0]
+	n := &Node{Dev: dev, buf: make([]byte, 1<<16), gid: gorxe.GIDFromAddr(netip.MustParseAddr(addr))}
+	var err error
 	n.pd, err = dev.AllocPD()
 	require.NoError(t, err)
 	n.ch, err = dev.CreateCompChannel()
@@ -62,11 +100,11 @@ func (n *Node) UDQP(t testing.TB) *gorxe.QP {
 	return q
 }
 
-// PostRecvs posts k receives of 40 bytes of GRH plus 1024 bytes to q.
+// PostRecvs posts k receives of gorxe.GRHSize plus 1024 bytes to q.
 func (n *Node) PostRecvs(t testing.TB, q *gorxe.QP, k int) {
 	t.Helper()
 	for range k {
-		require.NoError(t, q.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: 1064, LKey: n.mr.LKey()}}}}))
+		require.NoError(t, q.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: gorxe.GRHSize + 1024, LKey: n.mr.LKey()}}}}))
 	}
 }
 

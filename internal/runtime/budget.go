@@ -31,6 +31,10 @@ type budgeted interface {
 	Admit()
 }
 
+// The runtime finds the budget by type assertion (Add), so nothing else would notice if the
+// transport's engine stopped offering it: every QP would run without a bound.
+var _ budgeted = (*transport.Engine)(nil)
+
 // initBudget gives the worker its share of the device's bound.
 func (w *worker) initBudget(workers int) {
 	w.budget = transport.SendBudget{Packets: max(inflightPackets/workers, 1), Bytes: max(inflightBytes/workers, 1)}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -26,13 +25,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func testDevice(t *testing.T) *gorxe.Device {
 	t.Helper()
 	fab := netio.NewFabric(netio.FabricConfig{})
-	dev, err := gorxe.Open(gorxe.Config{
-		Addr: netip.MustParseAddr("198.51.100.7"), Name: "gorxe_test0", MTU: gorxe.MTU1024, Workers: 1,
-		Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) },
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { dev.Close() })
-	return dev
+	t.Cleanup(fab.Close)
+	return fabrictest.Devices(t, fab, fabrictest.Options{Config: gorxe.Config{Name: "gorxe_test0", MTU: gorxe.MTU1024}}, "198.51.100.7")[0]
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 
 	"github.com/gorxe/gorxe"
@@ -123,9 +122,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 // link of the interface the address is on all the same.
 func show(w io.Writer, cfg gorxe.Config, o Options) error {
 	fab := netio.NewFabric(netio.FabricConfig{})
-	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-		return fab.NewEndpoint(port, addrs...)
-	}
+	cfg.Network = fab.Network()
 	cfg.Workers = 1
 	dev, err := gorxe.Open(cfg)
 	if err != nil {

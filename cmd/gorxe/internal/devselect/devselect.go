@@ -8,12 +8,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -22,8 +22,8 @@ const (
 	// EnvAddr names the interface or address a tool binds to when neither --bind nor -d is given.
 	EnvAddr = "GORXE_ADDR"
 	// EnvPort overrides the RoCEv2 UDP port (4791). It is a testing knob: both peers must set the
-	// same value, and a C tool on kernel rxe always uses 4791.
-	EnvPort = "GORXE_PORT"
+	// same value, and a C tool on kernel rxe always uses 4791. The root reads it (PortFromEnv).
+	EnvPort = gorxe.EnvPort
 )
 
 // DeviceNamePrefix starts the name of every gorxe device ("gorxe_eth0"); -d accepts names with or
@@ -47,7 +47,7 @@ type Selection struct {
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
 	// Pcap (--pcap FILE), or else the GORXE_PCAP environment variable, names a pcapng file that
-	// receives every datagram the device sends and receives (Config.Capture).
+	// receives every datagram the device sends and receives (a capture.Writer on Config.Tap).
 	Pcap string
 	// Logger, when set, becomes the device's Config.Logger.
 	Logger *slog.Logger
@@ -64,7 +64,7 @@ const EnvPcap = "GORXE_PCAP"
 // outside tests); GORXE_PORT sets Config.Port.
 func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	var cfg gorxe.Config
-	port, err := PortFromEnv(getenv)
+	port, err := gorxe.PortFromEnv(getenv)
 	if err != nil {
 		return cfg, err
 	}
@@ -104,13 +104,10 @@ func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The capture file stays open until the process exits; Device.Close flushes it.
 	if path := cmp.Or(s.Pcap, getenv(EnvPcap)); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, fmt.Errorf("capture: %w", err)
+		if cfg.Tap, err = captureTo(path, cfg); err != nil {
+			return nil, err
 		}
-		cfg.Capture = f
 	}
 	dev, err := gorxe.Open(cfg)
 	if err != nil {
@@ -187,16 +184,30 @@ func defaultInterface() string {
 	return ""
 }
 
-// PortFromEnv reads GORXE_PORT, the one way every command learns it; empty means the standard
-// port (0 in a Config).
-func PortFromEnv(getenv func(string) string) (uint16, error) {
-	v := getenv(EnvPort)
-	if v == "" {
-		return 0, nil
+// captureTo creates a pcapng file at path and returns cfg's tap extended to write every datagram
+// to it. The file stays open until the process exits and is flushed after every datagram: a
+// tool ends on many paths, some of them without closing its device, and a capture is for finding
+// out what happened, so it must be complete whichever way the tool ended.
+func captureTo(path string, cfg gorxe.Config) (netio.TapFunc, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
 	}
-	p, err := strconv.ParseUint(v, 10, 16)
-	if err != nil || p == 0 {
-		return 0, fmt.Errorf("%s=%q: not a UDP port number (1-65535)", EnvPort, v)
+	name := cfg.Name
+	if name == "" {
+		name = DeviceNamePrefix + cmp.Or(cfg.Interface, cfg.Addr.WithZone("").String())
 	}
-	return uint16(p), nil
+	w, err := capture.NewWriter(f, capture.Options{Port: cfg.Port, Interface: name})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	tap := cfg.Tap
+	return func(dir netio.Direction, m *netio.Message) {
+		if tap != nil {
+			tap(dir, m)
+		}
+		w.Tap(dir, m)
+		w.Flush()
+	}, nil
 }

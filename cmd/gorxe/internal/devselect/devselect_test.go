@@ -3,8 +3,11 @@ package devselect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/dump"
+	"github.com/gorxe/gorxe/netio"
 )
 
 func env(kv ...string) func(string) string {
@@ -66,7 +71,7 @@ func TestSelectionConfigErrors(t *testing.T) {
 		{"unknown device", Selection{Device: "rxe0x"}, env(), ErrDeviceNotFound, "IB device rxe0x not found"},
 		{"unknown env device", Selection{}, env(EnvAddr, "nosuch9"), ErrDeviceNotFound, "GORXE_ADDR: IB device nosuch9 not found"},
 		{"bind not an address", Selection{Bind: "lo"}, env(), nil, "--bind lo: not an IP address"},
-		{"bad port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "70000"), nil, `GORXE_PORT="70000": not a UDP port number`},
+		{"bad port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "70000"), nil, `GORXE_PORT="70000" is not a UDP port number`},
 		{"zero port", Selection{Bind: "127.0.0.1"}, env(EnvPort, "0"), nil, `GORXE_PORT="0"`},
 	}
 	for _, tc := range tests {
@@ -114,4 +119,36 @@ func TestExplainInUse(t *testing.T) {
 	err := ExplainInUse(fmt.Errorf("listen: %w", syscall.EADDRINUSE), 0, "use -a and -b")
 	require.ErrorIs(t, err, syscall.EADDRINUSE)
 	assert.Equal(t, "listen: address already in use (UDP port 4791 of that address is taken, by another gorxe tool or another RoCE stack on this host: use -a and -b)", err.Error())
+}
+
+// TestCaptureTo checks the --pcap tap: it shows each datagram to the tap it extends, and the file
+// holds every datagram as soon as it was tapped, with the port recorded, though nothing closes it.
+func TestCaptureTo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.pcapng")
+	var seen int
+	cfg := gorxe.Config{Addr: netip.MustParseAddr("127.0.0.1"), Port: 14791,
+		Tap: func(netio.Direction, *netio.Message) { seen++ }}
+	tap, err := captureTo(path, cfg)
+	require.NoError(t, err)
+	src, dst := netip.MustParseAddrPort("127.0.0.1:49152"), netip.MustParseAddrPort("127.0.0.2:14791")
+	for _, payload := range []string{"one", "two"} {
+		tap(netio.Sent, &netio.Message{Src: src, Dst: dst, Buf: []byte(payload)})
+	}
+	assert.Equal(t, 2, seen, "the tap it extends")
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := dump.NewReader(f)
+	require.NoError(t, err)
+	for i := range 2 {
+		fr, err := r.Next()
+		require.NoError(t, err, "frame %d", i+1)
+		assert.Equal(t, i+1, fr.Index)
+	}
+	assert.Equal(t, []uint16{14791}, r.Ports())
+	_, err = r.Next()
+	require.ErrorIs(t, err, io.EOF)
+
+	_, err = captureTo(filepath.Join(t.TempDir(), "no", "such", "dir"), cfg)
+	require.ErrorContains(t, err, "capture: ")
 }

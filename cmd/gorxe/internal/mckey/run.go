@@ -15,9 +15,6 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 )
 
-// grhLen is the room a UD receive leaves for the GRH (sizeof(struct ibv_grh)).
-const grhLen = 40
-
 // Run joins the group on every QP, waits the pause, then sends (-s) or awaits the messages,
 // leaves, and prints the C tool's lines, ending with "test complete" and the return status.
 func Run(ctx context.Context, o Options, stdout io.Writer) error {
@@ -171,7 +168,7 @@ func (n *node) init(dev *gorxe.Device, o *Options, p func(string, ...any)) error
 			return fmt.Errorf("unable to create QP: %w", err)
 		}
 	}
-	n.buf = make([]byte, o.Size+grhLen)
+	n.buf = make([]byte, o.Size+gorxe.GRHSize)
 	if n.mr, err = n.pd.RegMR(n.buf, gorxe.AccessLocalWrite); err != nil {
 		return fmt.Errorf("failed to reg MR: %w", err)
 	}

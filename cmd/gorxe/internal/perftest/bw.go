@@ -257,8 +257,8 @@ func (r *rdma) postRecvN(q, n, size int) error {
 		off := (len(r.qps)+q)*r.area + cyc.offset(r.rnext[q]+i)
 		length := size
 		if r.p.Conn == UD {
-			off += r.neg.cacheLine - udAddition
-			length += udAddition
+			off += r.neg.cacheLine - gorxe.GRHSize
+			length += gorxe.GRHSize
 		}
 		sges[i] = gorxe.SGE{Addr: addr + uint64(off), Length: uint32(length), LKey: lkey}
 		wrs[i] = gorxe.RecvWR{ID: uint64(q), SGList: sges[i : i+1]}

@@ -3,7 +3,6 @@ package perftest
 import (
 	"bytes"
 	"context"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -46,11 +46,7 @@ func TestInterruptedClient(t *testing.T) {
 			fab := netio.NewFabric(netio.FabricConfig{})
 			t.Cleanup(fab.Close)
 			open := func(addr string, tap netio.TapFunc) *gorxe.Device {
-				d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Workers: 2, Tap: tap,
-					Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
-				require.NoError(t, err)
-				t.Cleanup(func() { d.Close() })
-				return d
+				return fabrictest.Devices(t, fab, fabrictest.Options{Config: gorxe.Config{Workers: 2, Tap: tap}}, addr)[0]
 			}
 			srvDev := open("10.0.0.1", func(dir netio.Direction, _ *netio.Message) {
 				if dir == netio.Sent && sent.Add(1) == interruptAfter {

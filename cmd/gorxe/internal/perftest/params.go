@@ -48,7 +48,6 @@ const (
 	maxMsgSize      = 1 << 31
 	cqModSizeLimit  = 8192 // above it a bandwidth test signals every work request
 	noPeakIterLimit = 20000
-	udAddition      = 40 // the GRH area in front of every UD receive
 	defCacheLine    = 64
 )
 

@@ -15,10 +15,7 @@ import (
 
 // qpnMessage is the receive a server posts for the client's QPN with -R -c UD: the GRH in front of
 // the 4 bytes the client sends (perftest's UD_ADDITION + sizeof(uint32_t)).
-const qpnMessage = grhSize + 4
-
-// grhSize is the Global Route Header a UD receive starts with.
-const grhSize = 40
+const qpnMessage = gorxe.GRHSize + 4
 
 // udOptions are the RDMA-CM parameters of a UD test's QPs: the test's PD, CQs and capabilities,
 // and -T as the TOS of the address handle to the peer (rdma_set_option before the route).

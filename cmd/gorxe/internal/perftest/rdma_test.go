@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -21,14 +21,8 @@ func fabricPair(t *testing.T) (*gorxe.Device, *gorxe.Device) {
 	t.Helper()
 	fab := netio.NewFabric(netio.FabricConfig{})
 	t.Cleanup(fab.Close)
-	open := func(addr string) *gorxe.Device {
-		d, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(addr), Workers: 2,
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
-		require.NoError(t, err)
-		t.Cleanup(func() { d.Close() })
-		return d
-	}
-	return open("10.0.0.1"), open("10.0.0.2")
+	devs := fabrictest.Devices(t, fab, fabrictest.Options{Config: gorxe.Config{Workers: 2}}, "10.0.0.1", "10.0.0.2")
+	return devs[0], devs[1]
 }
 
 // runRDMA runs both sides of a test on real gorxe devices, with the exchange in memory, and

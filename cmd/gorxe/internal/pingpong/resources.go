@@ -20,9 +20,6 @@ const (
 // udQKey is the Q_Key ud_pingpong's QP and sends use.
 const udQKey = 0x11111111
 
-// grhLen is the room a UD receive buffer keeps for the 40-byte network header rxe writes first.
-const grhLen = 40
-
 // session holds the verbs objects of one run, created in the C tools' order.
 type session struct {
 	o        Options
@@ -67,7 +64,7 @@ func (s *session) open() error {
 	}
 	bufLen := o.Size
 	if o.Kind == UD {
-		bufLen += grhLen
+		bufLen += gorxe.GRHSize
 	}
 	s.buf, err = gorxe.AllocBuffer(max(bufLen, 1), gorxe.BufferOptions{})
 	if err != nil {
@@ -158,7 +155,7 @@ func (s *session) prepareWRs() {
 	base, size := s.mr.Addr(), uint32(s.o.Size)
 	recvLen, sendAddr := size, base
 	if s.o.Kind == UD {
-		recvLen, sendAddr = size+grhLen, base+grhLen
+		recvLen, sendAddr = size+gorxe.GRHSize, base+gorxe.GRHSize
 	}
 	s.recvWRs = make([]gorxe.RecvWR, s.o.RxDepth)
 	for i := range s.recvWRs {

@@ -163,7 +163,7 @@ func (s *session) localDests() ([]Dest, error) {
 func (s *session) payload() []byte {
 	b := s.buf.Bytes()
 	if s.o.Kind == UD {
-		b = b[grhLen:]
+		b = b[gorxe.GRHSize:]
 	}
 	return b[:s.o.Size]
 }

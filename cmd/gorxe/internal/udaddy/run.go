@@ -13,9 +13,6 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 )
 
-// grhSize is the room a UD receive keeps for the GRH in front of the message.
-const grhSize = 40
-
 // etimedout is -ETIMEDOUT, the status of RDMA-CM's UNREACHABLE event for a SIDR_REQ nobody
 // answered.
 const etimedout = -110
@@ -64,7 +61,7 @@ type node struct {
 }
 
 func newNode(dev *gorxe.Device, o *Options) (*node, error) {
-	n := &node{buf: make([]byte, o.Size+grhSize)}
+	n := &node{buf: make([]byte, o.Size+gorxe.GRHSize)}
 	var err error
 	if n.pd, err = dev.AllocPD(); err != nil {
 		return nil, err
@@ -81,7 +78,7 @@ func (n *node) options(o *Options) *rdmacm.UDOptions {
 	depth := max(o.Count, 1)
 	recv := make([]gorxe.RecvWR, o.Count)
 	for i := range recv {
-		recv[i] = gorxe.RecvWR{ID: uint64(i), SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: uint32(o.Size + grhSize), LKey: n.mr.LKey()}}}
+		recv[i] = gorxe.RecvWR{ID: uint64(i), SGList: []gorxe.SGE{{Addr: n.mr.Addr(), Length: uint32(o.Size + gorxe.GRHSize), LKey: n.mr.LKey()}}}
 	}
 	return &rdmacm.UDOptions{TrafficClass: o.TrafficClass, Options: rdmacm.Options{PD: n.pd, Recv: recv, CQE: depth * 2,
 		Cap: gorxe.QPCap{MaxSendWR: depth, MaxRecvWR: depth, MaxSendSGE: 1, MaxRecvSGE: 1}}}
