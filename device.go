@@ -44,6 +44,9 @@ type Device struct {
 	// after the workers flushed their QPs and stopped.
 	life   sync.RWMutex
 	closed atomic.Bool
+	// done is closed once Close has flushed every QP, ending blocking calls (GetAsyncEvent,
+	// CompChannel.GetEvent, CQ.Wait) once they have handed out what was queued.
+	done chan struct{}
 
 	events eventQueue
 	qpt    *qp.Table
@@ -70,6 +73,7 @@ func Open(cfg Config) (*Device, error) {
 		mtu:  activeMTU(b.MTU),
 		guid: b.NodeGUID(),
 		keys: mr.NewTable(),
+		done: make(chan struct{}),
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
@@ -181,7 +185,7 @@ func (d *Device) Close() error {
 			err = fmt.Errorf("capture: %w", cerr)
 		}
 	}
-	close(d.events.closed)
+	close(d.done)
 	d.log.Info("gorxe device closed")
 	if err != nil {
 		return &Error{Op: "close_device", Err: err}

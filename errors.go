@@ -103,6 +103,8 @@ func opErr(op string, err error) error {
 	}
 	if errors.Is(err, mr.ErrDestroyed) || errors.Is(err, cq.ErrDestroyed) {
 		err = ErrDestroyed
+	} else if errors.Is(err, cq.ErrShutdown) {
+		err = ErrDeviceClosed
 	} else if errors.Is(err, cq.ErrBusy) || errors.Is(err, qp.ErrBusy) {
 		err = detailErr{ErrInUse, err.Error()}
 	}

@@ -17,6 +17,10 @@ var (
 	// ErrEventsNotAcked: a CQ is destroyed while completion events returned by GetEvent have not
 	// all been acknowledged with AckEvents (libibverbs would block in ibv_destroy_cq instead).
 	ErrEventsNotAcked = errors.New("cq: completion events not acknowledged")
+	// ErrShutdown: the owner of the completion channel shut it down (its device was closed).
+	ErrShutdown = errors.New("cq: completion channel shut down")
+	// ErrNoChannel: Wait on a CQ created without a completion channel, which nothing can wake.
+	ErrNoChannel = errors.New("cq: CQ has no completion channel")
 	// ErrAckTooMany: AckEvents acknowledged more events than GetEvent returned for the CQ.
 	ErrAckTooMany = errors.New("cq: more events acknowledged than received")
 )
