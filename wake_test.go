@@ -29,7 +29,9 @@ func TestBlockingCallsWake(t *testing.T) {
 			ErrDeviceClosed},
 		{"CQ.Wait/CQ.Destroy",
 			func(s *setup) error { return s.cq.Wait(context.Background()) },
-			func(t *testing.T, s *setup) { require.NoError(t, s.cq.Destroy(), "Destroy wakes Wait rather than refusing") },
+			func(t *testing.T, s *setup) {
+				require.NoError(t, s.cq.Destroy(), "Destroy wakes Wait rather than refusing")
+			},
 			ErrDestroyed},
 		{"CompChannel.GetEvent/Device.Close",
 			func(s *setup) error { _, err := s.ch.GetEvent(context.Background()); return err },
