@@ -47,4 +47,9 @@ func (a *AH) Handle() *qp.AH {
 }
 
 // Destroy releases the handle (ibv_destroy_ah). Work requests already posted with it still send.
-func (a *AH) Destroy() error { return opErr("destroy_ah", a.ah.Destroy()) }
+func (a *AH) Destroy() error {
+	if err := a.pd.dev.check("destroy_ah"); err != nil {
+		return err
+	}
+	return opErr("destroy_ah", a.ah.Destroy())
+}

@@ -137,10 +137,14 @@ func (c *CQ) Poll(wcs []WC) int {
 // ReqNotify arms the CQ to report one completion event on its channel (ibv_req_notify_cq): for the
 // next completion, or with solicitedOnly for the next solicited or unsuccessful one.
 func (c *CQ) ReqNotify(solicitedOnly bool) error {
+	if err := c.dev.check("req_notify_cq"); err != nil {
+		return err
+	}
 	return opErr("req_notify_cq", c.cq.ReqNotify(solicitedOnly))
 }
 
 // AckEvents acknowledges n completion events GetEvent returned for this CQ (ibv_ack_cq_events).
+// It works after Close too, for the events GetEvent still hands out then.
 func (c *CQ) AckEvents(n int) error { return opErr("ack_cq_events", c.cq.AckEvents(n)) }
 
 // Resize changes the CQ's capacity, keeping the queued completions (ibv_resize_cq).
@@ -167,6 +171,9 @@ func (c *CQ) Err() error { return opErr("poll_cq", c.cq.Err()) }
 // destroying goroutine, while an error says what is missing. A Wait blocked on the CQ holds no
 // such event: Destroy succeeds and the Wait returns ErrDestroyed.
 func (c *CQ) Destroy() error {
+	if err := c.dev.check("destroy_cq"); err != nil {
+		return err
+	}
 	err := c.cq.Destroy()
 	if err == nil {
 		c.dev.objs.setCQ(c.cq, nil)
@@ -214,4 +221,9 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use
 // it, as rdma-core's does (EBUSY). Blocked GetEvent calls return ErrDestroyed.
-func (ch *CompChannel) Destroy() error { return opErr("destroy_comp_channel", ch.ch.Destroy()) }
+func (ch *CompChannel) Destroy() error {
+	if err := ch.dev.check("destroy_comp_channel"); err != nil {
+		return err
+	}
+	return opErr("destroy_comp_channel", ch.ch.Destroy())
+}

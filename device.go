@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/counter"
@@ -54,8 +55,8 @@ type Device struct {
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
-// ibv_open_device on a freshly added rxe link). It fails if the UDP port is taken on any of the
-// addresses.
+// ibv_open_device on a freshly added rxe link). It fails with ErrAddrInUse (which matches
+// syscall.EADDRINUSE too) if the UDP port is taken on any of the addresses.
 func Open(cfg Config) (*Device, error) {
 	rc, err := cfg.resolve()
 	if err != nil {
@@ -128,6 +129,9 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 		// ..., which the ICRC covers, so each announced ID adjusts its packet's ICRC.
 		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, SetIPv4ID: adjustIPv4ID})
 	}
+	if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, netio.ErrAddressInUse) {
+		return nil, &Error{Op: "open", Err: alsoErr{ErrAddrInUse, err}}
+	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
@@ -169,8 +173,11 @@ func (d *Device) check(op string) error {
 
 // Close releases the device (ibv_close_device): it stops receiving, moves every QP to the error
 // state so that outstanding work requests complete with WCWRFlushErr, stops the timers and the
-// goroutines, and closes the sockets. CQs can still be polled afterwards; every other verb
-// returns ErrDeviceClosed.
+// goroutines, and closes the sockets, which releases every object of the device. Afterwards CQs
+// can still be polled, CompChannel.GetEvent and GetAsyncEvent hand out the events still queued
+// (then fail with ErrDeviceClosed), CQ.AckEvents acknowledges those events, and accessors (QPN,
+// LKey, ...) still answer; every other verb, Destroy, Dereg and Dealloc included, returns
+// ErrDeviceClosed.
 func (d *Device) Close() error {
 	d.life.Lock()
 	if d.closed.Swap(true) {

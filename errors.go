@@ -22,16 +22,20 @@ var (
 	ErrWrongDevice = errors.New("gorxe: object belongs to another device")
 	// ErrNilObject: a required object argument (PD, CQ, QP, ...) is nil.
 	ErrNilObject = errors.New("gorxe: nil object")
-	// ErrInvalidPort: a port number other than 1, the only port of a gorxe device.
-	ErrInvalidPort = errors.New("gorxe: invalid port number")
+	// ErrInvalidPort: a port number other than 1, the only port of a gorxe device (also in
+	// QP attributes and address vectors, where the error matches ErrInvalidAttr too).
+	ErrInvalidPort = qp.ErrInvalidPort
 	// ErrInvalidGIDIndex: a GID index outside the GID table or naming an unusable entry.
-	ErrInvalidGIDIndex = errors.New("gorxe: invalid GID index")
+	ErrInvalidGIDIndex = qp.ErrInvalidGIDIndex
 	// ErrInvalidPKeyIndex: a P_Key index outside the P_Key table (which holds only 0xFFFF).
-	ErrInvalidPKeyIndex = errors.New("gorxe: invalid P_Key index")
+	ErrInvalidPKeyIndex = qp.ErrInvalidPKeyIndex
 	// ErrInvalidArgument: a numeric argument out of range; the message names it.
 	ErrInvalidArgument = errors.New("gorxe: invalid argument")
 	// ErrInUse: the object is still used by others (QPs on a CQ or SRQ, MRs on a PD, ...).
 	ErrInUse = errors.New("gorxe: object in use")
+	// ErrAddrInUse: Open found the UDP port taken on one of the device's addresses (by another
+	// device or another RoCE stack); the error matches syscall.EADDRINUSE too.
+	ErrAddrInUse = errors.New("gorxe: address already in use")
 )
 
 // ErrDestroyed: the object was already destroyed, deregistered or deallocated. It is the queue pair
@@ -107,6 +111,8 @@ func opErr(op string, err error) error {
 		err = ErrDeviceClosed
 	} else if errors.Is(err, cq.ErrBusy) || errors.Is(err, qp.ErrBusy) {
 		err = detailErr{ErrInUse, err.Error()}
+	} else if errors.Is(err, mr.ErrBufferInUse) {
+		err = alsoErr{ErrInUse, err}
 	}
 	return &Error{Op: op, Err: err}
 }
@@ -141,3 +147,16 @@ func (d detailErr) Error() string { return trimPrefix(d.sentinel.Error()) + ": "
 
 // Unwrap returns the sentinel.
 func (d detailErr) Unwrap() error { return d.sentinel }
+
+// alsoErr makes cause match sentinel as well, keeping cause's text and identity: a socket error
+// that is also ErrAddrInUse, a specific "in use" error that is also ErrInUse.
+type alsoErr struct {
+	sentinel error
+	cause    error
+}
+
+// Error returns the cause's text.
+func (a alsoErr) Error() string { return a.cause.Error() }
+
+// Unwrap returns the sentinel and the cause.
+func (a alsoErr) Unwrap() []error { return []error{a.sentinel, a.cause} }

@@ -243,7 +243,7 @@ func TestCloseFlushesOutstandingWork(t *testing.T) {
 	assert.Equal(t, QPStateErr, q.State(), "QP state after Close: %v", q.State())
 	assert.ErrorIs(t, q.PostSend(nil), ErrDeviceClosed, "PostSend after Close")
 	assert.ErrorIs(t, q.Modify(&QPAttr{State: QPStateReset}, QPAttrState), ErrDeviceClosed, "Modify after Close")
-	assert.NoError(t, q.Destroy(), "Destroy after Close")
+	assert.ErrorIs(t, q.Destroy(), ErrDeviceClosed, "Destroy after Close: Close released the QP")
 }
 
 func TestSRQAndLastWQEEvent(t *testing.T) {

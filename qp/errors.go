@@ -32,6 +32,11 @@ var (
 	ErrDestroyed         = errors.New("qp: object destroyed")
 	ErrBusy              = errors.New("qp: object in use")
 	ErrStale             = errors.New("qp: queue position no longer outstanding")
+	// ErrInvalidPort, ErrInvalidPKeyIndex and ErrInvalidGIDIndex name the out-of-range attribute
+	// that points into the port's tables; an *AttrError carrying one also matches ErrInvalidAttr.
+	ErrInvalidPort      = errors.New("invalid port number")
+	ErrInvalidPKeyIndex = errors.New("invalid P_Key index")
+	ErrInvalidGIDIndex  = errors.New("invalid GID index")
 )
 
 // ModifyError reports a Modify rejected by the transition rules: an illegal From→To, or an
@@ -63,7 +68,7 @@ type AttrError struct {
 	Name  string // libibverbs field name, e.g. "path_mtu", "ah_attr.grh.sgid_index"
 	Value uint64
 	Limit string // the rule broken, e.g. "<= 31"
-	Err   error  // ErrInvalidAttr, ErrInvalidCaps or ErrNotSupported
+	Err   error  // ErrInvalidAttr, ErrInvalidPort, ErrInvalidPKeyIndex, ErrInvalidGIDIndex, ErrInvalidCaps or ErrNotSupported
 }
 
 func (e *AttrError) Error() string {
@@ -73,8 +78,19 @@ func (e *AttrError) Error() string {
 // Unwrap returns the sentinel.
 func (e *AttrError) Unwrap() error { return e.Err }
 
+// Is reports a port, P_Key index or GID index out of range as an invalid attribute too, so a
+// caller testing for either finds it.
+func (e *AttrError) Is(target error) bool {
+	return target == ErrInvalidAttr && (e.Err == ErrInvalidPort || e.Err == ErrInvalidPKeyIndex || e.Err == ErrInvalidGIDIndex)
+}
+
 func attrErr(name string, value uint64, limit string) error {
 	return &AttrError{Name: name, Value: value, Limit: limit, Err: ErrInvalidAttr}
+}
+
+// tableErr reports an attribute out of range with the sentinel of the table it indexes.
+func tableErr(sentinel error, name string, value uint64, limit string) error {
+	return &AttrError{Name: name, Value: value, Limit: limit, Err: sentinel}
 }
 
 // PostError reports the work request a post stopped at, like libibverbs' bad_wr: requests before
