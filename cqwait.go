@@ -1,13 +1,6 @@
 package gorxe
 
-import (
-	"context"
-	"github.com/gorxe/gorxe/cq"
-)
-
-// ErrNoChannel: CQ.Wait was called on a CQ created without a completion channel, so nothing can
-// wake it.
-var ErrNoChannel = cq.ErrNoChannel
+import "context"
 
 // Wait blocks until the CQ holds at least one completion to Poll, the CQ fails (ErrCQOverflow,
 // ErrDestroyed), the device is closed (ErrDeviceClosed, once the completions Close flushed are
