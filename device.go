@@ -110,7 +110,7 @@ func Open(cfg Config) (*Device, error) {
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
 	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fabricNet returns a NetworkFunc attaching devices to fab.
 func fabricNet(fab *netio.Fabric) NetworkFunc {
-	return func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+	return func(addrs []netip.Addr, port uint16) (Network, error) {
 		return fab.NewEndpoint(port, addrs...)
 	}
 }
