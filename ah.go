@@ -37,14 +37,22 @@ func (a *AH) Attr() AHAttr { return a.ah.Attr() }
 // PD returns the handle's protection domain.
 func (a *AH) PD() *PD { return a.pd }
 
-// Handle returns the qp package's address handle, or nil for a nil *AH; it makes *AH usable as
-// SendWR.UD.AH.
-func (a *AH) Handle() *qp.AH {
-	if a == nil {
-		return nil
+// AddressHandle is the type of UDInfo.AH: give it an *AH. Its one method, Attr, is AH.Attr.
+type AddressHandle = qp.AddressHandle
+
+// resolveAH is the QP table's Config.ResolveAH: the qp package's handle behind an *AH a work
+// request names, or nil for a nil *AH or another type.
+func resolveAH(h qp.AddressHandle) *qp.AH {
+	if a, _ := h.(*AH); a != nil {
+		return a.ah
 	}
-	return a.ah
+	return nil
 }
 
 // Destroy releases the handle (ibv_destroy_ah). Work requests already posted with it still send.
-func (a *AH) Destroy() error { return opErr("destroy_ah", a.ah.Destroy()) }
+func (a *AH) Destroy() error {
+	if err := a.pd.dev.check("destroy_ah"); err != nil {
+		return err
+	}
+	return opErr("destroy_ah", a.ah.Destroy())
+}

@@ -56,7 +56,34 @@ type FaultConfig = netio.FaultConfig
 //
 //	fab := netio.NewFabric(netio.FabricConfig{})
 //	cfg.Network = fab.Network()
-type NetworkFunc func(addrs []netip.Addr, port uint16) (netio.Conn, error)
+type NetworkFunc func(addrs []netip.Addr, port uint16) (Network, error)
+
+// Network is the datagram transport a device sends and receives on (netio.Conn): batches of
+// Datagrams on a set of local addresses, with Send, Receive, TryReceive, BatchSize,
+// ReceiveBufSize, LocalAddrs, Counters and Close. Package netio provides the UDP one and an
+// in-memory fabric; see its Conn for the contract of each method.
+type Network = netio.Conn
+
+// Datagram is one UDP datagram a Network moves and a TapFunc is shown (netio.Message): Buf holds
+// the RoCEv2 packet, Src and Dst are the UDP endpoints, TOS and TTL the IP header's, and
+// SegmentSize, on Receive, the size of each datagram of a coalesced run (0 for a single one).
+// Datagrams and Datagram split such a run.
+type Datagram = netio.Message
+
+// NetworkCounters are a Network's datagram counters (netio.Counters): SentDatagrams, SentBytes,
+// ReceivedDatagrams, ReceivedBytes, Drops (indexed by netio.DropReason), the segmentation offload
+// counts GSOSends, GSOSegments, GROReads, GROSegments, GSOFallbacks and GROFallbacks, and the
+// multicast memberships GroupJoins and GroupLeaves. A device reports them as its net_* counters.
+type NetworkCounters = netio.Counters
+
+// TapFunc observes one datagram a device sends or receives (Config.Tap); it must not keep the
+// Datagram or its Buf after it returns.
+type TapFunc = netio.TapFunc
+
+// TapDirection says what happened to a tapped datagram (netio.Direction): where it went (netio.Sent,
+// netio.Received, netio.Lost) and, under fault injection, the marks of what the faults did
+// (netio.Duplicate, netio.Corrupt, netio.Delayed); String names it.
+type TapDirection = netio.Direction
 
 // Config says what a Device binds to and how it runs. Exactly one of Addr and Interface must be
 // set; every other field has a working zero value.
@@ -103,7 +130,7 @@ type Config struct {
 	// pcapng file of the device's traffic, which the caller closes after Device.Close (package
 	// capture, kept out of the root so that a program that captures nothing does not link the
 	// pcapng writer). It runs on the device's goroutines and must not keep the message.
-	Tap netio.TapFunc
+	Tap TapFunc
 
 	// Clock is the time source of retransmission, RNR and ACK timers; nil means the real clock.
 	// Tests pass a *clock.Fake and step it.

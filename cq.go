@@ -144,10 +144,14 @@ func (c *CQ) Poll(wcs []WC) int {
 // ReqNotify arms the CQ to report one completion event on its channel (ibv_req_notify_cq): for the
 // next completion, or with solicitedOnly for the next solicited or unsuccessful one.
 func (c *CQ) ReqNotify(solicitedOnly bool) error {
+	if err := c.dev.check("req_notify_cq"); err != nil {
+		return err
+	}
 	return opErr("req_notify_cq", c.cq.ReqNotify(solicitedOnly))
 }
 
 // AckEvents acknowledges n completion events GetEvent returned for this CQ (ibv_ack_cq_events).
+// It works after Close too, for the events GetEvent still hands out then.
 func (c *CQ) AckEvents(n int) error { return opErr("ack_cq_events", c.cq.AckEvents(n)) }
 
 // Resize changes the CQ's capacity, keeping the queued completions (ibv_resize_cq).
@@ -169,8 +173,14 @@ func (c *CQ) Channel() *CompChannel { return c.ch }
 func (c *CQ) Err() error { return opErr("poll_cq", c.cq.Err()) }
 
 // Destroy releases the CQ (ibv_destroy_cq). It fails with ErrInUse while QPs or SRQs complete into
-// it, and with ErrEventsNotAcked while completion events are unacknowledged.
+// it, and with ErrEventsNotAcked while events GetEvent returned for it are unacknowledged:
+// rdma-core's ibv_destroy_cq blocks until they are, which hangs a program that acknowledges on the
+// destroying goroutine, while an error says what is missing. A Wait blocked on the CQ holds no
+// such event: Destroy succeeds and the Wait returns ErrDestroyed.
 func (c *CQ) Destroy() error {
+	if err := c.dev.check("destroy_cq"); err != nil {
+		return err
+	}
 	err := c.cq.Destroy()
 	if err == nil {
 		c.dev.objs.setCQ(c.cq, nil)
@@ -200,12 +210,14 @@ func (d *Device) CreateCompChannel() (*CompChannel, error) {
 	if err := d.check("create_comp_channel"); err != nil {
 		return nil, err
 	}
-	return &CompChannel{dev: d, ch: cq.NewCompChannel()}, nil
+	return &CompChannel{dev: d, ch: cq.NewCompChannel(d.done)}, nil
 }
 
 // GetEvent returns the CQ of the oldest completion event, waiting for one until ctx ends
 // (ibv_get_cq_event). Acknowledge every event with CQ.AckEvents. Events already queued are
-// returned even when ctx is done.
+// returned even when ctx is done. Once the device is closed it returns the events still queued
+// (Close flushes every QP first), then ErrDeviceClosed; once the channel is destroyed,
+// ErrDestroyed.
 func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	c, err := ch.ch.GetEvent(ctx)
 	if err != nil {
@@ -215,5 +227,10 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 }
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use
-// it. Blocked GetEvent calls return ErrDestroyed.
-func (ch *CompChannel) Destroy() error { return opErr("destroy_comp_channel", ch.ch.Destroy()) }
+// it, as rdma-core's does (EBUSY). Blocked GetEvent calls return ErrDestroyed.
+func (ch *CompChannel) Destroy() error {
+	if err := ch.dev.check("destroy_comp_channel"); err != nil {
+		return err
+	}
+	return opErr("destroy_comp_channel", ch.ch.Destroy())
+}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
@@ -41,6 +42,9 @@ type Device struct {
 	// after the workers flushed their QPs and stopped.
 	life   sync.RWMutex
 	closed atomic.Bool
+	// done is closed once Close has flushed every QP, ending blocking calls (GetAsyncEvent,
+	// CompChannel.GetEvent, CQ.Wait) once they have handed out what was queued.
+	done chan struct{}
 
 	events eventQueue
 	qpt    *qp.Table
@@ -48,8 +52,8 @@ type Device struct {
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
-// ibv_open_device on a freshly added rxe link). It fails if the UDP port is taken on any of the
-// addresses.
+// ibv_open_device on a freshly added rxe link). It fails with ErrAddrInUse (which matches
+// syscall.EADDRINUSE too) if the UDP port is taken on any of the addresses.
 func Open(cfg Config) (*Device, error) {
 	rc, err := cfg.resolve()
 	if err != nil {
@@ -67,6 +71,7 @@ func Open(cfg Config) (*Device, error) {
 		mtu:  activeMTU(b.MTU),
 		guid: b.NodeGUID(),
 		keys: mr.NewTable(),
+		done: make(chan struct{}),
 	}
 	if rc.Name != "" {
 		d.name = rc.Name
@@ -94,7 +99,7 @@ func Open(cfg Config) (*Device, error) {
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}})
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
 	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
@@ -112,6 +117,9 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 		// checksums, and a receiver accepts either. Segmented IPv4 datagrams carry IDs 0, 1, 2,
 		// ..., which the ICRC covers, so each announced ID adjusts its packet's ICRC.
 		c, err = netio.ListenUDP(netio.UDPConfig{Addrs: addrs, Port: rc.port, SetIPv4ID: adjustIPv4ID})
+	}
+	if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, netio.ErrAddressInUse) {
+		return nil, &Error{Op: "open", Err: alsoErr{ErrAddrInUse, err}}
 	}
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
@@ -154,8 +162,11 @@ func (d *Device) check(op string) error {
 
 // Close releases the device (ibv_close_device): it stops receiving, moves every QP to the error
 // state so that outstanding work requests complete with WCWRFlushErr, stops the timers and the
-// goroutines, and closes the sockets. CQs can still be polled afterwards; every other verb
-// returns ErrDeviceClosed.
+// goroutines, and closes the sockets, which releases every object of the device. Afterwards CQs
+// can still be polled, CompChannel.GetEvent and GetAsyncEvent hand out the events still queued
+// (then fail with ErrDeviceClosed), CQ.AckEvents acknowledges those events, and accessors (QPN,
+// LKey, ...) still answer; every other verb, Destroy, Dereg and Dealloc included, returns
+// ErrDeviceClosed.
 func (d *Device) Close() error {
 	d.life.Lock()
 	if d.closed.Swap(true) {
@@ -165,7 +176,7 @@ func (d *Device) Close() error {
 	d.life.Unlock()
 
 	err := d.rt.Close()
-	close(d.events.closed)
+	close(d.done)
 	d.log.Info("gorxe device closed")
 	if err != nil {
 		return &Error{Op: "close_device", Err: err}

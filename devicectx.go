@@ -11,4 +11,4 @@ func (d *Device) Clock() clock.Clock { return d.cfg.clk }
 // Done returns a channel that is closed once Close has released the device, so that a layer
 // built on it can stop waiting for what the device will no longer deliver and report
 // ErrDeviceClosed.
-func (d *Device) Done() <-chan struct{} { return d.events.closed }
+func (d *Device) Done() <-chan struct{} { return d.done }

@@ -30,13 +30,17 @@
 // rxe's post_send runs its requester inline, and otherwise leaves the work to whoever runs the
 // worker; it never waits for the network. [QP.Modify] runs on the worker and returns once the
 // change is in effect. [Device.Close] stops everything: outstanding work requests complete with
-// [WCWRFlushErr] and no goroutine is left behind.
+// [WCWRFlushErr] and no goroutine is left behind. The calls that wait for something
+// ([Device.GetAsyncEvent], [CompChannel.GetEvent], [CQ.Wait]) return when it can no longer come:
+// once the device is closed, after handing out what was already queued, with [ErrDeviceClosed],
+// and once their channel or CQ is destroyed, with [ErrDestroyed].
 //
 // # Errors
 //
 // Every verb returns an [*Error] naming the libibverbs verb ("reg_mr", "modify_qp", ...) whose cause
 // matches one of the package's errors with errors.Is ([ErrDeviceClosed], [ErrMissingAttr],
-// [ErrInvalidGIDIndex], ...). A rejected Modify also carries a [*ModifyError] naming the missing or
+// [ErrInvalidGIDIndex], ...); its text names the package and the verb once, then the cause:
+// "gorxe: modify_qp: RC QP RESET->RTS: invalid state transition". A rejected Modify also carries a [*ModifyError] naming the missing or
 // disallowed attributes, and a rejected post a [*PostError] naming the work request. Packets that
 // fail a check are dropped and counted, never reported as errors: see [Device.Counters],
 // [QP.Counters] and [Device.QPCounters], whose names and help texts are listed in package counter;

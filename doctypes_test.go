@@ -26,6 +26,7 @@ func TestAliasDocsNameEveryField(t *testing.T) {
 		"MWBind": reflect.TypeFor[MWBind](), "FastReg": reflect.TypeFor[FastReg](),
 		"SRQAttr": reflect.TypeFor[SRQAttr](), "WC": reflect.TypeFor[WC](), "SGE": reflect.TypeFor[SGE](),
 		"BufferOptions": reflect.TypeFor[BufferOptions](), "FaultConfig": reflect.TypeFor[FaultConfig](),
+		"Datagram": reflect.TypeFor[Datagram](), "NetworkCounters": reflect.TypeFor[NetworkCounters](),
 	}
 	docs := map[string]string{}
 	// The package's files as the build sees them (build tags and file names applied), without

@@ -56,13 +56,9 @@ type eventQueue struct {
 	q       []AsyncEvent
 	dropped uint64
 	ready   chan struct{} // capacity 1: "q may be non-empty"
-	closed  chan struct{}
 }
 
-func (e *eventQueue) init() {
-	e.ready = make(chan struct{}, 1)
-	e.closed = make(chan struct{})
-}
+func (e *eventQueue) init() { e.ready = make(chan struct{}, 1) }
 
 // push queues ev. It never blocks: it may be called from the CQ's overflow path with queue locks
 // held.
@@ -125,7 +121,7 @@ func (d *Device) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 		e.mu.Unlock()
 		select {
 		case <-e.ready:
-		case <-e.closed:
+		case <-d.done:
 			e.mu.Lock()
 			empty := len(e.q) == 0
 			e.mu.Unlock()

@@ -151,11 +151,16 @@ func (m *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 
 // Dereg destroys the region (ibv_dereg_mr). It fails with ErrMWBound while memory windows are
 // bound to it. When it returns no access through the region is in progress.
-func (m *MR) Dereg() error { return opErr("dereg_mr", m.mr.DeregMR()) }
+func (m *MR) Dereg() error {
+	if err := m.dev.check("dereg_mr"); err != nil {
+		return err
+	}
+	return opErr("dereg_mr", m.mr.DeregMR())
+}
 
 // Buffer is page-aligned memory mapped outside the Go heap, the safest memory to register: the
 // garbage collector never moves or frees it, and Free refuses while a region uses it.
-type Buffer = mr.Buffer
+type Buffer struct{ b *mr.Buffer }
 
 // BufferOptions selects how AllocBuffer backs its memory: HugePages asks for huge pages (falling
 // back to normal pages with a transparent-huge-page hint) and Lock mlocks the buffer, as pinned
@@ -168,5 +173,23 @@ func AllocBuffer(size int, opts BufferOptions) (*Buffer, error) {
 	if err != nil {
 		return nil, opErr("alloc_buffer", err)
 	}
-	return b, nil
+	return &Buffer{b: b}, nil
 }
+
+// Bytes returns the buffer's memory (exactly the requested size), or nil after Free.
+func (b *Buffer) Bytes() []byte { return b.b.Bytes() }
+
+// PageSize is the size of the pages backing the buffer; regions registered over it use it as
+// their page size.
+func (b *Buffer) PageSize() int { return b.b.PageSize() }
+
+// HugePages reports whether huge pages back the buffer.
+func (b *Buffer) HugePages() bool { return b.b.HugePages() }
+
+// Locked reports whether the buffer is mlocked.
+func (b *Buffer) Locked() bool { return b.b.Locked() }
+
+// Free unmaps the buffer. It fails with ErrBufferInUse (which matches ErrInUse too) while a
+// region is registered over it, and with ErrDestroyed when called twice. Slices obtained from
+// Bytes must not be used afterwards.
+func (b *Buffer) Free() error { return opErr("free_buffer", b.b.Free()) }

@@ -46,4 +46,9 @@ func (w *MW) PD() *PD { return w.pd }
 func (w *MW) Bound() bool { return w.mw.Bound() }
 
 // Dealloc destroys the window (ibv_dealloc_mw), unbinding it first.
-func (w *MW) Dealloc() error { return opErr("dealloc_mw", w.mw.DeallocMW()) }
+func (w *MW) Dealloc() error {
+	if err := w.pd.dev.check("dealloc_mw"); err != nil {
+		return err
+	}
+	return opErr("dealloc_mw", w.mw.DeallocMW())
+}

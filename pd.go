@@ -30,6 +30,9 @@ func (pd *PD) Handle() uint32 { return pd.pd.Handle() }
 // Dealloc destroys the PD (ibv_dealloc_pd). It fails with ErrPDInUse while regions, windows, QPs,
 // SRQs or address handles still use it.
 func (pd *PD) Dealloc() error {
+	if err := pd.dev.check("dealloc_pd"); err != nil {
+		return err
+	}
 	return opErr("dealloc_pd", pd.pd.DeallocPD())
 }
 

@@ -244,6 +244,9 @@ func (q *QP) Destroy() error {
 	d := q.dev
 	d.life.RLock()
 	defer d.life.RUnlock()
+	if err := d.check("destroy_qp"); err != nil {
+		return err
+	}
 	err := q.h.Destroy()
 	if err == nil {
 		d.objs.setQP(q.q, nil)

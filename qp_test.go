@@ -243,7 +243,7 @@ func TestCloseFlushesOutstandingWork(t *testing.T) {
 	assert.Equal(t, QPStateErr, q.State(), "QP state after Close: %v", q.State())
 	assert.ErrorIs(t, q.PostSend(nil), ErrDeviceClosed, "PostSend after Close")
 	assert.ErrorIs(t, q.Modify(&QPAttr{State: QPStateReset}, QPAttrState), ErrDeviceClosed, "Modify after Close")
-	assert.NoError(t, q.Destroy(), "Destroy after Close")
+	assert.ErrorIs(t, q.Destroy(), ErrDeviceClosed, "Destroy after Close: Close released the QP")
 }
 
 func TestSRQAndLastWQEEvent(t *testing.T) {
@@ -289,6 +289,18 @@ func TestAddressHandles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dgid, GID(ah.Attr().GRH.DGID))
 	assert.Same(t, x.pd, ah.PD())
+
+	// A UD send names its destination with an *AH; anything else is refused at post, a nil *AH
+	// included.
+	ud := x.create(t, QPTypeUD)
+	require.NoError(t, ud.Modify(&QPAttr{State: QPStateInit, PortNum: 1, QKey: 1}, QPAttrState|QPAttrPKeyIndex|QPAttrPort|QPAttrQKey))
+	require.NoError(t, ud.Modify(&QPAttr{State: QPStateRTR}, QPAttrState))
+	require.NoError(t, ud.Modify(&QPAttr{State: QPStateRTS}, QPAttrState|QPAttrSQPSN))
+	for name, h := range map[string]AddressHandle{"nil interface": nil, "nil *AH": (*AH)(nil), "foreign": foreignAH{}} {
+		err := ud.PostSend([]SendWR{{Opcode: WRSend, UD: UDInfo{AH: h, RemoteQPN: 2, RemoteQKey: 1}}})
+		assert.ErrorIs(t, err, ErrInvalidAH, name)
+	}
+	require.NoError(t, ud.PostSend([]SendWR{{Opcode: WRSend, UD: UDInfo{AH: ah, RemoteQPN: 2, RemoteQKey: 1}}}))
 	_, err = x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}})
 	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "AH from the link-local GID")
 	_, err = x.pd.CreateAH(&AHAttr{PortNum: 1})
@@ -328,3 +340,8 @@ func TestBindMWMisuse(t *testing.T) {
 	_, err = q.BindMW(w1, MWBindInfo{MR: x.mr, Addr: x.mr.Addr(), Length: 8, Access: AccessRemoteRead})
 	assert.ErrorIs(t, err, ErrInvalidState, "BindMW on a RESET QP: %v", err)
 }
+
+// foreignAH has AH's method set but is no address handle of the device.
+type foreignAH struct{}
+
+func (foreignAH) Attr() AHAttr { return AHAttr{IsGlobal: true, PortNum: 1} }

@@ -261,39 +261,3 @@ const (
 
 // GSIQKey is the Q_Key of the GSI QP (QP1), which carries connection manager MADs.
 const GSIQKey = packet.GSIQKey
-
-// Errors of QPs, SRQs and AHs, re-exported so users need import only gorxe.
-var (
-	ErrInvalidTransition = qp.ErrInvalidTransition // the state change is not in the IBTA table
-	ErrMissingAttr       = qp.ErrMissingAttr       // the mask lacks an attribute the transition requires
-	ErrExtraAttr         = qp.ErrExtraAttr         // the mask has an attribute the transition does not allow
-	ErrCurState          = qp.ErrCurState          // cur_qp_state does not match the QP's state
-	ErrSQDraining        = qp.ErrSQDraining        // the send queue is draining; only ERR is allowed
-	ErrInvalidAttr       = qp.ErrInvalidAttr       // an attribute value is out of range
-	ErrNotSupported      = qp.ErrNotSupported      // the feature is not supported (APM, RD, ...)
-	ErrInvalidQPType     = qp.ErrInvalidType       // not RC, UC, UD or GSI
-	ErrInvalidCaps       = qp.ErrInvalidCaps       // queue capacities exceed the device limits
-	ErrMissingCQ         = qp.ErrMissingCQ         // a QP needs a send and a receive CQ
-	ErrInvalidState      = qp.ErrInvalidState      // the QP state does not allow posting
-	ErrInvalidOpcode     = qp.ErrInvalidOpcode     // the opcode is not allowed for the QP type
-	ErrInvalidWR         = qp.ErrInvalidWR         // a malformed work request
-	ErrTooManySGE        = qp.ErrTooManySGE        // more SGEs than the queue's max_sge
-	ErrInlineTooLong     = qp.ErrInlineTooLong     // inline data longer than max_inline_data
-	ErrMessageTooLong    = qp.ErrMessageTooLong    // a message longer than 2^31 bytes
-	ErrQueueFull         = qp.ErrQueueFull         // the work queue is full
-	ErrHasSRQ            = qp.ErrHasSRQ            // the QP uses an SRQ: post receives there
-	ErrInvalidAH         = qp.ErrInvalidAH         // an invalid address handle or address vector
-	ErrGSIExists         = qp.ErrGSIExists         // the device already has its GSI QP
-	ErrQPTableFull       = qp.ErrTableFull         // no free QP number
-)
-
-// ModifyError details a rejected QP.Modify: the transition and the missing or disallowed
-// attributes.
-type ModifyError = qp.ModifyError
-
-// AttrError names an attribute whose value is out of range.
-type AttrError = qp.AttrError
-
-// PostError names the work request a post stopped at (libibverbs' bad_wr): those before Index
-// were posted.
-type PostError = qp.PostError

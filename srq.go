@@ -78,6 +78,9 @@ func (s *SRQ) Len() int { return s.s.Len() }
 
 // Destroy releases the SRQ (ibv_destroy_srq); it fails with ErrInUse while QPs use it.
 func (s *SRQ) Destroy() error {
+	if err := s.dev.check("destroy_srq"); err != nil {
+		return err
+	}
 	err := s.s.Destroy()
 	if err == nil {
 		s.dev.objs.setSRQ(s.s, nil)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestHotPathsDoNotAllocate(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 64, Options{Channel: ch})
 	wc := WC{WRID: 1, Opcode: OpcodeSend}
 	batch := make([]WC, 8)

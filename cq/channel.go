@@ -16,19 +16,32 @@ type CompChannel struct {
 	last      *CQ
 	cqs       int // CQs created on the channel and not destroyed
 	destroyed bool
-	ready     chan struct{} // capacity 1: "the FIFO may be non-empty"
-	done      chan struct{} // closed by Destroy
+	ready     chan struct{}   // capacity 1: "the FIFO may be non-empty"
+	done      chan struct{}   // closed by Destroy
+	shutdown  <-chan struct{} // the owner's end of life; nil for none
 }
 
-// NewCompChannel creates a completion channel (ibv_create_comp_channel).
-func NewCompChannel() *CompChannel {
-	return &CompChannel{ready: make(chan struct{}, 1), done: make(chan struct{})}
+// NewCompChannel creates a completion channel (ibv_create_comp_channel). shutdown, when not nil,
+// is closed when the channel's owner goes away (a device's Close): from then on GetEvent hands out
+// the events still queued and then fails with ErrShutdown instead of waiting for more, as reading a
+// disassociated channel's file descriptor fails in libibverbs.
+func NewCompChannel(shutdown <-chan struct{}) *CompChannel {
+	return &CompChannel{ready: make(chan struct{}, 1), done: make(chan struct{}), shutdown: shutdown}
 }
 
 // GetEvent returns the CQ of the oldest completion event, waiting until one arrives or ctx ends
 // (ibv_get_cq_event). A CQ is returned once per event; acknowledge it with CQ.AckEvents. Events
 // already queued are returned even if ctx is done, so an expired context makes a non-blocking poll.
+// It fails with ErrDestroyed once the channel is destroyed and with ErrShutdown once its owner
+// shut it down and no event is left.
 func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
+	return ch.next(ctx, nil, false)
+}
+
+// next takes the oldest event, waiting as GetEvent does; it also gives up with ErrDestroyed when
+// gone is closed (the CQ a Wait is for was destroyed). acked takes the event as acknowledged at
+// once, for a waiter that never hands it out, so Destroy never sees it outstanding.
+func (ch *CompChannel) next(ctx context.Context, gone <-chan struct{}, acked bool) (*CQ, error) {
 	for {
 		ch.mu.Lock()
 		if ch.destroyed {
@@ -46,7 +59,9 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 				ch.appendLocked(c)
 			}
 			more := ch.first != nil
-			c.received.Add(1)
+			if !acked {
+				c.received.Add(1)
+			}
 			ch.mu.Unlock()
 			if more {
 				ch.signal() // another waiter may take the next event
@@ -57,10 +72,24 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 		select {
 		case <-ch.ready:
 		case <-ch.done:
+		case <-ch.shutdown:
+			// Events queued before the shutdown are still handed out.
+			if ch.empty() {
+				return nil, ErrShutdown
+			}
+		case <-gone:
+			return nil, ErrDestroyed
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// empty reports whether no event is queued.
+func (ch *CompChannel) empty() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.first == nil
 }
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrBusy while CQs created

@@ -9,7 +9,7 @@ import (
 )
 
 func TestGetEventContextCancel(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
 	go func() {
@@ -21,7 +21,7 @@ func TestGetEventContextCancel(t *testing.T) {
 }
 
 func TestGetEventWakesWaiter(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 4, Options{Channel: ch, Context: "ctx"})
 	got := make(chan *CQ, 1)
 	go func() {
@@ -38,7 +38,7 @@ func TestGetEventWakesWaiter(t *testing.T) {
 }
 
 func TestEventsKeepArrivalOrderAndCount(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	a := mustNew(t, 8, Options{Channel: ch})
 	b := mustNew(t, 8, Options{Channel: ch})
 	fire := func(c *CQ) {
@@ -64,7 +64,7 @@ func TestEventsKeepArrivalOrderAndCount(t *testing.T) {
 }
 
 func TestDestroyWakesWaiters(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	res := make(chan error, 1)
 	go func() {
 		_, err := ch.GetEvent(context.Background())
@@ -75,7 +75,7 @@ func TestDestroyWakesWaiters(t *testing.T) {
 }
 
 func TestRepeatedEventsOfOneCQ(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 8, Options{Channel: ch})
 	for range 3 {
 		_ = c.ReqNotify(false)

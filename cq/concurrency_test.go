@@ -14,7 +14,7 @@ import (
 // channel; every completion arrives exactly once and each producer's completions stay in order.
 func TestConcurrentPushPoll(t *testing.T) {
 	const producers, perProducer = 4, 2000
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 64, Options{Channel: ch})
 	var wg sync.WaitGroup
 	for p := range producers {

@@ -1,6 +1,7 @@
 package cq
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,7 @@ type CQ struct {
 	users    atomic.Int32 // QPs (and SRQs) that complete into this CQ
 	received atomic.Int64 // events GetEvent returned for this CQ
 	acked    atomic.Int64
+	gone     chan struct{} // closed by Destroy, waking Wait
 
 	// Owned by channel.mu: events waiting in the channel and the channel's FIFO link.
 	pendingEvents int
@@ -66,6 +68,7 @@ func New(cqe int, opts Options) (*CQ, error) {
 		channel: opts.Channel,
 		context: opts.Context,
 		onError: opts.OnError,
+		gone:    make(chan struct{}),
 	}, nil
 }
 
@@ -236,7 +239,8 @@ func (c *CQ) Attach() { c.users.Add(1) }
 func (c *CQ) Detach() { c.users.Add(-1) }
 
 // Destroy releases the CQ (ibv_destroy_cq). It fails with ErrBusy while QPs are attached and with
-// ErrEventsNotAcked while GetEvent results are unacknowledged. Undelivered events are dropped.
+// ErrEventsNotAcked while GetEvent results are unacknowledged. Undelivered events are dropped, and
+// a Wait blocked on the CQ returns ErrDestroyed.
 func (c *CQ) Destroy() error {
 	if c.users.Load() > 0 {
 		return fmt.Errorf("%w: %d queue pairs still use the CQ", ErrBusy, c.users.Load())
@@ -253,8 +257,38 @@ func (c *CQ) Destroy() error {
 	c.notify = notifyNone
 	c.count = 0
 	c.mu.Unlock()
+	close(c.gone)
 	if c.channel != nil {
 		c.channel.forget(c)
 	}
 	return nil
+}
+
+// Wait blocks until the CQ holds a completion to Poll, the CQ fails (ErrOverflow, ErrDestroyed),
+// its channel is destroyed or shut down, or ctx ends. It arms the CQ under the lock that shows it
+// empty, so no completion can slip between the check and the arming, and takes the channel's
+// events as acknowledged: they never reach the caller, so Destroy never finds them outstanding.
+// The channel's events of other CQs are consumed too; a CQ that is waited on needs a channel of its
+// own. It fails with ErrNoChannel on a CQ without a channel.
+func (c *CQ) Wait(ctx context.Context) error {
+	if c.channel == nil {
+		return ErrNoChannel
+	}
+	for {
+		c.mu.Lock()
+		n, err := c.count, c.err
+		if n == 0 && err == nil {
+			c.notify = notifyNext
+		}
+		c.mu.Unlock()
+		switch {
+		case n > 0:
+			return nil
+		case err != nil:
+			return err
+		}
+		if _, err := c.channel.next(ctx, c.gone, true); err != nil {
+			return err
+		}
+	}
 }

@@ -108,7 +108,7 @@ func TestNotifySemantics(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := NewCompChannel()
+			ch := NewCompChannel(nil)
 			c := mustNew(t, 16, Options{Channel: ch})
 			for _, s := range tc.arm {
 				require.NoError(t, c.ReqNotify(s))
@@ -122,7 +122,7 @@ func TestNotifySemantics(t *testing.T) {
 }
 
 func TestNotifyIgnoresAlreadyQueued(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 4, Options{Channel: ch})
 	_ = c.Push(wcID(1), true)
 	_ = c.ReqNotify(false)
@@ -155,7 +155,7 @@ func TestResizeKeepsOrder(t *testing.T) {
 }
 
 func TestDestroyRules(t *testing.T) {
-	ch := NewCompChannel()
+	ch := NewCompChannel(nil)
 	c := mustNew(t, 4, Options{Channel: ch})
 	c.Attach()
 	require.ErrorIs(t, c.Destroy(), ErrBusy, "destroy with user")

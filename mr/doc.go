@@ -1,6 +1,10 @@
 // Package mr owns registered memory: protection domains, memory regions as page tables, memory
 // windows, the device-wide key table, and every byte-level access the transport makes to user memory.
 //
+// It is one of gorxe's engine packages. Programs embed gorxe through the root package,
+// github.com/gorxe/gorxe, whose PD, MR, MW and Buffer wrap this package's objects and whose
+// aliases (Access, SGE, MWBind, FastReg, ...) name the types a program fills in.
+//
 // # Keys
 //
 // A key is a 24-bit table index above an 8-bit variant (key>>8 selects the object, the whole key must

@@ -9,63 +9,63 @@ import (
 // (remote access error NAK, local protection error, invalid request for misaligned atomics, ...).
 var (
 	// ErrKeyInvalid: no object has this key's index, or the variant is stale.
-	ErrKeyInvalid = errors.New("mr: key does not exist or is stale")
+	ErrKeyInvalid = errors.New("key does not exist or is stale")
 	// ErrPDMismatch: the key belongs to a different protection domain than the QP.
-	ErrPDMismatch = errors.New("mr: protection domain mismatch")
+	ErrPDMismatch = errors.New("protection domain mismatch")
 	// ErrAccessDenied: the region or window lacks a required access right.
-	ErrAccessDenied = errors.New("mr: access right missing")
+	ErrAccessDenied = errors.New("access right missing")
 	// ErrOutOfRange: the byte range is not inside the region or window.
-	ErrOutOfRange = errors.New("mr: range outside region")
+	ErrOutOfRange = errors.New("range outside region")
 	// ErrMisaligned: an atomic target address is not 8-byte aligned.
-	ErrMisaligned = errors.New("mr: atomic target not 8-byte aligned")
+	ErrMisaligned = errors.New("atomic target not 8-byte aligned")
 	// ErrMWNotBound: the window is not bound to a region.
-	ErrMWNotBound = errors.New("mr: memory window not bound")
+	ErrMWNotBound = errors.New("memory window not bound")
 	// ErrMWOtherQP: a type 2 window is used or invalidated through a QP it is not associated with.
-	ErrMWOtherQP = errors.New("mr: memory window bound to another QP")
+	ErrMWOtherQP = errors.New("memory window bound to another QP")
 	// ErrMRInvalidState: a fast-register region is in the invalid (free) state.
-	ErrMRInvalidState = errors.New("mr: region in invalid (free) state")
+	ErrMRInvalidState = errors.New("region in invalid (free) state")
 	// ErrLength: a scatter or gather is longer than the remaining SGE list.
-	ErrLength = errors.New("mr: length exceeds scatter/gather list")
+	ErrLength = errors.New("length exceeds scatter/gather list")
 )
 
 // Control errors: misuse of registration, fast registration, bind and invalidation.
 var (
 	// ErrAccessFlags: unknown or inconsistent access flags for the operation.
-	ErrAccessFlags = errors.New("mr: invalid access flags")
+	ErrAccessFlags = errors.New("invalid access flags")
 	// ErrMWBound: the region still has memory windows bound to it.
-	ErrMWBound = errors.New("mr: memory windows are bound to the region")
+	ErrMWBound = errors.New("memory windows are bound to the region")
 	// ErrPDInUse: the protection domain still has objects.
-	ErrPDInUse = errors.New("mr: protection domain in use")
+	ErrPDInUse = errors.New("protection domain in use")
 	// ErrInvalidPD: nil protection domain, or one from another table.
-	ErrInvalidPD = errors.New("mr: invalid protection domain")
+	ErrInvalidPD = errors.New("invalid protection domain")
 	// ErrDestroyed: the object was already deregistered, deallocated or freed.
-	ErrDestroyed = errors.New("mr: object destroyed")
+	ErrDestroyed = errors.New("object destroyed")
 	// ErrTableFull: every index of the key range is in use.
-	ErrTableFull = errors.New("mr: key table full")
+	ErrTableFull = errors.New("key table full")
 	// ErrPageSize: the page size is not a supported power of two.
-	ErrPageSize = errors.New("mr: unsupported page size")
+	ErrPageSize = errors.New("unsupported page size")
 	// ErrPageList: a page list is empty, too long, has a wrong page length, or does not cover the length.
-	ErrPageList = errors.New("mr: invalid page list")
+	ErrPageList = errors.New("invalid page list")
 	// ErrEmpty: a registration of zero bytes.
-	ErrEmpty = errors.New("mr: zero-length registration")
+	ErrEmpty = errors.New("zero-length registration")
 	// ErrWrongMRType: a fast-register operation on a user region or the reverse.
-	ErrWrongMRType = errors.New("mr: wrong memory region type")
+	ErrWrongMRType = errors.New("wrong memory region type")
 	// ErrMRNotFree: fast registration of a region that is still valid (LOCAL_INV it first).
-	ErrMRNotFree = errors.New("mr: region not in free state")
+	ErrMRNotFree = errors.New("region not in free state")
 	// ErrKeyIndex: a new key whose index differs from the object's.
-	ErrKeyIndex = errors.New("mr: new key has a different index")
+	ErrKeyIndex = errors.New("new key has a different index")
 	// ErrMWType: the operation is not allowed for this memory window type.
-	ErrMWType = errors.New("mr: operation not allowed for memory window type")
+	ErrMWType = errors.New("operation not allowed for memory window type")
 	// ErrMWState: a type 2 window bind while the window is still bound.
-	ErrMWState = errors.New("mr: memory window not in free state")
+	ErrMWState = errors.New("memory window not in free state")
 	// ErrZeroBased: a zero-based bind of a type 1 window, or a bind to a zero-based region.
-	ErrZeroBased = errors.New("mr: zero-based addressing not allowed here")
+	ErrZeroBased = errors.New("zero-based addressing not allowed here")
 	// ErrReregFlags: rereg flags empty or unknown.
-	ErrReregFlags = errors.New("mr: invalid rereg flags")
+	ErrReregFlags = errors.New("invalid rereg flags")
 	// ErrBufferInUse: a buffer is still referenced by a registration.
-	ErrBufferInUse = errors.New("mr: buffer still registered")
+	ErrBufferInUse = errors.New("buffer still registered")
 	// ErrBufferSize: a buffer size that is zero, negative or too large.
-	ErrBufferSize = errors.New("mr: invalid buffer size")
+	ErrBufferSize = errors.New("invalid buffer size")
 )
 
 // Error is returned by verbs-style control calls. It names the operation and the key and wraps
@@ -76,9 +76,10 @@ type Error struct {
 	Err error
 }
 
-// Error formats the operation, key and cause.
+// Error formats the operation, the key if there is one, and the cause:
+// "dereg_mr key 0x105: memory windows are bound to the region".
 func (e *Error) Error() string {
-	s := "mr: " + e.Op
+	s := e.Op
 	if e.Key != 0 {
 		s += " key 0x" + strconv.FormatUint(uint64(e.Key), 16)
 	}

@@ -48,5 +48,5 @@ func Example() {
 	// Output:
 	// hello, world
 	// "abc\x00defg"
-	// mr: key does not exist or is stale
+	// key does not exist or is stale
 }

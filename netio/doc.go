@@ -2,6 +2,12 @@
 // batched system calls, an in-memory fabric for deterministic tests, and a fault-injecting wrapper
 // that works over either.
 //
+// It is one of gorxe's engine packages, the device layer's network. Programs embed gorxe through
+// the root package, github.com/gorxe/gorxe, which opens UDP sockets itself; a program or test uses
+// this package only to hand a device another network (Config.Network, e.g. a [Fabric]) or to
+// watch its datagrams (Config.Tap), and the root names those types too (Network, Datagram,
+// TapFunc).
+//
 // The package knows nothing of RDMA. Its unit is the [Message]: one datagram plus the addresses,
 // traffic class and hop limit that RoCEv2 needs to control. Every backend implements [Conn].
 //

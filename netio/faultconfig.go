@@ -94,7 +94,7 @@ type FaultSpecError struct {
 }
 
 func (e *FaultSpecError) Error() string {
-	return fmt.Sprintf("netio: fault spec %q: %v (%s)", e.Item, e.Err, e.Hint)
+	return fmt.Sprintf("fault spec %q: %v (%s)", e.Item, e.Err, e.Hint)
 }
 
 // Unwrap returns the sentinel describing the problem.

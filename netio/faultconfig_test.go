@@ -66,7 +66,7 @@ func TestParseFaultConfigErrors(t *testing.T) {
 		assert.ErrorAs(t, err, &se, "ParseFaultConfig(%q) = %v, want %v", tt.spec, err, tt.want)
 	}
 	_, err := ParseFaultConfig("loss=0.1,bogus=1")
-	assert.False(t, err == nil || err.Error() != `netio: fault spec "bogus=1": unknown key (want one of loss, reorder, dup, corrupt, delay, jitter, reorder_delay, seed)`, "error text = %v", err)
+	assert.False(t, err == nil || err.Error() != `fault spec "bogus=1": unknown key (want one of loss, reorder, dup, corrupt, delay, jitter, reorder_delay, seed)`, "error text = %v", err)
 }
 
 func TestFaultConfigValidate(t *testing.T) {

@@ -120,7 +120,7 @@ func (c *UDPConn) gsoFallback(b *mmsgBatch, s *udpSocket, msgs []Message, done *
 
 // errGSORefused tells Send that the kernel refused a segmented send, GSO is now off on the
 // socket, and the messages from the count sent so far on must be prepared again.
-var errGSORefused = errors.New("netio: segmentation offload refused")
+var errGSORefused = errors.New("segmentation offload refused")
 
 // gsoRefused reports whether err is how Linux refuses a segmented send it cannot do at all
 // (rather than a datagram that would fail on its own too, such as EMSGSIZE): EIO for a route

@@ -6,10 +6,10 @@ import (
 )
 
 // ErrNotMulticast: JoinGroup or LeaveGroup was given an address that is not a multicast group.
-var ErrNotMulticast = errors.New("netio: not a multicast group address")
+var ErrNotMulticast = errors.New("not a multicast group address")
 
 // ErrNotJoined: LeaveGroup was given a group the Conn has not joined.
-var ErrNotJoined = errors.New("netio: multicast group not joined")
+var ErrNotJoined = errors.New("multicast group not joined")
 
 // GroupConn is a [Conn] that receives the datagrams sent to a multicast group only after joining
 // it: the UDP backend, which must tell the kernel (IGMP for IPv4, MLD for IPv6), and the fabric.

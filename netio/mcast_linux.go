@@ -266,7 +266,7 @@ func (p *poller) add(s *udpSocket) error {
 		return cerr
 	}
 	if err != nil {
-		return fmt.Errorf("netio: epoll_ctl: %w", err)
+		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return nil
 }

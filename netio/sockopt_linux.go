@@ -122,7 +122,7 @@ type syscallOptError struct {
 	err  error
 }
 
-func (e *syscallOptError) Error() string { return "netio: setsockopt " + e.name + ": " + e.err.Error() }
+func (e *syscallOptError) Error() string { return "setsockopt " + e.name + ": " + e.err.Error() }
 func (e *syscallOptError) Unwrap() error { return e.err }
 
 // getsockoptInt reads an integer socket option, for tests and diagnostics.

@@ -522,12 +522,12 @@ type poller struct {
 func newPoller(socks []*udpSocket) (*poller, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("netio: epoll_create1: %w", err)
+		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
 	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		unix.Close(epfd)
-		return nil, fmt.Errorf("netio: eventfd: %w", err)
+		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	p := &poller{epfd: epfd, wakefd: wakefd}
 	add := func(fd int) error {
@@ -545,7 +545,7 @@ func newPoller(socks []*udpSocket) (*poller, error) {
 	}
 	if err != nil {
 		p.close()
-		return nil, fmt.Errorf("netio: epoll_ctl: %w", err)
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return p, nil
 }
@@ -560,7 +560,7 @@ func (p *poller) wait() error {
 	var events [4]unix.EpollEvent
 	_, err := unix.EpollWait(p.epfd, events[:], -1)
 	if err != nil && err != unix.EINTR {
-		return fmt.Errorf("netio: epoll_wait: %w", err)
+		return fmt.Errorf("epoll_wait: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,11 @@
 // byte-slice views of the IBTA transport headers, the opcode table, PSN arithmetic,
 // the invariant CRC and the IP/UDP framing around it.
 //
+// It is one of gorxe's engine packages: the transport builds and checks packets with it, and the
+// capture, dump and trace tools read them. Programs embed gorxe through the root package,
+// github.com/gorxe/gorxe; the few wire values a verbs program needs (the default P_Key, the GSI
+// Q_Key) are constants there.
+//
 // # Layout of a RoCEv2 packet
 //
 // A RoCEv2 packet is the payload of a UDP datagram sent to port 4791:

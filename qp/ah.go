@@ -13,15 +13,25 @@ type AH struct {
 	destroyed atomic.Bool
 }
 
-// AddressHandle is what a UD or GSI work request is addressed with: an *AH, or a type of a layer
-// above that wraps one, so that users of that layer need not unwrap it.
+// AddressHandle is what a UD or GSI work request is addressed with: an *AH, or the address
+// handle of a layer above that wraps one, which the table finds with Config.ResolveAH. The
+// transport reads the destination through Attr; posting checks the AH behind it.
 type AddressHandle interface {
-	// Handle returns the address handle, or nil for a nil wrapper.
-	Handle() *AH
+	// Attr returns the destination's address vector.
+	Attr() AddressVector
 }
 
-// Handle returns ah itself: *AH is its own AddressHandle.
-func (ah *AH) Handle() *AH { return ah }
+// resolveAH returns the AH behind h, or nil for none (a nil h, a nil *AH, or a handle the layer
+// above does not recognise).
+func (t *Table) resolveAH(h AddressHandle) *AH {
+	if ah, ok := h.(*AH); ok {
+		return ah
+	}
+	if h == nil || t.cfg.ResolveAH == nil {
+		return nil
+	}
+	return t.cfg.ResolveAH(h)
+}
 
 // CreateAH validates av for RoCE (a GRH is required) and creates an address handle (ibv_create_ah).
 func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {

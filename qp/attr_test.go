@@ -66,6 +66,14 @@ func TestAttrRanges(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			require.Equal(t, c.field, ae.Name, "rejected attribute")
 			require.ErrorIs(t, err, ErrInvalidAttr)
+			switch c.field {
+			case "port_num", "ah_attr.port_num":
+				require.ErrorIs(t, err, ErrInvalidPort)
+			case "pkey_index":
+				require.ErrorIs(t, err, ErrInvalidPKeyIndex)
+			default:
+				require.NotErrorIs(t, err, ErrInvalidPort)
+			}
 			after, _ := q.Query()
 			require.Equal(t, before, after, "rejected modify changed attributes")
 		})

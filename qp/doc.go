@@ -2,6 +2,10 @@
 // that hold work requests, their state machine and attribute rules, and the rings the transport
 // engine consumes (ibv_qp, ibv_srq, ibv_ah).
 //
+// It is one of gorxe's engine packages. Programs embed gorxe through the root package,
+// github.com/gorxe/gorxe, whose QP, SRQ and AH wrap this package's objects and whose aliases
+// (QPAttr, SendWR, RecvWR, AHAttr, ...) name the types a program fills in.
+//
 // # Concurrency
 //
 // User goroutines post and modify while one transport worker per QP consumes the rings. Each queue

@@ -60,10 +60,10 @@ func (q *QP) sqDraining() bool {
 // checkAttrRanges validates every attribute the mask selects.
 func checkAttrRanges(a *Attr, mask AttrMask, l *Limits) error {
 	if mask&AttrPort != 0 && (a.PortNum < 1 || a.PortNum > l.PhysPortCnt) {
-		return attrErr("port_num", uint64(a.PortNum), fmt.Sprintf("in 1..%d", l.PhysPortCnt))
+		return tableErr(ErrInvalidPort, "port_num", uint64(a.PortNum), fmt.Sprintf("in 1..%d", l.PhysPortCnt))
 	}
 	if mask&AttrPKeyIndex != 0 && int(a.PKeyIndex) >= l.MaxPKeys {
-		return attrErr("pkey_index", uint64(a.PKeyIndex), fmt.Sprintf("< %d", l.MaxPKeys))
+		return tableErr(ErrInvalidPKeyIndex, "pkey_index", uint64(a.PKeyIndex), fmt.Sprintf("< %d", l.MaxPKeys))
 	}
 	if mask&AttrAccessFlags != 0 && a.AccessFlags&^allowedQPAccess != 0 {
 		return attrErr("qp_access_flags", uint64(a.AccessFlags), "a subset of "+allowedQPAccess.String())
@@ -110,10 +110,10 @@ func checkAV(av *AddressVector, name string, l *Limits) error {
 		return attrErr(name+".is_global", 0, "1 (RoCE needs a GRH)")
 	}
 	if av.PortNum < 1 || av.PortNum > l.PhysPortCnt {
-		return attrErr(name+".port_num", uint64(av.PortNum), fmt.Sprintf("in 1..%d", l.PhysPortCnt))
+		return tableErr(ErrInvalidPort, name+".port_num", uint64(av.PortNum), fmt.Sprintf("in 1..%d", l.PhysPortCnt))
 	}
 	if int(av.GRH.SGIDIndex) >= l.GIDTableLen {
-		return attrErr(name+".grh.sgid_index", uint64(av.GRH.SGIDIndex), fmt.Sprintf("< %d", l.GIDTableLen))
+		return tableErr(ErrInvalidGIDIndex, name+".grh.sgid_index", uint64(av.GRH.SGIDIndex), fmt.Sprintf("< %d", l.GIDTableLen))
 	}
 	if av.GRH.DGID == [16]byte{} {
 		return attrErr(name+".grh.dgid", 0, "a non-zero GID")

@@ -113,10 +113,7 @@ func (q *QP) checkSendWR(state State, wr *SendWR) error {
 		}
 	}
 	if q.typ.datagram() {
-		var ah *AH
-		if wr.UD.AH != nil {
-			ah = wr.UD.AH.Handle()
-		}
+		ah := q.table.resolveAH(wr.UD.AH)
 		if ah == nil || ah.destroyed.Load() {
 			return ErrInvalidAH
 		}

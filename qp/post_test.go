@@ -101,7 +101,7 @@ func TestPostSendValidation(t *testing.T) {
 		{"ud ok", TypeUD, func(*env, *SendWR) {}, nil},
 		{"ud no ah", TypeUD, func(_ *env, wr *SendWR) { wr.UD.AH = nil }, ErrInvalidAH},
 		{"ud nil ah in a wrapper", TypeUD, func(_ *env, wr *SendWR) { wr.UD.AH = (*AH)(nil) }, ErrInvalidAH},
-		{"ud destroyed ah", TypeUD, func(_ *env, wr *SendWR) { _ = wr.UD.AH.Handle().Destroy() }, ErrInvalidAH},
+		{"ud destroyed ah", TypeUD, func(_ *env, wr *SendWR) { _ = wr.UD.AH.(*AH).Destroy() }, ErrInvalidAH},
 		{"ud ah of other pd", TypeUD, func(e *env, wr *SendWR) {
 			pd, _ := e.mrs.AllocPD()
 			wr.UD.AH, _ = e.table.CreateAH(pd, new(testAV()))

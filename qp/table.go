@@ -17,6 +17,10 @@ const minQPN = 16
 type Config struct {
 	Limits Limits
 	Events EventSink // may be nil: events are dropped
+	// ResolveAH returns the *AH behind an address handle of the layer above (which wraps an *AH
+	// in a type of its own), or nil when it is none of its handles. May be nil: then only *AH
+	// addresses a work request.
+	ResolveAH func(AddressHandle) *AH
 }
 
 // Table is a device's set of QPs: it creates QPs, SRQs and AHs against the device's limits, hands

@@ -97,6 +97,7 @@ func TestAH(t *testing.T) {
 	small := NewTable(Config{Limits: l})
 	_, err = small.CreateAH(e.pd, &av)
 	require.ErrorIs(t, err, ErrInvalidAttr, "sgid index beyond table")
+	require.ErrorIs(t, err, ErrInvalidGIDIndex, "sgid index beyond table")
 	require.ErrorIs(t, e.pd.DeallocPD(), mr.ErrPDInUse, "PD freed under an AH")
 	require.NoError(t, ah.Destroy())
 	require.ErrorIs(t, ah.Destroy(), ErrDestroyed, "second destroy")

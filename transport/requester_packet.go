@@ -206,7 +206,7 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
 // work request's address handle.
 func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (packet.Envelope, bool) {
-	av := wr.UD.AH.Handle().Attr()
+	av := wr.UD.AH.Attr()
 	path, ok := r.pathTo(&av, packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {

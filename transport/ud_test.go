@@ -126,7 +126,7 @@ func TestUDMulticastAndGSI(t *testing.T) {
 }
 
 func TestUDSolicitedEvent(t *testing.T) {
-	ch := cq.NewCompChannel()
+	ch := cq.NewCompChannel(nil)
 	env := newRspEnv(t, rspOptions{typ: qp.TypeUD})
 	// Replace the receive CQ by one on a channel, armed for solicited completions only.
 	rcq, err := cq.New(8, cq.Options{Channel: ch})
