@@ -60,26 +60,9 @@ type listedPkg struct {
 // their dependencies, from go list (no test imports).
 func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to list packages with")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "-json", "./...").Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
-	}
-	require.NoError(t, err)
 	std := map[string]bool{}
 	var mine []listedPkg
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p listedPkg
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else {
-			require.NoError(t, err)
-		}
+	for _, p := range goListDeps(t, "./...") {
 		if p.Standard {
 			std[p.ImportPath] = true
 		}
@@ -88,6 +71,33 @@ func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 		}
 	}
 	return mine, std
+}
+
+// goListDeps returns go list -deps -json of pattern: the packages it names and everything they
+// import, without test imports.
+func goListDeps(t *testing.T, pattern string) []listedPkg {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list packages with")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-json", pattern).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
+	}
+	require.NoError(t, err)
+	var pkgs []listedPkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			return pkgs
+		} else {
+			require.NoError(t, err)
+		}
+		pkgs = append(pkgs, p)
+	}
 }
 
 // TestImportGraph enforces the layering of docs/architecture.md.
@@ -134,25 +144,8 @@ var heavyModules = []string{"github.com/gopacket/gopacket", "github.com/promethe
 // program that captures nothing and exports no metrics links neither. It names the chain of
 // imports that leads to a forbidden package.
 func TestRootDependencies(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to list packages with")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "-json", ".").Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
-	}
-	require.NoError(t, err)
 	imports := map[string][]string{}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p listedPkg
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else {
-			require.NoError(t, err)
-		}
+	for _, p := range goListDeps(t, ".") {
 		imports[p.ImportPath] = p.Imports
 	}
 	require.Contains(t, imports, module, "go list -deps lists the root itself")
