@@ -203,7 +203,7 @@ func TestPingpongErrors(t *testing.T) {
 		c.WaitLine("remote address:", 10*time.Second)
 		c.Interrupt()
 		assert.Equal(t, 130, c.Wait(15*time.Second))
-		assert.Regexp(t, `^interrupted after \d+ sends and \d+ receives of 100000000\n$`, c.Stderr())
+		assert.Regexp(t, `^gorxe rc_pingpong: interrupted after \d+ sends and \d+ receives of 100000000\n$`, c.Stderr())
 		s.Kill()
 	})
 	t.Run("bad option", func(t *testing.T) {

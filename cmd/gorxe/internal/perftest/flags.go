@@ -7,14 +7,11 @@ import (
 	"strings"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
-// Requests that are not runs: the caller prints the usage or the version and exits successfully.
-var (
-	ErrHelp    = errors.New("help requested")
-	ErrVersion = errors.New("version requested")
-)
+// ErrVersion is -V: the caller prints the version and exits successfully.
+var ErrVersion = errors.New("version requested")
 
 // ParseArgs parses a perftest command line for test t (without the program name) into the
 // parameters of a run, with perftest's option names, defaults and adjustments.
@@ -48,8 +45,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 	opts := []getopt.Option{
 		{Short: 'p', Long: "port", Arg: true, Set: intIn(&p.Port, 1, 65535)},
 		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&p.Device)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&p.Bind)},
-		{Long: "pcap", Arg: true, Set: getopt.StringOption(&p.Pcap)},
 		{Short: 'i', Long: "ib-port", Arg: true, Set: intIn(&p.IBPort, 1, 255)},
 		{Short: 'm', Long: "mtu", Arg: true, Set: intIn(&p.MTU, 1, 1<<16)},
 		{Short: 's', Long: "size", Arg: true, Set: func(v string) error {
@@ -101,7 +96,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "use_hugepages", Set: flag(&p.HugePages)},
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
 		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
-		{Long: "log-level", Arg: true, Set: loglevel.Option(&p.LogLevel)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&p.Timeout)},
 		{Long: "force-link", Arg: true, Set: func(v string) error {
 			if !strings.EqualFold(v, "Ethernet") {
@@ -133,7 +127,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "perform_warm_up", Set: unsupported("--perform_warm_up", "warm-up iterations")},
 		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
 	}
-	opts = append(opts, p.Observe.Getopt()...)
+	opts = append(opts, p.Common.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:
@@ -141,7 +135,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 	case unsupportedErr != nil:
 		return nil, unsupportedErr
 	case help:
-		return nil, ErrHelp
+		return nil, tool.ErrHelp
 	case version:
 		return nil, ErrVersion
 	case len(operands) > 1:
@@ -225,6 +219,3 @@ func floatOption(f *float64) func(string) error {
 		return nil
 	}
 }
-
-// IsUsage reports whether err is a command-line error, after which the usage is shown.
-func IsUsage(err error) bool { return errors.Is(err, getopt.ErrUsage) }

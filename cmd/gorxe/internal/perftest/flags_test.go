@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 var (
@@ -79,12 +81,12 @@ func TestDefaults(t *testing.T) {
 func TestOptions(t *testing.T) {
 	p, err := ParseArgs(abw, strings.Fields("-d eth0 --bind 10.0.0.1 -p 9999 -x 3 -m 1024 -A CMP_AND_SWAP -o 16 -u 18 -S 2 --tclass 32 -e --report_gbits --ipv6 --timeout 3s --output bandwidth -F server.example"))
 	require.NoError(t, err)
-	want := Params{Device: "eth0", Bind: "10.0.0.1", Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
+	want := Params{Device: "eth0", Common: tool.Common{Bind: "10.0.0.1"}, Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
 		QPTimeout: 18, SL: 2, TClass: 32, Events: true, ReportGbits: true, IPv6: true, Timeout: 3 * time.Second, Output: "bandwidth", Server: "server.example"}
-	got := Params{Device: p.Device, Bind: p.Bind, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
+	got := Params{Device: p.Device, Common: p.Common, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
 		QPTimeout: p.QPTimeout, SL: p.SL, TClass: p.TClass, Events: p.Events, ReportGbits: p.ReportGbits, IPv6: p.IPv6, Timeout: p.Timeout, Output: p.Output, Server: p.Server}
 	assert.Equal(t, want.Device, got.Device, "got %+v", got)
-	assert.Equal(t, want.Bind, got.Bind, "got %+v", got)
+	assert.Equal(t, want.Common.Bind, got.Common.Bind, "got %+v", got)
 	assert.Equal(t, want.Port, got.Port, "got %+v", got)
 	assert.Equal(t, want.GIDIndex, got.GIDIndex, "got %+v", got)
 	assert.Equal(t, want.MTU, got.MTU, "got %+v", got)
@@ -110,7 +112,7 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, p.Size, p.bufSize(), "-a -c UD: %+v, %v", p, err)
 	p, err = ParseArgs(wbw, strings.Fields("-a host"))
 	assert.False(t, err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize, "-a: %v, %v", p.sizes(), err)
-	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, ErrHelp) {
+	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, tool.ErrHelp) {
 		assert.Fail(t, fmt.Sprintf("-h: %v", err))
 	}
 	if _, err := ParseArgs(rlat, []string{"--version"}); !errors.Is(err, ErrVersion) {
@@ -196,10 +198,10 @@ func TestUsage(t *testing.T) {
 func TestLogLevelOption(t *testing.T) {
 	p, err := ParseArgs(wbw, nil)
 	require.NoError(t, err)
-	assert.Equal(t, slog.LevelWarn, p.LogLevel, "default")
+	assert.Equal(t, loglevel.Default, p.Common.LogLevel, "default")
 	p, err = ParseArgs(slat, strings.Fields("--log-level debug"))
 	require.NoError(t, err)
-	assert.Equal(t, slog.LevelDebug, p.LogLevel)
+	assert.Equal(t, slog.LevelDebug, p.Common.LogLevel)
 	_, err = ParseArgs(rbw, strings.Fields("--log-level=loud"))
 	assert.ErrorIs(t, err, getopt.ErrUsage)
 }

@@ -2,13 +2,11 @@ package perftest
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // perftest's defaults and limits (perftest_parameters.h).
@@ -60,8 +58,6 @@ type Params struct {
 	Server string
 	Port   int // TCP port of the out-of-band exchange
 	Device string
-	Bind   string
-	Pcap   string // --pcap: capture file (gorxe only)
 	IBPort int
 	// GIDIndex selects the local GID; -1 picks the best one as perftest does (IPv4-mapped first).
 	GIDIndex int
@@ -120,10 +116,8 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
-	// Observe holds --metrics and --counters (gorxe only).
-	Observe observe.Options
-	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
-	LogLevel slog.Level
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only).
+	Common tool.Common
 
 	// notices are printed before the test's header, as perftest prints its adjustments.
 	notices []string
@@ -138,7 +132,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, TOS: defTOS, RetryCount: retryCount, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
+		QPTimeout: defQPTimeout, TOS: defTOS, RetryCount: retryCount, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, Common: tool.NewCommon(),
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat
