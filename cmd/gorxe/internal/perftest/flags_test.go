@@ -127,7 +127,7 @@ func TestOptionErrors(t *testing.T) {
 		want string
 		is   error
 	}{
-		{wbw, "-k", "invalid option -- 'k'", getopt.ErrUsage},
+		{wbw, "-z9", "invalid option -- '9'", getopt.ErrUsage},
 		{wbw, "--frobnicate", "unrecognized option '--frobnicate'", getopt.ErrUsage},
 		{wbw, "-s", "requires an argument", getopt.ErrUsage},
 		{wbw, "-n 3", "out of range", getopt.ErrUsage},
@@ -231,5 +231,32 @@ func TestRDMACMOptions(t *testing.T) {
 			assert.Equal(t, tt.tos, p.TOS, "TOS")
 			assert.Equal(t, tt.retryCount, p.RetryCount, "RetryCount")
 		})
+	}
+}
+
+// TestCOptionsGorxeDoesNotNeed: ib_write_bw's options that change nothing on gorxe run; the two
+// it can honour simply are; the others are refused saying why.
+func TestCOptionsGorxeDoesNotNeed(t *testing.T) {
+	p, err := ParseArgs(wbw, strings.Fields("--recv_post_list 8 --dlid 3 --use_old_post_send --disable_pcie_relaxed -X 0 --pkey_index 0 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "host", p.Server)
+
+	p, err = ParseArgs(wbw, strings.Fields("--source_ip 127.0.0.7 --wait_destroy 2 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.7", p.Common.Bind, "--source_ip is the device's address")
+	assert.Equal(t, 2*time.Second, p.WaitDestroy)
+	p, err = ParseArgs(wbw, strings.Fields("--source_ip 127.0.0.7 --bind 127.0.0.8 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.8", p.Common.Bind, "--bind wins")
+
+	for args, want := range map[string]string{
+		"--flow_label 5":       "--flow_label is not supported by gorxe: gorxe derives the flow label from the QPNs",
+		"-B 00:11:22:33:44:55": "-B/--source_mac is not supported by gorxe: raw Ethernet QPs",
+		"-j 10.0.0.1":          "-j is not supported by gorxe: raw Ethernet QPs",
+		"--use_cuda 0":         "--use_cuda is not supported by gorxe: GPU memory",
+	} {
+		_, err := ParseArgs(wbw, strings.Fields(args))
+		assert.EqualError(t, err, want, args)
+		assert.ErrorIs(t, err, getopt.ErrUsage, args)
 	}
 }

@@ -116,6 +116,11 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
+	// SourceIP (--source_ip) is the device's address when neither --bind nor -d names one.
+	SourceIP string
+	// WaitDestroy (--wait_destroy) is how long a side waits after the test before it destroys
+	// its resources.
+	WaitDestroy time.Duration
 	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only).
 	Common tool.Common
 
@@ -157,6 +162,9 @@ func usageError(format string, args ...any) error {
 // finish applies perftest's consistency rules (force_dependencies) after parsing.
 func (p *Params) finish(durationSet bool) error {
 	t := p.Test
+	if p.SourceIP != "" && p.Common.Bind == "" && p.Device == "" {
+		p.Common.Bind = p.SourceIP
+	}
 	if p.IBPort != 1 {
 		return usageError("-i %d: a gorxe device has only port 1", p.IBPort)
 	}

@@ -94,6 +94,12 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
 		time.Sleep(lingerAfter)
 	}
+	if err == nil && p.WaitDestroy > 0 {
+		select {
+		case <-time.After(p.WaitDestroy):
+		case <-ctx.Done():
+		}
+	}
 	if cerr := pl.close(); err == nil {
 		err = cerr
 	}
@@ -271,8 +277,14 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never); an RC bandwidth client waits out its QP's retries too", oob.DefaultTimeout))
 	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
+	add(true, "      --source_ip=<ip>  Source IP: the device's address when neither --bind nor -d gives one")
+	add(true, "      --wait_destroy=<seconds>  Wait before destroying the resources at the end of the test")
 	add(true, "")
-	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
+	add(true, "Accepted and changing nothing on gorxe: -F, -X/--vector, --pkey_index, --recv_post_list,")
+	add(true, "--dlid (a RoCE path has no LID), --use_old_post_send, --disable_pcie_relaxed.")
+	add(true, "")
+	add(true, "Not supported by gorxe (refused with a line saying why): -b, -O, -g, -M, -C, -L, -W, --run_infinitely,")
+	add(true, "XRC/DC/SRD connections, raw Ethernet options, rate limiting, GPU memory, crypto offload.")
 	add(true, "")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
