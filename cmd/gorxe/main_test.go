@@ -123,3 +123,38 @@ func TestHelp(t *testing.T) {
 		assert.Contains(t, out, c.Synopsis, "help does not show %q", c.Synopsis)
 	}
 }
+
+// TestHelpCommand: gorxe help COMMAND is the command's own help, as gorxe COMMAND -h.
+func TestHelpCommand(t *testing.T) {
+	for _, name := range []string{"rping", "write_bw", "rc_pingpong", "dump", "tour", "version"} {
+		code, out, errOut := run("help", name)
+		require.Equal(t, exitOK, code, "%s: %s", name, errOut)
+		_, want, _ := run(name, "-h")
+		if name == "dump" {
+			_, _, want = run(name, "-h") // dump's flag package writes its help on stderr
+			out = errOut
+		}
+		assert.Equal(t, want, out, name)
+		assert.NotContains(t, out, "Environment:", "%s: the global help instead of the command's", name)
+	}
+	code, _, errOut := run("help", "nosuch")
+	assert.Equal(t, exitUsage, code)
+	assert.True(t, strings.HasPrefix(errOut, "gorxe help: unknown command \"nosuch\"\n"), errOut)
+}
+
+// TestCommonOptionsInEveryHelp: every tool that opens a device lists the common options.
+func TestCommonOptionsInEveryHelp(t *testing.T) {
+	for _, c := range commands {
+		switch c.Name {
+		case "dump", "trace", "tour", "stats", "version", "devinfo":
+			continue // they open no device of their own
+		}
+		_, out, _ := run(c.Name, "-h")
+		for _, opt := range []string{"bind", "pcap", "log-level", "metrics", "counters"} {
+			if c.Name == "demo" && opt == "bind" {
+				continue // its two devices bind to -a and -b
+			}
+			assert.Contains(t, out, "-"+opt, "gorxe %s -h", c.Name)
+		}
+	}
+}

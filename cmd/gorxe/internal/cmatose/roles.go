@@ -104,6 +104,7 @@ func client(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 		}
 	}()
 	// -c connections, all within --timeout.
+	dst, dialFailed := netip.AddrPortFrom(o.Server, uint16(o.Port)), false
 	_, err = tool.Within(ctx, o.Timeout, func(ctx context.Context) (struct{}, error) {
 		for range o.Connections {
 			n, err := newNode(dev, &o)
@@ -113,12 +114,16 @@ func client(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 			nodes = append(nodes, n)
 			opts := n.options(&o)
 			opts.Source = netip.AddrPortFrom(src, 0)
-			if n.conn, err = rdmacm.Dial(ctx, dev, netip.AddrPortFrom(o.Server, uint16(o.Port)), opts); err != nil {
-				return struct{}{}, fmt.Errorf("cmatose: event: connect to %v: %w", netip.AddrPortFrom(o.Server, uint16(o.Port)), err)
+			if n.conn, err = rdmacm.Dial(ctx, dev, dst, opts); err != nil {
+				dialFailed = true
+				return struct{}{}, err
 			}
 		}
 		return struct{}{}, nil
 	})
+	if dialFailed {
+		return fmt.Errorf("cmatose: event: connect to %v: %w", dst, err)
+	}
 	if err != nil {
 		return err
 	}
