@@ -195,17 +195,17 @@ func TestPingpongErrors(t *testing.T) {
 	})
 	t.Run("RC peer killed mid-run", func(t *testing.T) {
 		t.Parallel()
-		// The server's sends exhaust their retries: its QP goes to the error state, which the
-		// device logs only at --log-level=warn; the failure is the one line.
+		// The client sends first: with the server gone its sends exhaust their retries and its
+		// QP goes to the error state, which the device logs only at --log-level=warn; the
+		// failure is the one line.
 		srv, cli := LoopbackPair(t)
 		port := FreeTCPPort(t)
-		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-p", port, "-g", "1", "-n", "100000000", "--timeout", "10s")
+		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-p", port, "-g", "1", "-n", "100000000")
 		s.WaitLine("local address:", 10*time.Second)
-		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, "-g", "1", "-n", "100000000", srv)
-		c.WaitLine("remote address:", 10*time.Second)
+		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, "-g", "1", "-n", "100000000", "--timeout", "10s", srv)
 		s.WaitLine("remote address:", 10*time.Second)
-		c.Kill()
-		oneLine(t, s, "gorxe rc_pingpong: Failed status transport retry counter exceeded (12)")
+		s.Kill()
+		oneLine(t, c, "gorxe rc_pingpong: Failed status transport retry counter exceeded (12)")
 	})
 	t.Run("interrupted", func(t *testing.T) {
 		t.Parallel()
