@@ -7,6 +7,8 @@ FUZZTIME    ?= 10s
 SOAK_FAULTS ?= loss=0.05,reorder=0.02,dup=0.01,corrupt=0.001
 SOAK_MINUTES ?= 10
 BENCHTIME   ?= 1s
+# What `gorxe version` says of a binary make builds: git describe of the checkout.
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 # Knobs of the benchmark report (see test/bench/report): run length, latency iterations, QP
 # counts, idle QPs for the memory figure, where the report and every tool's output go, the
@@ -23,8 +25,10 @@ BENCH_FLAGS     ?=
 
 all: build
 
+# Every package, and the gorxe command as bin/gorxe, stamped with VERSION.
 build:
 	$(GO) build $(PKGS)
+	$(GO) build -o bin/gorxe $(if $(VERSION),-ldflags "-X main.version=$(VERSION)") ./cmd/gorxe
 
 # vet and the full race-enabled suite; stays within a few minutes.
 test:
@@ -120,3 +124,4 @@ lint:
 
 clean:
 	$(GO) clean -testcache
+	rm -rf bin

@@ -38,6 +38,15 @@ var rootLayer = slices.IndexFunc(layers, func(l []string) bool { return slices.C
 // toolLayer is the layer of the commands, the tools they ship and the test programs.
 var toolLayer = len(layers)
 
+// toolShared are the packages gorxe's tools share, under the tools of cmd/gorxe/internal: the
+// runner with the common options and session (tool), and the helpers behind them. They import
+// none of the tools, so that every tool can use each of them.
+var toolShared = []string{
+	"cmd/gorxe/internal/tool", "cmd/gorxe/internal/getopt", "cmd/gorxe/internal/loglevel",
+	"cmd/gorxe/internal/devselect", "cmd/gorxe/internal/faultnote", "cmd/gorxe/internal/observe",
+	"cmd/gorxe/internal/oob", "cmd/gorxe/internal/gidtext",
+}
+
 func layerOf(rel string) (int, bool) {
 	for i, l := range layers {
 		if slices.Contains(l, rel) {
@@ -131,6 +140,8 @@ func TestImportGraph(t *testing.T) {
 			}
 			assert.LessOrEqual(t, il, layer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
 			assert.False(t, il == layer && layer != toolLayer, "%s (layer %d) imports %s (layer %d): imports point down the layers only", p.ImportPath, layer, imp, il)
+			assert.False(t, slices.Contains(toolShared, rel) && strings.HasPrefix(irel, "cmd/") && !slices.Contains(toolShared, irel),
+				"%s, shared by the tools, imports the tool %s", rel, irel)
 		}
 	}
 }

@@ -17,8 +17,9 @@ func TestDemoFlags(t *testing.T) {
 		args      []string
 		stderrHas string
 	}{
-		{"ladder of unknown format", []string{"demo", "-trace", filepath.Join(dir, "x.txt")}, "-trace: trace: output name must end in .svg or .html"},
+		{"ladder of unknown format", []string{"demo", "-trace", filepath.Join(dir, "x.txt")}, "gorxe demo: -trace: output name must end in .svg or .html\n"},
 		{"walkthrough with faults", []string{"demo", "-walkthrough", dir, "-faults", "loss=0.1"}, "Usage: gorxe demo"},
+		{"unknown flag", []string{"demo", "-nosuch"}, "gorxe demo: flag provided but not defined: -nosuch\n\nUsage: gorxe demo"},
 		{"walkthrough with a capture", []string{"demo", "-walkthrough", dir, "-pcap", filepath.Join(dir, "x.pcapng")}, "Usage: gorxe demo"},
 		{"walkthrough with metrics", []string{"demo", "-walkthrough", dir, "-counters"}, "Usage: gorxe demo"},
 	} {

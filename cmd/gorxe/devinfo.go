@@ -1,29 +1,21 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"io"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devinfo"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
-// runDevinfo is the peer of ibv_devinfo.
-func runDevinfo(args []string, stdout, stderr io.Writer) int {
-	o, err := devinfo.ParseArgs(args)
-	switch {
-	case errors.Is(err, devinfo.ErrHelp):
-		devinfo.Usage(stdout)
-		return exitOK
-	case errors.Is(err, getopt.ErrUsage):
-		fmt.Fprintf(stderr, "gorxe devinfo: %v\n", err)
-		devinfo.Usage(stderr)
-		return exitUsage
-	}
-	if err := devinfo.Run(o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitFailure
-	}
-	return exitOK
+// devinfoCommand is the peer of ibv_devinfo.
+var devinfoCommand = tool.Command{
+	Name:     "devinfo",
+	Synopsis: "gorxe devinfo [-v] [-l] [-d DEV] [-i PORT]",
+	Summary:  "ibv_devinfo peer: devices, ports and GID tables",
+	Usage:    devinfo.Usage,
+	Parse: func(args []string) (tool.Run, error) {
+		o, err := devinfo.ParseArgs(args)
+		return func(_ context.Context, stdout, stderr io.Writer) error { return devinfo.Run(o, stdout, stderr) }, err
+	},
 }

@@ -1,29 +1,36 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
-// runTrace implements `gorxe trace`: exit 0 when the diagram was written, 1 when the capture
-// cannot be read or holds nothing to draw, 2 for a bad command line.
-func runTrace(args []string, stdout, stderr io.Writer) int {
-	o, err := trace.ParseArgs(args, stderr)
-	switch {
-	case errors.Is(err, trace.ErrHelp):
-		trace.Usage(stdout)
-		return exitOK
-	case err != nil:
-		fmt.Fprintf(stderr, "gorxe trace: %v\n\n", err)
-		trace.Usage(stderr)
-		return exitUsage
-	}
-	if err := trace.Run(o, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "gorxe trace: %s: %v\n", o.Input, err)
-		return exitFailure
-	}
-	return exitOK
+// traceCommand is gorxe trace: exit 0 when the diagram was written, 1 when the capture cannot be
+// read or holds nothing to draw, 2 for a bad command line.
+var traceCommand = tool.Command{
+	Name:     "trace",
+	Synopsis: "gorxe trace FILE [-o OUT.svg|OUT.html]",
+	Summary:  "draw a capture as a ladder diagram, SVG or clickable HTML",
+	Usage:    trace.Usage,
+	Parse: func(args []string) (tool.Run, error) {
+		o, err := trace.ParseArgs(args, io.Discard)
+		switch {
+		case errors.Is(err, trace.ErrHelp):
+			return nil, err
+		case err != nil:
+			return nil, &getopt.UsageError{Msg: err.Error()}
+		}
+		return func(_ context.Context, stdout, stderr io.Writer) error {
+			if err := trace.Run(o, stdout, stderr); err != nil {
+				return fmt.Errorf("%s: %w", o.Input, err)
+			}
+			return nil
+		}, nil
+	},
 }

@@ -39,5 +39,5 @@ func TestDevinfo(t *testing.T) {
 	p = Start(t, nil, "devinfo", "-d", "nosuch0")
 	code = p.Wait(10 * time.Second)
 	assert.Equal(t, 1, code, "devinfo -d nosuch0: status %d, stderr %q", code, p.Stderr())
-	assert.Equal(t, "IB device 'nosuch0' wasn't found\n", p.Stderr(), "devinfo -d nosuch0: status %d, stderr %q", code, p.Stderr())
+	assert.Equal(t, "gorxe devinfo: IB device 'nosuch0' wasn't found\n", p.Stderr(), "devinfo -d nosuch0: status %d, stderr %q", code, p.Stderr())
 }

@@ -193,6 +193,20 @@ func TestPingpongErrors(t *testing.T) {
 		c.Kill()
 		oneLine(t, s, "no completion for 500ms after")
 	})
+	t.Run("RC peer killed mid-run", func(t *testing.T) {
+		t.Parallel()
+		// The client sends first: with the server gone its sends exhaust their retries and its
+		// QP goes to the error state, which the device logs only at --log-level=warn; the
+		// failure is the one line.
+		srv, cli := LoopbackPair(t)
+		port := FreeTCPPort(t)
+		s := Start(t, nil, "rc_pingpong", "--bind", srv, "-p", port, "-g", "1", "-n", "100000000")
+		s.WaitLine("local address:", 10*time.Second)
+		c := Start(t, nil, "rc_pingpong", "--bind", cli, "-p", port, "-g", "1", "-n", "100000000", "--timeout", "10s", srv)
+		s.WaitLine("remote address:", 10*time.Second)
+		s.Kill()
+		oneLine(t, c, "gorxe rc_pingpong: Failed status transport retry counter exceeded (12)")
+	})
 	t.Run("interrupted", func(t *testing.T) {
 		t.Parallel()
 		srv, cli := LoopbackPair(t)
@@ -203,7 +217,7 @@ func TestPingpongErrors(t *testing.T) {
 		c.WaitLine("remote address:", 10*time.Second)
 		c.Interrupt()
 		assert.Equal(t, 130, c.Wait(15*time.Second))
-		assert.Regexp(t, `^interrupted after \d+ sends and \d+ receives of 100000000\n$`, c.Stderr())
+		assert.Regexp(t, `^gorxe rc_pingpong: interrupted after \d+ sends and \d+ receives of 100000000\n$`, c.Stderr())
 		s.Kill()
 	})
 	t.Run("bad option", func(t *testing.T) {

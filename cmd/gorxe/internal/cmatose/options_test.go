@@ -35,7 +35,12 @@ func TestParseArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, o.Warnings)
 
-	for _, args := range [][]string{{"-P", "ib"}, {"-f", "gid"}, {"-t", "32"}, {"-m"}, {"operand"}} {
+	// -t and -a set the connections' TOS and ACK timeout; -m changes nothing on gorxe.
+	o, err = ParseArgs([]string{"-s", "10.0.0.1", "-t", "32", "-a", "18", "-m"})
+	require.NoError(t, err)
+	assert.Equal(t, []int{32, 18}, []int{o.TOS, int(o.AckTimeout)})
+
+	for _, args := range [][]string{{"-P", "ib"}, {"-f", "gid"}, {"-t", "256"}, {"-a", "32"}, {"operand"}} {
 		_, err := ParseArgs(args)
 		assert.ErrorIs(t, err, getopt.ErrUsage, "%q", args)
 	}

@@ -9,21 +9,18 @@ import (
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // server accepts -c connections, sends its messages on each, collects the replies and
 // disconnects.
 func server(ctx context.Context, o Options, p func(string, ...any), stdout, notices io.Writer) (err error) {
-	dev, err := openDevice(&o, o.BindAddr)
+	sess, err := openDevice(&o, o.BindAddr, stdout, notices)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	obs, err := o.Observe.StartCM(notices, dev)
-	if err != nil {
-		return err
-	}
-	defer obs.End(stdout) // after the connections have closed, so their DREQs and DREPs count
+	defer func() { err = errors.Join(err, sess.Close()) }() // after the connections have closed, so their DREQs and DREPs count
+	dev := sess.Dev
 	listen := o.BindAddr
 	if !listen.IsValid() {
 		listen = netip.IPv4Unspecified()
@@ -88,21 +85,17 @@ func server(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 func client(ctx context.Context, o Options, p func(string, ...any), stdout, notices io.Writer) (err error) {
 	p("cmatose: starting client")
 	src := o.BindAddr
-	if !src.IsValid() && o.Bind == "" {
+	if !src.IsValid() && o.Common.Bind == "" {
 		if src, err = devselect.RouteSource(o.Server); err != nil {
 			return err
 		}
 	}
-	dev, err := openDevice(&o, src)
+	sess, err := openDevice(&o, src, stdout, notices)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	obs, err := o.Observe.StartCM(notices, dev)
-	if err != nil {
-		return err
-	}
-	defer obs.End(stdout) // after the connections have closed, so their DREQs and DREPs count
+	defer func() { err = errors.Join(err, sess.Close()) }() // after the connections have closed, so their DREQs and DREPs count
+	dev := sess.Dev
 	p("cmatose: connecting")
 	var nodes []*node
 	defer func() {
@@ -110,22 +103,29 @@ func client(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 			err = errors.Join(err, n.free(ctx))
 		}
 	}()
-	dctx, cancel := ctx, context.CancelFunc(func() {})
-	if o.Timeout > 0 {
-		dctx, cancel = context.WithTimeout(ctx, o.Timeout)
+	// -c connections, all within --timeout.
+	dst, dialFailed := netip.AddrPortFrom(o.Server, uint16(o.Port)), false
+	_, err = tool.Within(ctx, o.Timeout, func(ctx context.Context) (struct{}, error) {
+		for range o.Connections {
+			n, err := newNode(dev, &o)
+			if err != nil {
+				return struct{}{}, err
+			}
+			nodes = append(nodes, n)
+			opts := n.options(&o)
+			opts.Source = netip.AddrPortFrom(src, 0)
+			if n.conn, err = rdmacm.Dial(ctx, dev, dst, opts); err != nil {
+				dialFailed = true
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
+	if dialFailed {
+		return fmt.Errorf("cmatose: event: connect to %v: %w", dst, err)
 	}
-	defer cancel()
-	for range o.Connections {
-		n, err := newNode(dev, &o)
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, n)
-		opts := n.options(&o)
-		opts.Source = netip.AddrPortFrom(src, 0)
-		if n.conn, err = rdmacm.Dial(dctx, dev, netip.AddrPortFrom(o.Server, uint16(o.Port)), opts); err != nil {
-			return fmt.Errorf("cmatose: event: connect to %v: %w", netip.AddrPortFrom(o.Server, uint16(o.Port)), err)
-		}
+	if err != nil {
+		return err
 	}
 	if o.Count > 0 {
 		p("receiving data transfers")

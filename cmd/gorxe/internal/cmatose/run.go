@@ -10,6 +10,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Run runs the server (no -s) or the client and prints the C tool's progress lines, ending with
@@ -62,8 +63,12 @@ func (n *node) options(o *Options) *rdmacm.Options {
 	for i := range recv {
 		recv[i] = gorxe.RecvWR{ID: uint64(i), SGList: n.sge(o)}
 	}
-	return &rdmacm.Options{PD: n.pd, Recv: recv, RetryCount: 5, ZeroRNRRetryCount: true, CQE: depth,
+	ro := &rdmacm.Options{PD: n.pd, Recv: recv, RetryCount: 5, ZeroRNRRetryCount: true, CQE: depth, AckTimeout: o.AckTimeout,
 		Cap: gorxe.QPCap{MaxSendWR: depth, MaxRecvWR: depth, MaxSendSGE: 1, MaxRecvSGE: 1}}
+	if o.TOS >= 0 {
+		ro.TrafficClass = uint8(o.TOS)
+	}
+	return ro
 }
 
 func (n *node) sge(o *Options) []gorxe.SGE {
@@ -116,10 +121,10 @@ func (n *node) free(ctx context.Context) error {
 }
 
 // openDevice binds the device to --bind, else addr, else the default selection.
-func openDevice(o *Options, addr netip.Addr) (*gorxe.Device, error) {
-	bind := o.Bind
-	if bind == "" && addr.IsValid() && !addr.IsUnspecified() {
+func openDevice(o *Options, addr netip.Addr, stdout, stderr io.Writer) (*tool.Session, error) {
+	bind := ""
+	if addr.IsValid() && !addr.IsUnspecified() {
 		bind = addr.String()
 	}
-	return devselect.Selection{Bind: bind}.Open()
+	return o.Common.OpenCM(devselect.Selection{Bind: bind}, stdout, stderr)
 }

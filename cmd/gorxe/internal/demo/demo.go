@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
@@ -127,14 +127,11 @@ func (w *world) connect() error {
 	return err
 }
 
-// ErrInterrupted: the demo's context ended (Ctrl-C) before every step ran.
-var ErrInterrupted = errors.New("interrupted")
-
 // interrupted ends a demo stopped before step i (counted from 0) with what it did so far: the
 // devices' counters, and how many steps were verified.
 func interrupted(out io.Writer, i int, a, b *side) error {
 	printCounters(out, a, b)
-	return fmt.Errorf("%w after %d of %d steps verified", ErrInterrupted, i, len(steps))
+	return fmt.Errorf("%w after %d of %d steps verified", tool.ErrInterrupted, i, len(steps))
 }
 
 func printCounters(out io.Writer, sides ...*side) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -67,7 +68,7 @@ func TestDemoInterrupted(t *testing.T) {
 	cancel()
 	var out bytes.Buffer
 	err := Run(ctx, Options{A: netip.MustParseAddr("127.30.0.5"), B: netip.MustParseAddr("127.30.0.6")}, &out)
-	require.ErrorIs(t, err, ErrInterrupted)
+	require.ErrorIs(t, err, tool.ErrInterrupted)
 	assert.Equal(t, fmt.Sprintf("interrupted after 0 of %d steps verified", len(steps)), err.Error())
 	assert.Contains(t, out.String(), "\nCounters:\n")
 	assert.NotContains(t, out.String(), "Step 1:")

@@ -15,6 +15,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -129,7 +130,7 @@ func TestParseArgs(t *testing.T) {
 		assert.ErrorIs(t, err, getopt.ErrUsage, "ParseArgs(%q) = %v, want a usage error", bad, err)
 	}
 	_, err := ParseArgs([]string{"-h"})
-	assert.ErrorIs(t, err, ErrHelp, "-h: %v", err)
+	assert.ErrorIs(t, err, tool.ErrHelp, "-h: %v", err)
 }
 
 func TestRun(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -24,9 +25,6 @@ type Options struct {
 	Verbose  bool       // -v: every attribute, the GID table, and where the counters are
 	LogLevel slog.Level // --log-level: the least severe device event logged on stderr
 }
-
-// ErrHelp: -h or --help was given.
-var ErrHelp = errors.New("help requested")
 
 // ParseArgs parses ibv_devinfo's command line.
 func ParseArgs(args []string) (Options, error) {
@@ -45,7 +43,7 @@ func ParseArgs(args []string) (Options, error) {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected argument %q", operands[0])}
 	}
@@ -87,6 +85,10 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 		return nil
+	}
+	// Every device would fail the same way on a bad GORXE_PORT: say it once.
+	if _, err := gorxe.PortFromEnv(os.Getenv); err != nil {
+		return err
 	}
 	var cfgs []gorxe.Config
 	if o.Bind != "" || o.IBDev != "" || os.Getenv(devselect.EnvAddr) != "" {

@@ -7,13 +7,14 @@ import (
 	"strings"
 )
 
-// Default is the level without --log-level: warnings, which a device logs only when something
-// failed (a QP driven to the error state, a completion in error, a datagram the network refused),
-// so a healthy run prints exactly what the C tool it stands in for prints.
-const Default = slog.LevelWarn
+// Default is the level without --log-level: errors, at which a device logs nothing of its own
+// events (a QP driven to the error state, a completion in error are warnings), so that a healthy
+// run prints exactly what the C tool it stands in for prints and a failed one a single line, the
+// tool's error. --log-level=warn shows the device's events behind a failure.
+const Default = slog.LevelError
 
 // Help describes the option's values, for a tool's usage text.
-const Help = "device events to log on stderr: debug, info, warn (default) or error"
+const Help = "device events to log on stderr: debug, info, warn or error (default: none of the device's own)"
 
 // errLevel is a value that names no level.
 var errLevel = errors.New("not a log level (debug, info, warn or error)")

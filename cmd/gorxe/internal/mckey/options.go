@@ -1,7 +1,7 @@
 package mckey
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Options are mckey's settings; ParseArgs fills them from a command line.
@@ -24,9 +25,10 @@ type Options struct {
 	PortSpace   mad.PortSpace // -p
 	SendOnly    bool          // -o: join as a send-only full member
 	NoLoopback  bool          // -l: ask for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
-	Bind        string        // --bind: the device's address (gorxe only)
 	Pause       time.Duration // --pause: wait between joining and sending (gorxe only; the C tool's 3 s)
 	Timeout     time.Duration // --timeout: give up waiting for messages (gorxe only; 0: never)
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only).
+	Common tool.Common
 }
 
 // Defaults of the C tool.
@@ -39,13 +41,22 @@ const (
 	DefaultPause = 3 * time.Second
 )
 
-// ErrHelp: -h was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
+// Command is gorxe mckey.
+var Command = tool.Command{
+	Name:     "mckey",
+	Synopsis: "gorxe mckey -m addr|-M gid [-s] [-b addr] [-c conns] [-C count] [-S size] [-p space] [-o] [-l]",
+	Summary:  "librdmacm mckey peer: join an IP multicast group, UD SENDs to it",
+	Usage:    Usage,
+	Parse: func(args []string) (tool.Run, error) {
+		o, err := ParseArgs(args)
+		return func(ctx context.Context, stdout, stderr io.Writer) error { return Run(ctx, o, stdout, stderr) }, err
+	},
+}
 
 // ParseArgs parses mckey's command line (without the program name).
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Connections: defaultConnections, Count: defaultCount, Size: defaultSize,
-		PortSpace: mad.PortSpaceUDP, Pause: DefaultPause}
+		PortSpace: mad.PortSpaceUDP, Pause: DefaultPause, Common: tool.NewCommon()}
 	var mapped, unmapped, space string
 	help := false
 	opts := []getopt.Option{
@@ -60,16 +71,15 @@ func ParseArgs(args []string) (Options, error) {
 		{Short: 'o', Set: getopt.FlagOption(&o.SendOnly)},
 		{Short: 'l', Set: getopt.FlagOption(&o.NoLoopback)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "pause", Arg: true, Set: getopt.DurationOption(&o.Pause)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
-	operands, err := getopt.Parse(args, opts)
+	operands, err := getopt.Parse(args, append(opts, o.Common.Getopt()...))
 	switch {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	case mapped == "" && unmapped == "":
@@ -122,7 +132,8 @@ func Usage(w io.Writer) {
 	p("  -p space       port space: %#x for UDP (default), %#x for IPoIB", uint16(mad.PortSpaceUDP), uint16(mad.PortSpaceIPoIB))
 	p("  -o             join as a send-only full member")
 	p("  -l             join without multicast loopback (refused, as by kernel rxe)")
-	p("  --bind ADDR    the device's address (default: -b, else the default device)")
 	p("  --pause D      wait after joining before sending (default %v, the C tool's)", DefaultPause)
 	p("  --timeout D    give up waiting for messages after D (default: never)")
+	p("")
+	tool.Usage(w, "-b, else the default device")
 }

@@ -13,18 +13,19 @@ import (
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Run joins the group on every QP, waits the pause, then sends (-s) or awaits the messages,
 // leaves, and prints the C tool's lines, ending with "test complete" and the return status.
-func Run(ctx context.Context, o Options, stdout io.Writer) error {
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	role := "server"
 	if o.Sender {
 		role = "client"
 	}
 	p("mckey: starting %s", role)
-	err := run(ctx, o, p)
+	err := run(ctx, o, p, stdout, stderr)
 	p("test complete")
 	status := 0
 	if err != nil {
@@ -46,12 +47,13 @@ type node struct {
 	mc  *rdmacm.Multicast
 }
 
-func run(ctx context.Context, o Options, p func(string, ...any)) (err error) {
-	dev, err := openDevice(&o)
+func run(ctx context.Context, o Options, p func(string, ...any), stdout, stderr io.Writer) (err error) {
+	sess, err := openDevice(&o, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
 	p("mckey: joining")
 	var nodes []*node
 	defer func() {
@@ -100,16 +102,15 @@ func run(ctx context.Context, o Options, p func(string, ...any)) (err error) {
 			}
 		} else {
 			p("receiving data transfers")
-			wctx := ctx
-			if o.Timeout > 0 {
-				var cancel context.CancelFunc
-				wctx, cancel = context.WithTimeout(ctx, o.Timeout)
-				defer cancel()
-			}
-			for _, n := range nodes {
-				if err := complete(wctx, n.cq, o.Count); err != nil {
-					return err
+			if _, err := tool.Within(ctx, o.Timeout, func(ctx context.Context) (struct{}, error) {
+				for _, n := range nodes {
+					if err := complete(ctx, n.cq, o.Count); err != nil {
+						return struct{}{}, err
+					}
 				}
+				return struct{}{}, nil
+			}); err != nil {
+				return fmt.Errorf("waiting for the messages: %w", err)
 			}
 		}
 		p("data transfers complete")
@@ -256,10 +257,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // openDevice binds the device to --bind, else -b, else the default selection.
-func openDevice(o *Options) (*gorxe.Device, error) {
-	bind := o.Bind
-	if bind == "" && o.BindAddr.IsValid() {
+func openDevice(o *Options, stdout, stderr io.Writer) (*tool.Session, error) {
+	bind := ""
+	if o.BindAddr.IsValid() {
 		bind = o.BindAddr.String()
 	}
-	return devselect.Selection{Bind: bind}.Open()
+	return o.Common.Open(devselect.Selection{Bind: bind}, stdout, stderr)
 }

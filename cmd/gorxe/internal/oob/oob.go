@@ -10,19 +10,19 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // DefaultTimeout bounds each step of an out-of-band exchange (connecting, each read and write):
 // a peer that has not answered by then is not coming.
 const DefaultTimeout = 10 * time.Second
 
-// Out-of-band failure classes; every error of this file matches one of them with errors.Is, and
-// the original network error too.
+// Out-of-band failure classes: every error of this file matches one of them, tool.ErrTimedOut or
+// tool.ErrInterrupted with errors.Is, and the original network error too.
 var (
-	ErrTimeout    = errors.New("timed out")
 	ErrPeerClosed = errors.New("peer closed the connection")
 	ErrRefused    = errors.New("connection refused")
-	ErrCanceled   = errors.New("interrupted")
 )
 
 // Error is a failed out-of-band step. Its text is one line: the step, the peer when known, and
@@ -175,7 +175,7 @@ func (c *Conn) fail(op string, got, want int, err error) error {
 			Err: &reason{fmt.Sprintf("%v after %d of %d bytes (%s)", ErrPeerClosed, got, want, c.closedMeans), []error{ErrPeerClosed, err}}}
 	}
 	why := cause(c.ctx, err, c.timeout)
-	if got > 0 && errors.Is(why, ErrTimeout) {
+	if got > 0 && errors.Is(why, tool.ErrTimedOut) {
 		why = &reason{fmt.Sprintf("%v with %d of %d bytes received (%s)", why, got, want, unknownPeer), []error{why}}
 	}
 	return &Error{Op: op, Peer: c.Peer(), Err: why}
@@ -188,13 +188,13 @@ func cause(ctx context.Context, err error, timeout time.Duration) error {
 	var dns *net.DNSError
 	switch {
 	case ctx.Err() != nil:
-		return &reason{ErrCanceled.Error(), []error{ErrCanceled, context.Cause(ctx), err}}
+		return &reason{tool.ErrInterrupted.Error(), []error{tool.ErrInterrupted, context.Cause(ctx), err}}
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		msg := ErrTimeout.Error()
+		msg := tool.ErrTimedOut.Error()
 		if timeout > 0 {
 			msg += " after " + timeout.String()
 		}
-		return &reason{msg, []error{ErrTimeout, err}}
+		return &reason{msg, []error{tool.ErrTimedOut, err}}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &reason{"connection refused (no server listening?)", []error{ErrRefused, err}}
 	case errors.As(err, &dns):

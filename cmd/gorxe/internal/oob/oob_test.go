@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // listen starts a listener on a free port of the loopback.
@@ -96,7 +98,7 @@ func TestReadTimeout(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	err = c.ReadFull(make([]byte, 52), "couldn't read remote address")
-	checkOneLine(t, err, ErrTimeout, "couldn't read remote address (127.0.0.1:")
+	checkOneLine(t, err, tool.ErrTimedOut, "couldn't read remote address (127.0.0.1:")
 	assert.Contains(t, err.Error(), "timed out after 50ms", "error %q does not say how long it waited", err)
 }
 
@@ -120,12 +122,12 @@ func TestReadPeerClosed(t *testing.T) {
 func TestAcceptTimeoutAndCancel(t *testing.T) {
 	l := listen(t)
 	_, err := l.Accept(context.Background(), 20*time.Millisecond, 0)
-	checkOneLine(t, err, ErrTimeout, "accept() failed")
+	checkOneLine(t, err, tool.ErrTimedOut, "accept() failed")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = l.Accept(ctx, 0, 0)
-	checkOneLine(t, err, ErrCanceled, "interrupted")
+	checkOneLine(t, err, tool.ErrInterrupted, "interrupted")
 	assert.ErrorIs(t, err, context.Canceled, "error %v does not match context.Canceled", err)
 }
 
@@ -138,7 +140,7 @@ func TestReadCanceled(t *testing.T) {
 	defer c.Close()
 	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err = c.Read(make([]byte, 5), "couldn't read done")
-	checkOneLine(t, err, ErrCanceled, "couldn't read done")
+	checkOneLine(t, err, tool.ErrInterrupted, "couldn't read done")
 }
 
 func TestExplainClose(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // TestSetTimeout checks that a limit set on an open connection applies to the next step, and that
@@ -40,5 +42,5 @@ func TestSetTimeout(t *testing.T) {
 
 	c.SetTimeout(20 * time.Millisecond)
 	err = c.ReadFull(buf, "couldn't read remote address")
-	checkOneLine(t, err, ErrTimeout, "timed out after 20ms")
+	checkOneLine(t, err, tool.ErrTimedOut, "timed out after 20ms")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // cmStream is the exchange over RDMA-CM (-z, and -R, which implies it), as perftest's
@@ -131,9 +132,9 @@ func (s *cmStream) complete(cq *gorxe.CQ, op string) (int, error) {
 		if err := cq.Wait(ctx); err != nil {
 			switch {
 			case s.ctx.Err() != nil:
-				err = fmt.Errorf("%w: %w", oob.ErrCanceled, err)
+				err = fmt.Errorf("%w: %w", tool.ErrInterrupted, err)
 			case errors.Is(err, context.DeadlineExceeded):
-				err = fmt.Errorf("%w after %v: %w", oob.ErrTimeout, s.timeout, err)
+				err = fmt.Errorf("%w after %v: %w", tool.ErrTimedOut, s.timeout, err)
 			}
 			return 0, &oob.Error{Op: op, Peer: s.peer(), Err: err}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // ErrCompletion matches every CompletionError.
@@ -43,9 +44,6 @@ func (e *CompletionError) Error() string {
 // Is makes every CompletionError match ErrCompletion.
 func (e *CompletionError) Is(target error) bool { return target == ErrCompletion }
 
-// ErrInterrupted matches every InterruptedError.
-var ErrInterrupted = errors.New("interrupted")
-
 // InterruptedError is a measurement ended by its context (Ctrl-C) after Done of Total messages
 // or iterations; Total is 0 in a timed run. The result of the part that ran is still printed.
 type InterruptedError struct {
@@ -56,13 +54,13 @@ type InterruptedError struct {
 
 func (e *InterruptedError) Error() string {
 	if e.Total == 0 {
-		return fmt.Sprintf("interrupted after %d %s", e.Done, e.Unit)
+		return fmt.Sprintf("%v after %d %s", tool.ErrInterrupted, e.Done, e.Unit)
 	}
-	return fmt.Sprintf("interrupted after %d of %d %s", e.Done, e.Total, e.Unit)
+	return fmt.Sprintf("%v after %d of %d %s", tool.ErrInterrupted, e.Done, e.Total, e.Unit)
 }
 
-// Is makes every InterruptedError match ErrInterrupted.
-func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+// Is makes every InterruptedError match tool.ErrInterrupted, the runner's one wording of Ctrl-C.
+func (e *InterruptedError) Is(target error) bool { return target == tool.ErrInterrupted }
 
 // Unwrap returns why the context ended.
 func (e *InterruptedError) Unwrap() error { return e.Cause }

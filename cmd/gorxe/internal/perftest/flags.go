@@ -7,14 +7,11 @@ import (
 	"strings"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
-// Requests that are not runs: the caller prints the usage or the version and exits successfully.
-var (
-	ErrHelp    = errors.New("help requested")
-	ErrVersion = errors.New("version requested")
-)
+// ErrVersion is -V: the caller prints the version and exits successfully.
+var ErrVersion = errors.New("version requested")
 
 // ParseArgs parses a perftest command line for test t (without the program name) into the
 // parameters of a run, with perftest's option names, defaults and adjustments.
@@ -48,8 +45,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 	opts := []getopt.Option{
 		{Short: 'p', Long: "port", Arg: true, Set: intIn(&p.Port, 1, 65535)},
 		{Short: 'd', Long: "ib-dev", Arg: true, Set: getopt.StringOption(&p.Device)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&p.Bind)},
-		{Long: "pcap", Arg: true, Set: getopt.StringOption(&p.Pcap)},
 		{Short: 'i', Long: "ib-port", Arg: true, Set: intIn(&p.IBPort, 1, 255)},
 		{Short: 'm', Long: "mtu", Arg: true, Set: intIn(&p.MTU, 1, 1<<16)},
 		{Short: 's', Long: "size", Arg: true, Set: func(v string) error {
@@ -71,7 +66,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Short: 'c', Long: "connection", Arg: true, Set: func(v string) error { return p.setConn(v) }},
 		{Short: 'q', Long: "qp", Arg: true, Set: only(bw, "BW", intIn(&p.NumQPs, 1, maxQPs))},
 		{Short: 'e', Long: "events", Set: flag(&p.Events)},
-		{Short: 'X', Long: "vector", Arg: true, Set: intIn(new(int), 0, 0)},
 		{Short: 'I', Long: "inline_size", Arg: true, Set: only(!readOrAtomic, "SEND and WRITE", intIn(&p.Inline, 0, maxInline))},
 		{Short: 'o', Long: "outs", Arg: true, Set: only(readOrAtomic, "READ and ATOMIC", intIn(&p.OutReads, 1, 1<<16-1))},
 		{Short: 'A', Long: "atomic_type", Arg: true, Set: only(atomic, "ATOMIC", func(v string) error { return p.setAtomic(v) })},
@@ -100,8 +94,6 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "out_json_file", Arg: true, Set: getopt.StringOption(&p.OutJSONFile)},
 		{Long: "use_hugepages", Set: flag(&p.HugePages)},
 		{Long: "latency_gap", Arg: true, Set: intIn(&p.LatencyGap, 0, 1<<30)},
-		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
-		{Long: "log-level", Arg: true, Set: loglevel.Option(&p.LogLevel)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&p.Timeout)},
 		{Long: "force-link", Arg: true, Set: func(v string) error {
 			if !strings.EqualFold(v, "Ethernet") {
@@ -132,8 +124,66 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 		{Long: "cpu_util", Set: unsupported("--cpu_util", "CPU utilization")},
 		{Long: "perform_warm_up", Set: unsupported("--perform_warm_up", "warm-up iterations")},
 		{Long: "inline_recv", Arg: true, Set: unsupported("--inline_recv", "inline receive")},
+		{Long: "flow_label", Arg: true, Set: unsupported("--flow_label", "gorxe derives the flow label from the QPNs")},
+		{Long: "payload_file_path", Arg: true, Set: unsupported("--payload_file_path", "payloads from a file")},
+
+		// Accepted, changing nothing on gorxe (Usage says so): the wire and the results are the
+		// same with and without them.
+		{Short: 'X', Long: "vector", Arg: true, Set: intIn(new(int), 0, 0)},
+		{Long: "pkey_index", Arg: true, Set: intIn(new(int), 0, 0)},
+		{Long: "recv_post_list", Arg: true, Set: intIn(new(int), 1, maxRx)},
+		{Long: "dlid", Arg: true, Set: intIn(new(int), 0, 0xffff)},
+		{Long: "use_old_post_send", Set: flag(new(bool))},
+		{Long: "disable_pcie_relaxed", Set: flag(new(bool))},
+
+		// Implemented: --source_ip is the device's address (as --bind, which wins) and
+		// --wait_destroy waits before the resources are destroyed.
+		{Long: "source_ip", Arg: true, Set: getopt.StringOption(&p.SourceIP)},
+		{Long: "wait_destroy", Arg: true, Set: getopt.DurationOption(&p.WaitDestroy)},
 	}
-	opts = append(opts, p.Observe.Getopt()...)
+	// perftest's raw Ethernet, rate limiting, GPU memory, crypto and DC options.
+	for _, u := range []struct {
+		short     byte
+		long, why string
+		arg       bool
+	}{
+		{'B', "source_mac", "raw Ethernet QPs", true}, {'E', "dest_mac", "raw Ethernet QPs", true},
+		{'J', "dest_ip", "raw Ethernet QPs", true}, {'j', "", "raw Ethernet QPs", true},
+		{'K', "dest_port", "raw Ethernet QPs", true}, {'k', "source_port", "raw Ethernet QPs", true},
+		{'Y', "ethertype", "raw Ethernet QPs", true}, {'Z', "server", "raw Ethernet QPs", false},
+		{'P', "client", "raw Ethernet QPs", false}, {'v', "mac_fwd", "raw Ethernet QPs", false},
+		{'G', "use_rss", "raw Ethernet QPs", false},
+		{0, "remote_mac", "raw Ethernet QPs", true}, {0, "local_mac", "raw Ethernet QPs", true},
+		{0, "remote_ip", "raw Ethernet QPs", true}, {0, "local_ip", "raw Ethernet QPs", true},
+		{0, "remote_port", "raw Ethernet QPs", true}, {0, "local_port", "raw Ethernet QPs", true},
+		{0, "tcp", "raw Ethernet QPs", false}, {0, "promiscuous", "raw Ethernet QPs", false},
+		{0, "sniffer", "raw Ethernet QPs", false}, {0, "raw_mcast", "raw Ethernet QPs", false},
+		{0, "raw_ipv6", "raw Ethernet QPs", false}, {0, "vlan_en", "raw Ethernet QPs", false},
+		{0, "vlan_pcp", "raw Ethernet QPs", true}, {0, "flows", "raw Ethernet QPs", true},
+		{0, "flows_burst", "raw Ethernet QPs", true}, {0, "reply_every", "raw Ethernet QPs", true},
+		{0, "burst_size", "rate limiting", true}, {0, "typical_pkt_size", "rate limiting", true},
+		{0, "rate_limit", "rate limiting", true}, {0, "rate_limit_type", "rate limiting", true},
+		{0, "rate_units", "rate limiting", true},
+		{0, "mmap", "memory mapped from a file", true}, {0, "mmap-offset", "memory mapped from a file", true},
+		{0, "use_cuda", "GPU memory", true}, {0, "use_cuda_bus_id", "GPU memory", true},
+		{0, "use_cuda_dmabuf", "GPU memory", false}, {0, "use_rocm", "GPU memory", true},
+		{0, "aes_xts", "crypto offload", false}, {0, "encrypt_on_tx", "crypto offload", false},
+		{0, "sig_before", "crypto offload", false}, {0, "aes_block_size", "crypto offload", true},
+		{0, "kek_path", "crypto offload", true}, {0, "credentials_path", "crypto offload", true},
+		{0, "data_enc_keys_number", "crypto offload", true}, {0, "data_enc_key_app_path", "crypto offload", true},
+		{0, "log_dci_streams", "DC transport", true}, {0, "log_active_dci_streams", "DC transport", true},
+		{0, "use_ooo", "out-of-order placement", false},
+	} {
+		name := "--" + u.long
+		switch {
+		case u.long == "":
+			name = "-" + string(u.short)
+		case u.short != 0:
+			name = "-" + string(u.short) + "/" + name
+		}
+		opts = append(opts, getopt.Option{Short: u.short, Long: u.long, Arg: u.arg, Set: unsupported(name, u.why)})
+	}
+	opts = append(opts, p.Common.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:
@@ -141,7 +191,7 @@ func ParseArgs(t Test, args []string) (*Params, error) {
 	case unsupportedErr != nil:
 		return nil, unsupportedErr
 	case help:
-		return nil, ErrHelp
+		return nil, tool.ErrHelp
 	case version:
 		return nil, ErrVersion
 	case len(operands) > 1:
@@ -225,6 +275,3 @@ func floatOption(f *float64) func(string) error {
 		return nil
 	}
 }
-
-// IsUsage reports whether err is a command-line error, after which the usage is shown.
-func IsUsage(err error) bool { return errors.Is(err, getopt.ErrUsage) }

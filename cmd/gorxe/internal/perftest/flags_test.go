@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 var (
@@ -79,12 +81,12 @@ func TestDefaults(t *testing.T) {
 func TestOptions(t *testing.T) {
 	p, err := ParseArgs(abw, strings.Fields("-d eth0 --bind 10.0.0.1 -p 9999 -x 3 -m 1024 -A CMP_AND_SWAP -o 16 -u 18 -S 2 --tclass 32 -e --report_gbits --ipv6 --timeout 3s --output bandwidth -F server.example"))
 	require.NoError(t, err)
-	want := Params{Device: "eth0", Bind: "10.0.0.1", Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
+	want := Params{Device: "eth0", Common: tool.Common{Bind: "10.0.0.1"}, Port: 9999, GIDIndex: 3, MTU: 1024, AtomicType: CmpAndSwap, OutReads: 16,
 		QPTimeout: 18, SL: 2, TClass: 32, Events: true, ReportGbits: true, IPv6: true, Timeout: 3 * time.Second, Output: "bandwidth", Server: "server.example"}
-	got := Params{Device: p.Device, Bind: p.Bind, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
+	got := Params{Device: p.Device, Common: p.Common, Port: p.Port, GIDIndex: p.GIDIndex, MTU: p.MTU, AtomicType: p.AtomicType, OutReads: p.OutReads,
 		QPTimeout: p.QPTimeout, SL: p.SL, TClass: p.TClass, Events: p.Events, ReportGbits: p.ReportGbits, IPv6: p.IPv6, Timeout: p.Timeout, Output: p.Output, Server: p.Server}
 	assert.Equal(t, want.Device, got.Device, "got %+v", got)
-	assert.Equal(t, want.Bind, got.Bind, "got %+v", got)
+	assert.Equal(t, want.Common.Bind, got.Common.Bind, "got %+v", got)
 	assert.Equal(t, want.Port, got.Port, "got %+v", got)
 	assert.Equal(t, want.GIDIndex, got.GIDIndex, "got %+v", got)
 	assert.Equal(t, want.MTU, got.MTU, "got %+v", got)
@@ -110,7 +112,7 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, p.Size, p.bufSize(), "-a -c UD: %+v, %v", p, err)
 	p, err = ParseArgs(wbw, strings.Fields("-a host"))
 	assert.False(t, err != nil || p.bufSize() != maxSize || len(p.sizes()) != 23 || p.sizes()[0] != 2 || p.sizes()[22] != maxSize, "-a: %v, %v", p.sizes(), err)
-	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, ErrHelp) {
+	if _, err := ParseArgs(wbw, []string{"-h"}); !errors.Is(err, tool.ErrHelp) {
 		assert.Fail(t, fmt.Sprintf("-h: %v", err))
 	}
 	if _, err := ParseArgs(rlat, []string{"--version"}); !errors.Is(err, ErrVersion) {
@@ -125,7 +127,7 @@ func TestOptionErrors(t *testing.T) {
 		want string
 		is   error
 	}{
-		{wbw, "-k", "invalid option -- 'k'", getopt.ErrUsage},
+		{wbw, "-z9", "invalid option -- '9'", getopt.ErrUsage},
 		{wbw, "--frobnicate", "unrecognized option '--frobnicate'", getopt.ErrUsage},
 		{wbw, "-s", "requires an argument", getopt.ErrUsage},
 		{wbw, "-n 3", "out of range", getopt.ErrUsage},
@@ -196,10 +198,10 @@ func TestUsage(t *testing.T) {
 func TestLogLevelOption(t *testing.T) {
 	p, err := ParseArgs(wbw, nil)
 	require.NoError(t, err)
-	assert.Equal(t, slog.LevelWarn, p.LogLevel, "default")
+	assert.Equal(t, loglevel.Default, p.Common.LogLevel, "default")
 	p, err = ParseArgs(slat, strings.Fields("--log-level debug"))
 	require.NoError(t, err)
-	assert.Equal(t, slog.LevelDebug, p.LogLevel)
+	assert.Equal(t, slog.LevelDebug, p.Common.LogLevel)
 	_, err = ParseArgs(rbw, strings.Fields("--log-level=loud"))
 	assert.ErrorIs(t, err, getopt.ErrUsage)
 }
@@ -229,5 +231,32 @@ func TestRDMACMOptions(t *testing.T) {
 			assert.Equal(t, tt.tos, p.TOS, "TOS")
 			assert.Equal(t, tt.retryCount, p.RetryCount, "RetryCount")
 		})
+	}
+}
+
+// TestCOptionsGorxeDoesNotNeed: ib_write_bw's options that change nothing on gorxe run; the two
+// it can honour simply are; the others are refused saying why.
+func TestCOptionsGorxeDoesNotNeed(t *testing.T) {
+	p, err := ParseArgs(wbw, strings.Fields("--recv_post_list 8 --dlid 3 --use_old_post_send --disable_pcie_relaxed -X 0 --pkey_index 0 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "host", p.Server)
+
+	p, err = ParseArgs(wbw, strings.Fields("--source_ip 127.0.0.7 --wait_destroy 2 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.7", p.Common.Bind, "--source_ip is the device's address")
+	assert.Equal(t, 2*time.Second, p.WaitDestroy)
+	p, err = ParseArgs(wbw, strings.Fields("--source_ip 127.0.0.7 --bind 127.0.0.8 host"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.8", p.Common.Bind, "--bind wins")
+
+	for args, want := range map[string]string{
+		"--flow_label 5":       "--flow_label is not supported by gorxe: gorxe derives the flow label from the QPNs",
+		"-B 00:11:22:33:44:55": "-B/--source_mac is not supported by gorxe: raw Ethernet QPs",
+		"-j 10.0.0.1":          "-j is not supported by gorxe: raw Ethernet QPs",
+		"--use_cuda 0":         "--use_cuda is not supported by gorxe: GPU memory",
+	} {
+		_, err := ParseArgs(wbw, strings.Fields(args))
+		assert.EqualError(t, err, want, args)
+		assert.ErrorIs(t, err, getopt.ErrUsage, args)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // flow drives one side of a test the way perftest's main functions do: the version, system-data
@@ -338,7 +339,7 @@ func (f *flow) sendLat(ctx context.Context) error {
 // completed before it fails, as a line of its own table.
 func (f *flow) measureBW(ctx context.Context, size int) (Report, error) {
 	rep, err := f.pl.bw(ctx, size)
-	if errors.Is(err, ErrInterrupted) && rep.Iters > 0 {
+	if errors.Is(err, tool.ErrInterrupted) && rep.Iters > 0 {
 		f.printBW(&rep)
 		f.line()
 	}
@@ -352,7 +353,7 @@ func (f *flow) measureLat(ctx context.Context, size, rtt int) error {
 	switch {
 	case err == nil:
 		f.printLat(size, &res, rtt)
-	case errors.Is(err, ErrInterrupted) && res.iters > 0:
+	case errors.Is(err, tool.ErrInterrupted) && res.iters > 0:
 		f.printLat(size, &res, rtt)
 		f.line()
 	}

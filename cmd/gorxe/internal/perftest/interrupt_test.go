@@ -15,12 +15,13 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
 // TestInterruptedClient interrupts a client in the middle of its measurement, as Ctrl-C does: it
-// must print the result of the part that ran, fail with ErrInterrupted naming how far it got,
+// must print the result of the part that ran, fail with tool.ErrInterrupted naming how far it got,
 // and hang up, so that its server ends at once saying the peer stopped. The interruption comes
 // after the server has sent interruptAfter datagrams: by then the client has completed messages
 // (it cannot have more than its TX depth outstanding), so there is a partial result to print.
@@ -83,7 +84,7 @@ func TestInterruptedClient(t *testing.T) {
 
 			var ie *InterruptedError
 			require.ErrorAs(t, cli.err, &ie, "client output:\n%s", cli.out)
-			require.ErrorIs(t, cli.err, ErrInterrupted)
+			require.ErrorIs(t, cli.err, tool.ErrInterrupted)
 			require.ErrorIs(t, cli.err, context.Canceled)
 			assert.Equal(t, 1000000, ie.Total)
 			assert.Equal(t, tt.unit, ie.Unit)

@@ -2,13 +2,11 @@ package perftest
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // perftest's defaults and limits (perftest_parameters.h).
@@ -59,8 +57,6 @@ type Params struct {
 	Server string
 	Port   int // TCP port of the out-of-band exchange
 	Device string
-	Bind   string
-	Pcap   string // --pcap: capture file (gorxe only)
 	IBPort int
 	// GIDIndex selects the local GID; -1 picks the best one as perftest does (IPv4-mapped first).
 	GIDIndex int
@@ -119,10 +115,13 @@ type Params struct {
 	// during it (gorxe only; 0: none). After the measurement starts, a side waits for the other's
 	// as long as it takes.
 	Timeout time.Duration
-	// Observe holds --metrics and --counters (gorxe only).
-	Observe observe.Options
-	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
-	LogLevel slog.Level
+	// SourceIP (--source_ip) is the device's address when neither --bind nor -d names one.
+	SourceIP string
+	// WaitDestroy (--wait_destroy) is how long a side waits after the test before it destroys
+	// its resources.
+	WaitDestroy time.Duration
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only).
+	Common tool.Common
 
 	// notices are printed before the test's header, as perftest prints its adjustments.
 	notices []string
@@ -137,7 +136,7 @@ func defaults(t Test) Params {
 		Test: t, Port: DefaultPort, IBPort: 1, GIDIndex: -1,
 		Size: defSizeBW, Iters: defIters, Margin: -1,
 		Inline: -1, NumQPs: 1, TxDepth: defTxBW, RxDepth: defRxRDMA, CQMod: defCQMod, PostList: 1,
-		QPTimeout: defQPTimeout, TOS: defTOS, RetryCount: retryCount, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, LogLevel: loglevel.Default,
+		QPTimeout: defQPTimeout, TOS: defTOS, RetryCount: retryCount, Timeout: oob.DefaultTimeout, OutJSONFile: defJSONFile, Common: tool.NewCommon(),
 	}
 	if t.Kind == Lat {
 		p.Size, p.TxDepth = defSizeLat, defTxLat
@@ -162,6 +161,9 @@ func usageError(format string, args ...any) error {
 // finish applies perftest's consistency rules (force_dependencies) after parsing.
 func (p *Params) finish(durationSet bool) error {
 	t := p.Test
+	if p.SourceIP != "" && p.Common.Bind == "" && p.Device == "" {
+		p.Common.Bind = p.SourceIP
+	}
 	if p.IBPort != 1 {
 		return usageError("-i %d: a gorxe device has only port 1", p.IBPort)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // cmEndpoint is where a run's RDMA-CM connections go: the listener of a server, which the
@@ -71,7 +71,7 @@ func (r *rdma) cmConnect(ctx context.Context) ([]Dest, error) {
 	for range r.p.NumQPs {
 		c, err := r.cmConnectOne(ctx, o)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("%w after %v", oob.ErrTimeout, r.p.Timeout)
+			err = fmt.Errorf("%w after %v", tool.ErrTimedOut, r.p.Timeout)
 		}
 		if err != nil {
 			return nil, stepErr(err, "Failed to create RDMA CM connection")

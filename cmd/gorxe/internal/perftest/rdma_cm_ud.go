@@ -10,7 +10,7 @@ import (
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // qpnMessage is the receive a server posts for the client's QPN with -R -c UD: the GRH in front of
@@ -40,7 +40,7 @@ func (r *rdma) cmConnectUD(ctx context.Context) ([]Dest, error) {
 	for i := range r.p.NumQPs {
 		c, err := r.cmConnectOneUD(ctx, i)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("%w after %v", oob.ErrTimeout, r.p.Timeout)
+			err = fmt.Errorf("%w after %v", tool.ErrTimedOut, r.p.Timeout)
 		}
 		if err != nil {
 			return nil, stepErr(err, "Failed to create RDMA CM connection")

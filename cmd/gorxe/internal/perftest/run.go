@@ -12,10 +12,8 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // latencyBusyPoll is how long a latency test's device keeps polling the network after a datagram
@@ -40,7 +38,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	sel := devselect.Selection{Bind: p.Bind, Device: p.Device, Pcap: p.Pcap, Logger: loglevel.Logger(stderr, p.LogLevel)}
+	sel := devselect.Selection{Device: p.Device}
 	switch {
 	case p.Events:
 		// -e sleeps on CQ events; so does the device.
@@ -50,30 +48,16 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	default:
 		sel.ReceivePoll = bandwidthReceivePoll
 	}
-	note, err := faultnote.FromEnv(os.Getenv)
+	open := p.Common.Open
+	if p.CommRDMACM {
+		open = p.Common.OpenCM // --counters and --metrics show the connection manager too
+	}
+	sess, err := open(sel, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if note != nil {
-		sel.Tap = note.Tap
-		warn(note.Banner())
-	}
-	dev, err := sel.Open()
-	if err != nil {
-		return err
-	}
-	obs, err := p.Observe.Start(stderr, dev)
-	if err != nil {
-		dev.Close()
-		return err
-	}
-	defer func() {
-		err = errors.Join(err, dev.Close())
-		if note != nil {
-			warn(note.Summary(dev.Counters().Snapshot()))
-		}
-		obs.End(stdout)
-	}()
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
 	mtu, err := portMTU(p, dev, warn)
 	if err != nil {
 		return err
@@ -109,6 +93,12 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 	err = converse(ctx, f, conn, mtu)
 	if err == nil && p.Test.Verb == VerbWrite && p.Test.Kind == Lat {
 		time.Sleep(lingerAfter)
+	}
+	if err == nil && p.WaitDestroy > 0 {
+		select {
+		case <-time.After(p.WaitDestroy):
+		case <-ctx.Done():
+		}
 	}
 	if cerr := pl.close(); err == nil {
 		err = cerr
@@ -163,7 +153,7 @@ func openCMExchange(ctx context.Context, p *Params, dev *gorxe.Device, full bool
 		s.conn, err = rdmacm.Dial(dctx, dev, end.server, o)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("%w after %v", oob.ErrTimeout, p.Timeout)
+			err = fmt.Errorf("%w after %v", tool.ErrTimedOut, p.Timeout)
 		}
 		if err != nil {
 			return nil, nil, errors.Join(&oob.Error{Op: "Unable to perform rdma_client function", Peer: end.server.String(), Err: err}, s.Close())
@@ -246,7 +236,6 @@ func Usage(w io.Writer, t Test) {
 	add(t.Verb == VerbWrite, "  -c, --connection=<RC/UC>  Connection type RC/UC (default RC)")
 	add(rdAt, "  -c, --connection=<RC>  Connection type RC (default RC)")
 	add(true, "  -d, --ib-dev=<dev>  Use the interface, address or gorxe device <dev> (default $GORXE_ADDR, else the first interface)")
-	add(true, "      --bind=<addr>  Bind the device to exactly this local address")
 	add(true, "  -D, --duration  Run test for a customized period of seconds.")
 	add(true, "  -e, --events  Sleep on CQ events (default poll)")
 	add(true, "  -f, --margin  measure results within margins. (default=duration/4)")
@@ -279,7 +268,6 @@ func Usage(w io.Writer, t Test) {
 	add(true, "")
 	add(true, "      --dont_xchg_versions  Do not exchange versions and MTU with other side ")
 	add(true, "      --ipv6  Use IPv6 GID. Default is IPv4")
-	add(true, "      --log-level=<level>  "+loglevel.Help)
 	add(lat, "      --latency_gap=<delay_time>  delay time between each post send")
 	add(true, "      --out_json  Save the report in a json file")
 	add(true, fmt.Sprintf("      --out_json_file=<file>  Name of the report json file. (Default: %s in the working directory)", defJSONFile))
@@ -289,12 +277,17 @@ func Usage(w io.Writer, t Test) {
 	add(true, "      --tclass=<value>  Set the Traffic Class in GRH (if GRH is in use)")
 	add(true, fmt.Sprintf("      --timeout=<dur>  give up on a silent peer after this long, per step (default %v; 0: never); an RC bandwidth client waits out its QP's retries too", oob.DefaultTimeout))
 	add(true, "      --use_hugepages  Use Hugepages instead of contig, memalign allocations.")
-	for _, h := range observe.Help {
-		add(true, fmt.Sprintf("      %s  %s", h.Option, h.Text))
-	}
+	add(true, "      --source_ip=<ip>  Source IP: the device's address when neither --bind nor -d gives one")
+	add(true, "      --wait_destroy=<seconds>  Wait before destroying the resources at the end of the test")
 	add(true, "")
-	add(true, "Not supported: -b, -O, -g, --run_infinitely, XRC/DC/SRD connections.")
+	add(true, "Accepted and changing nothing on gorxe: -F, -X/--vector, --pkey_index, --recv_post_list,")
+	add(true, "--dlid (a RoCE path has no LID), --use_old_post_send, --disable_pcie_relaxed.")
+	add(true, "")
+	add(true, "Not supported by gorxe (refused with a line saying why): -b, -O, -g, -M, -C, -L, -W, --run_infinitely,")
+	add(true, "XRC/DC/SRD connections, raw Ethernet options, rate limiting, GPU memory, crypto offload.")
+	add(true, "")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
+	tool.Usage(w, "-d, else $GORXE_ADDR, else the first interface that is up with an IPv4 address")
 }

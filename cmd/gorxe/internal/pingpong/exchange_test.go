@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // fakePeer runs script on the other end of a TCP connection: as a server listening on a free port
@@ -150,7 +151,7 @@ func TestExchangeErrors(t *testing.T) {
 			_, err := c.Write([]byte("0000000000000006")) // 16 bytes, then the peer waits
 			_, _ = c.Read(make([]byte, 1))
 			return err
-		}, oob.ErrTimeout, "timed out after 100ms with 16 of 52 bytes received"},
+		}, tool.ErrTimedOut, "timed out after 100ms with 16 of 52 bytes received"},
 		{"short message then close", func(c net.Conn) error {
 			_, err := c.Write(msg[:20])
 			return err
@@ -197,7 +198,7 @@ func TestClientErrors(t *testing.T) {
 		_, err := clientExchange(context.Background(), "127.0.0.1", port, 50*time.Millisecond, mine, 1)
 		close(hold)
 		<-done
-		assert.ErrorIs(t, err, oob.ErrTimeout, "error %q", err)
+		assert.ErrorIs(t, err, tool.ErrTimedOut, "error %q", err)
 		assert.Contains(t, err.Error(), "Couldn't read remote address (127.0.0.1:", "error %q", err)
 	})
 	t.Run("server fails to connect", func(t *testing.T) {
@@ -225,7 +226,7 @@ func TestClientErrors(t *testing.T) {
 		_, err := clientExchange(ctx, "127.0.0.1", port, 0, mine, 1)
 		close(hold)
 		<-done
-		assert.ErrorIs(t, err, oob.ErrCanceled, "error %q", err)
+		assert.ErrorIs(t, err, tool.ErrInterrupted, "error %q", err)
 	})
 }
 

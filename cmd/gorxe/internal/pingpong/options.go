@@ -1,18 +1,17 @@
 package pingpong
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Kind selects which of the four tools runs.
@@ -47,8 +46,6 @@ type Options struct {
 	Server   string // host to connect to; empty: be the server
 	Port     int    // -p: TCP port of the exchange
 	IBDev    string // -d: interface, address or gorxe device name
-	Bind     string // --bind: local address (gorxe only)
-	Pcap     string // --pcap: capture file (gorxe only)
 	IBPort   int    // -i: port of the device (gorxe devices have port 1 only)
 	Size     int    // -s: message size in bytes
 	MTU      int    // -m: path MTU in bytes (RC, UC, SRQ)
@@ -61,21 +58,31 @@ type Options struct {
 	NumQP    int    // -q: QPs (SRQ)
 	// Timeout bounds each out-of-band step and each wait for a completion (gorxe only; 0: none).
 	Timeout time.Duration
-	Observe observe.Options // --metrics, --counters (gorxe only)
-	// LogLevel is the least severe device event logged on stderr (--log-level; gorxe only).
-	LogLevel slog.Level
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only).
+	Common tool.Common
 
 	odp, prefetch, timestamps, deviceMemory bool // rc_pingpong's -o/-O, -P, -t, -j
 }
 
-// ErrHelp: -h or --help was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
+// Command returns the gorxe command of the tool kind.
+func Command(k Kind) tool.Command {
+	return tool.Command{
+		Name:     k.Name(),
+		Synopsis: "gorxe " + k.Name() + " [OPTIONS] [HOST]",
+		Summary:  [...]string{"ibv_rc_pingpong peer: RC SENDs back and forth", "ibv_uc_pingpong peer: UC SENDs back and forth", "ibv_ud_pingpong peer: UD SENDs back and forth", "ibv_srq_pingpong peer: RC QPs sharing one SRQ"}[k],
+		Usage:    func(w io.Writer) { Usage(w, k) },
+		Parse: func(args []string) (tool.Run, error) {
+			o, err := ParseArgs(k, args)
+			return func(ctx context.Context, stdout, stderr io.Writer) error { return Run(ctx, o, stdout, stderr) }, err
+		},
+	}
+}
 
 // ParseArgs parses the command line of the tool kind (without the program name).
 func ParseArgs(kind Kind, args []string) (Options, error) {
 	o := Options{
 		Kind: kind, Port: DefaultTCPPort, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500,
-		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: loglevel.Default,
+		Iters: 1000, GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, Common: tool.NewCommon(),
 	}
 	if kind == UD {
 		o.Size = 1024 // the C tool's default since its MTU check; 2048 fails at active MTU 1024
@@ -93,12 +100,9 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 		{Short: 'g', Long: "gid-idx", Arg: true, Set: getopt.IntOption(&o.GIDIndex, -1, 1<<31-1)},
 		{Short: 'c', Long: "chk", Set: getopt.FlagOption(&o.Check)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
-		{Long: "pcap", Arg: true, Set: getopt.StringOption(&o.Pcap)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
-		{Long: "log-level", Arg: true, Set: loglevel.Option(&o.LogLevel)},
 	}
-	opts = append(opts, o.Observe.Getopt()...)
+	opts = append(opts, o.Common.Getopt()...)
 	if kind != UD {
 		opts = append(opts, getopt.Option{Short: 'm', Long: "mtu", Arg: true, Set: mtuOption(&o.MTU)})
 	}
@@ -124,7 +128,7 @@ func ParseArgs(kind Kind, args []string) (Options, error) {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 1:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("more than one server name: %q", operands)}
 	case len(operands) == 1:
@@ -207,15 +211,7 @@ func Usage(w io.Writer, k Kind) {
 	case SRQ:
 		p("  -o, --odp              register on-demand paging memory")
 	}
-	p("gorxe options:")
-	p("      --bind=<addr>      bind the device to this one local address")
 	p("      --timeout=<dur>    give up on a silent peer after this long, per step (default %v; 0: never)", oob.DefaultTimeout)
-	for _, h := range observe.Help {
-		p("      %-18s %s", h.Option, h.Text)
-	}
-	p("      --log-level=<lvl>  %s", loglevel.Help)
 	p("")
-	p("The device binds to --bind, else -d, else $%s (interface or address), else the first", devselect.EnvAddr)
-	p("interface that is up with an IPv4 address, else 127.0.0.1. $%s overrides the RoCE UDP", devselect.EnvPort)
-	p("port 4791 for tests (both peers must agree; kernel rxe always uses 4791).")
+	tool.Usage(w, "-d, else $"+devselect.EnvAddr+" (interface or address), else the first interface that is up with an IPv4 address, else 127.0.0.1")
 }

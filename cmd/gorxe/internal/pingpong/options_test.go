@@ -2,6 +2,7 @@ package pingpong
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 func TestParseArgsDefaults(t *testing.T) {
@@ -18,7 +21,7 @@ func TestParseArgsDefaults(t *testing.T) {
 		o, err := ParseArgs(k, nil)
 		require.NoError(t, err, "%s", k.Name())
 		want := Options{Kind: k, Port: 18515, IBPort: 1, Size: 4096, MTU: 1024, RxDepth: 500, Iters: 1000,
-			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, LogLevel: slog.LevelWarn}
+			GIDIndex: -1, NumQP: 16, Timeout: oob.DefaultTimeout, Common: tool.NewCommon()}
 		if k == UD {
 			want.Size = 1024
 		}
@@ -53,12 +56,12 @@ func TestParseArgs(t *testing.T) {
 		{SRQ, []string{"-q", "4", "-r", "8", "host"}, func(o *Options) { o.NumQP, o.RxDepth, o.Server = 4, 8, "host" }},
 		{SRQ, []string{"--num-qp=255", "-r", "300"}, func(o *Options) { o.NumQP, o.RxDepth = 255, 300 }},
 		{RC, []string{"-N"}, func(*Options) {}},
-		{RC, []string{"--bind", "127.0.0.5", "--timeout=250ms"}, func(o *Options) { o.Bind, o.Timeout = "127.0.0.5", 250*time.Millisecond }},
+		{RC, []string{"--bind", "127.0.0.5", "--timeout=250ms"}, func(o *Options) { o.Common.Bind, o.Timeout = "127.0.0.5", 250*time.Millisecond }},
 		{RC, []string{"--timeout", "0"}, func(o *Options) { o.Timeout = 0 }},
 		{RC, []string{"--timeout", "3"}, func(o *Options) { o.Timeout = 3 * time.Second }},
 		{RC, []string{"-o", "-P"}, func(o *Options) { o.odp, o.prefetch = true, true }},
-		{UD, []string{"--log-level=debug"}, func(o *Options) { o.LogLevel = slog.LevelDebug }},
-		{SRQ, []string{"--log-level", "error"}, func(o *Options) { o.LogLevel = slog.LevelError }},
+		{UD, []string{"--log-level=debug"}, func(o *Options) { o.Common.LogLevel = slog.LevelDebug }},
+		{SRQ, []string{"--log-level", "error"}, func(o *Options) { o.Common.LogLevel = slog.LevelError }},
 	}
 	for _, tc := range tests {
 		want, _ := ParseArgs(tc.kind, nil)
@@ -100,11 +103,11 @@ func TestParseArgsErrors(t *testing.T) {
 		if !assert.Error(t, err, "%s %q: no error", tc.kind.Name(), tc.args) {
 			continue
 		}
-		assert.Equal(t, tc.usage, IsUsage(err), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
-		assert.True(t, strings.HasPrefix(err.Error(), tc.msg), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, IsUsage(err), tc.msg, tc.usage)
+		assert.Equal(t, tc.usage, errors.Is(err, getopt.ErrUsage), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, errors.Is(err, getopt.ErrUsage), tc.msg, tc.usage)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.msg), "%s %q: error %q (usage %v), want %q (usage %v)", tc.kind.Name(), tc.args, err, errors.Is(err, getopt.ErrUsage), tc.msg, tc.usage)
 	}
 	_, err := ParseArgs(RC, []string{"--help"})
-	assert.ErrorIs(t, err, ErrHelp, "--help: %v", err)
+	assert.ErrorIs(t, err, tool.ErrHelp, "--help: %v", err)
 }
 
 func TestUsageMentionsEveryOption(t *testing.T) {
@@ -112,7 +115,8 @@ func TestUsageMentionsEveryOption(t *testing.T) {
 		var b bytes.Buffer
 		Usage(&b, k)
 		for _, f := range []string{"--port", "--ib-dev", "--ib-port", "--size", "--rx-depth", "--iters", "--sl",
-			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "--log-level", "GORXE_ADDR", "GORXE_PORT"} {
+			"--events", "--gid-idx", "--chk", "--bind", "--timeout", "--log-level", "--pcap", "--metrics", "--counters",
+			"GORXE_ADDR", "GORXE_PORT", "GORXE_FAULTS"} {
 			assert.Contains(t, b.String(), f, "%s usage lacks %s", k.Name(), f)
 		}
 		has := strings.Contains(b.String(), "--mtu")

@@ -3,12 +3,12 @@ package pingpong
 import (
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
-	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Work request IDs, as the C tools number them: the pending mask of a QP is their OR.
@@ -23,8 +23,9 @@ const udQKey = 0x11111111
 // session holds the verbs objects of one run, created in the C tools' order.
 type session struct {
 	o        Options
-	tap      netio.TapFunc // the device's tap, when fault injection is noted
-	log      *slog.Logger  // the device's logger
+	stdout   io.Writer
+	stderr   io.Writer
+	sess     *tool.Session // the device, with the common options' capture, logger and counters
 	dev      *gorxe.Device
 	buf      *gorxe.Buffer
 	channel  *gorxe.CompChannel
@@ -44,14 +45,15 @@ type session struct {
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	dev, err := devselect.Selection{Bind: o.Bind, Device: o.IBDev, Tap: s.tap, Pcap: o.Pcap, Logger: s.log}.Open()
+	sess, err := o.Common.Open(devselect.Selection{Device: o.IBDev}, s.stdout, s.stderr)
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err
 		}
 		return fmt.Errorf("Couldn't get context for %s: %w", deviceLabel(o), err)
 	}
-	s.dev = dev
+	s.sess, s.dev = sess, sess.Dev
+	dev := s.dev
 	s.pageSize = os.Getpagesize()
 	if o.Kind == UD {
 		pa, err := dev.QueryPort(uint8(o.IBPort))
@@ -220,8 +222,8 @@ func (s *session) close() error {
 	if s.channel != nil {
 		note("destroy completion channel", s.channel.Destroy())
 	}
-	if s.dev != nil {
-		note("release context", s.dev.Close())
+	if s.sess != nil {
+		note("release context", s.sess.Close())
 	}
 	if s.buf != nil {
 		note("free work buf", s.buf.Free())
@@ -240,8 +242,8 @@ func (s *session) qpLabel(i int) string {
 // deviceLabel names the device the options select, for messages before it exists.
 func deviceLabel(o *Options) string {
 	switch {
-	case o.Bind != "":
-		return o.Bind
+	case o.Common.Bind != "":
+		return o.Common.Bind
 	case o.IBDev != "":
 		return o.IBDev
 	}

@@ -2,51 +2,27 @@ package pingpong
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/gidtext"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 )
 
 // Run runs one side of a pingpong test: it prints the C tool's lines on stdout, and on stderr
-// only what the C tool does not print (the fault-injection notes), and returns the reason it
-// failed, if it did, as one line.
+// only what the C tool does not print (the fault-injection notes, the device's log), and returns
+// the reason it failed, if it did, as one line.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
-	s := &session{o: o, log: loglevel.Logger(stderr, o.LogLevel)}
-	note, err := faultnote.FromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if note != nil {
-		s.tap = note.Tap
-		fmt.Fprintln(stderr, note.Banner())
-	}
-	var obs *observe.Session
+	s := &session{o: o, stdout: stdout, stderr: stderr}
 	defer func() {
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}
-		if note != nil && s.dev != nil {
-			fmt.Fprintln(stderr, note.Summary(s.dev.Counters().Snapshot()))
-		}
-		if obs != nil {
-			obs.End(stdout)
-		}
 	}()
 	if err := s.open(); err != nil {
-		return err
-	}
-	if obs, err = o.Observe.Start(stderr, s.dev); err != nil {
 		return err
 	}
 	if got := s.postRecv(o.RxDepth); got < o.RxDepth {
@@ -208,6 +184,3 @@ func printSummary(w io.Writer, size, iters int, elapsed time.Duration) {
 	fmt.Fprintf(w, "%d bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, float64(usec)/1e6, float64(bytes)*8/float64(usec))
 	fmt.Fprintf(w, "%d iters in %.2f seconds = %.2f usec/iter\n", iters, float64(usec)/1e6, float64(usec/float32(iters)))
 }
-
-// IsUsage reports whether err is a command-line error, after which the usage is shown.
-func IsUsage(err error) bool { return errors.Is(err, getopt.ErrUsage) }

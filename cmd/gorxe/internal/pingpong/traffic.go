@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
-
-// ErrInterrupted: the run's context ended (Ctrl-C) while it waited for a completion.
-var ErrInterrupted = errors.New("interrupted")
 
 // ErrStalled: no completion arrived within the timeout; the peer stopped or packets were lost.
 var ErrStalled = errors.New("no completion")
@@ -158,7 +156,7 @@ func (t *traffic) spin() int {
 // stalled explains why waiting for a completion ended.
 func (t *traffic) stalled(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("%w after %d sends and %d receives of %d", ErrInterrupted, t.scnt, t.rcnt, t.iters)
+		return fmt.Errorf("%w after %d sends and %d receives of %d", tool.ErrInterrupted, t.scnt, t.rcnt, t.iters)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w for %v after %d sends and %d receives of %d: the peer stopped, or packets were lost",

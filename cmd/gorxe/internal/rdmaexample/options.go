@@ -1,13 +1,14 @@
 package rdmaexample
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
 	"time"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Role says which program runs.
@@ -15,7 +16,7 @@ type Role int
 
 // Roles.
 const (
-	Server Role = iota // rdma_server: listen on every address, answer one client
+	Server Role = iota // rdma_server: listen on -s (every address by default), answer one client
 	Client             // rdma_client: connect to -s
 )
 
@@ -28,43 +29,67 @@ func (r Role) String() string {
 
 // Options are the programs' settings; ParseArgs fills them from a command line.
 type Options struct {
-	Role    Role
-	Server  netip.Addr // -s (rdma_client only)
-	Port    int        // -p
-	Bind    string     // --bind: the device's address (gorxe only; the C server takes none)
+	Role Role
+	// Server (-s) is the server's address: the one the client connects to, the one the server
+	// listens on.
+	Server  netip.Addr
+	Port    int // -p
 	Timeout time.Duration
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only); the
+	// counters include the connection manager agent's.
+	Common tool.Common
 }
 
-// Defaults of the C programs.
+// Defaults of the C programs: the client connects to this host, the server listens on every
+// address.
 const (
 	DefaultPort   = 7471
 	defaultServer = "127.0.0.1"
+	defaultListen = "0.0.0.0"
 	// MessageSize is the size of the one message each way, sent inline.
 	MessageSize = 16
 )
 
-// ErrHelp: -h was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
+// Command returns gorxe rdma_server or gorxe rdma_client.
+func Command(role Role) tool.Command {
+	c := tool.Command{
+		Name:  role.String(),
+		Usage: func(w io.Writer) { Usage(role, w) },
+		Parse: func(args []string) (tool.Run, error) {
+			o, err := ParseArgs(role, args)
+			return func(ctx context.Context, stdout, stderr io.Writer) error { return Run(ctx, o, stdout, stderr) }, err
+		},
+	}
+	if role == Server {
+		c.Synopsis = "gorxe rdma_server [-s addr] [-p port]"
+		c.Summary = "librdmacm rdma_server peer: accept one connection, one 16-byte SEND each way"
+	} else {
+		c.Synopsis = "gorxe rdma_client [-s server] [-p port]"
+		c.Summary = "librdmacm rdma_client peer: connect, one 16-byte SEND each way"
+	}
+	return c
+}
 
 // ParseArgs parses the command line of role (without the program name).
 func ParseArgs(role Role, args []string) (Options, error) {
-	o := Options{Role: role, Port: DefaultPort, Server: netip.MustParseAddr(defaultServer), Timeout: 30 * time.Second}
+	o := Options{Role: role, Port: DefaultPort, Server: netip.MustParseAddr(defaultServer), Timeout: 30 * time.Second,
+		Common: tool.NewCommon()}
+	if role == Server {
+		o.Server = netip.MustParseAddr(defaultListen)
+	}
 	help := false
 	opts := []getopt.Option{
+		{Short: 's', Arg: true, Set: getopt.AddrOption(&o.Server)},
 		{Short: 'p', Arg: true, Set: getopt.IntOption(&o.Port, 1, 65535)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
-	if role == Client {
-		opts = append(opts, getopt.Option{Short: 's', Arg: true, Set: getopt.AddrOption(&o.Server)})
-	}
-	operands, err := getopt.Parse(args, opts)
+	operands, err := getopt.Parse(args, append(opts, o.Common.Getopt()...))
 	switch {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	}
@@ -75,15 +100,17 @@ func ParseArgs(role Role, args []string) (Options, error) {
 func Usage(role Role, w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	if role == Server {
-		p("Usage: gorxe rdma_server [-p port_number] [--bind ADDR]")
+		p("Usage: gorxe rdma_server [-s server_address] [-p port_number]")
+		p("  -s addr        the address to listen on (default %s: every address of the device)", defaultListen)
 		p("  -p port        port (default %d)", DefaultPort)
-		p("  --bind ADDR    the device's address (default: GORXE_ADDR, else the first interface);")
-		p("                 the server listens on every address of the device")
+		p("")
+		tool.Usage(w, "-s, else $GORXE_ADDR, else the first interface")
 		return
 	}
 	p("Usage: gorxe rdma_client [-s server_address] [-p port_number]")
 	p("  -s addr        the server (default %s)", defaultServer)
 	p("  -p port        port (default %d)", DefaultPort)
-	p("  --bind ADDR    the device's address (default: the route to -s)")
 	p("  --timeout D    give up connecting after D (default 30s; 0: never)")
+	p("")
+	tool.Usage(w, "the route to -s")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -24,15 +25,21 @@ func TestParseArgs(t *testing.T) {
 	o, err = ParseArgs(Server, []string{"-p", "9001", "--bind", "10.0.0.2"})
 	require.NoError(t, err)
 	assert.Equal(t, Server, o.Role)
-	assert.Equal(t, []any{9001, "10.0.0.2"}, []any{o.Port, o.Bind})
+	assert.Equal(t, []any{9001, "10.0.0.2"}, []any{o.Port, o.Common.Bind})
+	assert.Equal(t, netip.IPv4Unspecified(), o.Server, "the C server listens on every address")
+
+	// The C server's -s: the address it listens on.
+	o, err = ParseArgs(Server, []string{"-s", "10.0.0.1", "-p", "9001"})
+	require.NoError(t, err)
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), o.Server)
 
 	for _, tc := range []struct {
 		role Role
 		args []string
-	}{{Server, []string{"-s", "10.0.0.1"}}, {Client, []string{"-p", "0"}}, {Client, []string{"host"}}} {
+	}{{Server, []string{"-x"}}, {Client, []string{"-p", "0"}}, {Client, []string{"host"}}} {
 		_, err := ParseArgs(tc.role, tc.args)
 		assert.ErrorIs(t, err, getopt.ErrUsage, "%v %q", tc.role, tc.args)
 	}
 	_, err = ParseArgs(Client, []string{"-h"})
-	require.ErrorIs(t, err, ErrHelp)
+	require.ErrorIs(t, err, tool.ErrHelp)
 }

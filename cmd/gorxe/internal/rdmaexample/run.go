@@ -12,19 +12,20 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Run runs the program and prints its lines: "<name>: start" and "<name>: end <status>". The
 // server prints its first line once it listens (the C program prints it first thing), so that a
 // script waiting for the line can start the client at once.
-func Run(ctx context.Context, o Options, stdout io.Writer) error {
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	started := sync.OnceFunc(func() { fmt.Fprintf(stdout, "%v: start\n", o.Role) })
 	var err error
 	if o.Role == Server {
-		err = server(ctx, o, started)
+		err = server(ctx, o, started, stdout, stderr)
 	} else {
 		started()
-		err = client(ctx, o)
+		err = client(ctx, o, stdout, stderr)
 	}
 	started()
 	status := 0
@@ -104,15 +105,20 @@ func (e *endpoint) close(ctx context.Context) error {
 	return errors.Join(append(errs, e.mr.Dereg(), e.pd.Dealloc())...)
 }
 
-// server takes one connection on every address of the device, waits for the client's message
-// and answers it.
-func server(ctx context.Context, o Options, listening func()) (err error) {
-	dev, err := devselect.Selection{Bind: o.Bind}.Open()
+// server takes one connection on -s (every address of the device by default), waits for the
+// client's message and answers it.
+func server(ctx context.Context, o Options, listening func(), stdout, stderr io.Writer) (err error) {
+	bind := ""
+	if !o.Server.IsUnspecified() {
+		bind = o.Server.String()
+	}
+	sess, err := o.Common.OpenCM(devselect.Selection{Bind: bind}, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(o.Port)), nil)
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
+	l, err := rdmacm.Listen(ctx, dev, netip.AddrPortFrom(o.Server, uint16(o.Port)), nil)
 	if err != nil {
 		return fmt.Errorf("rdma_listen: %w", err)
 	}
@@ -133,33 +139,31 @@ func server(ctx context.Context, o Options, listening func()) (err error) {
 }
 
 // client connects to the server, sends its message and waits for the answer.
-func client(ctx context.Context, o Options) (err error) {
-	bind := o.Bind
+func client(ctx context.Context, o Options, stdout, stderr io.Writer) (err error) {
+	bind := ""
 	src := netip.Addr{}
-	if bind == "" {
+	if o.Common.Bind == "" {
 		if src, err = devselect.RouteSource(o.Server); err != nil {
 			return err
 		}
 		bind = src.String()
 	}
-	dev, err := devselect.Selection{Bind: bind}.Open()
+	sess, err := o.Common.OpenCM(devselect.Selection{Bind: bind}, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
 	e, err := newEndpoint(dev)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, e.close(ctx)) }()
-	dctx, cancel := ctx, context.CancelFunc(func() {})
-	if o.Timeout > 0 {
-		dctx, cancel = context.WithTimeout(ctx, o.Timeout)
-	}
-	defer cancel()
 	opts := e.options()
 	opts.Source = netip.AddrPortFrom(src, 0)
-	if e.conn, err = rdmacm.Dial(dctx, dev, netip.AddrPortFrom(o.Server, uint16(o.Port)), opts); err != nil {
+	if e.conn, err = tool.Within(ctx, o.Timeout, func(ctx context.Context) (*rdmacm.Conn, error) {
+		return rdmacm.Dial(ctx, dev, netip.AddrPortFrom(o.Server, uint16(o.Port)), opts)
+	}); err != nil {
 		return fmt.Errorf("rdma_connect: %w", err)
 	}
 	if err := e.send(ctx); err != nil {

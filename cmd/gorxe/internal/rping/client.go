@@ -9,15 +9,16 @@ import (
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // errMismatch: with -V, the data that came back differs from what was sent.
 var errMismatch = errors.New("data mismatch!")
 
 // client connects and pings -C times (forever with 0), then disconnects.
-func (t *tool) client(ctx context.Context) (err error) {
+func (t *pinger) client(ctx context.Context) (err error) {
 	src := t.o.Source
-	if !src.IsValid() && t.o.Bind == "" {
+	if !src.IsValid() && t.o.Common.Bind == "" {
 		if src, err = devselect.RouteSource(t.o.Addr); err != nil {
 			return err
 		}
@@ -26,28 +27,23 @@ func (t *tool) client(ctx context.Context) (err error) {
 	if src.IsValid() {
 		bind = src.String()
 	}
-	dev, err := t.openDevice(bind)
+	sess, err := t.openDevice(bind)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	obs, err := t.o.Observe.StartCM(t.stderr, dev)
-	if err != nil {
-		return err
-	}
-	defer obs.End(t.stdout) // after the connection has closed, so its DREQ and DREP count
-	b, err := newBuffers(dev, t.o.Size, true)
+	defer func() { err = errors.Join(err, sess.Close()) }() // after the connection has closed, so its DREQ and DREP count
+	b, err := newBuffers(sess.Dev, t.o.Size, true)
 	if err != nil {
 		return err
 	}
 	opts := connOptions(b)
 	opts.Source = netip.AddrPortFrom(src, 0)
-	dctx, cancel := ctx, context.CancelFunc(func() {})
-	if t.o.Timeout > 0 {
-		dctx, cancel = context.WithTimeout(ctx, t.o.Timeout)
+	if t.o.TOS >= 0 {
+		opts.TrafficClass = uint8(t.o.TOS)
 	}
-	c, err := rdmacm.Dial(dctx, dev, netip.AddrPortFrom(t.o.Addr, uint16(t.o.Port)), opts)
-	cancel()
+	c, err := tool.Within(ctx, t.o.Timeout, func(ctx context.Context) (*rdmacm.Conn, error) {
+		return rdmacm.Dial(ctx, sess.Dev, netip.AddrPortFrom(t.o.Addr, uint16(t.o.Port)), opts)
+	})
 	if err != nil {
 		return errors.Join(fmt.Errorf("connect to %v: %w", netip.AddrPortFrom(t.o.Addr, uint16(t.o.Port)), err), b.free())
 	}
@@ -61,7 +57,7 @@ func (t *tool) client(ctx context.Context) (err error) {
 }
 
 // pings runs the client's half of the loop.
-func (t *tool) pings(ctx context.Context, c *rdmacm.Conn, b *buffers) error {
+func (t *pinger) pings(ctx context.Context, c *rdmacm.Conn, b *buffers) error {
 	q := newQueues(c)
 	start := byte('A')
 	for ping := 0; t.o.Count == 0 || ping < t.o.Count; ping++ {

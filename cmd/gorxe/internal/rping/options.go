@@ -1,15 +1,14 @@
 package rping
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
 	"time"
 
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Defaults and limits of the C tool.
@@ -38,19 +37,32 @@ type Options struct {
 	Validate       bool       // -V: compare what came back with what was sent
 	Debug          bool       // -d: narrate each step
 	Persistent     bool       // -P: the server serves connections until interrupted
-	Bind           string     // --bind: the device's address (gorxe only)
+	// TOS (-t) is the IP type of service of the client's connection (rdma_set_option's
+	// RDMA_OPTION_ID_TOS); -1 leaves it 0.
+	TOS int
 	// Timeout bounds connection setup (gorxe only; 0: none). The ping loop itself waits as long
 	// as the peer is connected, as rping does.
 	Timeout time.Duration
-	Observe observe.Options // --metrics, --counters (gorxe only): the device's and its CM agent's counters
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only); the
+	// counters include the connection manager agent's.
+	Common tool.Common
 }
 
-// ErrHelp: -h was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
+// Command is gorxe rping.
+var Command = tool.Command{
+	Name:     "rping",
+	Synopsis: "gorxe rping -s|-c [-vVdPq] [-S size] [-C count] [-a addr] [-I addr] [-p port] [-t tos]",
+	Summary:  "librdmacm rping peer: RDMA-CM connection, READ/WRITE/SEND ping loop",
+	Usage:    Usage,
+	Parse: func(args []string) (tool.Run, error) {
+		o, err := ParseArgs(args)
+		return func(ctx context.Context, stdout, stderr io.Writer) error { return Run(ctx, o, stdout, stderr) }, err
+	},
+}
 
 // ParseArgs parses rping's command line (without the program name).
 func ParseArgs(args []string) (Options, error) {
-	o := Options{Port: DefaultPort, Size: DefaultSize, Timeout: 30 * time.Second}
+	o := Options{Port: DefaultPort, Size: DefaultSize, TOS: -1, Timeout: 30 * time.Second, Common: tool.NewCommon()}
 	help, selfQP := false, false
 	opts := []getopt.Option{
 		{Short: 'a', Arg: true, Set: getopt.AddrOption(&o.Addr)},
@@ -59,6 +71,7 @@ func ParseArgs(args []string) (Options, error) {
 		{Short: 'p', Arg: true, Set: getopt.IntOption(&o.Port, 1, 65535)},
 		{Short: 'C', Arg: true, Set: getopt.IntOption(&o.Count, 0, 1<<31-1)},
 		{Short: 'S', Arg: true, Set: sizeOption(&o.Size)},
+		{Short: 't', Arg: true, Set: getopt.IntOption(&o.TOS, 0, 255)},
 		{Short: 's', Set: getopt.FlagOption(&o.Server)},
 		{Short: 'c', Set: getopt.FlagOption(&o.Client)},
 		{Short: 'v', Set: getopt.FlagOption(&o.Verbose)},
@@ -67,16 +80,15 @@ func ParseArgs(args []string) (Options, error) {
 		// -q makes rping create and move its QP itself; the QP and the wire are the same.
 		{Short: 'q', Set: getopt.FlagOption(&selfQP)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
-	opts = append(opts, o.Observe.Getopt()...)
+	opts = append(opts, o.Common.Getopt()...)
 	operands, err := getopt.Parse(args, opts)
 	switch {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	case o.Server == o.Client:
@@ -104,8 +116,8 @@ func sizeOption(p *int) func(string) error {
 func Usage(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p("Usage:")
-	p("  gorxe rping -s [-vVdP] [-S size] [-C count] [-a addr] [-p port]")
-	p("  gorxe rping -c [-vVd] [-S size] [-C count] [-I addr] -a addr [-p port]")
+	p("  gorxe rping -s [-vVdPq] [-S size] [-C count] [-a addr] [-p port]")
+	p("  gorxe rping -c [-vVdq] [-S size] [-C count] [-I addr] -a addr [-p port] [-t tos]")
 	p("")
 	p("Options:")
 	p("  -s             server side; -a ::0 listens on every IPv6 address")
@@ -119,14 +131,11 @@ func Usage(w io.Writer) {
 	p("  -V             validate the ping data")
 	p("  -d             debug output")
 	p("  -P             persistent server: serve connections until interrupted")
-	p("  -q             accepted for compatibility (the QP is the same)")
-	p("  --bind ADDR    the device's address (default: -a for the server, -I or the route to -a")
-	p("                 for the client)")
+	p("  -t tos         IP type of service of the client's connection")
+	p("  -q             accepted, changes nothing on gorxe (rping creates its QP itself; the QP is the same)")
 	p("  --timeout D    give up connecting after D (default 30s; 0: never)")
-	for _, h := range observe.Help {
-		p("  %-14s %s", h.Option, h.Text)
-	}
-	p("                 (with the connection manager's counters: MADs by message, retransmissions, drops)")
 	p("")
-	p("$%s moves RoCE off UDP 4791 (both peers must agree).", devselect.EnvPort)
+	tool.Usage(w, "-a for the server, -I or the route to -a for the client")
+	p("--metrics and --counters include the connection manager's counters: MADs by message,")
+	p("retransmissions, drops.")
 }

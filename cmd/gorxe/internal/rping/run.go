@@ -9,54 +9,52 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Run runs the server or the client until the pings are done, the peer disconnects, an error
 // occurs or ctx ends.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
-	t := &tool{o: o, stdout: stdout, stderr: stderr}
+	t := &pinger{o: o, stdout: stdout, stderr: stderr}
 	if o.Server {
 		return t.server(ctx)
 	}
 	return t.client(ctx)
 }
 
-// tool carries the options and the output streams.
-type tool struct {
+// pinger carries the options and the output streams.
+type pinger struct {
 	o              Options
 	stdout, stderr io.Writer
 	mu             sync.Mutex // serialises the output of a persistent server's connections
 }
 
-func (t *tool) debugf(format string, a ...any) {
+func (t *pinger) debugf(format string, a ...any) {
 	if t.o.Debug {
 		t.printf(format, a...)
 	}
 }
 
-func (t *tool) printf(format string, a ...any) {
+func (t *pinger) printf(format string, a ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.stdout, format+"\n", a...)
 }
 
-func (t *tool) eprintf(format string, a ...any) {
+func (t *pinger) eprintf(format string, a ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(t.stderr, format+"\n", a...)
 }
 
-// openDevice opens a device bound to bind, else to the default selection.
-func (t *tool) openDevice(bind string) (*gorxe.Device, error) {
-	if t.o.Bind != "" {
-		bind = t.o.Bind
-	}
-	dev, err := devselect.Selection{Bind: bind}.Open()
+// openDevice opens a device bound to --bind, else to bind, else to the default selection.
+func (t *pinger) openDevice(bind string) (*tool.Session, error) {
+	s, err := t.o.Common.OpenCM(devselect.Selection{Bind: bind}, t.stdout, t.stderr)
 	if err != nil {
 		return nil, err
 	}
-	t.debugf("opened device %s on %v", dev.Name(), dev.LocalAddrs())
-	return dev, nil
+	t.debugf("opened device %s on %v", s.Dev.Name(), s.Dev.LocalAddrs())
+	return s, nil
 }
 
 // connOptions are rping's QP and connection parameters (responder resources and initiator depth

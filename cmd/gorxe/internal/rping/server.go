@@ -12,22 +12,18 @@ import (
 )
 
 // server listens and serves one connection, or every connection with -P.
-func (t *tool) server(ctx context.Context) error {
+func (t *pinger) server(ctx context.Context) (err error) {
 	listen := t.o.Addr
 	bind := ""
 	if listen.IsValid() && !listen.IsUnspecified() {
 		bind = listen.String()
 	}
-	dev, err := t.openDevice(bind)
+	sess, err := t.openDevice(bind)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	obs, err := t.o.Observe.StartCM(t.stderr, dev)
-	if err != nil {
-		return err
-	}
-	defer obs.End(t.stdout) // after the connection has closed, so its DREQ and DREP count
+	defer func() { err = errors.Join(err, sess.Close()) }() // after the connection has closed, so its DREQ and DREP count
+	dev := sess.Dev
 	if !listen.IsValid() {
 		listen = netip.IPv4Unspecified()
 	}
@@ -63,7 +59,7 @@ func (t *tool) server(ctx context.Context) error {
 }
 
 // serveConn runs the server's half of the loop until the client disconnects.
-func (t *tool) serveConn(ctx context.Context, c *rdmacm.Conn, b *buffers) (err error) {
+func (t *pinger) serveConn(ctx context.Context, c *rdmacm.Conn, b *buffers) (err error) {
 	defer func() { err = errors.Join(err, closeConn(ctx, c), b.free()) }()
 	q := newQueues(c)
 	for {
@@ -115,7 +111,7 @@ func (t *tool) serveConn(ctx context.Context, c *rdmacm.Conn, b *buffers) (err e
 
 // ended turns the end of a loop into rping's outcome: a disconnection is a normal end (reported
 // on stderr as rping does), anything else an error.
-func (t *tool) ended(err error, side string) error {
+func (t *pinger) ended(err error, side string) error {
 	if errors.Is(err, errDisconnected) {
 		t.eprintf("%s DISCONNECT EVENT...", side)
 		return nil

@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Options are gorxe stats' settings.
@@ -19,11 +22,17 @@ type Options struct {
 	Clear    bool          // clear the screen before each refresh (the caller sets it for a terminal)
 }
 
-// ErrHelp: -h was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
-
-// ParseArgs parses gorxe stats' command line (without the command name).
+// ParseArgs parses gorxe stats' command line (without the command name); every error in it is a
+// usage error.
 func ParseArgs(args []string) (Options, error) {
+	o, err := parseArgs(args)
+	if err != nil && !errors.Is(err, tool.ErrHelp) {
+		err = &getopt.UsageError{Msg: err.Error()}
+	}
+	return o, err
+}
+
+func parseArgs(args []string) (Options, error) {
 	o := Options{}
 	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -32,7 +41,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Top, "top", 10, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return o, ErrHelp
+			return o, tool.ErrHelp
 		}
 		return o, err
 	}

@@ -3,11 +3,13 @@ package stats
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -37,6 +39,9 @@ func scrape(ctx context.Context, client *http.Client, url string) (snapshot, err
 	// The text format, which the parser reads, whatever else the server could offer.
 	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
 	resp, err := client.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, fmt.Errorf("nothing is serving metrics at %s (is a gorxe tool running with --metrics %s?)", req.URL.Host, req.URL.Host)
+	}
 	if err != nil {
 		return nil, err
 	}

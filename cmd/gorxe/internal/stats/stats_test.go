@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/internal/fabrictest"
 )
 
@@ -102,7 +104,8 @@ func TestScrapeErrors(t *testing.T) {
 	l.Close() // nothing listens there now
 	o, err := ParseArgs([]string{"-once", addr})
 	require.NoError(t, err)
-	assert.Error(t, Run(context.Background(), o, &bytes.Buffer{}))
+	assert.EqualError(t, Run(context.Background(), o, &bytes.Buffer{}),
+		"nothing is serving metrics at "+addr+" (is a gorxe tool running with --metrics "+addr+"?)")
 
 	served, _, _ := serve(t)
 	o, err = ParseArgs([]string{"-once", "http://" + served + "/nothing"})
@@ -119,9 +122,9 @@ func TestParseArgs(t *testing.T) {
 	assert.Equal(t, Options{URL: "https://host:1/m", Once: true, Interval: 2 * time.Second, Top: 3}, o)
 
 	_, err = ParseArgs([]string{"-h"})
-	assert.ErrorIs(t, err, ErrHelp)
+	assert.ErrorIs(t, err, tool.ErrHelp)
 	for _, bad := range [][]string{{}, {"a:1", "b:2"}, {"-interval", "0s", "a:1"}, {"-top", "-1", "a:1"}, {"-nosuch", "a:1"}, {"http://"}} {
 		_, err := ParseArgs(bad)
-		assert.Error(t, err, "%q", bad)
+		assert.ErrorIs(t, err, getopt.ErrUsage, "%q", bad)
 	}
 }

@@ -3,20 +3,22 @@ package trace
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 var (
 	// ErrNoPackets means the capture holds no RoCEv2 packet that the filters let through.
-	ErrNoPackets = errors.New("trace: no RoCEv2 packets to draw")
+	ErrNoPackets = errors.New("no RoCEv2 packets to draw")
 
 	// ErrOutputFormat means the output file's name ends in neither .svg nor .html.
-	ErrOutputFormat = errors.New("trace: output name must end in .svg or .html")
+	ErrOutputFormat = errors.New("output name must end in .svg or .html")
 
 	// ErrUsage means the command line is wrong.
-	ErrUsage = errors.New("trace: bad command line")
+	ErrUsage = errors.New("bad command line")
 
-	// ErrHelp means -h was asked for.
-	ErrHelp = errors.New("trace: help requested")
+	// ErrHelp means -h was asked for; it is the runner's one ErrHelp.
+	ErrHelp = tool.ErrHelp
 )
 
 // CaptureError reports a capture that cannot be read: not a pcap or pcapng file, or cut
@@ -28,7 +30,7 @@ type CaptureError struct {
 }
 
 func (e *CaptureError) Error() string {
-	return fmt.Sprintf("trace: capture unreadable after frame %d: %v", e.Frame, e.Err)
+	return fmt.Sprintf("capture unreadable after frame %d: %v", e.Frame, e.Err)
 }
 
 // Unwrap returns e.Err.

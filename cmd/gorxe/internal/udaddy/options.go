@@ -1,7 +1,7 @@
 package udaddy
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Options are udaddy's settings; ParseArgs fills them from a command line.
@@ -21,8 +22,10 @@ type Options struct {
 	Size         int        // -S: bytes per message
 	TrafficClass uint8      // -t: type of service
 	Port         int        // --port: the C tool's port is fixed (gorxe only)
-	Bind         string     // --bind: the device's address (gorxe only)
 	Timeout      time.Duration
+	// Common holds --bind, --pcap, --log-level, --metrics and --counters (gorxe only); the
+	// counters include the connection manager agent's.
+	Common tool.Common
 }
 
 // Defaults of the C tool. Its port is not an option.
@@ -33,13 +36,22 @@ const (
 	defaultSize        = 100
 )
 
-// ErrHelp: -h was given; the caller prints the usage and succeeds.
-var ErrHelp = errors.New("help requested")
+// Command is gorxe udaddy.
+var Command = tool.Command{
+	Name:     "udaddy",
+	Synopsis: "gorxe udaddy [-s server] [-b addr] [-c conns] [-C count] [-S size] [-t tos] [-P udp]",
+	Summary:  "librdmacm udaddy peer: UD endpoints resolved with SIDR, SENDs each way",
+	Usage:    Usage,
+	Parse: func(args []string) (tool.Run, error) {
+		o, err := ParseArgs(args)
+		return func(ctx context.Context, stdout, stderr io.Writer) error { return Run(ctx, o, stdout, stderr) }, err
+	},
+}
 
 // ParseArgs parses udaddy's command line (without the program name).
 func ParseArgs(args []string) (Options, error) {
 	o := Options{Port: DefaultPort, Connections: defaultConnections, Count: defaultCount, Size: defaultSize,
-		Timeout: 30 * time.Second}
+		Timeout: 30 * time.Second, Common: tool.NewCommon()}
 	var format, space, psNum string
 	tos := -1
 	help := false
@@ -55,15 +67,14 @@ func ParseArgs(args []string) (Options, error) {
 		{Short: 't', Arg: true, Set: getopt.IntOption(&tos, 0, 255)},
 		{Short: 'h', Long: "help", Set: getopt.FlagOption(&help)},
 		{Long: "port", Arg: true, Set: getopt.IntOption(&o.Port, 1, 65535)},
-		{Long: "bind", Arg: true, Set: getopt.StringOption(&o.Bind)},
 		{Long: "timeout", Arg: true, Set: getopt.DurationOption(&o.Timeout)},
 	}
-	operands, err := getopt.Parse(args, opts)
+	operands, err := getopt.Parse(args, append(opts, o.Common.Getopt()...))
 	switch {
 	case err != nil:
 		return o, err
 	case help:
-		return o, ErrHelp
+		return o, tool.ErrHelp
 	case len(operands) > 0:
 		return o, &getopt.UsageError{Msg: fmt.Sprintf("unexpected operand %q", operands[0])}
 	case format != "" && !strings.HasPrefix(strings.ToLower(format), "ip") && !strings.HasPrefix(strings.ToLower(format), "name"):
@@ -99,6 +110,7 @@ func Usage(w io.Writer) {
 	p("  -f ip|name     address format (IP addresses only)")
 	p("  -P udp         port space (udp only); -p %#x is the same", int(mad.PortSpaceUDP))
 	p("  --port n       port (default %d, fixed in the C tool)", DefaultPort)
-	p("  --bind ADDR    the device's address (default: -b, else the route to -s)")
 	p("  --timeout D    give up resolving after D (default 30s; 0: never)")
+	p("")
+	tool.Usage(w, "-b, else the route to -s")
 }

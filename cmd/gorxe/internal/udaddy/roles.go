@@ -4,21 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // server accepts -c endpoints, receives the client's messages on each and answers each message
 // to the QPN its immediate data names.
-func server(ctx context.Context, o Options, p func(string, ...any)) (err error) {
-	dev, err := openDevice(&o, o.BindAddr)
+func server(ctx context.Context, o Options, p func(string, ...any), stdout, stderr io.Writer) (err error) {
+	sess, err := openDevice(&o, o.BindAddr, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
 	if err := checkSize(dev, &o); err != nil {
 		return err
 	}
@@ -83,19 +86,20 @@ func server(ctx context.Context, o Options, p func(string, ...any)) (err error) 
 
 // client resolves -c endpoints at the server, sends its messages on each and receives the
 // replies.
-func client(ctx context.Context, o Options, p func(string, ...any)) (err error) {
+func client(ctx context.Context, o Options, p func(string, ...any), stdout, stderr io.Writer) (err error) {
 	p("udaddy: starting client")
 	src := o.BindAddr
-	if !src.IsValid() && o.Bind == "" {
+	if !src.IsValid() && o.Common.Bind == "" {
 		if src, err = devselect.RouteSource(o.Server); err != nil {
 			return err
 		}
 	}
-	dev, err := openDevice(&o, src)
+	sess, err := openDevice(&o, src, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
+	defer func() { err = errors.Join(err, sess.Close()) }()
+	dev := sess.Dev
 	p("udaddy: connecting")
 	if err := checkSize(dev, &o); err != nil {
 		return err
@@ -106,25 +110,32 @@ func client(ctx context.Context, o Options, p func(string, ...any)) (err error) 
 			err = errors.Join(err, n.free())
 		}
 	}()
-	dctx, cancel := ctx, context.CancelFunc(func() {})
-	if o.Timeout > 0 {
-		dctx, cancel = context.WithTimeout(ctx, o.Timeout)
-	}
-	defer cancel()
 	dst := netip.AddrPortFrom(o.Server, uint16(o.Port))
-	for range o.Connections {
-		n, err := newNode(dev, &o)
-		if err != nil {
+	// -c endpoints, all resolved within --timeout.
+	unreachable := false
+	_, err = tool.Within(ctx, o.Timeout, func(ctx context.Context) (struct{}, error) {
+		for range o.Connections {
+			n, err := newNode(dev, &o)
+			if err != nil {
+				return struct{}{}, err
+			}
+			nodes = append(nodes, n)
+			opts := n.options(&o)
+			opts.Source = netip.AddrPortFrom(src, 0)
+			if n.conn, err = rdmacm.DialUD(ctx, dev, dst, opts); err != nil {
+				unreachable = true
+				return struct{}{}, err
+			}
+			n.ah, n.remoteQPN, n.remoteQKey = n.conn.AH(), n.conn.RemoteQPN(), n.conn.RemoteQKey()
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		if !unreachable {
 			return err
 		}
-		nodes = append(nodes, n)
-		opts := n.options(&o)
-		opts.Source = netip.AddrPortFrom(src, 0)
-		if n.conn, err = rdmacm.DialUD(dctx, dev, dst, opts); err != nil {
-			p("udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: %d", status(err))
-			return fmt.Errorf("resolving %v: %w", dst, err)
-		}
-		n.ah, n.remoteQPN, n.remoteQKey = n.conn.AH(), n.conn.RemoteQPN(), n.conn.RemoteQKey()
+		p("udaddy: event: RDMA_CM_EVENT_UNREACHABLE, error: %d", status(err))
+		return fmt.Errorf("resolving %v: %w", dst, err)
 	}
 	if o.Count == 0 {
 		return nil

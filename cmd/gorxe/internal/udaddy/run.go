@@ -11,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // etimedout is -ETIMEDOUT, the status of RDMA-CM's UNREACHABLE event for a SIDR_REQ nobody
@@ -19,13 +20,13 @@ const etimedout = -110
 
 // Run runs the server (no -s) or the client and prints the C tool's progress lines, ending with
 // "test complete" and the return status.
-func Run(ctx context.Context, o Options, stdout io.Writer) error {
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	var err error
 	if o.Server.IsValid() {
-		err = client(ctx, o, p)
+		err = client(ctx, o, p, stdout, stderr)
 	} else {
-		err = server(ctx, o, p)
+		err = server(ctx, o, p, stdout, stderr)
 	}
 	p("test complete")
 	p("return status %d", status(err))
@@ -143,10 +144,10 @@ func complete(ctx context.Context, cq *gorxe.CQ, count int) (gorxe.WC, error) {
 }
 
 // openDevice binds the device to --bind, else addr, else the default selection.
-func openDevice(o *Options, addr netip.Addr) (*gorxe.Device, error) {
-	bind := o.Bind
-	if bind == "" && addr.IsValid() && !addr.IsUnspecified() {
+func openDevice(o *Options, addr netip.Addr, stdout, stderr io.Writer) (*tool.Session, error) {
+	bind := ""
+	if addr.IsValid() && !addr.IsUnspecified() {
 		bind = addr.String()
 	}
-	return devselect.Selection{Bind: bind}.Open()
+	return o.Common.OpenCM(devselect.Selection{Bind: bind}, stdout, stderr)
 }

@@ -1,13 +1,16 @@
-package main
+package tour
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/dump"
 )
 
@@ -124,21 +127,28 @@ before the add. The responder keeps its recent atomic answers, so a request
 that is retransmitted gets the same answer again instead of adding twice.`},
 }
 
-// runTour implements `gorxe tour`: it explains, packet by packet and field
-// by field, packets two Linux kernels exchanged, the protocol gorxe speaks.
-func runTour(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 0 {
-		fmt.Fprintln(stderr, "usage: gorxe tour")
-		return exitUsage
-	}
-	if err := writeTour(stdout); err != nil {
-		fmt.Fprintf(stderr, "gorxe: tour: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
+// Command is gorxe tour: it explains, packet by packet and field by field, packets two Linux
+// kernels exchanged, the protocol gorxe speaks.
+var Command = tool.Command{
+	Name:     "tour",
+	Synopsis: "gorxe tour",
+	Summary:  "walk through packets of real kernel rxe traffic, field by field",
+	Usage: func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: gorxe tour\n\nTells nine packets of real kernel rxe traffic in words, then decodes each field by field.")
+	},
+	Parse: func(args []string) (tool.Run, error) {
+		switch {
+		case len(args) == 1 && (args[0] == "-h" || args[0] == "--help"):
+			return nil, tool.ErrHelp
+		case len(args) != 0:
+			return nil, &getopt.UsageError{Msg: fmt.Sprintf("unexpected argument %q: the tour takes none", args[0])}
+		}
+		return func(_ context.Context, stdout, _ io.Writer) error { return Write(stdout) }, nil
+	},
 }
 
-func writeTour(w io.Writer) error {
+// Write writes the tour.
+func Write(w io.Writer) error {
 	r, err := dump.NewReader(bytes.NewReader(tourCapture))
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package tour
 
 import (
 	"bytes"
@@ -15,13 +15,17 @@ import (
 	"github.com/gorxe/gorxe/dump"
 )
 
+// goldenPcapng is the capture of real kernel rxe traffic the tour's frames come from; it lives
+// with the packet package.
+const goldenPcapng = "../../../../packet/testdata/kernel-rxe-rc-uc-ud.pcapng"
+
 var updateTour = flag.Bool("update-tour", false, "rewrite testdata/tour.golden from the current output")
 
 // TestTourGolden pins the whole tour, narration and dumps, byte for byte.
 func TestTourGolden(t *testing.T) {
-	code, out, errOut := run("tour")
-	require.Equal(t, exitOK, code, errOut)
-	require.Empty(t, errOut)
+	var b bytes.Buffer
+	require.NoError(t, Write(&b))
+	out := b.String()
 	const path = "testdata/tour.golden"
 	if *updateTour {
 		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
@@ -92,11 +96,41 @@ func TestTourHelpers(t *testing.T) {
 // TestTourNarratesEveryStop: every packet is preceded by its story, and the
 // two SEND MIDDLE packets the tour leaves out are named.
 func TestTourNarratesEveryStop(t *testing.T) {
-	_, out, _ := run("tour")
+	var b bytes.Buffer
+	require.NoError(t, Write(&b))
+	out := b.String()
 	assert.Equal(t, len(tourStops), strings.Count(out, "\n── "))
 	assert.Contains(t, out, "\nSkipped frames 2 and 3 (2 RC_SEND_MIDDLE): the second and third KiB")
 	for _, s := range tourStops {
 		first := strings.SplitN(strings.TrimSpace(s.story), "\n", 2)[0]
 		assert.Contains(t, out, first)
 	}
+}
+
+// TestTourCaptureIsGolden checks that the embedded tour frames are frames of the golden capture,
+// byte for byte, and that the tour verifies each one's ICRC.
+func TestTourCaptureIsGolden(t *testing.T) {
+	read := func(b []byte) []dump.Frame {
+		r, err := dump.NewReader(bytes.NewReader(b))
+		require.NoError(t, err)
+		var fs []dump.Frame
+		for {
+			f, err := r.Next()
+			if err != nil {
+				return fs
+			}
+			fs = append(fs, f)
+		}
+	}
+	golden, err := os.ReadFile(goldenPcapng)
+	require.NoError(t, err)
+	all, tour := read(golden), read(tourCapture)
+	from := []int{1, 4, 5, 247, 427, 1511, 1512, 1911, 1961}
+	require.Len(t, tour, len(from), "tour has %d frames, want %d", len(tour), len(from))
+	for i, n := range from {
+		assert.Equal(t, all[n-1].Data, tour[i].Data, "tour frame %d is not golden frame %d", i+1, n)
+	}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b))
+	assert.Equal(t, 9, strings.Count(b.String(), "verified: OK"))
 }
