@@ -97,8 +97,19 @@ type CQ struct {
 	ch  *CompChannel
 }
 
-// CreateCQ creates a completion queue of cqe entries (ibv_create_cq). With a non-nil channel,
-// ReqNotify makes the CQ report its next completion on that channel.
+// CreateCQ creates a completion queue of exactly cqe entries (ibv_create_cq). With a non-nil
+// channel, ReqNotify makes the CQ report its next completion on that channel.
+//
+// How large a CQ must be: at least the sum of the depths of the queues that complete into it,
+// MaxSendWR of each QP whose send CQ it is, MaxRecvWR of each QP whose receive CQ it is, and for QPs
+// on an SRQ the SRQ's MaxWR instead (once, however many of them share this CQ). Such a CQ never overruns, however
+// the program posts and polls, because a work request keeps its queue slot until its completion
+// has been polled, as on hardware: a post finds the queue full (ErrQueueFull) rather than the CQ.
+// An unsignaled send work request keeps its slot until the completion of a later signaled one of
+// the same queue is polled, so a program that posts only unsignaled requests fills its send queue
+// for good; signal one in every so many, as perftest does. Error and flush completions count like
+// any other. A CQ that does overrun enters the error state (Err returns ErrCQOverflow, the device
+// raises EventCQErr) and a QP whose completion it refused goes to QPStateErr.
 func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 	if err := d.check("create_cq"); err != nil {
 		return nil, err

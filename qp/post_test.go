@@ -177,9 +177,11 @@ func TestQueueFull(t *testing.T) {
 	require.ErrorIs(t, err, ErrQueueFull, "recv")
 	require.ErrorAs(t, err, &pe, "recv")
 	require.Equal(t, 8, pe.Index, "recv: index of the first request that did not fit")
-	// Retiring one WQE makes room for exactly one more.
+	// Retiring one WQE makes no room until its completion is polled; then exactly one more fits.
 	w, _ := q.SendQueue().StartNext()
 	require.NoError(t, q.SendQueue().Complete(w.Index, cq.WCSuccess, 0))
+	require.ErrorIs(t, q.PostSend(wrs[:1]), ErrQueueFull, "completion generated, not polled")
+	require.Len(t, poll(q.SendCQ()), 1)
 	require.NoError(t, q.PostSend(wrs[:1]))
 	require.ErrorIs(t, q.PostSend(wrs[:1]), ErrQueueFull)
 	// A QP created without a send queue cannot post sends.
