@@ -115,7 +115,7 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		return nil, err
 	}
 	c := &CQ{dev: d, ch: channel}
-	opts := cq.Options{OnError: d.cqError}
+	opts := cq.Options{Context: c, OnError: d.cqError}
 	if channel != nil {
 		if channel.dev != d {
 			return nil, argErr("create_cq", ErrWrongDevice, "completion channel")
@@ -127,7 +127,6 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		return nil, opErr("create_cq", err)
 	}
 	c.cq = inner
-	d.objs.setCQ(inner, c)
 	return c, nil
 }
 
@@ -175,11 +174,7 @@ func (c *CQ) Err() error { return opErr("poll_cq", c.cq.Err()) }
 // Destroy releases the CQ (ibv_destroy_cq). It fails with ErrInUse while QPs or SRQs complete into
 // it, and with ErrEventsNotAcked while completion events are unacknowledged.
 func (c *CQ) Destroy() error {
-	err := c.cq.Destroy()
-	if err == nil {
-		c.dev.objs.setCQ(c.cq, nil)
-	}
-	return opErr("destroy_cq", err)
+	return opErr("destroy_cq", c.cq.Destroy())
 }
 
 // checkCQ validates a CQ argument of verb op on device d.
@@ -215,7 +210,7 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	if err != nil {
 		return nil, opErr("get_cq_event", err)
 	}
-	return ch.dev.objs.cq(c), nil
+	return cqOwner(c), nil
 }
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use

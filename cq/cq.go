@@ -22,7 +22,8 @@ const (
 type Options struct {
 	// Channel receives the CQ's completion events; nil means ReqNotify arms nothing observable.
 	Channel *CompChannel
-	// Context is returned by CQ.Context, like ibv_create_cq's cq_context.
+	// Context is returned by CQ.Context, like ibv_create_cq's cq_context; the facade keeps its
+	// public CQ there, which completion events name.
 	Context any
 	// OnError is called once, when the CQ overflows and enters the error state, so the device can
 	// raise IBV_EVENT_CQ_ERR. It may run with the caller's queue locks held: it must only record or

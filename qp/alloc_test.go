@@ -25,10 +25,10 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	wcs := make([]cq.WC, 8)
 	sq, usq := q.SendQueue(), ud.SendQueue()
 	run := func() {
-		if err := q.PostSend(sends); err != nil {
+		if err := postSend(q, sends); err != nil {
 			t.Fatal(err)
 		}
-		if err := ud.PostSend(udSends); err != nil {
+		if err := postSend(ud, udSends); err != nil {
 			t.Fatal(err)
 		}
 		if err := q.PostRecv(recvs); err != nil {
@@ -65,7 +65,7 @@ func BenchmarkPostSendComplete(b *testing.B) {
 	wcs := make([]cq.WC, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := q.PostSend(wrs); err != nil {
+		if err := postSend(q, wrs); err != nil {
 			b.Fatal(err)
 		}
 		w, _ := sq.StartNext()

@@ -20,7 +20,7 @@ func fillSend(t *testing.T, e *env, q *QP, every int) int {
 		if every > 0 && (n+1)%every == 0 {
 			wr.Flags = SendSignaled
 		}
-		err := q.PostSend([]SendWR{wr})
+		err := postSend(q, []SendWR{wr})
 		if err != nil {
 			require.ErrorIs(t, err, ErrQueueFull)
 			return n

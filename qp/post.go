@@ -13,11 +13,12 @@ const maxMessage = 1 << 31
 // PostSend validates and appends send work requests (ibv_post_send). It stops at the first bad one
 // and returns a *PostError naming its index; earlier ones stay posted. Posting needs RTS, SQD
 // (queued until RTS again), SQE or ERR (completed at once with WCWRFlushErr); RESET, INIT and RTR
-// are rejected as rxe does. It does not allocate.
-func (q *QP) PostSend(wrs []SendWR) error {
+// are rejected as rxe does. idle reports, read under the lock the post holds, that no WQE was in
+// flight when it ended (every started one had completed), so the caller may start the requester
+// on its own goroutine. It does not allocate.
+func (q *QP) PostSend(wrs []SendWR) (idle bool, err error) {
 	s := &q.sq
 	s.mu.Lock()
-	var err error
 	for i := range wrs {
 		wr := &wrs[i]
 		if s.closed {
@@ -39,8 +40,9 @@ func (q *QP) PostSend(wrs []SendWR) error {
 		}
 		s.storeLocked(wr)
 	}
+	idle = s.head == s.cursor
 	s.mu.Unlock()
-	return err
+	return idle, err
 }
 
 // storeLocked copies wr into the tail slot.

@@ -27,7 +27,7 @@ const (
 
 // SRQInitAttr are an SRQ's creation parameters (struct ibv_srq_init_attr).
 type SRQInitAttr struct {
-	Context any
+	Context any // returned by SRQ.Context (srq_context); the facade keeps its public SRQ there
 	Attr    SRQAttr
 }
 

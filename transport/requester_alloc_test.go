@@ -66,7 +66,7 @@ func TestAllocsSendAndAck(t *testing.T) {
 	var wcs [1]cq.WC
 	psn := packet.PSN(0)
 	allocs := testing.AllocsPerRun(200, func() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			t.Fatal(err)
 		}
 		r.out.Reset()
@@ -99,7 +99,7 @@ func TestAllocsReadAndAtomic(t *testing.T) {
 	var wcs [1]cq.WC
 	psn := packet.PSN(0)
 	allocs := testing.AllocsPerRun(200, func() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			t.Fatal(err)
 		}
 		r.out.Reset()
@@ -138,7 +138,7 @@ func BenchmarkRequesterSend4K(b *testing.B) {
 	b.SetBytes(4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			b.Fatal(err)
 		}
 		r.out.Reset()
@@ -183,7 +183,7 @@ func BenchmarkRequesterRead64K(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			b.Fatal(err)
 		}
 		r.out.Reset()
