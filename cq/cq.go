@@ -160,7 +160,8 @@ func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 	if tail >= len(c.ring) {
 		tail -= len(c.ring)
 	}
-	c.ring[tail] = entry{wc: *wc, tok: tok}
+	e := &c.ring[tail]
+	e.wc, e.tok = *wc, tok
 	c.count++
 	fire := c.notify == notifyNext || (c.notify != notifyNone && (solicited || wc.Status != WCSuccess))
 	if fire {
