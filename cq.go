@@ -104,14 +104,25 @@ type CQ struct {
 	ch  *CompChannel
 }
 
-// CreateCQ creates a completion queue of cqe entries (ibv_create_cq). With a non-nil channel,
-// ReqNotify makes the CQ report its next completion on that channel.
+// CreateCQ creates a completion queue of exactly cqe entries (ibv_create_cq). With a non-nil
+// channel, ReqNotify makes the CQ report its next completion on that channel.
+//
+// How large a CQ must be: at least the sum of the depths of the queues that complete into it,
+// MaxSendWR of each QP whose send CQ it is, MaxRecvWR of each QP whose receive CQ it is, and for QPs
+// on an SRQ the SRQ's MaxWR instead (once, however many of them share this CQ). Such a CQ never overruns, however
+// the program posts and polls, because a work request keeps its queue slot until its completion
+// has been polled, as on hardware: a post finds the queue full (ErrQueueFull) rather than the CQ.
+// An unsignaled send work request keeps its slot until the completion of a later signaled one of
+// the same queue is polled, so a program that posts only unsignaled requests fills its send queue
+// for good; signal one in every so many, as perftest does. Error and flush completions count like
+// any other. A CQ that does overrun enters the error state (Err returns ErrCQOverflow, the device
+// raises EventCQErr) and a QP whose completion it refused goes to QPStateErr.
 func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 	if err := d.check("create_cq"); err != nil {
 		return nil, err
 	}
 	c := &CQ{dev: d, ch: channel}
-	opts := cq.Options{OnError: d.cqError}
+	opts := cq.Options{Context: c, OnError: d.cqError}
 	if channel != nil {
 		if channel.dev != d {
 			return nil, argErr("create_cq", ErrWrongDevice, "completion channel")
@@ -123,7 +134,6 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		return nil, opErr("create_cq", err)
 	}
 	c.cq = inner
-	d.objs.setCQ(inner, c)
 	return c, nil
 }
 
@@ -181,11 +191,7 @@ func (c *CQ) Destroy() error {
 	if err := c.dev.check("destroy_cq"); err != nil {
 		return err
 	}
-	err := c.cq.Destroy()
-	if err == nil {
-		c.dev.objs.setCQ(c.cq, nil)
-	}
-	return opErr("destroy_cq", err)
+	return opErr("destroy_cq", c.cq.Destroy())
 }
 
 // checkCQ validates a CQ argument of verb op on device d.
@@ -223,7 +229,7 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	if err != nil {
 		return nil, opErr("get_cq_event", err)
 	}
-	return ch.dev.objs.cq(c), nil
+	return cqOwner(c), nil
 }
 
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use

@@ -48,7 +48,6 @@ type Device struct {
 
 	events eventQueue
 	qpt    *qp.Table
-	objs   objects
 }
 
 // Open creates a device bound to cfg.Addr or to every address of cfg.Interface (like
@@ -95,7 +94,6 @@ func Open(cfg Config) (*Device, error) {
 		Env:         transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
 	})
 	d.events.init()
-	d.objs.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
@@ -310,12 +308,17 @@ func (d *Device) unusableGID(i int) string {
 	return fmt.Sprintf("ah_attr.grh.sgid_index %d is %v, which %s is not bound to", i, a, d.name)
 }
 
+// The Context of each internal QP, SRQ and CQ is its public owner (set when the facade creates
+// it, before anything can report on it), so that events name the public objects without a
+// lookup.
+func qpOwner(q *qp.QP) *QP    { w, _ := q.Context().(*QP); return w }
+func srqOwner(s *qp.SRQ) *SRQ { w, _ := s.Context().(*SRQ); return w }
+func cqOwner(c *cq.CQ) *CQ    { w, _ := c.Context().(*CQ); return w }
+
 // cqError raises EventCQErr for an overrun CQ. It may run with CQ locks held; pushing an event
 // never blocks.
 func (d *Device) cqError(c *cq.CQ) {
-	if w := d.objs.cq(c); w != nil {
-		d.events.push(AsyncEvent{Type: EventCQErr, CQ: w, Port: 1})
-	}
+	d.events.push(AsyncEvent{Type: EventCQErr, CQ: cqOwner(c), Port: 1})
 }
 
 // eventSink turns the QP table's events into the device's asynchronous events, with the public
@@ -326,13 +329,13 @@ type eventSink struct{ d *Device }
 func (s eventSink) HandleEvent(e qp.Event) {
 	ev := AsyncEvent{Type: e.Type, Port: e.PortNum}
 	if e.QP != nil {
-		ev.QP = s.d.objs.qp(e.QP)
+		ev.QP = qpOwner(e.QP)
 	}
 	if e.SRQ != nil {
-		ev.SRQ = s.d.objs.srq(e.SRQ)
+		ev.SRQ = srqOwner(e.SRQ)
 	}
 	if e.CQ != nil {
-		ev.CQ = s.d.objs.cq(e.CQ)
+		ev.CQ = cqOwner(e.CQ)
 	}
 	s.d.events.push(ev)
 	if ev.QP != nil && ev.QP.onEvent != nil {

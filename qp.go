@@ -65,7 +65,7 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 	w := &QP{dev: d, pd: pd, sendCQ: attr.SendCQ, recvCQ: attr.RecvCQ, srq: attr.SRQ, ctx: attr.Context,
 		onEvent: attr.EventHandler}
 	init := qp.InitAttr{
-		Context: attr.Context, SendCQ: attr.SendCQ.cq, RecvCQ: attr.RecvCQ.cq,
+		Context: w, SendCQ: attr.SendCQ.cq, RecvCQ: attr.RecvCQ.cq,
 		Cap: attr.Cap, Type: attr.QPType, SQSigAll: attr.SQSigAll,
 	}
 	if attr.SRQ != nil {
@@ -84,9 +84,7 @@ func (d *Device) CreateQP(pd *PD, attr *QPInitAttr) (*QP, error) {
 		return nil, opErr(op, err)
 	}
 	w.q = q
-	d.objs.setQP(q, w)
 	if w.h, err = d.rt.Add(q); err != nil {
-		d.objs.setQP(q, nil)
 		q.Destroy()
 		return nil, &Error{Op: op, Err: ErrDeviceClosed}
 	}
@@ -171,9 +169,7 @@ func (q *QP) PostSend(wrs []SendWR) error {
 	if d.closed.Load() {
 		return &Error{Op: "post_send", Err: ErrDeviceClosed}
 	}
-	err := q.q.PostSend(wrs)
-	q.h.Posted()
-	return opErr("post_send", err)
+	return opErr("post_send", q.h.PostSend(wrs))
 }
 
 // PostRecv posts receive work requests (ibv_post_recv); a QP on an SRQ refuses them (ErrHasSRQ).
@@ -247,11 +243,7 @@ func (q *QP) Destroy() error {
 	if err := d.check("destroy_qp"); err != nil {
 		return err
 	}
-	err := q.h.Destroy()
-	if err == nil {
-		d.objs.setQP(q.q, nil)
-	}
-	return opErr("destroy_qp", err)
+	return opErr("destroy_qp", q.h.Destroy())
 }
 
 // AttachMcast joins the UD QP to the multicast group gid (ibv_attach_mcast): packets sent to the

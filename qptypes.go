@@ -118,8 +118,11 @@ const (
 )
 
 // QPCap are the queue capacities of a QP (struct ibv_qp_cap): MaxSendWR and MaxRecvWR work
-// requests, MaxSendSGE and MaxRecvSGE scatter/gather elements per request, and MaxInlineData bytes
-// of inline payload. CreateQP checks them against the device limits and provides exactly them.
+// requests outstanding, MaxSendSGE and MaxRecvSGE scatter/gather elements per request, and
+// MaxInlineData bytes of inline payload. CreateQP checks them against the device limits and
+// provides exactly them. A work request is outstanding until its completion has been polled (an
+// unsignaled send request until a later signaled one's has), which is what lets a CQ as deep as
+// its queues never overrun (see CreateCQ).
 type QPCap = qp.Caps
 
 // AHAttr is an address vector (struct ibv_ah_attr): the primary path of a connected QP, or the

@@ -29,12 +29,11 @@ func (d *Device) CreateSRQ(pd *PD, attr *SRQInitAttr) (*SRQ, error) {
 		return nil, argErr(op, ErrNilObject, "init attributes are nil")
 	}
 	w := &SRQ{dev: d, pd: pd, ctx: attr.Context}
-	s, err := d.qpt.CreateSRQ(pd.pd, &qp.SRQInitAttr{Context: attr.Context, Attr: attr.Attr})
+	s, err := d.qpt.CreateSRQ(pd.pd, &qp.SRQInitAttr{Context: w, Attr: attr.Attr})
 	if err != nil {
 		return nil, opErr(op, err)
 	}
 	w.s = s
-	d.objs.setSRQ(s, w)
 	return w, nil
 }
 
@@ -81,9 +80,5 @@ func (s *SRQ) Destroy() error {
 	if err := s.dev.check("destroy_srq"); err != nil {
 		return err
 	}
-	err := s.s.Destroy()
-	if err == nil {
-		s.dev.objs.setSRQ(s.s, nil)
-	}
-	return opErr("destroy_srq", err)
+	return opErr("destroy_srq", s.s.Destroy())
 }

@@ -30,7 +30,7 @@ func TestGetEventWakesWaiter(t *testing.T) {
 		got <- e
 	}()
 	_ = c.ReqNotify(false)
-	_ = c.Push(wcID(1), false)
+	_ = c.Push(wcID(1), false, Token{})
 	e := <-got
 	require.Same(t, c, e, "event's CQ")
 	require.Equal(t, "ctx", e.Context(), "event's CQ context")
@@ -43,7 +43,7 @@ func TestEventsKeepArrivalOrderAndCount(t *testing.T) {
 	b := mustNew(t, 8, Options{Channel: ch})
 	fire := func(c *CQ) {
 		_ = c.ReqNotify(false)
-		_ = c.Push(wcID(0), false)
+		_ = c.Push(wcID(0), false, Token{})
 	}
 	fire(a)
 	fire(b)
@@ -79,7 +79,7 @@ func TestRepeatedEventsOfOneCQ(t *testing.T) {
 	c := mustNew(t, 8, Options{Channel: ch})
 	for range 3 {
 		_ = c.ReqNotify(false)
-		_ = c.Push(wcID(0), false)
+		_ = c.Push(wcID(0), false, Token{})
 	}
 	require.Equal(t, 3, pending(ch), "events")
 }

@@ -23,7 +23,8 @@ const (
 type Options struct {
 	// Channel receives the CQ's completion events; nil means ReqNotify arms nothing observable.
 	Channel *CompChannel
-	// Context is returned by CQ.Context, like ibv_create_cq's cq_context.
+	// Context is returned by CQ.Context, like ibv_create_cq's cq_context; the facade keeps its
+	// public CQ there, which completion events name.
 	Context any
 	// OnError is called once, when the CQ overflows and enters the error state, so the device can
 	// raise IBV_EVENT_CQ_ERR. It may run with the caller's queue locks held: it must only record or
@@ -35,7 +36,7 @@ type Options struct {
 // by Poll. All methods are safe for concurrent use; Push and Poll do not allocate.
 type CQ struct {
 	mu       sync.Mutex
-	ring     []WC
+	ring     []entry
 	head     int // index of the oldest completion
 	count    int
 	notify   notifyMode
@@ -53,6 +54,13 @@ type CQ struct {
 	nextEvent     *CQ
 }
 
+// entry is one queued completion and the token that gives its work queue's slots back when it is
+// polled.
+type entry struct {
+	wc  WC
+	tok Token
+}
+
 // New creates a CQ holding at least cqe completions (exactly cqe: gorxe does not round up).
 func New(cqe int, opts Options) (*CQ, error) {
 	if cqe < 1 || cqe > MaxCQE {
@@ -64,7 +72,7 @@ func New(cqe int, opts Options) (*CQ, error) {
 		}
 	}
 	return &CQ{
-		ring:    make([]WC, cqe),
+		ring:    make([]entry, cqe),
 		channel: opts.Channel,
 		context: opts.Context,
 		onError: opts.OnError,
@@ -100,82 +108,73 @@ func (c *CQ) Err() error {
 }
 
 // Poll moves up to len(wcs) completions, oldest first, into wcs and returns how many it moved
-// (ibv_poll_cq). It never blocks; a destroyed CQ polls empty.
+// (ibv_poll_cq). Each polled completion gives its work request's slot back to its queue (see
+// Freed). It never blocks; a destroyed CQ polls empty.
 func (c *CQ) Poll(wcs []WC) int {
 	c.mu.Lock()
 	n := min(len(wcs), c.count)
+	// Runs of completions of one queue free their slots with one atomic add.
+	var run Token
 	for i := range n {
-		wcs[i] = c.ring[c.head]
+		e := &c.ring[c.head]
+		wcs[i] = e.wc
+		if e.tok.f != run.f {
+			if run.f != nil {
+				run.f.Add(run.n)
+			}
+			run = e.tok
+		} else {
+			run.n += e.tok.n
+		}
 		c.head++
 		if c.head == len(c.ring) {
 			c.head = 0
 		}
+	}
+	if run.f != nil {
+		run.f.Add(run.n)
 	}
 	c.count -= n
 	c.mu.Unlock()
 	return n
 }
 
-// Push appends one completion. solicited says the completion comes from a message whose solicited
-// event bit was set; together with the status it decides whether a solicited-only notification
-// fires. It returns ErrOverflow if the CQ is full or already in error, ErrDestroyed after Destroy.
-func (c *CQ) Push(wc *WC, solicited bool) error {
-	one := [1]WC{*wc}
-	_, err := c.push(one[:], solicited)
-	return err
-}
-
-// PushBatch appends wcs in order and returns how many were stored; solicited says whether any of
-// them is solicited. On overflow the completions that did not fit are lost, the CQ enters the error
-// state and the error is ErrOverflow.
-func (c *CQ) PushBatch(wcs []WC, solicited bool) (int, error) {
-	return c.push(wcs, solicited)
-}
-
-// push stores completions, then delivers a notification or the overflow callback outside the lock.
-func (c *CQ) push(many []WC, solicited bool) (int, error) {
+// Push appends one completion with the token that frees its work request's slot when it is
+// polled. solicited says the completion comes from a message whose solicited event bit was set;
+// together with the status it decides whether a solicited-only notification fires. It returns
+// ErrOverflow if the CQ is full or already in error, ErrDestroyed after Destroy; the completion is
+// then lost and the caller frees the slot itself. On overflow the CQ enters the error state.
+func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return 0, err
+		return err
 	}
-	n := min(len(many), len(c.ring)-c.count)
-	fire := false
-	tail := c.head + c.count
-	for i := range n {
-		if tail >= len(c.ring) {
-			tail -= len(c.ring)
-		}
-		c.ring[tail] = many[i]
-		tail++
-		if many[i].Status != WCSuccess {
-			fire = c.notify != notifyNone
-		}
-	}
-	c.count += n
-	if n > 0 && (c.notify == notifyNext || (c.notify == notifySolicited && solicited)) {
-		fire = true
-	}
-	if fire {
-		c.notify = notifyNone
-	}
-	overflow := n < len(many)
-	if overflow {
+	if c.count == len(c.ring) {
 		c.err = ErrOverflow
-	}
-	c.mu.Unlock()
-
-	if fire && c.channel != nil {
-		c.channel.enqueue(c)
-	}
-	if overflow {
+		c.mu.Unlock()
 		if c.onError != nil {
 			c.onError(c)
 		}
-		return n, ErrOverflow
+		return ErrOverflow
 	}
-	return n, nil
+	tail := c.head + c.count
+	if tail >= len(c.ring) {
+		tail -= len(c.ring)
+	}
+	e := &c.ring[tail]
+	e.wc, e.tok = *wc, tok
+	c.count++
+	fire := c.notify == notifyNext || (c.notify != notifyNone && (solicited || wc.Status != WCSuccess))
+	if fire {
+		c.notify = notifyNone
+	}
+	c.mu.Unlock()
+	if fire && c.channel != nil {
+		c.channel.enqueue(c)
+	}
+	return nil
 }
 
 // ReqNotify arms the CQ to generate one completion event (ibv_req_notify_cq): on the next
@@ -210,7 +209,7 @@ func (c *CQ) Resize(cqe int) error {
 	if cqe < c.count {
 		return fmt.Errorf("%w: %d entries cannot hold the %d queued completions", ErrInvalidSize, cqe, c.count)
 	}
-	ring := make([]WC, cqe)
+	ring := make([]entry, cqe)
 	for i := range c.count {
 		ring[i] = c.ring[(c.head+i)%len(c.ring)]
 	}

@@ -35,7 +35,7 @@ func TestFIFOAcrossWrap(t *testing.T) {
 	want := uint64(0)
 	for round := 0; round < 10; round++ {
 		for range 2 {
-			require.NoError(t, c.Push(wcID(next), false))
+			require.NoError(t, c.Push(wcID(next), false, Token{}))
 			next++
 		}
 		require.Equal(t, 2, c.Poll(out[:]), "polled")
@@ -52,13 +52,12 @@ func TestFIFOAcrossWrap(t *testing.T) {
 func TestOverflowEntersErrorOnce(t *testing.T) {
 	var raised []*CQ
 	c := mustNew(t, 2, Options{OnError: func(c *CQ) { raised = append(raised, c) }})
-	batch := []WC{*wcID(1), *wcID(2), *wcID(3)}
-	n, err := c.PushBatch(batch, false)
-	require.Equal(t, 2, n, "PushBatch stored")
-	require.ErrorIs(t, err, ErrOverflow, "PushBatch")
+	require.NoError(t, c.Push(wcID(1), false, Token{}))
+	require.NoError(t, c.Push(wcID(2), false, Token{}))
+	require.ErrorIs(t, c.Push(wcID(3), false, Token{}), ErrOverflow, "push to a full CQ")
 	require.Len(t, raised, 1, "OnError calls")
 	require.Same(t, c, raised[0], "OnError's CQ")
-	require.ErrorIs(t, c.Push(wcID(4), false), ErrOverflow, "push after overflow")
+	require.ErrorIs(t, c.Push(wcID(4), false, Token{}), ErrOverflow, "push after overflow")
 	require.Len(t, raised, 1, "OnError raised again")
 	require.ErrorIs(t, c.Err(), ErrOverflow)
 	// What was queued before the overrun can still be polled, in order.
@@ -114,7 +113,7 @@ func TestNotifySemantics(t *testing.T) {
 				require.NoError(t, c.ReqNotify(s))
 			}
 			for _, p := range tc.pushes {
-				require.NoError(t, c.Push(p.wc, p.solicited))
+				require.NoError(t, c.Push(p.wc, p.solicited, Token{}))
 			}
 			require.Equal(t, tc.events, pending(ch), "events")
 		})
@@ -124,27 +123,27 @@ func TestNotifySemantics(t *testing.T) {
 func TestNotifyIgnoresAlreadyQueued(t *testing.T) {
 	ch := NewCompChannel(nil)
 	c := mustNew(t, 4, Options{Channel: ch})
-	_ = c.Push(wcID(1), true)
+	_ = c.Push(wcID(1), true, Token{})
 	_ = c.ReqNotify(false)
 	require.Zero(t, pending(ch), "arming fired for a completion queued before it")
-	_ = c.Push(wcID(2), false)
+	_ = c.Push(wcID(2), false, Token{})
 	require.Equal(t, 1, pending(ch), "events for the next completion")
 }
 
 func TestResizeKeepsOrder(t *testing.T) {
 	c := mustNew(t, 4, Options{})
 	for i := range uint64(4) {
-		_ = c.Push(wcID(i), false)
+		_ = c.Push(wcID(i), false, Token{})
 	}
 	var out [4]WC
 	c.Poll(out[:2]) // head moves to 2 so the ring wraps after the next pushes
-	_ = c.Push(wcID(4), false)
-	_ = c.Push(wcID(5), false)
+	_ = c.Push(wcID(4), false, Token{})
+	_ = c.Push(wcID(5), false, Token{})
 	require.ErrorIs(t, c.Resize(3), ErrInvalidSize, "shrink below queued")
 	require.ErrorIs(t, c.Resize(0), ErrInvalidSize, "resize 0")
 	require.NoError(t, c.Resize(8))
 	for i := uint64(6); i < 10; i++ {
-		require.NoError(t, c.Push(wcID(i), false))
+		require.NoError(t, c.Push(wcID(i), false, Token{}))
 	}
 	var all [16]WC
 	n := c.Poll(all[:])
@@ -161,7 +160,7 @@ func TestDestroyRules(t *testing.T) {
 	require.ErrorIs(t, c.Destroy(), ErrBusy, "destroy with user")
 	c.Detach()
 	_ = c.ReqNotify(false)
-	_ = c.Push(wcID(1), false)
+	_ = c.Push(wcID(1), false, Token{})
 	got, err := ch.GetEvent(context.Background())
 	require.NoError(t, err)
 	require.Same(t, c, got, "event's CQ")
@@ -171,12 +170,36 @@ func TestDestroyRules(t *testing.T) {
 	require.ErrorIs(t, ch.Destroy(), ErrBusy, "channel destroy with CQ")
 	// An undelivered event is dropped with the CQ.
 	_ = c.ReqNotify(false)
-	_ = c.Push(wcID(2), false)
+	_ = c.Push(wcID(2), false, Token{})
 	require.NoError(t, c.Destroy())
 	require.ErrorIs(t, c.Destroy(), ErrDestroyed, "second destroy")
-	require.ErrorIs(t, c.Push(wcID(3), false), ErrDestroyed, "push after destroy")
+	require.ErrorIs(t, c.Push(wcID(3), false, Token{}), ErrDestroyed, "push after destroy")
 	require.Zero(t, pending(ch), "event of destroyed CQ delivered")
 	require.NoError(t, ch.Destroy())
 	_, err = New(1, Options{Channel: ch})
 	require.ErrorIs(t, err, ErrDestroyed, "CQ on destroyed channel")
+}
+
+// TestPollFreesSlots checks that each polled completion frees its token's slots, and only when it
+// is polled: pushing, resizing and leaving completions queued free nothing.
+func TestPollFreesSlots(t *testing.T) {
+	c := mustNew(t, 8, Options{})
+	var sq, rq Freed
+	require.NoError(t, c.Push(wcID(1), false, sq.Token(3))) // a signaled WQE behind two unsignaled ones
+	require.NoError(t, c.Push(wcID(2), false, sq.Token(1)))
+	require.NoError(t, c.Push(wcID(3), false, rq.Token(1)))
+	require.NoError(t, c.Push(wcID(4), false, Token{})) // flushed at post: held no slot
+	require.NoError(t, c.Push(wcID(5), false, sq.Token(2)))
+	assert.Zero(t, sq.Load(), "send slots freed before any poll")
+	assert.Zero(t, rq.Load(), "receive slots freed before any poll")
+	require.NoError(t, c.Resize(16))
+	var out [8]WC
+	require.Equal(t, 1, c.Poll(out[:1]))
+	assert.Equal(t, uint64(3), sq.Load(), "send slots freed by the first completion")
+	require.Equal(t, 3, c.Poll(out[:3]))
+	assert.Equal(t, uint64(4), sq.Load(), "send slots freed after four completions")
+	assert.Equal(t, uint64(1), rq.Load(), "receive slots freed after four completions")
+	require.Equal(t, 1, c.Poll(out[:]))
+	assert.Equal(t, uint64(6), sq.Load(), "send slots freed after every completion")
+	assert.Equal(t, uint64(1), rq.Load(), "receive slots freed after every completion")
 }

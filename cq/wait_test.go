@@ -18,7 +18,7 @@ func waitAsync(c *CQ) <-chan error {
 func TestWaitReturnsForACompletion(t *testing.T) {
 	c := mustNew(t, 4, Options{Channel: NewCompChannel(nil)})
 	res := waitAsync(c)
-	require.NoError(t, c.Push(wcID(7), false))
+	require.NoError(t, c.Push(wcID(7), false, Token{}))
 	require.NoError(t, <-res)
 	assert.Equal(t, int64(0), c.received.Load()-c.acked.Load(), "Wait leaves no event outstanding")
 	require.NoError(t, c.Destroy(), "Destroy right after Wait")
@@ -49,7 +49,7 @@ func TestShutdownWakesWaiters(t *testing.T) {
 	require.ErrorIs(t, <-got, ErrShutdown)
 
 	require.NoError(t, c.ReqNotify(false))
-	require.NoError(t, c.Push(wcID(1), false))
+	require.NoError(t, c.Push(wcID(1), false, Token{}))
 	e, err := ch.GetEvent(context.Background())
 	require.NoError(t, err, "an event queued after the shutdown is still handed out")
 	require.Same(t, c, e)
@@ -66,8 +66,8 @@ func TestWaitErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, c.Wait(ctx), context.Canceled)
-	require.NoError(t, c.Push(wcID(1), false))
-	require.ErrorIs(t, c.Push(wcID(2), false), ErrOverflow)
+	require.NoError(t, c.Push(wcID(1), false, Token{}))
+	require.ErrorIs(t, c.Push(wcID(2), false, Token{}), ErrOverflow)
 	require.NoError(t, c.Wait(ctx), "an overrun CQ still holds completions")
 	c.Poll(make([]WC, 1))
 	require.ErrorIs(t, c.Wait(ctx), ErrOverflow)

@@ -136,7 +136,7 @@ type Attr struct {
 
 // InitAttr are a QP's creation parameters (struct ibv_qp_init_attr).
 type InitAttr struct {
-	Context  any // returned by QP.Context (qp_context)
+	Context  any // returned by QP.Context (qp_context); the facade keeps its public QP there
 	SendCQ   *cq.CQ
 	RecvCQ   *cq.CQ
 	SRQ      *SRQ // when set, receives consume the SRQ and Cap.MaxRecvWR/MaxRecvSGE are ignored

@@ -47,7 +47,7 @@ func TestConcurrentPostAndEngine(t *testing.T) {
 		posting.Go(func() {
 			for i := 0; i < perPoster; i++ {
 				id := uint64(p)<<32 | uint64(i)
-				for q.PostSend([]SendWR{{ID: id, Opcode: WRSend, Flags: SendSignaled, SGList: []mr.SGE{{Length: 1}}}}) != nil {
+				for postSend(q, []SendWR{{ID: id, Opcode: WRSend, Flags: SendSignaled, SGList: []mr.SGE{{Length: 1}}}}) != nil {
 					nudge()
 				}
 				kick()

@@ -16,9 +16,17 @@
 //
 // A send queue has three monotonically increasing positions: head (oldest WQE not yet completed,
 // owned by the completer), cursor (next WQE the requester has not started) and tail (next free
-// slot, owned by posters). Slots in [head, tail) are never written by posters, so the engine may
-// read a WQE outside the lock. Positions never go backwards, even across RESET, so a position
-// names one WQE for the life of the QP and a stale one is detected (ErrStale).
+// slot, owned by posters). Positions never go backwards, even across RESET, so a position names
+// one WQE for the life of the QP and a stale one is detected (ErrStale).
+//
+// A slot is free for posting again only once the completion that retires its WQE has been polled
+// from the CQ (cq.Freed counts those slots; an unsignaled WQE's slot frees with the next signaled
+// completion of its queue, and flushing or resetting the queue frees what no completion will).
+// That is the hardware rule behind max_send_wr and max_recv_wr, and the reason a CQ as deep as
+// the queues completing into it never overruns; kernel rxe frees a slot when the completion is
+// generated instead. Since a slot is reused only after the completer moved head past it, slots in
+// [head, tail) are never written by posters, and the engine may keep pointers to started WQEs.
+// Receive queues and SRQs free their slots on polling the same way.
 //
 // # Flushing
 //

@@ -24,7 +24,7 @@ func TestFailSend(t *testing.T) {
 			wrs := []SendWR{validWR(e, tc.typ, WRSend), validWR(e, tc.typ, WRSend)}
 			wrs[0].ID, wrs[1].ID = 7, 8
 			wrs[1].Flags = 0
-			require.NoError(t, q.PostSend(wrs))
+			require.NoError(t, postSend(q, wrs))
 			sq := q.SendQueue()
 			w, ok := sq.StartNext()
 			require.True(t, ok)
@@ -55,7 +55,7 @@ func TestFailIsOneStepForAPoller(t *testing.T) {
 	for range 300 {
 		q := e.qp(TypeRC, defaultCaps())
 		e.to(q, StateRTS)
-		require.NoError(t, q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}))
+		require.NoError(t, postSend(q, []SendWR{validWR(e, TypeRC, WRSend)}))
 		w, _ := q.SendQueue().StartNext()
 
 		seen := stateOnCompletion(q, q.SendCQ())

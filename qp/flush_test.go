@@ -31,7 +31,7 @@ func TestFlushOrder(t *testing.T) {
 		}
 		wrs = append(wrs, wr)
 	}
-	require.NoError(t, q.PostSend(wrs))
+	require.NoError(t, postSend(q, wrs))
 	require.NoError(t, q.PostRecv([]RecvWR{{ID: 1}, {ID: 2}, {ID: 3}}))
 	sq := q.SendQueue()
 	w, _ := sq.StartNext()
@@ -42,7 +42,7 @@ func TestFlushOrder(t *testing.T) {
 	require.Equal(t, uint64(1), held.ID, "pop")
 	q.EnterError()
 	require.Equal(t, StateErr, q.State())
-	require.NoError(t, q.PostSend(wrs[:1]))
+	require.NoError(t, postSend(q, wrs[:1]))
 	require.NoError(t, q.PostRecv([]RecvWR{{ID: 4}}))
 	swcs := poll(q.SendCQ())
 	require.Equal(t, []uint64{10, 11, 12, 13, 14, 10}, ids(swcs), "send completions")
@@ -62,7 +62,7 @@ func TestFlushOrder(t *testing.T) {
 	a := Attr{State: StateReset}
 	require.NoError(t, q.Modify(&a, AttrState))
 	e.to(q, StateRTS)
-	require.NoError(t, q.PostSend(wrs[:1]))
+	require.NoError(t, postSend(q, wrs[:1]))
 	h, c, tl := sq.Positions()
 	require.Equal(t, uint64(5), h, "head")
 	require.Equal(t, uint64(5), c, "cursor")
@@ -73,7 +73,7 @@ func TestResetDiscardsWithoutCompletions(t *testing.T) {
 	e := newEnv(t)
 	q := e.qp(TypeUD, defaultCaps())
 	e.to(q, StateRTS)
-	_ = q.PostSend([]SendWR{validWR(e, TypeUD, WRSend)})
+	_ = postSend(q, []SendWR{validWR(e, TypeUD, WRSend)})
 	_ = q.PostRecv([]RecvWR{{ID: 1}})
 	a := Attr{State: StateReset}
 	require.NoError(t, q.Modify(&a, AttrState))
@@ -96,7 +96,7 @@ func TestSignaledCompletions(t *testing.T) {
 		sig.ID = 2
 		bad := un
 		bad.ID = 3
-		_ = q.PostSend([]SendWR{un, sig, bad})
+		_ = postSend(q, []SendWR{un, sig, bad})
 		sq := q.SendQueue()
 		for _, st := range []cq.Status{cq.WCSuccess, cq.WCSuccess, cq.WCRemAccessErr} {
 			w, _ := sq.StartNext()
@@ -120,7 +120,7 @@ func TestSQDDrain(t *testing.T) {
 		e := newEnv(t)
 		q := e.qp(TypeRC, defaultCaps())
 		e.to(q, StateRTS)
-		_ = q.PostSend([]SendWR{validWR(e, TypeRC, WRSend), validWR(e, TypeRC, WRSend)})
+		_ = postSend(q, []SendWR{validWR(e, TypeRC, WRSend), validWR(e, TypeRC, WRSend)})
 		sq := q.SendQueue()
 		w, _ := sq.StartNext()
 		a := Attr{State: StateSQD, EnSQDAsyncNotify: notify}
@@ -158,7 +158,7 @@ func TestSQError(t *testing.T) {
 	e := newEnv(t)
 	q := e.qp(TypeUD, defaultCaps())
 	e.to(q, StateRTS)
-	_ = q.PostSend([]SendWR{validWR(e, TypeUD, WRSend), validWR(e, TypeUD, WRSendWithImm)})
+	_ = postSend(q, []SendWR{validWR(e, TypeUD, WRSend), validWR(e, TypeUD, WRSendWithImm)})
 	_ = q.PostRecv([]RecvWR{{ID: 7}})
 	sq := q.SendQueue()
 	w, _ := sq.StartNext()

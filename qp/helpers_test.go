@@ -110,3 +110,10 @@ func poll(c *cq.CQ) []cq.WC {
 	out := make([]cq.WC, 128)
 	return out[:c.Poll(out)]
 }
+
+// postSend posts wrs and returns PostSend's error; the tests that care whether the QP was idle
+// read PostSend's first result themselves.
+func postSend(q *QP, wrs []SendWR) error {
+	_, err := q.PostSend(wrs)
+	return err
+}

@@ -217,12 +217,18 @@ func (q *QP) setStateLocked(to State) {
 	q.rqState = to
 	switch to {
 	case StateReset:
+		// Dropped without completions: their slots free now.
+		q.rqFreed.Add(q.rq.tail - q.rq.head)
 		q.rq.head, q.rq.cursor = q.rq.tail, q.rq.tail
+		if q.srq != nil {
+			q.srq.freed.Add(uint64(q.srqHeld))
+		}
 		q.srqHeld, q.lastWQEPending = 0, false // the transport drops what it held
+		q.rqEpoch++
 	case StateErr:
 		switch {
 		case q.srq == nil:
-			q.rq.flush(q.recvCQ, q.qpn)
+			q.rq.flush(q.recvCQ, q.qpn, &q.rqFreed)
 		case from == StateErr:
 		case q.srqHeld > 0:
 			// The transport completes the WQEs it holds as flushed; the last one raises it.

@@ -13,11 +13,12 @@ const maxMessage = 1 << 31
 // PostSend validates and appends send work requests (ibv_post_send). It stops at the first bad one
 // and returns a *PostError naming its index; earlier ones stay posted. Posting needs RTS, SQD
 // (queued until RTS again), SQE or ERR (completed at once with WCWRFlushErr); RESET, INIT and RTR
-// are rejected as rxe does. It does not allocate.
-func (q *QP) PostSend(wrs []SendWR) error {
+// are rejected as rxe does. idle reports, read under the lock the post holds, that no WQE was in
+// flight when it ended (every started one had completed), so the caller may start the requester
+// on its own goroutine. It does not allocate.
+func (q *QP) PostSend(wrs []SendWR) (idle bool, err error) {
 	s := &q.sq
 	s.mu.Lock()
-	var err error
 	for i := range wrs {
 		wr := &wrs[i]
 		if s.closed {
@@ -30,17 +31,18 @@ func (q *QP) PostSend(wrs []SendWR) error {
 		}
 		if s.state == StateErr || s.state == StateSQE {
 			wc := cq.WC{WRID: wr.ID, Status: cq.WCWRFlushErr, Opcode: wr.Opcode.CompletionOpcode(), QPNum: q.qpn}
-			_ = q.sendCQ.Push(&wc, false)
+			_ = q.sendCQ.Push(&wc, false, cq.Token{}) // holds no slot
 			continue
 		}
-		if s.tail-s.head == uint64(s.slots.len()) {
+		if s.full() {
 			err = &PostError{Op: "post_send", Index: i, Err: ErrQueueFull}
 			break
 		}
 		s.storeLocked(wr)
 	}
+	idle = s.head == s.cursor
 	s.mu.Unlock()
-	return err
+	return idle, err
 }
 
 // storeLocked copies wr into the tail slot.
@@ -155,9 +157,9 @@ func (q *QP) PostRecv(wrs []RecvWR) error {
 			err = ErrTooManySGE
 		case q.rqState == StateErr:
 			wc := cq.WC{WRID: wrs[i].ID, Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv, QPNum: q.qpn}
-			_ = q.recvCQ.Push(&wc, false)
+			_ = q.recvCQ.Push(&wc, false, cq.Token{}) // holds no slot
 			continue
-		case q.rq.full():
+		case q.rq.full(&q.rqFreed):
 			err = ErrQueueFull
 		}
 		if err != nil {
@@ -181,6 +183,7 @@ func (q *QP) PopRecv(dst *RecvWQE) bool {
 		if !q.srq.pop(dst) { // lock order: receive queue, then SRQ
 			return false
 		}
+		dst.epoch = q.rqEpoch
 		q.srqHeld++
 		return true
 	}
@@ -209,18 +212,21 @@ func (q *QP) FailRecv(w *RecvWQE, wc *cq.WC) (from State, moved bool, err error)
 // CompleteRecv reports a receive WQE popped with PopRecv as done: it fills wc.WRID and wc.QPNum
 // and pushes wc to the receive CQ; solicited is the message's solicited event bit. WQEs of the
 // QP's own receive queue complete in the order they were popped; one that a flush or reset already
-// completed returns ErrStale and is dropped. On CQ overflow the CQ's error is returned and the
+// completed or dropped returns ErrStale and is dropped. The WQE's slot (in the receive queue or
+// the SRQ) frees when its completion is polled. On CQ overflow the CQ's error is returned and the
 // transport should move the QP to ERR.
 func (q *QP) CompleteRecv(w *RecvWQE, wc *cq.WC, solicited bool) error {
 	wc.WRID, wc.QPNum = w.ID, q.qpn
+	q.rqMu.Lock()
 	if w.fromSRQ {
+		if w.epoch != q.rqEpoch {
+			q.rqMu.Unlock()
+			return ErrStale // the QP went through RESET, which freed the WQE's slot
+		}
+		err := pushRecv(q.recvCQ, wc, solicited, &q.srq.freed)
 		// The completion goes in before the held count drops, so the event it may release
 		// follows it.
-		err := q.recvCQ.Push(wc, solicited)
-		q.rqMu.Lock()
-		if q.srqHeld > 0 {
-			q.srqHeld--
-		}
+		q.srqHeld--
 		last := q.srqHeld == 0 && q.lastWQEPending
 		if last {
 			q.lastWQEPending = false
@@ -231,11 +237,20 @@ func (q *QP) CompleteRecv(w *RecvWQE, wc *cq.WC, solicited bool) error {
 		}
 		return err
 	}
-	q.rqMu.Lock()
 	defer q.rqMu.Unlock()
 	if w.index != q.rq.head || q.rq.head == q.rq.cursor {
 		return ErrStale
 	}
 	q.rq.head++
-	return q.recvCQ.Push(wc, solicited)
+	return pushRecv(q.recvCQ, wc, solicited, &q.rqFreed)
+}
+
+// pushRecv delivers a receive completion whose polling frees one slot of freed; a completion the
+// CQ refuses is lost, so the slot is freed at once.
+func pushRecv(c *cq.CQ, wc *cq.WC, solicited bool, freed *cq.Freed) error {
+	err := c.Push(wc, solicited, freed.Token(1))
+	if err != nil {
+		freed.Add(1)
+	}
+	return err
 }

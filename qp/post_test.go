@@ -59,7 +59,7 @@ func TestOpcodePerType(t *testing.T) {
 			e := newEnv(t)
 			q := e.qp(typ, defaultCaps())
 			e.to(q, StateRTS)
-			err := q.PostSend([]SendWR{validWR(e, typ, op)})
+			err := postSend(q, []SendWR{validWR(e, typ, op)})
 			if want {
 				assert.NoError(t, err, "%v on %v", op, typ)
 			} else {
@@ -118,7 +118,7 @@ func TestPostSendValidation(t *testing.T) {
 			wr := validWR(e, c.typ, WRSend)
 			c.edit(e, &wr)
 			good := validWR(e, c.typ, WRSend)
-			err := q.PostSend([]SendWR{good, wr, good})
+			err := postSend(q, []SendWR{good, wr, good})
 			if c.want == nil {
 				require.NoError(t, err)
 				return
@@ -140,7 +140,7 @@ func TestPostSendStates(t *testing.T) {
 		q := placeIn(e, TypeUC, s)
 		wr := validWR(e, TypeUC, WRSend)
 		wr.Flags = 0 // unsignaled: flushes still complete
-		err := q.PostSend([]SendWR{wr})
+		err := postSend(q, []SendWR{wr})
 		switch s {
 		case StateReset, StateInit, StateRTR:
 			assert.ErrorIs(t, err, ErrInvalidState, "post in %v", s)
@@ -168,7 +168,7 @@ func TestQueueFull(t *testing.T) {
 		wrs[i] = validWR(e, TypeRC, WRSend)
 	}
 	var pe *PostError
-	err := q.PostSend(wrs)
+	err := postSend(q, wrs)
 	require.ErrorIs(t, err, ErrQueueFull, "send")
 	require.ErrorAs(t, err, &pe, "send")
 	require.Equal(t, 8, pe.Index, "send: index of the first request that did not fit")
@@ -177,15 +177,17 @@ func TestQueueFull(t *testing.T) {
 	require.ErrorIs(t, err, ErrQueueFull, "recv")
 	require.ErrorAs(t, err, &pe, "recv")
 	require.Equal(t, 8, pe.Index, "recv: index of the first request that did not fit")
-	// Retiring one WQE makes room for exactly one more.
+	// Retiring one WQE makes no room until its completion is polled; then exactly one more fits.
 	w, _ := q.SendQueue().StartNext()
 	require.NoError(t, q.SendQueue().Complete(w.Index, cq.WCSuccess, 0))
-	require.NoError(t, q.PostSend(wrs[:1]))
-	require.ErrorIs(t, q.PostSend(wrs[:1]), ErrQueueFull)
+	require.ErrorIs(t, postSend(q, wrs[:1]), ErrQueueFull, "completion generated, not polled")
+	require.Len(t, poll(q.SendCQ()), 1)
+	require.NoError(t, postSend(q, wrs[:1]))
+	require.ErrorIs(t, postSend(q, wrs[:1]), ErrQueueFull)
 	// A QP created without a send queue cannot post sends.
 	q0 := e.qp(TypeRC, Caps{MaxRecvWR: 1})
 	e.to(q0, StateRTS)
-	require.ErrorIs(t, q0.PostSend([]SendWR{{Opcode: WRSend}}), ErrQueueFull, "zero-capacity queue")
+	require.ErrorIs(t, postSend(q0, []SendWR{{Opcode: WRSend}}), ErrQueueFull, "zero-capacity queue")
 }
 
 func TestPostRecvRules(t *testing.T) {
@@ -220,7 +222,7 @@ func TestInlineAndSGEsCopied(t *testing.T) {
 		{ID: 1, Opcode: WRSend, Flags: SendInline, InlineData: data},
 		{ID: 2, Opcode: WRRDMAWriteWithImm, SGList: sges, ImmData: 0xdeadbeef, RDMA: RDMAInfo{RemoteAddr: 9, RKey: 7}},
 	}
-	require.NoError(t, q.PostSend(wrs))
+	require.NoError(t, postSend(q, wrs))
 	data[0], sges[0].Length = 'X', 1 // the caller's buffers may change right after posting
 	w1, _ := q.SendQueue().StartNext()
 	w2, _ := q.SendQueue().StartNext()
@@ -234,4 +236,28 @@ func TestInlineAndSGEsCopied(t *testing.T) {
 	require.Equal(t, uint64(1), w2.Index, "write WQE")
 	_, ok := q.SendQueue().StartNext()
 	require.False(t, ok, "third WQE")
+}
+
+// TestPostSendReportsIdle: PostSend reports whether a WQE was in flight (started, not completed)
+// when it ended, which decides whether the poster may run the requester itself.
+func TestPostSendReportsIdle(t *testing.T) {
+	e := newEnv(t)
+	q := e.qp(TypeRC, defaultCaps())
+	e.to(q, StateRTS)
+	wr := []SendWR{validWR(e, TypeRC, WRSend)}
+	idle, err := q.PostSend(wr)
+	require.NoError(t, err)
+	assert.True(t, idle, "first post")
+	idle, err = q.PostSend(wr)
+	require.NoError(t, err)
+	assert.True(t, idle, "two posted, none started")
+	sq := q.SendQueue()
+	w, _ := sq.StartNext()
+	idle, err = q.PostSend(wr)
+	require.NoError(t, err)
+	assert.False(t, idle, "one started and not completed")
+	require.NoError(t, sq.Complete(w.Index, cq.WCSuccess, 0))
+	idle, err = q.PostSend(wr)
+	require.NoError(t, err)
+	assert.True(t, idle, "the started one completed")
 }

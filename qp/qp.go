@@ -33,12 +33,16 @@ type QP struct {
 	// every attribute came back to its old value.
 	resets atomic.Uint64
 
-	sq   SendQueue
-	rqMu sync.Mutex
-	rq   recvRing
+	sq      SendQueue
+	rqMu    sync.Mutex
+	rq      recvRing
+	rqFreed cq.Freed // receive slots freed by polled completions (see cq.Freed)
 	// rqState mirrors the QP state under rqMu for PostRecv.
 	rqState  State
 	rqClosed bool
+	// rqEpoch counts entries into RESET under rqMu: an SRQ WQE popped before one is dropped by
+	// the transport, and its slot freed, so its late completion is stale.
+	rqEpoch uint64
 	// srqHeld counts WQEs the transport popped from the SRQ and has not completed yet. Entering
 	// ERR raises EventQPLastWQEReached only once they are completed (lastWQEPending meanwhile),
 	// so a consumer that tears the QP down on the event has seen every one of their completions.

@@ -15,11 +15,14 @@ type RecvWQE struct {
 
 	index   uint64
 	fromSRQ bool
+	epoch   uint64 // the QP's rqEpoch when an SRQ WQE was popped
 }
 
 // recvRing is the storage shared by receive queues and SRQs: slots with their SGE arrays,
 // allocated a chunk at a time as posts reach them, and head/cursor/tail positions as in the send
-// queue (an SRQ keeps cursor == head because popping hands the WQE over for good).
+// queue (an SRQ keeps cursor == head because popping hands the WQE over for good). The count of
+// slots freed by polled completions (cq.Freed) is kept by the owner, outside the ring, because
+// tokens in CQs point at it and a resized SRQ replaces its ring.
 type recvRing struct {
 	slots  slots[RecvWQE]
 	head   uint64
@@ -38,8 +41,11 @@ func newRecvRing(wr, sge int) recvRing {
 
 func (r *recvRing) slot(pos uint64) *RecvWQE { return r.slots.at(pos) }
 func (r *recvRing) size() int                { return r.slots.len() }
-func (r *recvRing) full() bool               { return r.tail-r.head == uint64(r.size()) }
 func (r *recvRing) waiting() uint64          { return r.tail - r.cursor }
+
+// full reports whether every slot holds a WQE that is posted, held by the transport, or whose
+// completion has not been polled yet (freed is the owner's count, see cq.Freed).
+func (r *recvRing) full(freed *cq.Freed) bool { return r.tail-freed.Load() >= uint64(r.size()) }
 
 // push copies wr into the next slot; the caller checked capacity and SGE count.
 func (r *recvRing) push(wr *RecvWR) {
@@ -77,11 +83,12 @@ func (r *recvRing) resize(wr, sge int) {
 	*r = n
 }
 
-// flushRecv completes ring entries head..tail with WCWRFlushErr into c, oldest first.
-func (r *recvRing) flush(c *cq.CQ, qpn uint32) {
+// flush completes ring entries head..tail with WCWRFlushErr into c, oldest first; each frees its
+// slot of freed when it is polled.
+func (r *recvRing) flush(c *cq.CQ, qpn uint32, freed *cq.Freed) {
 	for ; r.head != r.tail; r.head++ {
 		wc := cq.WC{WRID: r.slot(r.head).ID, Status: cq.WCWRFlushErr, Opcode: cq.OpcodeRecv, QPNum: qpn}
-		_ = c.Push(&wc, false)
+		_ = pushRecv(c, &wc, false, freed)
 	}
 	r.cursor = r.head
 }

@@ -34,14 +34,19 @@ type SendWQE struct {
 // signaled reports whether a successful completion produces a WC (SendSignaled or sq_sig_all).
 func (w *SendWQE) signaled(sigAll bool) bool { return sigAll || w.WR.Flags&SendSignaled != 0 }
 
-// SendQueue is a QP's send ring (see the package comment for its three positions).
+// SendQueue is a QP's send ring (see the package comment for its positions).
 type SendQueue struct {
-	mu       sync.Mutex
-	q        *QP
-	slots    slots[SendWQE]
-	head     uint64
-	cursor   uint64
-	tail     uint64
+	mu     sync.Mutex
+	q      *QP
+	slots  slots[SendWQE]
+	head   uint64
+	cursor uint64
+	tail   uint64
+	// issued is the position up to which slots were handed to completions (as their tokens) or
+	// freed outright; freed counts the slots given back to posters, which happens when those
+	// completions are polled. freed <= issued <= head.
+	issued   uint64
+	freed    cq.Freed
 	state    State // the QP's state, mirrored under mu for posting and starting
 	draining bool  // SQD entered and started WQEs remain
 	notify   bool  // raise EventSQDrained when draining ends
@@ -159,10 +164,37 @@ func (s *SendQueue) completeLocked(pos uint64, status cq.Status, vendorErr uint3
 			WRID: w.WR.ID, Status: status, Opcode: w.WR.Opcode.CompletionOpcode(),
 			VendorErr: vendorErr, ByteLen: uint32(w.Length), QPNum: s.q.qpn,
 		}
-		err = s.q.sendCQ.Push(&wc, false)
+		err = s.pushLocked(&wc, pos)
 	}
 	s.retireLocked()
 	return err
+}
+
+// full reports whether every slot holds a WQE that is outstanding or whose completion (or that
+// of a later WQE) has not been polled yet (see cq.Freed).
+func (s *SendQueue) full() bool { return s.tail-s.freed.Load() >= uint64(s.slots.len()) }
+
+// pushLocked delivers the completion of the WQE at pos. Polling it frees the WQE's slot and those
+// of the unsignaled WQEs before it, which complete without a completion of their own, as on
+// hardware: their slots stay taken until a later signaled WQE's completion is polled. A
+// completion the CQ refuses is lost, so its slots are freed at once.
+func (s *SendQueue) pushLocked(wc *cq.WC, pos uint64) error {
+	n := pos + 1 - s.issued
+	s.issued = pos + 1
+	err := s.q.sendCQ.Push(wc, false, s.freed.Token(n))
+	if err != nil {
+		s.freed.Add(n)
+	}
+	return err
+}
+
+// freeLocked frees at once the slots before end that no completion will give back: unsignaled
+// WQEs of a queue that is flushed or reset.
+func (s *SendQueue) freeLocked(end uint64) {
+	if end > s.issued {
+		s.freed.Add(end - s.issued)
+		s.issued = end
+	}
 }
 
 // retireLocked drops the head WQE and ends an SQD drain when nothing started is left.
@@ -190,18 +222,21 @@ func (s *SendQueue) flushLocked() {
 	for s.head != s.tail {
 		w := s.slot(s.head)
 		wc := cq.WC{WRID: w.WR.ID, Status: cq.WCWRFlushErr, Opcode: w.WR.Opcode.CompletionOpcode(), QPNum: s.q.qpn}
-		_ = s.q.sendCQ.Push(&wc, false) // an overflowing CQ already raised its own error
+		_ = s.pushLocked(&wc, s.head) // an overflowing CQ already raised its own error
 		s.retireLocked()
 	}
+	s.freeLocked(s.head)
 	s.draining = false
 }
 
-// discardLocked drops every WQE without completions (the move to RESET).
+// discardLocked drops every WQE without completions (the move to RESET) and frees their slots.
+// Completions already in the CQ keep theirs until they are polled.
 func (s *SendQueue) discardLocked() {
 	for s.head != s.tail {
 		s.slot(s.head).WR.RegMR.Pages = nil
 		s.head++
 	}
 	s.cursor = s.head
+	s.freeLocked(s.head)
 	s.draining = false
 }

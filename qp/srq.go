@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
 )
 
@@ -26,7 +27,7 @@ const (
 
 // SRQInitAttr are an SRQ's creation parameters (struct ibv_srq_init_attr).
 type SRQInitAttr struct {
-	Context any
+	Context any // returned by SRQ.Context (srq_context); the facade keeps its public SRQ there
 	Attr    SRQAttr
 }
 
@@ -38,6 +39,7 @@ type SRQ struct {
 	users     atomic.Int32
 	mu        sync.Mutex
 	ring      recvRing
+	freed     cq.Freed // slots freed by polled completions (see cq.Freed)
 	maxSGE    int
 	limit     int
 	destroyed bool
@@ -83,7 +85,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR) error {
 		if len(wrs[i].SGList) > s.maxSGE {
 			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrTooManySGE}
 		}
-		if s.ring.full() {
+		if s.ring.full(&s.freed) {
 			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrQueueFull}
 		}
 		s.ring.push(&wrs[i])

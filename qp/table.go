@@ -23,63 +23,49 @@ type Config struct {
 	ResolveAH func(AddressHandle) *AH
 }
 
-// Table is a device's set of QPs: it creates QPs, SRQs and AHs against the device's limits, hands
-// out QP numbers and resolves them on the receive path.
+// Table creates a device's QPs, SRQs and AHs against the device's limits and hands out QP
+// numbers. It keeps which numbers are taken, not the QPs: the runtime's index is the one that
+// finds a QP by number, for the receive path.
 type Table struct {
-	cfg  Config
-	mu   sync.RWMutex
-	qps  map[uint32]*QP
-	next uint32 // next ordinary QPN to try; allocation is cyclic like rxe's pool
-	n    int    // ordinary QPs in qps
+	cfg   Config
+	mu    sync.Mutex
+	taken map[uint32]struct{}
+	next  uint32 // next ordinary QPN to try; allocation is cyclic like rxe's pool
+	n     int    // ordinary QPNs taken
 }
 
 // NewTable creates an empty table.
 func NewTable(cfg Config) *Table {
-	return &Table{cfg: cfg, qps: make(map[uint32]*QP), next: minQPN}
+	return &Table{cfg: cfg, taken: make(map[uint32]struct{}), next: minQPN}
 }
 
 // Limits returns the limits the table checks against.
 func (t *Table) Limits() Limits { return t.cfg.Limits }
 
-// Lookup returns the QP with number qpn, or nil. It takes a read lock only, for the receive path.
-func (t *Table) Lookup(qpn uint32) *QP {
-	t.mu.RLock()
-	q := t.qps[qpn]
-	t.mu.RUnlock()
-	return q
-}
-
-// Len returns the number of QPs.
-func (t *Table) Len() int {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return len(t.qps)
-}
-
-// insert assigns q a QP number and adds it.
+// insert assigns q a free QP number.
 func (t *Table) insert(q *QP) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if q.typ == TypeGSI {
-		if t.qps[GSIQPN] != nil {
+		if _, ok := t.taken[GSIQPN]; ok {
 			return ErrGSIExists
 		}
 		q.qpn = GSIQPN
-		t.qps[GSIQPN] = q
+		t.taken[GSIQPN] = struct{}{}
 		return nil
 	}
 	maxQPN := uint32(minQPN + t.cfg.Limits.MaxQP - 1)
 	if t.n >= t.cfg.Limits.MaxQP {
 		return fmt.Errorf("%w: %d QPs exist", ErrTableFull, t.n)
 	}
-	for t.qps[t.next] != nil {
+	for _, ok := t.taken[t.next]; ok; _, ok = t.taken[t.next] {
 		t.next++
 		if t.next > maxQPN {
 			t.next = minQPN
 		}
 	}
 	q.qpn = t.next
-	t.qps[q.qpn] = q
+	t.taken[q.qpn] = struct{}{}
 	t.n++
 	t.next++
 	if t.next > maxQPN {
@@ -88,13 +74,12 @@ func (t *Table) insert(q *QP) error {
 	return nil
 }
 
+// remove frees q's number; Destroy calls it once.
 func (t *Table) remove(q *QP) {
 	t.mu.Lock()
-	if t.qps[q.qpn] == q {
-		delete(t.qps, q.qpn)
-		if q.typ != TypeGSI {
-			t.n--
-		}
+	delete(t.taken, q.qpn)
+	if q.typ != TypeGSI {
+		t.n--
 	}
 	t.mu.Unlock()
 }

@@ -23,7 +23,7 @@ func TestAttrVersionTracksQueryableChanges(t *testing.T) {
 	step("Query", false, func() { q.Query() })
 	step("RESET->INIT->RTR->RTS", true, func() { e.to(q, StateRTS) })
 	step("PostSend", false, func() {
-		require.NoError(t, q.PostSend([]SendWR{validWR(e, TypeRC, WRSend)}))
+		require.NoError(t, postSend(q, []SendWR{validWR(e, TypeRC, WRSend)}))
 	})
 	step("Modify RTS->RTS", true, func() {
 		require.NoError(t, q.Modify(&Attr{State: StateRTS, MinRNRTimer: 3}, AttrState|AttrMinRNRTimer))

@@ -105,7 +105,7 @@ func TestBurst(t *testing.T) {
 				{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 8)}, RDMA: qp.RDMAInfo{RKey: 5}},
 				{Opcode: qp.WRSend, Flags: qp.SendFence, SGList: []mr.SGE{dst.sge(8, 8)}},
 			}
-			require.NoError(t, r.a.q.PostSend(wrs))
+			require.NoError(t, postSend(r.a.q, wrs))
 			r.a.e.Run(hStart, &r.out)
 			require.Len(t, r.out.Packets, 1, "packets before the READ completed: the READ request only")
 			h := packet.Headers{BTH: packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PSN: 0, DestQP: r.a.q.QPN(), PKey: 0xFFFF},

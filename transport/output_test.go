@@ -32,7 +32,7 @@ func TestOutputCompletions(t *testing.T) {
 	t.Run("READ requester", func(t *testing.T) {
 		r := newAllocRig(t)
 		dst := r.a.d.region(8192, 0)
-		require.NoError(t, r.a.q.PostSend([]qp.SendWR{{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 2048)}, RDMA: qp.RDMAInfo{RKey: 5}}}))
+		require.NoError(t, postSend(r.a.q, []qp.SendWR{{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 2048)}, RDMA: qp.RDMAInfo{RKey: 5}}}))
 		r.a.e.Run(hStart, &r.out)
 		require.Len(t, r.out.Packets, 1)
 		aeth := packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}

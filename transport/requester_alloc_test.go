@@ -61,11 +61,12 @@ func (r *allocRig) respond(h *packet.Headers, payload []byte) {
 func TestAllocsSendAndAck(t *testing.T) {
 	r := newAllocRig(t)
 	src := r.a.d.region(8192, 0)
-	wrs := []qp.SendWR{{Opcode: qp.WRSend, SGList: []mr.SGE{src.sge(0, 1000), src.sge(2000, 3000)}}}
+	wrs := []qp.SendWR{{Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{src.sge(0, 1000), src.sge(2000, 3000)}}}
 	var ack packet.Headers
+	var wcs [1]cq.WC
 	psn := packet.PSN(0)
 	allocs := testing.AllocsPerRun(200, func() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			t.Fatal(err)
 		}
 		r.out.Reset()
@@ -78,6 +79,9 @@ func TestAllocsSendAndAck(t *testing.T) {
 			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
 		r.out.Reset()
 		r.respond(&ack, nil)
+		if n := r.a.scq.Poll(wcs[:]); n != 1 { // polling frees the slot for the next post
+			t.Fatalf("%d completions", n)
+		}
 	})
 	require.Zero(t, allocs, "allocations per 4-packet send and its ACK")
 	require.Equal(t, psn, r.a.e.comp.psn, "completer PSN")
@@ -89,12 +93,13 @@ func TestAllocsReadAndAtomic(t *testing.T) {
 	payload := make([]byte, 1024)
 	wrs := []qp.SendWR{
 		{Opcode: qp.WRRDMARead, SGList: []mr.SGE{dst.sge(0, 1500), dst.sge(4000, 1500)}, RDMA: qp.RDMAInfo{RKey: 5}},
-		{Opcode: qp.WRAtomicFetchAndAdd, SGList: []mr.SGE{dst.sge(6000, 8)}, Atomic: qp.AtomicInfo{RKey: 5, CompareAdd: 1}},
+		{Opcode: qp.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []mr.SGE{dst.sge(6000, 8)}, Atomic: qp.AtomicInfo{RKey: 5, CompareAdd: 1}},
 	}
 	var h packet.Headers
+	var wcs [1]cq.WC
 	psn := packet.PSN(0)
 	allocs := testing.AllocsPerRun(200, func() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			t.Fatal(err)
 		}
 		r.out.Reset()
@@ -115,6 +120,9 @@ func TestAllocsReadAndAtomic(t *testing.T) {
 			AtomicAckETH: packet.AtomicAckETHFields{OriginalRemoteData: 42}}
 		r.respond(&h, nil)
 		psn = psn.Add(4)
+		if n := r.a.scq.Poll(wcs[:]); n != 1 { // the atomic's completion frees both slots
+			t.Fatalf("%d completions", n)
+		}
 	})
 	require.Zero(t, allocs, "allocations per READ and atomic with their responses")
 	require.Equal(t, psn, r.a.e.comp.psn, "completer PSN")
@@ -123,13 +131,16 @@ func TestAllocsReadAndAtomic(t *testing.T) {
 func BenchmarkRequesterSend4K(b *testing.B) {
 	r := newAllocRig(&testing.T{})
 	src := r.a.d.region(8192, 0)
-	wrs := []qp.SendWR{{Opcode: qp.WRSend, SGList: []mr.SGE{src.sge(0, 4096)}}}
+	wrs := []qp.SendWR{{Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: []mr.SGE{src.sge(0, 4096)}}}
 	psn := packet.PSN(0)
 	var ack packet.Headers
+	var wcs [1]cq.WC
 	b.SetBytes(4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = r.a.q.PostSend(wrs)
+		if err := postSend(r.a.q, wrs); err != nil {
+			b.Fatal(err)
+		}
 		r.out.Reset()
 		r.a.e.Run(hStart, &r.out)
 		psn = psn.Add(4)
@@ -137,6 +148,9 @@ func BenchmarkRequesterSend4K(b *testing.B) {
 			AETH: packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited}}
 		r.out.Reset()
 		r.respond(&ack, nil)
+		if r.a.scq.Poll(wcs[:]) != 1 {
+			b.Fatal("no completion")
+		}
 	}
 }
 
@@ -169,7 +183,7 @@ func BenchmarkRequesterRead64K(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := r.a.q.PostSend(wrs); err != nil {
+		if err := postSend(r.a.q, wrs); err != nil {
 			b.Fatal(err)
 		}
 		r.out.Reset()

@@ -111,13 +111,13 @@ func fuzzEngine(t *testing.T, typ qp.Type, state qp.State, data []byte) {
 	rdma := qp.RDMAInfo{RemoteAddr: 0x1000, RKey: 0x100}
 	switch typ {
 	case qp.TypeRC:
-		require.NoError(t, env.q.PostSend([]qp.SendWR{
+		require.NoError(t, postSend(env.q, []qp.SendWR{
 			{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: sge(0, 600)},
 			{ID: 2, Opcode: qp.WRRDMARead, Flags: qp.SendSignaled, SGList: sge(1024, 600), RDMA: rdma},
 			{ID: 3, Opcode: qp.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: sge(2040, 8), Atomic: qp.AtomicInfo{RKey: 0x100}},
 		}))
 	case qp.TypeUC:
-		require.NoError(t, env.q.PostSend([]qp.SendWR{
+		require.NoError(t, postSend(env.q, []qp.SendWR{
 			{ID: 1, Opcode: qp.WRSend, Flags: qp.SendSignaled, SGList: sge(0, 600)},
 			{ID: 2, Opcode: qp.WRRDMAWrite, SGList: sge(0, 10), RDMA: rdma},
 		}))

@@ -25,7 +25,9 @@ type Options struct {
 	PD *gorxe.PD
 	// Cap sizes the QP's queues; zero fields take 16 work requests and 1 SGE.
 	Cap gorxe.QPCap
-	// CQE sizes each of the send and receive CQs; zero makes it fit the queues.
+	// CQE sizes each of the send and receive CQs; zero makes each as deep as the queue that
+	// completes into it (Cap.MaxSendWR, Cap.MaxRecvWR), which is all it needs never to overrun
+	// (gorxe.Device.CreateCQ).
 	CQE int
 	// ResponderResources is how many RDMA READs and atomics the peer may have outstanding at us;
 	// InitiatorDepth how many we may have outstanding at it. Zero means 1 (rping's). Set NoRDMARead

@@ -66,7 +66,7 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 		}
 		n := cqe
 		if n == 0 {
-			n = int(p.n)
+			n = p.n // the one queue completing into this CQ: the sum of the depths is its own
 		}
 		if *p.cq, err = dev.CreateCQ(n, *p.ch); err != nil {
 			return nil, err

@@ -10,8 +10,8 @@ import (
 )
 
 // QP is the runtime's handle on one queue pair: its engine and the worker that owns it. The
-// facade keeps it beside the qp package's object and calls it after verbs that give the engine
-// work.
+// facade keeps it beside the qp package's object and goes through it for the verbs that give the
+// engine work (PostSend, Modify, Destroy).
 type QP struct {
 	qpn uint32
 	q   *qp.QP
@@ -50,18 +50,16 @@ func (r *Runtime) Add(q *qp.QP) (*QP, error) {
 	return h, nil
 }
 
-// Posted tells the runtime that work was posted to the QP's send queue. Work posted to a QP with
-// nothing outstanding starts on the caller's goroutine, which saves a goroutine hand-off on the
-// way to the wire; while earlier work is in flight, the worker picks new work up and sends it
-// with whatever else accumulated. In latency mode all posted work starts on the caller's
+// PostSend posts send work requests to the QP (qp.QP.PostSend) and gets its engine going. Work
+// posted to a QP with nothing in flight starts on the caller's goroutine, which saves a goroutine
+// hand-off on the way to the wire; while earlier work is in flight, the worker picks new work up
+// and sends it with whatever else accumulated. Whether the QP was idle is read under the send
+// queue's lock the post holds anyway. In latency mode all posted work starts on the caller's
 // goroutine and leaves at once.
-func (h *QP) Posted() {
-	if h.w.r.latency {
-		h.notify(true)
-		return
-	}
-	head, cursor, _ := h.q.SendQueue().Positions()
-	h.notify(head == cursor)
+func (h *QP) PostSend(wrs []qp.SendWR) error {
+	idle, err := h.q.PostSend(wrs)
+	h.notify(idle || h.w.r.latency)
+	return err
 }
 
 // Modify changes the QP's attributes on its worker, logs the state change if there is one, then

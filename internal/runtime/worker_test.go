@@ -323,7 +323,7 @@ func TestWorkerSendsOutputAndRunsTimers(t *testing.T) {
 	e.mu.Unlock()
 
 	// A post wakes the worker.
-	q.Posted()
+	require.NoError(t, q.PostSend(nil))
 	waitRan(t, e)
 	msgs := []netio.Message{{Buf: make([]byte, 256)}}
 	recv := func() byte {
