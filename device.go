@@ -12,7 +12,7 @@ import (
 	"github.com/gorxe/gorxe/counter"
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/internal/netdev"
-	"github.com/gorxe/gorxe/internal/runtime"
+	"github.com/gorxe/gorxe/internal/stack"
 	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/packet"
@@ -36,9 +36,9 @@ type Device struct {
 	guid uint64
 	keys *mr.Table
 	log  *slog.Logger
-	rt   *runtime.Runtime
+	rt   *stack.Stack
 
-	// life serialises Close against verbs that hand work to the runtime, so nothing is queued
+	// life serialises Close against verbs that hand work to the stack, so nothing is queued
 	// after the workers flushed their QPs and stopped.
 	life   sync.RWMutex
 	closed atomic.Bool
@@ -88,7 +88,7 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.rt = runtime.New(runtime.Config{
+	d.rt = stack.New(stack.Config{
 		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil, BusyPoll: rc.BusyPoll,
 		ReceivePoll: rc.ReceivePoll,
 		Env:         transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},

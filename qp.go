@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gorxe/gorxe/internal/runtime"
+	"github.com/gorxe/gorxe/internal/stack"
 	"github.com/gorxe/gorxe/qp"
 )
 
@@ -38,7 +38,7 @@ type QP struct {
 	recvCQ *CQ
 	srq    *SRQ
 	ctx    any
-	h      *runtime.QP
+	h      *stack.QP
 	// onEvent is QPInitAttr.EventHandler; set before the QP exists for the transport.
 	onEvent func(AsyncEvent)
 }
@@ -140,7 +140,7 @@ func (q *QP) Modify(attr *QPAttr, mask QPAttrMask) error {
 		return err
 	}
 	err := q.h.Modify(attr, mask)
-	if errors.Is(err, runtime.ErrClosed) {
+	if errors.Is(err, stack.ErrClosed) {
 		return &Error{Op: op, Err: ErrDeviceClosed}
 	}
 	return opErr(op, err)
@@ -262,9 +262,9 @@ func (q *QP) AttachMcast(gid GID, lid uint16) error {
 		return err
 	}
 	switch err := q.h.Attach(gid.Addr()); {
-	case errors.Is(err, runtime.ErrGroupFull):
-		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, runtime.MaxMcastQPAttach))
-	case errors.Is(err, runtime.ErrAttached):
+	case errors.Is(err, stack.ErrGroupFull):
+		return argErr(op, ErrInvalidArgument, fmt.Sprintf("group %v already has %d QPs", gid, stack.MaxMcastQPAttach))
+	case errors.Is(err, stack.ErrAttached):
 		return argErr(op, ErrInvalidArgument, fmt.Sprintf("QP %d is already attached to %v", q.QPN(), gid))
 	case err != nil:
 		return opErr(op, err)

@@ -24,7 +24,7 @@ type Config struct {
 }
 
 // Table creates a device's QPs, SRQs and AHs against the device's limits and hands out QP
-// numbers. It keeps which numbers are taken, not the QPs: the runtime's index is the one that
+// numbers. It keeps which numbers are taken, not the QPs: the stack's index is the one that
 // finds a QP by number, for the receive path.
 type Table struct {
 	cfg   Config

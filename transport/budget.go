@@ -8,7 +8,7 @@ import "github.com/gorxe/gorxe/qp"
 // Each RC QP may run unackedPSNs ahead of its oldest unacknowledged PSN, which for a thousand QPs
 // adds up to far more than a peer's receive socket holds: the excess is dropped, and what is not
 // dropped waits so long in the peer's queue that retransmit timers expire although nothing was
-// lost. A budget shared by the QPs of one caller (the runtime gives one to each worker, whose
+// lost. A budget shared by the QPs of one caller (the stack gives one to each worker, whose
 // engines never run concurrently, so it needs no lock) keeps the total near Packets, or Bytes
 // divided by the path MTU, whichever is less.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// admitRun gives the probe's requester its turn and runs it, as the runtime does for a QP at the
+// admitRun gives the probe's requester its turn and runs it, as the stack does for a QP at the
 // head of its budget queue.
 func (pr *probe) admitRun() {
 	pr.a.e.Admit()

@@ -156,7 +156,7 @@ func (d *hDevice) engine(qpn uint32) *Engine {
 	return nil
 }
 
-// count sums counter id over the device's engines, the device total the runtime reports.
+// count sums counter id over the device's engines, the device total the stack reports.
 func (d *hDevice) count(id counter.ID) uint64 {
 	var n uint64
 	for _, e := range d.engines {
@@ -653,7 +653,7 @@ func netipAP(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFr
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
-// postSend posts wrs and returns PostSend's error (the runtime, not the engine, uses its idle
+// postSend posts wrs and returns PostSend's error (the stack, not the engine, uses its idle
 // result).
 func postSend(q *qp.QP, wrs []qp.SendWR) error {
 	_, err := q.PostSend(wrs)

@@ -11,7 +11,7 @@ import (
 const MaxPacketSize = 4096 + 64
 
 // sameHost reports whether a and b are the same IP address, ignoring IPv4 mapping and IPv6 zones.
-// A GID has no zone, but the runtime reports link-local addresses (GID index 0) with the zone of
+// A GID has no zone, but the stack reports link-local addresses (GID index 0) with the zone of
 // the interface they arrived on, and the path's own end may carry it too: comparing zones would
 // reject every packet between two link-local GIDs.
 func sameHost(a, b netip.Addr) bool {
@@ -42,7 +42,7 @@ type Output struct {
 
 	// Completions counts the work completions the calls delivered to CQs (or tried to) since the
 	// device last reset it. A completion may wake a goroutine waiting on a CQ, which the device
-	// then lets run before a long send (see internal/runtime's worker).
+	// then lets run before a long send (see internal/stack's worker).
 	Completions int
 }
 

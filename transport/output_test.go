@@ -12,7 +12,7 @@ import (
 )
 
 // TestOutputCompletions: Output.Completions counts the work completions a call delivered, and
-// nothing else: the runtime yields its processor before a long send only when it is non-zero.
+// nothing else: the stack yields its processor before a long send only when it is non-zero.
 func TestOutputCompletions(t *testing.T) {
 	t.Run("READ responder", func(t *testing.T) {
 		env := newRspEnv(t, rspOptions{access: rcAccess, maxDestRd: 16, mtu: qp.MTU4096})

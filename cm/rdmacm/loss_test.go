@@ -31,7 +31,7 @@ func newDropper(drop map[mad.AttrID]int) *madDropper {
 	return &madDropper{drop: drop, dropped: make(map[mad.AttrID]int), lost: make(chan struct{})}
 }
 
-// waitLost waits until n MADs of kind id have been lost. A MAD is sent by the runtime after the
+// waitLost waits until n MADs of kind id have been lost. A MAD is sent by the stack after the
 // verb that queued it returns, so a test must wait for it rather than read the count at once.
 func (d *madDropper) waitLost(ctx context.Context, id mad.AttrID, n int) error {
 	for {

@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"time"
@@ -31,7 +31,7 @@ type budgeted interface {
 	Admit()
 }
 
-// The runtime finds the budget by type assertion (Add), so nothing else would notice if the
+// The stack finds the budget by type assertion (Add), so nothing else would notice if the
 // transport's engine stopped offering it: every QP would run without a bound.
 var _ budgeted = (*transport.Engine)(nil)
 

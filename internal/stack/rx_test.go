@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"log/slog"
@@ -18,7 +18,7 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// countingConn counts the reads the runtime makes of the connection it wraps.
+// countingConn counts the reads the stack makes of the connection it wraps.
 type countingConn struct {
 	netio.Conn
 	receives atomic.Int32
@@ -35,7 +35,7 @@ func (c *countingConn) TryReceive(msgs []netio.Message) (int, error) {
 	return c.Conn.TryReceive(msgs)
 }
 
-// TestReceivePoll: after a read, the receive goroutine polls the network when the runtime has a
+// TestReceivePoll: after a read, the receive goroutine polls the network when the stack has a
 // ReceivePoll (or BusyPoll) and goes straight back to waiting when it has neither.
 func TestReceivePoll(t *testing.T) {
 	for _, tc := range []struct {
@@ -61,7 +61,7 @@ func TestReceivePoll(t *testing.T) {
 			peer, err := fab.NewEndpoint(packet.UDPPort, mustAddr("10.0.0.2"))
 			require.NoError(t, err)
 			defer peer.Close()
-			// Any datagram will do: the runtime drops this one as malformed after reading it.
+			// Any datagram will do: the stack drops this one as malformed after reading it.
 			_, err = peer.Send([]netio.Message{{Buf: []byte{1, 2, 3}, Dst: netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)}})
 			require.NoError(t, err)
 
@@ -78,7 +78,7 @@ func TestReceivePoll(t *testing.T) {
 
 // runScratch is a reader's scratch in chunk mode, as on a connection that delivers coalesced
 // runs, with one message.
-func runScratch(rt *Runtime) *rxScratch {
+func runScratch(rt *Stack) *rxScratch {
 	return &rxScratch{msgs: make([]netio.Message, 1), chunks: []*rxChunk{getChunk()}, batches: make([]*rxBatch, len(rt.workers))}
 }
 

@@ -1,4 +1,4 @@
-// Package runtime runs a gorxe device's traffic: it owns the network connection, the workers
+// Package stack runs a gorxe device's traffic: it owns the network connection, the workers
 // (run locks with a goroutine each), the receive loop with the checks that need no QP state
 // (ICRC, P_Key, QPN), the multicast fan-out, the packet buffer pools, the timers, the QPN index
 // and the device's statistics. The verbs facade gets one typed handle per QP ([QP]) and calls a
@@ -32,4 +32,4 @@
 // the run lock rather than handing over), the receive goroutine polls the socket for BusyPoll
 // before it sleeps, and [Runtime.Poll] lets a busy-polling application read the network and run
 // the engines itself, so that neither a packet nor its completion waits for a goroutine wake-up.
-package runtime
+package stack

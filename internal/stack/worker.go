@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ import (
 // protocol work itself. An engine never sees two callers at once, and Modify is ordered with the
 // packets around it.
 type worker struct {
-	r    *Runtime
+	r    *Stack
 	idx  int
 	kick chan struct{} // capacity 1: queued work the lock holder may not see, or a timer
 	quit chan struct{} // closed by Runtime.Close
@@ -73,7 +73,7 @@ const flushThreshold = netio.IdealBatchSize
 // completions since the last send: nothing else wakes a goroutine.
 const yieldBeforeSend = 8
 
-func newWorker(r *Runtime, idx int) *worker {
+func newWorker(r *Stack, idx int) *worker {
 	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{})}
 	w.out.Alloc = getBuf
 	w.initBudget(len(r.workers))

@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"log/slog"

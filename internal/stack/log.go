@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/gorxe/gorxe/transport"
 )
 
-// The runtime turns what the engines report (transport.Event) into records on the device's
+// The stack turns what the engines report (transport.Event) into records on the device's
 // logger, whose attributes name the device; every record about a QP names its QPN. Errors that
 // end a QP's work are logged at Warn, state changes and retransmit timeouts at Info, and what can
 // happen once per packet (NAKs, RNR waits) at Debug only, so nothing is logged per packet at Info.
@@ -65,7 +65,7 @@ func (l *logLimit) allow(k transport.EventKind, now time.Time) (suppressed uint6
 // eventMask returns the kinds of events the logger currently wants, for transport.Output.Want.
 // It asks the handler once per level, so a level changed at run time (slog.LevelVar) takes
 // effect at the next drain.
-func (r *Runtime) eventMask() transport.EventMask {
+func (r *Stack) eventMask() transport.EventMask {
 	ctx := context.Background()
 	var m transport.EventMask
 	for _, l := range [...]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn} {
@@ -92,7 +92,7 @@ func (w *worker) report(h *QP) {
 }
 
 // logEvent logs one event of h's engine.
-func (r *Runtime) logEvent(h *QP, ev *transport.Event, now time.Time) {
+func (r *Stack) logEvent(h *QP, ev *transport.Event, now time.Time) {
 	var suppressed uint64
 	if limited(ev.Kind) {
 		var ok bool
@@ -147,7 +147,7 @@ const msgQPState = "gorxe qp state"
 
 // logState logs a state change of h that a verb or the device made (the engine reports its own);
 // reason, when not empty, says why.
-func (r *Runtime) logState(h *QP, from, to qp.State, reason string) {
+func (r *Stack) logState(h *QP, from, to qp.State, reason string) {
 	ctx := context.Background()
 	if from == to || !r.log.Enabled(ctx, slog.LevelInfo) {
 		return

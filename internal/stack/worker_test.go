@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"context"
@@ -81,18 +81,18 @@ func (e *fakeEngine) Deadline() time.Time {
 	return e.deadline
 }
 
-// testRig is a runtime on an in-memory fabric with a fake clock, whose QPs get fake engines.
+// testRig is a stack on an in-memory fabric with a fake clock, whose QPs get fake engines.
 type testRig struct {
 	fab  *netio.Fabric
 	clk  *clock.Fake
-	rt   *Runtime
+	rt   *Stack
 	made chan *fakeEngine
 	qps  *qp.Table
 	pd   *mr.PD
 	cq   *cq.CQ
 }
 
-// newRig starts a runtime at addr (listening on extra addresses too) and closes it when the test
+// newRig starts a stack at addr (listening on extra addresses too) and closes it when the test
 // ends.
 func newRig(t *testing.T, addr string, extra ...netip.Addr) *testRig {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
@@ -116,7 +116,7 @@ func newRig(t *testing.T, addr string, extra ...netip.Addr) *testRig {
 	return x
 }
 
-// create makes a QP of type typ in RESET and adds it to the runtime.
+// create makes a QP of type typ in RESET and adds it to the stack.
 func (x *testRig) create(t *testing.T, typ qp.Type) (*QP, *fakeEngine) {
 	q, err := x.qps.CreateQP(x.pd, &qp.InitAttr{Type: typ, SendCQ: x.cq, RecvCQ: x.cq, Cap: qp.Caps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	require.NoError(t, err)
@@ -237,7 +237,7 @@ func TestReceivePathChecksAndDelivery(t *testing.T) {
 
 func TestMulticastFanOut(t *testing.T) {
 	group := mustAddr("239.1.1.1")
-	// Attaching the first QP joins the runtime's fabric endpoint to the group.
+	// Attaching the first QP joins the stack's fabric endpoint to the group.
 	x := newRig(t, "10.0.0.1")
 	var engines []*fakeEngine
 	for i := range 3 {

@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"net/netip"
@@ -14,7 +14,7 @@ import (
 	"github.com/gorxe/gorxe/packet"
 )
 
-// A runtime with no QP 1 answers a REQ sent to QP 1 with the REJ "invalid service ID" of ib_cm,
+// A stack with no QP 1 answers a REQ sent to QP 1 with the REJ "invalid service ID" of ib_cm,
 // sent back as a GSI datagram; a datagram for QP 1 that is no GSI MAD (wrong Q_Key) is only
 // counted. Both count as packets for an unknown QP.
 func TestQP1AnswersWithoutGSIQP(t *testing.T) {

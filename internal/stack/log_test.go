@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestEventMaskFollowsLevel(t *testing.T) {
 		{slog.New(levelHandler{slog.LevelInfo}), transport.AllEvents &^ perPacket},
 		{slog.New(levelHandler{slog.LevelDebug}), transport.AllEvents},
 	} {
-		r := &Runtime{log: c.log}
+		r := &Stack{log: c.log}
 		assert.Equal(t, c.want, r.eventMask())
 	}
 }

@@ -1,11 +1,11 @@
-package runtime
+package stack
 
 import "errors"
 
-// Errors of the runtime; the facade maps them onto its own.
+// Errors of the stack; the facade maps them onto its own.
 var (
-	// ErrClosed: the runtime was closed; nothing runs any more.
-	ErrClosed = errors.New("runtime closed")
+	// ErrClosed: the stack was closed; nothing runs any more.
+	ErrClosed = errors.New("stack closed")
 	// ErrAttached: the QP is already attached to the multicast group.
 	ErrAttached = errors.New("QP already attached to the group")
 	// ErrNotAttached: the QP is not attached to the multicast group.

@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"net/netip"
@@ -9,7 +9,7 @@ import (
 	"github.com/gorxe/gorxe/qp"
 )
 
-// QP is the runtime's handle on one queue pair: its engine and the worker that owns it. The
+// QP is the stack's handle on one queue pair: its engine and the worker that owns it. The
 // facade keeps it beside the qp package's object and goes through it for the verbs that give the
 // engine work (PostSend, Modify, Destroy).
 type QP struct {
@@ -32,7 +32,7 @@ type QP struct {
 }
 
 // Add starts running q's engine on its worker and makes q reachable by QPN from the network.
-func (r *Runtime) Add(q *qp.QP) (*QP, error) {
+func (r *Stack) Add(q *qp.QP) (*QP, error) {
 	h := &QP{qpn: q.QPN(), q: q, w: r.workerFor(q.QPN())}
 	h.eng = r.cfg.NewEngine(&r.env, q)
 	h.version = q.AttrVersion()
@@ -82,7 +82,7 @@ func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
 }
 
 // Destroy destroys the QP on its worker, leaves its multicast groups, stops its traffic and folds
-// its counters into the device's retired totals. Once the runtime is closed it only destroys the
+// its counters into the device's retired totals. Once the stack is closed it only destroys the
 // QP: nothing runs the engine any more.
 func (h *QP) Destroy() error {
 	r := h.w.r

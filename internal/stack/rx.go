@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ type rxScratch struct {
 // up to 64 datagrams, and the chunks cost 64 KiB each.
 const runsPerRead = 16
 
-func (r *Runtime) newScratch() *rxScratch {
+func (r *Stack) newScratch() *rxScratch {
 	n := max(r.conn.BatchSize(), 1)
 	coalesce := r.conn.ReceiveBufSize() >= netio.CoalesceBufSize
 	if coalesce {
@@ -91,7 +91,7 @@ func (x *rxScratch) chunkOf(i int) int {
 // receiveLoop reads batches of datagrams, drops what fails the checks that need no QP state, and
 // hands the rest, batched per worker, to the workers. With BusyPoll or ReceivePoll set it polls
 // for that long after the last datagram before it waits again.
-func (r *Runtime) receiveLoop() {
+func (r *Stack) receiveLoop() {
 	defer r.rxWG.Done()
 	x := r.newScratch()
 	defer x.release()
@@ -128,7 +128,7 @@ func (r *Runtime) receiveLoop() {
 // small message; a stream whose next datagrams arrive within the bound never pays it. The bound
 // is CPU time given up for that, not protocol time, so it is measured on the real clock even
 // when the engines run on a fake one.
-func (r *Runtime) spin(msgs []netio.Message) (int, error) {
+func (r *Stack) spin(msgs []netio.Message) (int, error) {
 	if r.rxPoll == 0 {
 		return 0, nil
 	}
@@ -147,7 +147,7 @@ func (r *Runtime) spin(msgs []netio.Message) (int, error) {
 // that found nothing, so that a busy-polling application takes its packets off the network and
 // sees their completions with no goroutine wake-up in between. It returns false at once while
 // another goroutine polls.
-func (r *Runtime) Poll() bool {
+func (r *Stack) Poll() bool {
 	if !r.pollMu.TryLock() {
 		return false
 	}
@@ -167,7 +167,7 @@ func (r *Runtime) Poll() bool {
 
 // dispatch checks the first n datagrams of x and hands each worker its share: the worker of the
 // last packet (every worker, with all set) runs on the calling goroutine if nobody runs it.
-func (r *Runtime) dispatch(x *rxScratch, n int, all bool) {
+func (r *Stack) dispatch(x *rxScratch, n int, all bool) {
 	last := -1
 	for i := range x.msgs[:n] {
 		if w := r.take(x, i); w >= 0 {
@@ -189,7 +189,7 @@ func (r *Runtime) dispatch(x *rxScratch, n int, all bool) {
 // The datagrams of a coalesced run go as views of the run's chunk, which the reader replaces.
 // A lone datagram in a chunk is copied into a packet buffer instead and the chunk read into
 // again: a packet waiting in a worker's queue would otherwise hold 64 KiB.
-func (r *Runtime) take(x *rxScratch, i int) int {
+func (r *Stack) take(x *rxScratch, i int) int {
 	m := &x.msgs[i]
 	if x.chunks == nil {
 		w, taken := r.classify(m.Buf, m, nil, x.batches)
@@ -235,7 +235,7 @@ func (r *Runtime) take(x *rxScratch, i int) int {
 // a reference to the chunk) and otherwise takes dg, a packet buffer, reported as taken. It
 // returns the index of the worker that got the packet (the last one for multicast, whose members
 // each get a copy), or -1 if it was dropped.
-func (r *Runtime) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch) (w int, taken bool) {
+func (r *Stack) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch) (w int, taken bool) {
 	var p packet.Parsed
 	if err := packet.Parse(dg, &p); err != nil {
 		r.dev.Inc(counter.RcvdMalformed)
@@ -284,7 +284,7 @@ func add(batches []*rxBatch, c *QP, pkt rxPacket) {
 
 // fanOut delivers multicast packet dg to every QP attached to its destination group, each with
 // its own copy, as rxe does.
-func (r *Runtime) fanOut(dg []byte, m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
+func (r *Stack) fanOut(dg []byte, m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
 	cores := r.mcast.members(m.Dst.Addr().Unmap().WithZone(""))
 	if len(cores) == 0 {
 		r.dev.Inc(counter.RcvdNoMcastGroup)
@@ -312,7 +312,7 @@ func (r *Runtime) fanOut(dg []byte, m *netio.Message, from packet.Envelope, batc
 // DF, so packets from gorxe peers cost one CRC pass and nothing more; kernel rxe's varying IDs
 // take two extra field multiplications. Either way a corrupted packet passes with probability
 // about 2^-14 (see packet.VerifyICRCIPv4AnyID).
-func (r *Runtime) verifyICRC(dg []byte, m *netio.Message) bool {
+func (r *Stack) verifyICRC(dg []byte, m *netio.Message) bool {
 	src, dst := unmapPort(m.Src), unmapPort(m.Dst)
 	if src.Addr().Is6() {
 		env := packet.Envelope{Src: src, Dst: dst}

@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ type qp1 struct {
 // answerCM handles a packet for QP 1, which has no QP: it is counted as a packet for an unknown
 // QP, which it is, and a CM MAD sent as a GSI datagram (UD SEND_ONLY with the GSI Q_Key, as the
 // GSI QP would check) is answered besides.
-func (r *Runtime) answerCM(p *packet.Parsed, from packet.Envelope) {
+func (r *Stack) answerCM(p *packet.Parsed, from packet.Envelope) {
 	r.dev.Inc(counter.RcvdUnknownQPN)
 	payload := p.Payload()
 	if p.Opcode() != packet.UDSendOnly || p.DETH().QKey() != packet.GSIQKey || len(payload) < mad.Size {
@@ -60,7 +60,7 @@ func (r *Runtime) answerCM(p *packet.Parsed, from packet.Envelope) {
 // sendMAD sends one MAD from QP 1 at local to the QP to.QPN of the peer to.GID, built as the GSI
 // QP's requester builds its datagrams (UD SEND_ONLY, AckReq set as kernel rxe sets it on QP 1,
 // the UDP source port of QP 1, the hop limit RDMA-CM gives its paths).
-func (r *Runtime) sendMAD(local netip.Addr, to cm.Addr, m mad.MAD) {
+func (r *Stack) sendMAD(local netip.Addr, to cm.Addr, m mad.MAD) {
 	var h packet.Headers
 	h.BTH = packet.BTHFields{Opcode: packet.UDSendOnly, PKey: packet.DefaultPKey, DestQP: to.QPN, PSN: r.qp1.psn, AckReq: true}
 	h.DETH = packet.DETHFields{QKey: packet.GSIQKey, SrcQP: cm.QP1}

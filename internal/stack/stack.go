@@ -1,4 +1,4 @@
-package runtime
+package stack
 
 import (
 	"errors"
@@ -27,9 +27,9 @@ type Engine interface {
 	Counters() *counter.Set
 }
 
-// Config is what a runtime runs on.
+// Config is what a stack runs on.
 type Config struct {
-	Conn    netio.Conn   // owned by the runtime from New on: Close closes it
+	Conn    netio.Conn   // owned by the stack from New on: Close closes it
 	Workers int          // at least 1
 	Clock   clock.Clock  // nil means the real clock
 	Log     *slog.Logger // send failures; nil discards
@@ -52,7 +52,7 @@ type Config struct {
 }
 
 // Runtime runs one device's traffic. All methods are safe for concurrent use.
-type Runtime struct {
+type Stack struct {
 	cfg     Config
 	conn    netio.Conn
 	clk     clock.Clock
@@ -78,7 +78,7 @@ type Runtime struct {
 }
 
 // New starts the workers and the receive loop on cfg.Conn.
-func New(cfg Config) *Runtime {
+func New(cfg Config) *Stack {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -88,7 +88,7 @@ func New(cfg Config) *Runtime {
 	if cfg.NewEngine == nil {
 		cfg.NewEngine = func(env *transport.Env, q *qp.QP) Engine { return transport.New(env, q) }
 	}
-	r := &Runtime{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
+	r := &Stack{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
 		latency: cfg.BusyPoll > 0, rxPoll: max(cfg.BusyPoll, cfg.ReceivePoll)}
 	r.qps.init()
 	r.mcast.init(cfg.Conn)
@@ -106,14 +106,14 @@ func New(cfg Config) *Runtime {
 }
 
 // Workers returns the number of workers.
-func (r *Runtime) Workers() int { return len(r.workers) }
+func (r *Stack) Workers() int { return len(r.workers) }
 
 // LocalAddrs returns the addresses and port the connection listens on.
-func (r *Runtime) LocalAddrs() []netip.AddrPort { return r.conn.LocalAddrs() }
+func (r *Stack) LocalAddrs() []netip.AddrPort { return r.conn.LocalAddrs() }
 
 // Close stops receiving, moves every QP to the error state so that its outstanding work requests
 // complete with a flush error, stops the timers and the goroutines, and closes the connection.
-func (r *Runtime) Close() error {
+func (r *Stack) Close() error {
 	close(r.done)
 	err := r.conn.Close()
 	r.rxWG.Wait()
@@ -129,7 +129,7 @@ func (r *Runtime) Close() error {
 
 // Counters returns the device's statistics: its own counters, those of every live QP and those
 // destroyed QPs left behind, and the network's drops and segmentation offload.
-func (r *Runtime) Counters() counter.Snapshot {
+func (r *Stack) Counters() counter.Snapshot {
 	s := r.dev.Snapshot()
 	r.qps.sum(&s, &r.retired)
 	nc := r.conn.Counters()
@@ -151,7 +151,7 @@ func (r *Runtime) Counters() counter.Snapshot {
 // QPCounters yields the QPN and statistics of every live QP, in QPN order. The QPs are listed
 // under the index's read lock, then read without it, so a caller may destroy QPs as it goes; a
 // QP destroyed meanwhile is still yielded, with its final counters.
-func (r *Runtime) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
+func (r *Stack) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
 	return func(yield func(uint32, counter.Snapshot) bool) {
 		for _, h := range r.qps.list() {
 			if !yield(h.qpn, h.Counters()) {
@@ -162,4 +162,4 @@ func (r *Runtime) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
 }
 
 // workerFor returns the worker that owns QP number qpn.
-func (r *Runtime) workerFor(qpn uint32) *worker { return r.workers[int(qpn%uint32(len(r.workers)))] }
+func (r *Stack) workerFor(qpn uint32) *worker { return r.workers[int(qpn%uint32(len(r.workers)))] }
