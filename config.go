@@ -72,8 +72,9 @@ type Datagram = netio.Message
 
 // NetworkCounters are a Network's datagram counters (netio.Counters): SentDatagrams, SentBytes,
 // ReceivedDatagrams, ReceivedBytes, Drops (indexed by netio.DropReason), the segmentation offload
-// counts GSOSends, GSOSegments, GROReads, GROSegments, GSOFallbacks and GROFallbacks, and the
-// multicast memberships GroupJoins and GroupLeaves. A device reports them as its net_* counters.
+// counts GSOSends, GSOSegments, GROReads, GROSegments, GSOFallbacks and GROFallbacks, the system
+// calls SendCalls, ReceiveCalls and EmptyReceives, and the multicast memberships GroupJoins and
+// GroupLeaves. A device reports them as its net_* counters.
 type NetworkCounters = netio.Counters
 
 // TapFunc observes one datagram a device sends or receives (Config.Tap); it must not keep the

@@ -280,7 +280,8 @@ func TestCountersNames(t *testing.T) {
 	for _, want := range []string{"sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "rcvd_rnr_err",
 		"send_rnr_err", "rcvd_seq_err", "retry_exceeded_err", "retry_rnr_exceeded_err", "completer_retry_err",
 		"rcvd_icrc_err", "rcvd_unknown_qpn", "rcvd_bad_pkey", "qkey_violation", "net_drop_no_route",
-		"net_gso_sends", "net_gso_segments", "net_gro_reads", "net_gro_segments", "net_gso_fallbacks", "net_gro_fallbacks"} {
+		"net_gso_sends", "net_gso_segments", "net_gro_reads", "net_gro_segments", "net_gso_fallbacks", "net_gro_fallbacks",
+		"net_send_calls", "net_recv_calls", "net_recv_empty"} {
 		assert.Contains(t, names, want)
 	}
 	assert.Len(t, names, int(counter.NumIDs))

@@ -56,6 +56,10 @@ const (
 	NetGSOFallbacks
 	NetGROFallbacks
 
+	NetSendCalls
+	NetRecvCalls
+	NetRecvEmpty
+
 	NetMcastJoins
 	NetMcastLeaves
 
@@ -119,6 +123,11 @@ var table = [NumIDs]Desc{
 	NetGROSegments:  {"net_gro_segments", "datagrams received inside coalesced reads"},
 	NetGSOFallbacks: {"net_gso_fallbacks", "sockets that stopped segmenting after the kernel refused a segmented send"},
 	NetGROFallbacks: {"net_gro_fallbacks", "listening sockets that could not turn GRO on"},
+
+	// System calls of the UDP sockets, to weigh against the messages they carried.
+	NetSendCalls: {"net_send_calls", "sendmmsg system calls"},
+	NetRecvCalls: {"net_recv_calls", "recvmmsg system calls, those that found nothing included"},
+	NetRecvEmpty: {"net_recv_empty", "recvmmsg system calls that found no datagram"},
 
 	// Multicast memberships of the network (IGMP/MLD on the UDP backend), one per group however
 	// many QPs attach to it.

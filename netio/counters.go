@@ -58,6 +58,13 @@ type Counters struct {
 	GSOFallbacks uint64
 	GROFallbacks uint64
 
+	// System calls (UDP backend only): SendCalls sendmmsg calls, ReceiveCalls recvmmsg calls,
+	// EmptyReceives the receive calls that found no datagram (a poll of an empty socket, or the
+	// read before a wait in the netpoller). Retries after EINTR count as calls of their own.
+	SendCalls     uint64
+	ReceiveCalls  uint64
+	EmptyReceives uint64
+
 	// GroupJoins and GroupLeaves count the multicast groups the Conn joined and left (each a
 	// membership the kernel announces with IGMP or MLD), not the repeated joins of one group.
 	GroupJoins  uint64
@@ -86,6 +93,9 @@ type counters struct {
 	groSegments       atomic.Uint64
 	gsoFallbacks      atomic.Uint64
 	groFallbacks      atomic.Uint64
+	sendCalls         atomic.Uint64
+	receiveCalls      atomic.Uint64
+	emptyReceives     atomic.Uint64
 	groupJoins        atomic.Uint64
 	groupLeaves       atomic.Uint64
 }
@@ -124,6 +134,9 @@ func (c *counters) snapshot() Counters {
 		GROSegments:       c.groSegments.Load(),
 		GSOFallbacks:      c.gsoFallbacks.Load(),
 		GROFallbacks:      c.groFallbacks.Load(),
+		SendCalls:         c.sendCalls.Load(),
+		ReceiveCalls:      c.receiveCalls.Load(),
+		EmptyReceives:     c.emptyReceives.Load(),
 		GroupJoins:        c.groupJoins.Load(),
 		GroupLeaves:       c.groupLeaves.Load(),
 	}

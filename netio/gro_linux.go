@@ -140,6 +140,7 @@ func (c *UDPConn) fillGRO(s *udpSocket, msgs []Message, fd uintptr) (int, error)
 	} else {
 		got, err = r.b.runOn(fd)
 	}
+	c.counters.issued(r.b)
 	r.got, r.slot, r.off = 0, 0, 0
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) || c.closed.Load() {

@@ -100,6 +100,7 @@ func (c *UDPConn) gsoFallback(b *mmsgBatch, s *udpSocket, msgs []Message, done *
 	count := b.count
 	b.count = e + 1
 	n, perr := b.run(s.rc, unix.SYS_SENDMMSG, true)
+	c.counters.issued(b)
 	b.count = count
 	if n == 1 {
 		c.counters.sent(1, len(msgs[first].Buf))

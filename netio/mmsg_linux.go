@@ -49,6 +49,8 @@ type mmsgBatch struct {
 	wait     bool    // wait in the netpoller while the socket is not ready
 	n        int
 	errno    syscall.Errno
+	calls    int // system calls the last run or runOn made, retries included
+	empty    int // of them, receives that found nothing
 	call     func(fd uintptr) bool
 	now      func(fd uintptr) // the call for a read that must not wait (see run)
 }
@@ -109,6 +111,10 @@ func (b *mmsgBatch) reset() {
 func (b *mmsgBatch) syscall(fd uintptr) bool {
 	for {
 		r, _, errno := unix.RawSyscall6(b.op, fd, uintptr(unsafe.Pointer(&b.hdrs[b.first])), uintptr(b.count-b.first), 0, 0, 0)
+		b.calls++
+		if errno == unix.EAGAIN && b.op == unix.SYS_RECVMMSG {
+			b.empty++
+		}
 		switch errno {
 		case 0:
 			b.n, b.errno = int(r), 0
@@ -132,7 +138,7 @@ func (b *mmsgBatch) syscall(fd uintptr) bool {
 // descriptor's read lock for as long as its caller waits in the netpoller, and a poll must not
 // queue behind a goroutine that waits for the next datagram.
 func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) {
-	b.op, b.wait, b.n, b.errno = op, wait, 0, 0
+	b.op, b.wait, b.n, b.errno, b.calls, b.empty = op, wait, 0, 0, 0, 0
 	var err error
 	switch {
 	case op == unix.SYS_RECVMMSG && !wait:
@@ -161,10 +167,20 @@ func (b *mmsgBatch) run(rc syscall.RawConn, op uintptr, wait bool) (int, error) 
 	return 0, os.NewSyscallError(name, b.errno)
 }
 
+// issued counts the system calls of b's last run or runOn.
+func (c *counters) issued(b *mmsgBatch) {
+	if b.op == unix.SYS_SENDMMSG {
+		c.sendCalls.Add(uint64(b.calls))
+		return
+	}
+	c.receiveCalls.Add(uint64(b.calls))
+	c.emptyReceives.Add(uint64(b.empty))
+}
+
 // runOn issues the prepared recvmmsg on fd, from inside a netpoller callback that already holds
 // the descriptor, without waiting: an empty socket yields 0 and no error.
 func (b *mmsgBatch) runOn(fd uintptr) (int, error) {
-	b.op, b.wait, b.n, b.errno = unix.SYS_RECVMMSG, false, 0, 0
+	b.op, b.wait, b.n, b.errno, b.calls, b.empty = unix.SYS_RECVMMSG, false, 0, 0, 0, 0
 	b.syscall(fd)
 	switch b.errno {
 	case 0:

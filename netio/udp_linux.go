@@ -223,6 +223,7 @@ func (c *UDPConn) flush(b *mmsgBatch, s *udpSocket, msgs []Message, done *int) e
 	defer b.reset()
 	for b.first < b.count {
 		n, err := b.run(s.rc, unix.SYS_SENDMMSG, true)
+		c.counters.issued(b)
 		for e := b.first; e < b.first+n; e++ {
 			segs := int(b.segs[e])
 			c.counters.sent(segs, int(b.hdrs[e].Len))
@@ -393,6 +394,7 @@ func (c *UDPConn) receiveFrom(s *udpSocket, msgs []Message, wait bool) (int, err
 		}
 	}
 	got, err := b.run(s.rc, unix.SYS_RECVMMSG, wait)
+	c.counters.issued(b)
 	if err != nil {
 		if errors.Is(err, net.ErrClosed) || c.closed.Load() {
 			return 0, net.ErrClosed

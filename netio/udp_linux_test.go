@@ -492,3 +492,42 @@ func TestUDPKernelDropsCounted(t *testing.T) {
 	require.NoError(t, b.Close())
 	assert.Equal(t, drops, b.Counters().Drops[DropQueueFull])
 }
+
+// Every sendmmsg and recvmmsg is counted, and a receive that finds nothing is counted as empty.
+func TestUDPSystemCallsCounted(t *testing.T) {
+	for _, gro := range []bool{true, false} {
+		t.Run(map[bool]string{true: "gro", false: "nogro"}[gro], func(t *testing.T) {
+			conns := listenPair(t, UDPConfig{DisableGRO: !gro, SetIPv4ID: func(*Message, uint16, uint16) {}},
+				[]netip.Addr{lo1}, []netip.Addr{lo2})
+			a, b := conns[0], conns[1]
+			in := makeMsgs(4, 2048)
+			n, err := b.TryReceive(in)
+			require.NoError(t, err)
+			require.Zero(t, n)
+			cb := b.Counters()
+			assert.Equal(t, uint64(1), cb.ReceiveCalls)
+			assert.Equal(t, uint64(1), cb.EmptyReceives)
+			assert.Zero(t, cb.SendCalls)
+
+			out := make([]Message, 3)
+			for i := range out {
+				out[i] = Message{Buf: seqDatagram(make([]byte, 64), i), Dst: b.LocalAddrs()[0]}
+			}
+			_, err = a.Send(out)
+			require.NoError(t, err)
+			ca := a.Counters()
+			assert.Equal(t, uint64(1), ca.SendCalls, "one batch, one sendmmsg")
+			assert.Zero(t, ca.ReceiveCalls)
+
+			// A waiting Receive may find the socket empty first; it returns after the one read
+			// that found data.
+			resetBufs(in)
+			n, err = b.Receive(in)
+			require.NoError(t, err)
+			require.NotZero(t, n)
+			cb = b.Counters()
+			assert.Equal(t, uint64(1), cb.ReceiveCalls-cb.EmptyReceives, "reads that found data")
+			assert.Zero(t, cb.SendCalls)
+		})
+	}
+}

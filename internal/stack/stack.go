@@ -143,6 +143,9 @@ func (r *Stack) Counters() counter.Snapshot {
 	s[counter.NetGROSegments] += nc.GROSegments
 	s[counter.NetGSOFallbacks] += nc.GSOFallbacks
 	s[counter.NetGROFallbacks] += nc.GROFallbacks
+	s[counter.NetSendCalls] += nc.SendCalls
+	s[counter.NetRecvCalls] += nc.ReceiveCalls
+	s[counter.NetRecvEmpty] += nc.EmptyReceives
 	s[counter.NetMcastJoins] += nc.GroupJoins
 	s[counter.NetMcastLeaves] += nc.GroupLeaves
 	return s

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +29,9 @@ type child struct {
 	err     error         // from Wait, valid after done
 }
 
-// startChild runs bin with args and extra environment as the process called name. Cancelling
-// ctx kills the process group.
+// startChild runs bin with args as the process called name, in this program's environment
+// changed by env: NAME=VALUE sets a variable, a bare NAME removes it. Cancelling ctx kills the
+// process group.
 func startChild(ctx context.Context, name string, env []string, bin string, args ...string) (*child, error) {
 	c := &child{
 		name:    name,
@@ -39,7 +41,7 @@ func startChild(ctx context.Context, name string, env []string, bin string, args
 		done:    make(chan struct{}),
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = environ(os.Environ(), env)
 	cmd.Stdout, cmd.Stderr = c.out, c.errOut
 	// Pdeathsig takes the child down with this program even if it dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -58,6 +60,19 @@ func startChild(ctx context.Context, name string, env []string, bin string, args
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// environ is base with the changes of startChild's env applied.
+func environ(base, changes []string) []string {
+	out := slices.Clone(base)
+	for _, ch := range changes {
+		name, _, set := strings.Cut(ch, "=")
+		out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		if set {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 func killGroup(cmd *exec.Cmd) error {
@@ -98,6 +113,20 @@ func (c *child) cpu() time.Duration {
 		return 0
 	}
 	return ps.UserTime() + ps.SystemTime()
+}
+
+// counts are the exited process's context switches, voluntary and involuntary, summed over all
+// its threads by the kernel (getrusage as wait4 returns it).
+func (c *child) counts() processCounts {
+	ps := c.cmd.ProcessState
+	if ps == nil {
+		return processCounts{}
+	}
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return processCounts{}
+	}
+	return processCounts{voluntary: float64(ru.Nvcsw), involuntary: float64(ru.Nivcsw)}
 }
 
 // waitLine waits until a line of the process's standard output contains substr.

@@ -79,3 +79,32 @@ func TestLineBufferTail(t *testing.T) {
 func gone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
+
+// A process that sleeps blocks at least once: getrusage counts a voluntary switch.
+func TestChildCountsContextSwitches(t *testing.T) {
+	c, err := startChild(context.Background(), "test", nil, "sh", "-c", "sleep 0.01")
+	require.NoError(t, err)
+	require.NoError(t, c.wait(time.Minute))
+	p := c.counts()
+	assert.Positive(t, p.voluntary)
+	assert.GreaterOrEqual(t, p.involuntary, 0.0)
+	assert.False(t, p.haveCalls, "system calls come from the tool's counters, not getrusage")
+}
+
+func TestEnviron(t *testing.T) {
+	base := []string{"PATH=/bin", "GOMAXPROCS=4", "GOMAXPROCSX=1", "HOME=/h"}
+	assert.Equal(t, []string{"PATH=/bin", "GOMAXPROCSX=1", "HOME=/h", "GORXE_PORT=9", "GOMAXPROCS=1"},
+		environ(base, []string{"GORXE_PORT=9", "GOMAXPROCS=1"}), "set replaces")
+	assert.Equal(t, []string{"PATH=/bin", "GOMAXPROCSX=1", "HOME=/h"},
+		environ(base, []string{"GOMAXPROCS"}), "a bare name removes")
+	assert.Equal(t, []string{"PATH=/bin", "GOMAXPROCS=4", "GOMAXPROCSX=1", "HOME=/h"}, base, "base untouched")
+}
+
+// A tool pair run at the default GOMAXPROCS has none in its environment.
+func TestChildWithoutVariable(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "7")
+	c, err := startChild(context.Background(), "test", []string{"GOMAXPROCS"}, "sh", "-c", `echo "[${GOMAXPROCS-unset}]"`)
+	require.NoError(t, err)
+	require.NoError(t, c.wait(time.Minute))
+	assert.Equal(t, "[unset]\n", c.out.String())
+}

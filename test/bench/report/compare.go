@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -61,6 +62,8 @@ func latRows(c benchCase, r latResult, cpu time.Duration, ceil *ceilingReport) [
 		}
 		if p.name == "p50" {
 			row.Target = judge(c.target, row.Value, row.Compare)
+		} else {
+			row.Target = judge(c.tailTarget, row.Value, row.Compare)
 		}
 		rows[i] = row
 	}
@@ -91,7 +94,43 @@ func failedRows(c benchCase, err error) []Row {
 }
 
 func baseRow(c benchCase) Row {
-	return Row{ID: c.id(), Label: label(c), Tool: c.tool()}
+	return Row{ID: c.id(), Label: label(c), Tool: c.tool(), DefaultProcs: c.defaultProcs}
+}
+
+// fastByDefaultShare is the target for the tools as a user starts them: at least this
+// share of the speed of the pinned run.
+const fastByDefaultShare = 0.9
+
+// fastByDefault relates each measured default-GOMAXPROCS row to the pinned row of the same
+// measurement: VsPinned is its speed relative to it (default ÷ pinned for rates, pinned ÷
+// default for times, so that 1 is as fast and less is slower), judged against
+// fastByDefaultShare. A row whose pinned counterpart failed or was not run gets neither.
+func fastByDefault(rows []Row) {
+	pinned := map[string]Row{}
+	for _, r := range rows {
+		if !r.DefaultProcs && r.Error == "" {
+			pinned[r.ID] = r
+		}
+	}
+	spec := &targetSpec{targetMinVsPinned, fastByDefaultShare}
+	for i := range rows {
+		r := &rows[i]
+		if !r.DefaultProcs || r.Error != "" {
+			continue
+		}
+		// The id of a latency row ends in its percentile, after the default suffix.
+		base, pct, _ := strings.Cut(r.ID, defaultSuffix)
+		p, ok := pinned[base+pct]
+		if !ok || p.Value <= 0 || r.Value <= 0 {
+			continue
+		}
+		speed := r.Value / p.Value
+		if r.Unit == unitNS {
+			speed = p.Value / r.Value
+		}
+		r.VsPinned = &speed
+		r.Target = &Target{Text: targetText(spec), Met: speed >= spec.value}
+	}
 }
 
 // label names a case in the table.
@@ -161,6 +200,12 @@ func targetText(t *targetSpec) string {
 		return fmt.Sprintf("≥ %g× ceiling", t.value)
 	case targetMinValue:
 		return fmt.Sprintf("≥ %g M msg/s", t.value/1e6)
+	case targetMinVsPinned:
+		return fmt.Sprintf("≥ %g× pinned", t.value)
+	case targetMaxDiff:
+		if t.value == 0 {
+			return "≤ UDP"
+		}
 	}
 	return fmt.Sprintf("≤ UDP + %g µs", t.value/1000)
 }

@@ -72,7 +72,59 @@ func TestLatencyRowsAreDifferences(t *testing.T) {
 	assert.InDelta(t, 10000.0, p50.CPUPerMsgNS, 1e-9)
 
 	assert.InDelta(t, 11000.0, *p99.Compare.DiffNS, 1e-9)
-	assert.Nil(t, p99.Target, "the target is on the median")
+	assert.Nil(t, p99.Target, "no tail target set")
+
+	// The tail target: gorxe's p99 no worse than the UDP ping-pong's of the same run.
+	c.tailTarget = &targetSpec{targetMaxDiff, 0}
+	p99 = latRows(c, latResult{Iterations: 1000, TypicalUS: 6.5, P99US: 20}, 0, testCeiling())[1]
+	assert.Equal(t, &Target{Text: "≤ UDP", Met: false}, p99.Target)
+	p99 = latRows(c, latResult{Iterations: 1000, TypicalUS: 6.5, P99US: 9}, 0, testCeiling())[1]
+	assert.Equal(t, &Target{Text: "≤ UDP", Met: true}, p99.Target, "equal to UDP meets it")
+	assert.Equal(t, "send_lat-64-p99", p99.ID)
+}
+
+func TestFastByDefault(t *testing.T) {
+	ceil := testCeiling()
+	write := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.6}}
+	rate := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}
+	lat := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}
+	rows := []Row{
+		bwRow(write, bwResult{Messages: 10, BytesPerS: 1000e6}, 0, ceil),
+		bwRow(write.atDefault(), bwResult{Messages: 10, BytesPerS: 850e6}, 0, ceil),
+		bwRow(rate, bwResult{Messages: 10, MsgsPerS: 1e6}, 0, ceil),
+		bwRow(rate.atDefault(), bwResult{Messages: 10, MsgsPerS: 0.95e6}, 0, ceil),
+	}
+	rows = append(rows, latRows(lat, latResult{Iterations: 10, TypicalUS: 10, P99US: 40}, 0, ceil)...)
+	rows = append(rows, latRows(lat.atDefault(), latResult{Iterations: 10, TypicalUS: 10.5, P99US: 50}, 0, ceil)...)
+	rows = append(rows, failedRows(benchCase{kind: kindBandwidth, verb: "READ", size: 65536, mtu: 4096, qps: 1}, errors.New("x"))...)
+	rows = append(rows, bwRow(benchCase{kind: kindBandwidth, verb: "READ", size: 65536, mtu: 4096, qps: 1, defaultProcs: true},
+		bwResult{Messages: 10, BytesPerS: 1e9}, 0, ceil))
+	fastByDefault(rows)
+
+	speed := map[string]float64{}
+	met := map[string]bool{}
+	for _, r := range rows {
+		if !r.DefaultProcs {
+			assert.Nil(t, r.VsPinned, r.ID)
+			continue
+		}
+		if r.VsPinned != nil {
+			speed[r.ID] = *r.VsPinned
+			require.NotNil(t, r.Target, r.ID)
+			assert.Equal(t, "≥ 0.9× pinned", r.Target.Text)
+			met[r.ID] = r.Target.Met
+		}
+	}
+	assert.InDeltaMapValues(t, map[string]float64{
+		"write_bw-65536-mtu4096-q1-default": 0.85,
+		"send_bw-64-q1-default":             0.95,
+		"send_lat-64-default-p50":           10.0 / 10.5, // a time: pinned ÷ default
+		"send_lat-64-default-p99":           0.8,
+	}, speed, 1e-9, "the READ default row has no pinned figure to compare with")
+	assert.Equal(t, map[string]bool{"write_bw-65536-mtu4096-q1-default": false, "send_bw-64-q1-default": true,
+		"send_lat-64-default-p50": true, "send_lat-64-default-p99": false}, met)
+	assert.Equal(t, &Target{Text: "≥ 0.6× ceiling", Met: false}, rows[0].Target, "the pinned row keeps its own target")
+	assert.NotNil(t, rows[1].Compare, "a default row is still set against the ceiling")
 }
 
 func TestReadLatencyIsHalved(t *testing.T) {

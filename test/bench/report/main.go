@@ -7,7 +7,10 @@
 // runs the perftest-compatible tools as client and server processes on two loopback addresses:
 // RC WRITE bandwidth over message sizes and MTUs, READ bandwidth, the 64-byte SEND message rate,
 // 64-byte half round trips, and scaling over QP counts; a re-executed copy of itself measures the
-// resident memory of idle QPs. Results come from the clients' --out_json files, or from the
+// resident memory of idle QPs. The tools run with GOMAXPROCS pinned to half the cores each, and
+// the headline cases once more right after with no GOMAXPROCS, as a user starts them. Each
+// process's context switches (getrusage) and its device's system calls (--counters) are given per
+// message on the bandwidth and rate rows. Results come from the clients' --out_json files, or from the
 // tools' perftest-format text output when the binary predates that flag. Bandwidth is compared with the GSO+GRO byte rate at the datagram
 // size of a full packet, the SEND rate with the sendmmsg datagram rate at 80 bytes, and latency
 // with a UDP ping-pong as a difference. Targets are shown, not enforced: the exit status says

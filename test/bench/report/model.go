@@ -45,7 +45,32 @@ type Row struct {
 	Messages    uint64  `json:"messages,omitempty"`
 	CPUPerMsgNS float64 `json:"cpu_per_message_ns,omitempty"`
 
+	// Client and Server are each process's context switches and system calls per message, on
+	// the bandwidth and message-rate rows.
+	Client *ProcessCost `json:"client,omitempty"`
+	Server *ProcessCost `json:"server,omitempty"`
+
+	// DefaultProcs marks a run of the tools as a user starts them, with no GOMAXPROCS in their
+	// environment, rather than with Settings.GoMaxProcs. VsPinned is then its speed relative to
+	// the same measurement's pinned row (see fastByDefault), and Target the fast-by-default one.
+	DefaultProcs bool     `json:"default_gomaxprocs,omitempty"`
+	VsPinned     *float64 `json:"vs_pinned,omitempty"`
+
 	Error string `json:"error,omitempty"`
+}
+
+// ProcessCost is what one tool process cost per message, over its whole life scaled to the
+// measured part of the run as CPU time is.
+type ProcessCost struct {
+	// ContextSwitches counts the voluntary (the thread blocked: a futex, epoll_wait or sleep) and
+	// involuntary (the kernel preempted it) switches of all the process's threads, from getrusage.
+	ContextSwitches   float64 `json:"context_switches_per_message"`
+	VoluntarySwitches float64 `json:"voluntary_context_switches_per_message"`
+	// SystemCalls counts the sendmmsg and recvmmsg calls of the gorxe device (its net_send_calls
+	// and net_recv_calls counters), EmptyReceives the receives among them that found nothing
+	// (net_recv_empty); both are nil when the tool does not report them.
+	SystemCalls   *float64 `json:"system_calls_per_message,omitempty"`
+	EmptyReceives *float64 `json:"empty_receives_per_message,omitempty"`
 }
 
 const (

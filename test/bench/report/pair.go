@@ -23,6 +23,7 @@ type runner struct {
 	timeout           time.Duration // bound on one tool pair or one ceiling run
 	logDir            string        // where each run's output is kept; empty keeps none
 	toolJSON          bool          // the tools write --out_json files
+	toolCounters      bool          // the tools print their device counters with --counters
 	jsonDir           string        // where the clients write them
 }
 
@@ -44,6 +45,8 @@ type pairResult struct {
 	client, server string        // standard output
 	clientJSON     []byte        // the client's --out_json file, nil if it wrote none
 	cpu            time.Duration // user and system time of both processes
+	// clientCounts and serverCounts are each process's context switches and system calls.
+	clientCounts, serverCounts processCounts
 }
 
 // serverReady is the line a perftest server prints once it listens for the client.
@@ -51,7 +54,11 @@ const serverReady = "Waiting for client to connect"
 
 // runPair runs a perftest tool as a server on r.server and a client on r.client, with the same
 // arguments, and returns their output once both have exited successfully.
-func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (pairResult, error) {
+//
+// With defaultProcs the tools run with no GOMAXPROCS in their environment, as a user starts
+// them; otherwise with r.maxProcs. Both sides print their device counters (--counters) when
+// the tools take the flag.
+func (r *runner) runPair(ctx context.Context, id, tool string, args []string, defaultProcs bool) (pairResult, error) {
 	var res pairResult
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -60,7 +67,13 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 		return res, err
 	}
 	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort), "GOMAXPROCS=" + strconv.Itoa(r.maxProcs)}
+	if defaultProcs {
+		env[1] = "GOMAXPROCS"
+	}
 	common := slices.Concat([]string{tool, "-p", strconv.Itoa(port)}, args)
+	if r.toolCounters {
+		common = append(common, "--counters")
+	}
 
 	srv, err := startChild(ctx, tool+" server", env, r.gorxe, slices.Concat(common, []string{"--bind", r.server.String()})...)
 	if err != nil {
@@ -99,6 +112,9 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string) (p
 		}
 	}
 	res.cpu = cli.cpu() + srv.cpu()
+	res.clientCounts, res.serverCounts = cli.counts(), srv.counts()
+	res.clientCounts.addCalls(res.client)
+	res.serverCounts.addCalls(res.server)
 	return res, nil
 }
 

@@ -108,5 +108,7 @@ func rowsFromRun(c benchCase, res pairResult, ceil *ceilingReport) ([]Row, error
 	if c.kind == kindLatency {
 		return latRows(c, lr, res.cpu, ceil), nil
 	}
-	return []Row{bwRow(c, br, res.cpu, ceil)}, nil
+	row := bwRow(c, br, res.cpu, ceil)
+	row.Client, row.Server = res.clientCounts.perMessage(row.Messages), res.serverCounts.perMessage(row.Messages)
+	return []Row{row}, nil
 }

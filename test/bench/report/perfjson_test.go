@@ -73,3 +73,31 @@ func TestRowsFromRunPrefersJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, rows, 2)
 }
+
+// A bandwidth or rate row carries each process's counts per message; a latency row none.
+func TestRowsFromRunPerProcess(t *testing.T) {
+	res := pairResult{client: readTestdata(t, "send_bw-64-q1-counters.client.txt"), server: readTestdata(t, "send_bw-64-q1-counters.server.txt")}
+	res.clientCounts = processCounts{voluntary: 136500, involuntary: 13650}
+	res.clientCounts.addCalls(res.client)
+	res.serverCounts = processCounts{voluntary: 273000}
+	res.serverCounts.addCalls(res.server)
+	rows, err := rowsFromRun(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}, res, nil)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	r := rows[0]
+	assert.Equal(t, uint64(136500), r.Messages)
+	require.NotNil(t, r.Client)
+	require.NotNil(t, r.Server)
+	assert.InDelta(t, 1.1, r.Client.ContextSwitches, 1e-12)
+	assert.InDelta(t, 1.0, r.Client.VoluntarySwitches, 1e-12)
+	assert.InDelta(t, 2.0, r.Server.ContextSwitches, 1e-12)
+	assert.InDelta(t, float64(2732+137019)/136500, *r.Client.SystemCalls, 1e-12)
+	assert.InDelta(t, float64(1416+180674)/136500, *r.Server.SystemCalls, 1e-12)
+	assert.InDelta(t, float64(179258)/136500, *r.Server.EmptyReceives, 1e-12)
+
+	lat, err := rowsFromRun(benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1},
+		pairResult{client: readTestdata(t, "send_lat-64.client.txt"), clientCounts: processCounts{voluntary: 5}}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, lat[0].Client)
+	assert.Nil(t, lat[1].Server)
+}

@@ -26,16 +26,22 @@ type benchCase struct {
 	size   int    // message bytes
 	mtu    int    // 0 leaves the tools' default
 	qps    int
-	target *targetSpec
+	target *targetSpec // on the figure, or a latency's median
+	// tailTarget is on a latency's 99th percentile.
+	tailTarget *targetSpec
+	// defaultProcs runs the tools with no GOMAXPROCS in their environment, as a user starts
+	// them, instead of the report's pinned setting (see toolMaxProcs).
+	defaultProcs bool
 }
 
 // targetKind says how a target is judged.
 type targetKind int
 
 const (
-	targetMinRatio targetKind = iota // gorxe / ceiling at least value
-	targetMinValue                   // gorxe's own figure at least value
-	targetMaxDiff                    // gorxe - ceiling at most value (ns)
+	targetMinRatio    targetKind = iota // gorxe / ceiling at least value
+	targetMinValue                      // gorxe's own figure at least value
+	targetMaxDiff                       // gorxe - ceiling at most value (ns)
+	targetMinVsPinned                   // speed at the default GOMAXPROCS / pinned speed at least value
 )
 
 type targetSpec struct {
@@ -52,7 +58,22 @@ func (c benchCase) id() string {
 	if c.kind != kindLatency {
 		s += "-q" + strconv.Itoa(c.qps)
 	}
+	if c.defaultProcs {
+		s += defaultSuffix
+	}
 	return s
+}
+
+// defaultSuffix ends the id of a case run with the default GOMAXPROCS; without it, the id is
+// that of the same case pinned.
+const defaultSuffix = "-default"
+
+// atDefault is the case run with the tools' default GOMAXPROCS. Its target is the
+// fast-by-default one, judged against the pinned run by fastByDefault.
+func (c benchCase) atDefault() benchCase {
+	c.defaultProcs = true
+	c.target, c.tailTarget = nil, nil
+	return c
 }
 
 func (c benchCase) tool() string {
@@ -112,7 +133,9 @@ func (c benchCase) effectiveMTU() int {
 
 // plan lists the cases of a report: WRITE bandwidth over sizes and MTUs, READ bandwidth, the
 // SEND message rate and the three latencies, then WRITE bandwidth and SEND rate at every QP
-// count (a count of 1 is the first section's run and is not repeated).
+// count (a count of 1 is the first section's run and is not repeated). Each headline case (64 KiB
+// WRITE at MTU 4096, 64 KiB READ, the 64 B SEND rate and half round trip, one QP each) is
+// followed by the same case at the default GOMAXPROCS, so that the two run minutes apart at most.
 func plan(qpCounts []int) []benchCase {
 	const kib, mib = 1 << 10, 1 << 20
 	var cases []benchCase
@@ -128,10 +151,19 @@ func plan(qpCounts []int) []benchCase {
 	cases = append(cases,
 		benchCase{kind: kindBandwidth, verb: "READ", size: 64 * kib, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.5}},
 		benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMinValue, 1e6}},
-		benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000}},
+		benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000},
+			tailTarget: &targetSpec{targetMaxDiff, 0}},
 		benchCase{kind: kindLatency, verb: "WRITE", size: 64, qps: 1},
 		benchCase{kind: kindLatency, verb: "READ", size: 64, qps: 1},
 	)
+	var withDefaults []benchCase
+	for _, c := range cases {
+		withDefaults = append(withDefaults, c)
+		if c.headline() {
+			withDefaults = append(withDefaults, c.atDefault())
+		}
+	}
+	cases = withDefaults
 	seen := map[string]bool{}
 	for _, c := range cases {
 		seen[c.id()] = true
@@ -148,4 +180,19 @@ func plan(qpCounts []int) []benchCase {
 		}
 	}
 	return cases
+}
+
+// headline says whether the case is one of the figures the README's summary rests on, which are
+// also measured at the default GOMAXPROCS.
+func (c benchCase) headline() bool {
+	if c.qps != 1 || c.defaultProcs {
+		return false
+	}
+	switch {
+	case c.kind == kindBandwidth && (c.verb == "WRITE" || c.verb == "READ"):
+		return c.size == 64<<10 && c.effectiveMTU() == 4096
+	case c.verb == "SEND":
+		return c.size == 64
+	}
+	return false
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,9 +21,10 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"write_bw-4096-mtu1024-q1", "write_bw-65536-mtu1024-q1", "write_bw-1048576-mtu1024-q1",
-		"write_bw-4096-mtu4096-q1", "write_bw-65536-mtu4096-q1", "write_bw-1048576-mtu4096-q1",
-		"read_bw-65536-mtu4096-q1", "send_bw-64-q1",
-		"send_lat-64", "write_lat-64", "read_lat-64",
+		"write_bw-4096-mtu4096-q1", "write_bw-65536-mtu4096-q1",
+		"write_bw-65536-mtu4096-q1-default", "write_bw-1048576-mtu4096-q1",
+		"read_bw-65536-mtu4096-q1", "read_bw-65536-mtu4096-q1-default", "send_bw-64-q1", "send_bw-64-q1-default",
+		"send_lat-64", "send_lat-64-default", "write_lat-64", "read_lat-64",
 		"write_bw-65536-mtu4096-q16", "send_bw-64-q16",
 		"write_bw-65536-mtu4096-q256", "send_bw-64-q256",
 		"write_bw-65536-mtu4096-q1024", "send_bw-64-q1024",
@@ -33,6 +35,10 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 		if c.target != nil {
 			targets[c.id()] = *c.target
 		}
+		if c.tailTarget != nil {
+			targets[c.id()+"-p99"] = *c.tailTarget
+		}
+		assert.Equal(t, c.defaultProcs, strings.HasSuffix(c.id(), defaultSuffix), c.id())
 	}
 	assert.Equal(t, map[string]targetSpec{
 		"write_bw-65536-mtu1024-q1": {targetMinRatio, 0.6},
@@ -40,7 +46,26 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 		"read_bw-65536-mtu4096-q1":  {targetMinRatio, 0.5},
 		"send_bw-64-q1":             {targetMinValue, 1e6},
 		"send_lat-64":               {targetMaxDiff, 2000},
-	}, targets)
+		"send_lat-64-p99":           {targetMaxDiff, 0},
+	}, targets, "a default run's target is judged against its pinned run")
+}
+
+// The headline cases are the issue's table: 64 KiB WRITE at MTU 4096 and READ, the 64 B SEND
+// rate and half round trip, one QP each.
+func TestHeadline(t *testing.T) {
+	var ids []string
+	for _, c := range plan([]int{1, 16}) {
+		if c.headline() {
+			ids = append(ids, c.id())
+			d := c.atDefault()
+			assert.True(t, d.defaultProcs)
+			assert.Nil(t, d.target)
+			assert.Nil(t, d.tailTarget)
+			assert.False(t, d.headline(), "a default run is not run again")
+			assert.Equal(t, c.args(2, 100), d.args(2, 100), "same arguments")
+		}
+	}
+	assert.Equal(t, []string{"write_bw-65536-mtu4096-q1", "read_bw-65536-mtu4096-q1", "send_bw-64-q1", "send_lat-64"}, ids)
 }
 
 func TestCaseArgs(t *testing.T) {

@@ -21,11 +21,22 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(machineLine(r.Machine, r.Settings))
 	b.WriteString("\n\n")
-	b.WriteString("| measurement | gorxe | UDP ceiling (same run) | gorxe vs ceiling | target | CPU per message |\n")
-	b.WriteString("|---|---:|---:|---:|---|---:|\n")
+	b.WriteString("| measurement | gorxe | UDP ceiling (same run) | gorxe vs ceiling | target | CPU per message | " +
+		syscallsHeader + " | " + switchesHeader + " |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
+	var defaults []Row
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Label, valueText(row),
-			ceilingText(row), compareText(row.Compare), targetCell(row.Target), cpuText(row))
+		if row.DefaultProcs {
+			defaults = append(defaults, row)
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, valueText(row),
+			ceilingText(row), compareText(row.Compare), targetCell(row.Target), cpuText(row),
+			syscallsText(row), switchesText(row))
+	}
+	if len(defaults) > 0 {
+		b.WriteString("\n")
+		b.WriteString(defaultsTable(r.Settings, r.Rows, defaults))
 	}
 	if c := r.Ceiling; c != nil {
 		b.WriteString("\n")
@@ -132,6 +143,77 @@ func cpuText(row Row) string {
 		return ""
 	}
 	return fmt.Sprintf("%.2f µs", row.CPUPerMsgNS/1e3)
+}
+
+// The headers of the per-process columns.
+const (
+	syscallsHeader = "system calls per message, client / server (of which empty receives)"
+	switchesHeader = "context switches per message, client / server"
+)
+
+// syscallsText gives both processes' sendmmsg and recvmmsg calls per message, with the receives
+// that found nothing in brackets.
+func syscallsText(row Row) string {
+	side := func(c *ProcessCost) string {
+		if c == nil || c.SystemCalls == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.3f (%.3f)", *c.SystemCalls, *c.EmptyReceives)
+	}
+	if row.Client == nil && row.Server == nil {
+		return ""
+	}
+	return side(row.Client) + " / " + side(row.Server)
+}
+
+// switchesText gives both processes' context switches per message.
+func switchesText(row Row) string {
+	side := func(c *ProcessCost) string {
+		if c == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.3f", c.ContextSwitches)
+	}
+	if row.Client == nil && row.Server == nil {
+		return ""
+	}
+	return side(row.Client) + " / " + side(row.Server)
+}
+
+// defaultsTable sets the headline figures measured with the tools as a user starts them next to
+// the same figures pinned, with the speed ratio and what the default run cost.
+func defaultsTable(s Settings, all, defaults []Row) string {
+	pinned := "pinned"
+	if s.GoMaxProcs > 0 {
+		pinned = fmt.Sprintf("GOMAXPROCS=%d each", s.GoMaxProcs)
+	}
+	byID := map[string]Row{}
+	for _, r := range all {
+		if !r.DefaultProcs {
+			byID[r.ID] = r
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The headline figures again with the tools started as a user starts them, with no GOMAXPROCS in "+
+		"their environment (the runtime's default), each run right after the same one pinned (%s). "+
+		"Speed vs pinned is default ÷ pinned for rates and pinned ÷ default for times; the other columns are the default run's.\n\n", pinned)
+	fmt.Fprintf(&b, "| measurement | %s | default GOMAXPROCS | speed vs pinned | target | default vs ceiling | CPU per message | %s | %s |\n",
+		pinned, syscallsHeader, switchesHeader)
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	for _, row := range defaults {
+		base, pct, _ := strings.Cut(row.ID, defaultSuffix)
+		pinnedText := "—"
+		if p, ok := byID[base+pct]; ok {
+			pinnedText = valueText(p)
+		}
+		speed := "—"
+		if row.VsPinned != nil {
+			speed = fmt.Sprintf("%.2f×", *row.VsPinned)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, pinnedText, valueText(row), speed,
+			targetCell(row.Target), compareText(row.Compare), cpuText(row), syscallsText(row), switchesText(row))
+	}
+	return b.String()
 }
 
 // ceilingTable lists the raw UDP figures of the run: delivered datagram and byte rates per path

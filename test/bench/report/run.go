@@ -22,7 +22,7 @@ func run(ctx context.Context, o *options) int {
 		Settings: Settings{
 			DurationS: o.seconds(), LatencyIters: o.latIters, QPCounts: o.qps, IdleQPs: o.idleQPs,
 			ClientAddr: o.client.String(), ServerAddr: o.server.String(),
-			ProcessesNote: "client and server of every tool are separate processes; CPU per message is both processes' user+system time over the messages moved; for a timed run, the time is scaled to the measured part of the run",
+			ProcessesNote: "client and server of every tool are separate processes; CPU per message is both processes' user+system time over the messages moved; system calls per message are each process's sendmmsg and recvmmsg calls (its device's net_send_calls and net_recv_calls), context switches per message each process's voluntary and involuntary switches (getrusage); for a timed run, times and counts are scaled to the measured part of the run",
 		},
 	}
 	r, cleanup, err := newRunner(ctx, o)
@@ -49,7 +49,11 @@ func run(ctx context.Context, o *options) int {
 			continue
 		}
 		args := c.args(o.seconds(), o.latIters)
-		progress("[%d/%d] %s %s", i+1, len(cases), c.tool(), strings.Join(args, " "))
+		procs := ""
+		if c.defaultProcs {
+			procs = " (default GOMAXPROCS)"
+		}
+		progress("[%d/%d] %s %s%s", i+1, len(cases), c.tool(), strings.Join(args, " "), procs)
 		rows := r.measureCase(ctx, c, args, c.measuredShare(o.seconds()), rep.Ceiling)
 		for _, row := range rows {
 			if row.Error != "" {
@@ -71,17 +75,19 @@ func run(ctx context.Context, o *options) int {
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	fastByDefault(rep.Rows)
 	return finish(rep, o, ctx.Err() != nil)
 }
 
 // measureCase runs one case's tool pair and turns its output into rows.
 // share is the part of the run its result covers (benchCase.measuredShare).
 func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, share float64, ceil *ceilingReport) []Row {
-	res, err := r.runPair(ctx, c.id(), c.tool(), args)
+	res, err := r.runPair(ctx, c.id(), c.tool(), args, c.defaultProcs)
 	if err != nil {
 		return failedRows(c, err)
 	}
 	res.cpu = time.Duration(float64(res.cpu) * share)
+	res.clientCounts, res.serverCounts = res.clientCounts.scaled(share), res.serverCounts.scaled(share)
 	rows, err := rowsFromRun(c, res, ceil)
 	if err != nil {
 		return failedRows(c, fmt.Errorf("client result: %w", err))
@@ -176,7 +182,7 @@ func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
 			return fail(fmt.Errorf("building %s: %w", b.pkg, err))
 		}
 	}
-	r.toolJSON = writesJSON(ctx, r.gorxe)
+	r.toolJSON, r.toolCounters = toolFlags(ctx, r.gorxe)
 	if r.udpPort == 0 {
 		p, err := freeUDPPort(o.client, o.server)
 		if err != nil {
@@ -194,13 +200,13 @@ func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
 	return r, cleanup, nil
 }
 
-// writesJSON says whether the gorxe binary's perftest tools take --out_json; a binary from
-// before they did has its results read from the text output.
-func writesJSON(ctx context.Context, gorxe string) bool {
+// toolFlags says whether the gorxe binary's perftest tools take --out_json and --counters; a
+// binary from before they did has its results read from the text output, and no system calls.
+func toolFlags(ctx context.Context, gorxe string) (outJSON, counters bool) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, _ := exec.CommandContext(ctx, gorxe, "write_bw", "--help").CombinedOutput()
-	return bytes.Contains(out, []byte("--out_json_file"))
+	return bytes.Contains(out, []byte("--out_json_file")), bytes.Contains(out, []byte("--counters"))
 }
 
 // ceiling runs the UDP ceiling program and reads its JSON report.
