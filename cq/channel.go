@@ -38,10 +38,10 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	return ch.next(ctx, nil, false)
 }
 
-// next takes the oldest event, waiting as GetEvent does; it also gives up with ErrDestroyed when
-// gone is closed (the CQ a Wait is for was destroyed). acked takes the event as acknowledged at
+// next takes the oldest event, waiting as GetEvent does; it also returns (nil, nil) when ended is
+// closed (the CQ a Wait is for overflowed or was destroyed). acked takes the event as acknowledged at
 // once, for a waiter that never hands it out, so Destroy never sees it outstanding.
-func (ch *CompChannel) next(ctx context.Context, gone <-chan struct{}, acked bool) (*CQ, error) {
+func (ch *CompChannel) next(ctx context.Context, ended <-chan struct{}, acked bool) (*CQ, error) {
 	for {
 		ch.mu.Lock()
 		if ch.destroyed {
@@ -77,8 +77,8 @@ func (ch *CompChannel) next(ctx context.Context, gone <-chan struct{}, acked boo
 			if ch.empty() {
 				return nil, ErrShutdown
 			}
-		case <-gone:
-			return nil, ErrDestroyed
+		case <-ended:
+			return nil, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -47,7 +47,8 @@ type CQ struct {
 	users    atomic.Int32 // QPs (and SRQs) that complete into this CQ
 	received atomic.Int64 // events GetEvent returned for this CQ
 	acked    atomic.Int64
-	gone     chan struct{} // closed by Destroy, waking Wait
+	ended    chan struct{} // closed once the CQ completes nothing more (overflow, Destroy), waking Wait
+	endOnce  sync.Once
 
 	// Owned by channel.mu: events waiting in the channel and the channel's FIFO link.
 	pendingEvents int
@@ -76,7 +77,7 @@ func New(cqe int, opts Options) (*CQ, error) {
 		channel: opts.Channel,
 		context: opts.Context,
 		onError: opts.OnError,
-		gone:    make(chan struct{}),
+		ended:   make(chan struct{}),
 	}, nil
 }
 
@@ -154,6 +155,7 @@ func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 	if c.count == len(c.ring) {
 		c.err = ErrOverflow
 		c.mu.Unlock()
+		c.end()
 		if c.onError != nil {
 			c.onError(c)
 		}
@@ -256,7 +258,7 @@ func (c *CQ) Destroy() error {
 	c.notify = notifyNone
 	c.count = 0
 	c.mu.Unlock()
-	close(c.gone)
+	c.end()
 	if c.channel != nil {
 		c.channel.forget(c)
 	}
@@ -286,8 +288,12 @@ func (c *CQ) Wait(ctx context.Context) error {
 		case err != nil:
 			return err
 		}
-		if _, err := c.channel.next(ctx, c.gone, true); err != nil {
+		// A closed c.ended wakes the wait without an error: the loop then reads why.
+		if _, err := c.channel.next(ctx, c.ended, true); err != nil {
 			return err
 		}
 	}
 }
+
+// end wakes every Wait: the CQ overflowed or was destroyed, so no completion will come.
+func (c *CQ) end() { c.endOnce.Do(func() { close(c.ended) }) }

@@ -3,6 +3,7 @@ package cq
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,25 @@ func TestWaitErrors(t *testing.T) {
 	require.NoError(t, c.Wait(ctx), "an overrun CQ still holds completions")
 	c.Poll(make([]WC, 1))
 	require.ErrorIs(t, c.Wait(ctx), ErrOverflow)
+}
+
+// An overflow ends every Wait, also one that no completion event will reach: of two waiters on a
+// CQ, the first completion's event wakes one, and the CQ, no longer armed, then fills and
+// overflows without another event.
+func TestWaitWokenByOverflow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := mustNew(t, 2, Options{Channel: NewCompChannel(nil)})
+		first, second := waitAsync(c), waitAsync(c)
+		synctest.Wait() // both are blocked on the empty, armed CQ
+		for i := range 3 {
+			_ = c.Push(wcID(uint64(i)), false, Token{})
+		}
+		require.ErrorIs(t, c.Err(), ErrOverflow)
+		for _, res := range []<-chan error{first, second} {
+			// A waiter that finds the completions returns nil; none may stay blocked.
+			if err := <-res; err != nil {
+				require.ErrorIs(t, err, ErrOverflow)
+			}
+		}
+	})
 }
