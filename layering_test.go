@@ -26,10 +26,10 @@ var layers = [][]string{
 	{"qp", "capture"},
 	{"transport", "dump"},
 	{"internal/runtime"},
-	{""},                          // the root package: the verbs facade
-	{"cm", "internal/fabrictest"}, // built on the verbs facade: the connection manager, test exchanges
-	{"cm/rdmacm"},                 // RDMA-CM: the connection manager run on a device's QP1
-	{"metrics"},                   // the Prometheus exporter of devices and their connection managers
+	{""}, // the root package: the verbs facade
+	{"cm", "internal/fabrictest", "internal/devselect"}, // built on the verbs facade: the connection manager, test exchanges, device selection
+	{"cm/rdmacm"}, // RDMA-CM: the connection manager run on a device's QP1
+	{"metrics"},   // the Prometheus exporter of devices and their connection managers
 }
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.

@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 

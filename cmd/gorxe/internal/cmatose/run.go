@@ -9,7 +9,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Run runs the server (no -s) or the client and prints the C tool's progress lines, ending with

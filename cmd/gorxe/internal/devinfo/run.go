@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -76,7 +75,7 @@ gorxe stats.
 // Run prints what the options ask for on stdout; the devices log their events on stderr.
 func Run(o Options, stdout, stderr io.Writer) error {
 	if o.List {
-		names := DeviceNames()
+		names := devselect.DeviceNames()
 		s := "s"
 		if len(names) == 1 {
 			s = ""
@@ -99,7 +98,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 		cfgs = append(cfgs, cfg)
 	} else {
-		for _, n := range interfaceNames() {
+		for _, n := range devselect.Interfaces() {
 			cfgs = append(cfgs, gorxe.Config{Interface: n})
 		}
 		if len(cfgs) == 0 {
@@ -132,30 +131,4 @@ func show(w io.Writer, cfg gorxe.Config, o Options) error {
 	}
 	defer dev.Close()
 	return Print(w, dev, o.IBPort, o.Verbose)
-}
-
-// DeviceNames lists gorxe's devices: one per interface that is up and has an address.
-func DeviceNames() []string {
-	var out []string
-	for _, n := range interfaceNames() {
-		out = append(out, devselect.DeviceNamePrefix+n)
-	}
-	return out
-}
-
-func interfaceNames() []string {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, ifi := range ifs {
-		if ifi.Flags&net.FlagUp == 0 {
-			continue
-		}
-		if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
-			out = append(out, ifi.Name)
-		}
-	}
-	return out
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Run runs the program and prints its lines: "<name>: start" and "<name>: end <status>". The

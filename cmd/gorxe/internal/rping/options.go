@@ -7,9 +7,9 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Defaults and limits of the C tool.

@@ -200,3 +200,32 @@ func PortFromEnv(getenv func(string) string) (uint16, error) {
 	}
 	return uint16(p), nil
 }
+
+// DeviceNames lists gorxe's devices as rxe lists its devices: one per network interface that is
+// up and has an address, named "gorxe_" and the interface's name.
+func DeviceNames() []string {
+	var out []string
+	for _, n := range Interfaces() {
+		out = append(out, DeviceNamePrefix+n)
+	}
+	return out
+}
+
+// Interfaces names the network interfaces that are up and have an address, in the kernel's
+// order: the interfaces a device is listed for.
+func Interfaces() []string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagUp == 0 {
+			continue
+		}
+		if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
+			out = append(out, ifi.Name)
+		}
+	}
+	return out
+}
