@@ -30,7 +30,12 @@ var layers = [][]string{
 	{"cm", "internal/fabrictest", "internal/devselect"}, // built on the verbs facade: the connection manager, test exchanges, device selection
 	{"cm/rdmacm"}, // RDMA-CM: the connection manager run on a device's QP1
 	{"metrics"},   // the Prometheus exporter of devices and their connection managers
+	{"clib"},      // the C library (libibverbs.so.1): one more user of the public API, see clibImports
 }
+
+// clibImports are the only packages of the module the C library may import: it is built on the
+// public verbs API and RDMA-CM like any other program, never on the engine behind them.
+var clibImports = []string{module, module + "/cm/rdmacm", module + "/internal/devselect"}
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.
 var rootLayer = slices.IndexFunc(layers, func(l []string) bool { return slices.Contains(l, "") })
@@ -44,7 +49,7 @@ func layerOf(rel string) (int, bool) {
 			return i, true
 		}
 	}
-	if rel == "cmd" || strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "test/") {
+	if rel == "cmd" || strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "test/") || strings.HasPrefix(rel, "clib/internal/") {
 		return toolLayer, true
 	}
 	return 0, false
@@ -57,14 +62,15 @@ type listedPkg struct {
 }
 
 // modulePackages lists the module's packages and the set of standard library packages among
-// their dependencies, from go list (no test imports).
+// their dependencies, from go list (no test imports), with the C library's files included (they
+// are built only with the gorxe_clib tag).
 func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list packages with")
 	}
-	out, err := exec.Command(goTool, "list", "-deps", "-json", "./...").Output()
+	out, err := exec.Command(goTool, "list", "-tags", "gorxe_clib", "-deps", "-json", "./...").Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
@@ -113,6 +119,9 @@ func TestImportGraph(t *testing.T) {
 			}
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue
+			}
+			if rel == "clib" {
+				assert.Contains(t, clibImports, imp, "clib imports %s: the C library is built on the public API (%v) only", imp, clibImports)
 			}
 			irel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 			il, ok := layerOf(irel)

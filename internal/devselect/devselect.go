@@ -229,3 +229,15 @@ func Interfaces() []string {
 	}
 	return out
 }
+
+// OpenUnbound opens a device of cfg on a private in-memory network, with one worker: it answers
+// queries (attributes, port, GID table) without binding a UDP port, which another program may
+// hold. The port still shows the link of the interface the address is on.
+func OpenUnbound(cfg gorxe.Config) (*gorxe.Device, error) {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+		return fab.NewEndpoint(port, addrs...)
+	}
+	cfg.Workers = 1
+	return gorxe.Open(cfg)
+}

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/internal/devselect"
-	"github.com/gorxe/gorxe/netio"
 )
 
 // Options are ibv_devinfo's settings, plus gorxe's --bind and --log-level.
@@ -116,16 +114,10 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// show opens the device of cfg on a private in-memory network, so that it binds no UDP port
-// (a pingpong or perftest run may hold the port already), and prints it. The port shows the
-// link of the interface the address is on all the same.
+// show opens the device of cfg without binding a UDP port (a pingpong or perftest run may hold
+// the port already), and prints it.
 func show(w io.Writer, cfg gorxe.Config, o Options) error {
-	fab := netio.NewFabric(netio.FabricConfig{})
-	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-		return fab.NewEndpoint(port, addrs...)
-	}
-	cfg.Workers = 1
-	dev, err := gorxe.Open(cfg)
+	dev, err := devselect.OpenUnbound(cfg)
 	if err != nil {
 		return fmt.Errorf("Failed to open device: %w", err)
 	}

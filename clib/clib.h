@@ -1,0 +1,51 @@
+// Internal declarations shared by the C files of gorxe's libibverbs.so.1 and the Go side.
+#ifndef GORXE_CLIB_H
+#define GORXE_CLIB_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+// A send work request with its unions resolved, as the Go side reads it: C knows the QP type and
+// the opcode, so it picks the union member, and Go sees plain fields.
+struct gx_send_wr {
+	uint64_t wr_id;
+	struct ibv_sge *sg_list;
+	int num_sge;
+	uint32_t opcode;
+	uint32_t send_flags;
+	uint32_t imm;             // the immediate value in host order (imm_data is big-endian)
+	uint32_t invalidate_rkey; // SEND_WITH_INV, LOCAL_INV
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	struct ibv_ah *ah;        // UD
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+};
+
+// A work completion without unions, as the Go side writes it; C copies it into struct ibv_wc.
+struct gx_wc {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm;             // host order
+	uint32_t invalidated_rkey;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+};
+
+// How many work requests or completions cross into Go per call.
+#define GX_BATCH 32
+
+// gx_set_errno sets the calling thread's errno; Go calls it on the caller's thread.
+void gx_set_errno(int e);
+
+#endif

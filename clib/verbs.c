@@ -1,0 +1,658 @@
+//go:build gorxe_clib
+
+// The verbs gorxe implements: the C side allocates the objects programs read (ibv_pd, ibv_cq,
+// ibv_qp, ...) and keeps their fields true, and hands the work to the Go side (the gx_*
+// exports), which runs it on gorxe's public API.
+//
+// The data path (post_send, post_recv, post_srq_recv, poll_cq, req_notify_cq) crosses into Go on
+// every call, GX_BATCH work requests or completions at a time. That costs about 100 ns per call;
+// the next step keeps Go off that path with rings shared with the engine, as rxe's provider does
+// with the kernel.
+
+#define _GNU_SOURCE // pipe2
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <endian.h>
+
+#include "clib.h"
+#include "_cgo_export.h"
+
+void gx_set_errno(int e) { errno = e; }
+
+// ret_errno_null sets errno and returns NULL when rc is an error.
+static void *fail_null(int rc) {
+	errno = rc;
+	return NULL;
+}
+
+// Devices.
+
+struct ibv_device **ibv_get_device_list(int *num_devices) {
+	int n = 0;
+	struct ibv_device **list = gx_device_list(&n);
+	if (list && num_devices)
+		*num_devices = n;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list) { free(list); }
+
+const char *ibv_get_device_name(struct ibv_device *device) { return device ? device->name : NULL; }
+
+__be64 ibv_get_device_guid(struct ibv_device *device) { return htobe64(gx_device_guid(device)); }
+
+int ibv_get_device_index(struct ibv_device *device) { return gx_device_index(device); }
+
+// Ops of the context (reached by the inline verbs of the program's own code).
+static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
+			 size_t port_attr_len);
+
+static void close_fd(int *fd) {
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device) {
+	if (!device)
+		return fail_null(EINVAL);
+	struct verbs_context *v = calloc(1, sizeof(*v));
+	if (!v)
+		return fail_null(ENOMEM);
+	struct ibv_context *ctx = &v->context;
+	v->sz = sizeof(*v);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->device = device;
+	ctx->num_comp_vectors = 1;
+	ctx->ops.poll_cq = op_poll_cq;
+	ctx->ops.req_notify_cq = op_req_notify_cq;
+	ctx->ops.post_send = op_post_send;
+	ctx->ops.post_recv = op_post_recv;
+	ctx->ops.post_srq_recv = op_post_srq_recv;
+	v->query_port = op_query_port;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	int afd[2] = {-1, -1};
+	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->cmd_fd < 0 || pipe2(afd, O_CLOEXEC) < 0) {
+		int e = errno;
+		close_fd(&ctx->cmd_fd);
+		free(v);
+		return fail_null(e);
+	}
+	ctx->async_fd = afd[0];
+	int rc = gx_open(device, ctx, afd[1]);
+	if (rc) {
+		close(afd[0]);
+		close(afd[1]);
+		close_fd(&ctx->cmd_fd);
+		free(v);
+		return fail_null(rc);
+	}
+	return ctx;
+}
+
+int ibv_close_device(struct ibv_context *context) {
+	int rc = gx_close(context);
+	if (rc)
+		return rc;
+	close_fd(&context->async_fd);
+	close_fd(&context->cmd_fd);
+	free(verbs_get_ctx(context));
+	return 0;
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr) {
+	return gx_query_device(context, device_attr);
+}
+
+static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
+			 size_t port_attr_len) {
+	struct ibv_port_attr a;
+	memset(&a, 0, sizeof(a));
+	int rc = gx_query_port(context, port_num, &a);
+	if (rc)
+		return rc;
+	memcpy(port_attr, &a, port_attr_len < sizeof(a) ? port_attr_len : sizeof(a));
+	return 0;
+}
+
+#undef ibv_query_port
+// The exported ibv_query_port is the old entry point, which fills the attributes up to
+// link_layer; the inline ibv_query_port of current headers uses the context's query_port.
+int ibv_query_port(struct ibv_context *context, uint8_t port_num, struct _compat_ibv_port_attr *port_attr) {
+	return op_query_port(context, port_num, (struct ibv_port_attr *)port_attr,
+			     offsetof(struct ibv_port_attr, flags));
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid) {
+	int rc = gx_query_gid(context, port_num, index, gid->raw, NULL);
+	if (rc == ENODATA)
+		return 0; // an empty entry of the table reads as the zero GID
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+// The GID types of libibverbs' private ABI (enum ibv_gid_type_sysfs of its driver.h, which the
+// distribution does not install): RoCE v1 (or IB) is 0, RoCE v2 is 1.
+enum { GX_GID_TYPE_SYSFS_IB_ROCE_V1 = 0, GX_GID_TYPE_SYSFS_ROCE_V2 = 1 };
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, uint32_t *type) {
+	union ibv_gid gid;
+	uint32_t t = 0;
+	int rc = gx_query_gid(context, port_num, (int)index, gid.raw, &t);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	*type = t == IBV_GID_TYPE_ROCE_V2 ? GX_GID_TYPE_SYSFS_ROCE_V2 : GX_GID_TYPE_SYSFS_IB_ROCE_V1;
+	return 0;
+}
+
+static int fill_gid_entry(struct ibv_context *context, uint32_t port_num, uint32_t index,
+			  struct ibv_gid_entry *entry) {
+	uint32_t t = 0;
+	memset(entry, 0, sizeof(*entry));
+	int rc = gx_query_gid(context, port_num, (int)index, entry->gid.raw, &t);
+	if (rc)
+		return rc;
+	entry->gid_index = index;
+	entry->port_num = port_num;
+	entry->gid_type = t;
+	entry->ndev_ifindex = gx_ifindex(context);
+	return 0;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size) {
+	if (flags || entry_size < sizeof(*entry))
+		return EINVAL;
+	return fill_gid_entry(context, port_num, gid_index, entry);
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries,
+			     uint32_t flags, size_t entry_size) {
+	if (flags || entry_size < sizeof(*entries))
+		return -EINVAL;
+	int n = gx_gid_count(context);
+	if (n < 0)
+		return -n;
+	if ((size_t)n > max_entries)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		int rc = fill_gid_entry(context, 1, i, &entries[i]);
+		if (rc)
+			return -rc;
+	}
+	return n;
+}
+
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey) {
+	uint16_t p = 0;
+	int rc = gx_query_pkey(context, port_num, index, &p);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	*pkey = htobe16(p);
+	return 0;
+}
+
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey) {
+	for (int i = 0;; i++) {
+		__be16 p;
+		if (ibv_query_pkey(context, port_num, i, &p))
+			return -1;
+		if (p == pkey)
+			return i;
+	}
+}
+
+// Protection domains and memory regions.
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return fail_null(ENOMEM);
+	pd->context = context;
+	int rc = gx_alloc_pd(pd);
+	if (rc) {
+		free(pd);
+		return fail_null(rc);
+	}
+	return pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd) {
+	int rc = gx_dealloc_pd(pd);
+	if (!rc)
+		free(pd);
+	return rc;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access) {
+	struct ibv_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return fail_null(ENOMEM);
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	int rc = gx_reg_mr(mr, iova, access);
+	if (rc) {
+		free(mr);
+		return fail_null(rc);
+	}
+	return mr;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access) {
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+#undef ibv_reg_mr_iova
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr) {
+	int rc = gx_dereg_mr(mr);
+	if (!rc)
+		free(mr);
+	return rc;
+}
+
+// Completion channels and CQs.
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
+	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return fail_null(ENOMEM);
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		int e = errno;
+		free(ch);
+		return fail_null(e);
+	}
+	ch->context = context;
+	ch->fd = fds[0];
+	int rc = gx_create_comp_channel(ch, fds[1]);
+	if (rc) {
+		close(fds[0]);
+		close(fds[1]);
+		free(ch);
+		return fail_null(rc);
+	}
+	return ch;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
+	int rc = gx_destroy_comp_channel(channel);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	close(channel->fd);
+	free(channel);
+	return 0;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector) {
+	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
+		return fail_null(EINVAL);
+	struct ibv_cq *cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return fail_null(ENOMEM);
+	cq->context = context;
+	cq->channel = channel;
+	cq->cq_context = cq_context;
+	pthread_mutex_init(&cq->mutex, NULL);
+	pthread_cond_init(&cq->cond, NULL);
+	int rc = gx_create_cq(cq, cqe);
+	if (rc) {
+		free(cq);
+		return fail_null(rc);
+	}
+	return cq;
+}
+
+int ibv_destroy_cq(struct ibv_cq *cq) {
+	int rc = gx_destroy_cq(cq);
+	if (!rc)
+		free(cq);
+	return rc;
+}
+
+int ibv_resize_cq(struct ibv_cq *cq, int cqe) { return gx_resize_cq(cq, cqe); }
+
+// ibv_get_cq_event blocks in read(2), in C: it is a cancellation point for pthread_cancel, and a
+// channel whose fd the program made non-blocking returns EAGAIN.
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context) {
+	uint64_t ptr;
+	size_t got = 0;
+	while (got < sizeof(ptr)) {
+		ssize_t n = read(channel->fd, (char *)&ptr + got, sizeof(ptr) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && got > 0 && errno == EAGAIN)
+			continue; // the writer puts 8 bytes at once; the rest is there
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	*cq = (struct ibv_cq *)(uintptr_t)ptr;
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) { gx_ack_cq_events(cq, nevents); }
+
+static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
+	struct gx_wc flat[GX_BATCH];
+	int done = 0;
+	while (done < num_entries) {
+		int want = num_entries - done < GX_BATCH ? num_entries - done : GX_BATCH;
+		int n = gx_poll_cq(cq, want, flat);
+		if (n < 0)
+			return done ? done : n;
+		for (int i = 0; i < n; i++) {
+			struct ibv_wc *w = &wc[done + i];
+			struct gx_wc *f = &flat[i];
+			w->wr_id = f->wr_id;
+			w->status = f->status;
+			w->opcode = f->opcode;
+			w->vendor_err = f->vendor_err;
+			w->byte_len = f->byte_len;
+			if (f->wc_flags & IBV_WC_WITH_INV)
+				w->invalidated_rkey = f->invalidated_rkey;
+			else
+				w->imm_data = htobe32(f->imm);
+			w->qp_num = f->qp_num;
+			w->src_qp = f->src_qp;
+			w->wc_flags = f->wc_flags;
+			w->pkey_index = f->pkey_index;
+			w->slid = f->slid;
+			w->sl = f->sl;
+			w->dlid_path_bits = f->dlid_path_bits;
+		}
+		done += n;
+		if (n < want)
+			break;
+	}
+	return done;
+}
+
+static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only) { return gx_req_notify_cq(cq, solicited_only); }
+
+// Queue pairs.
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
+	if (!pd || !attr)
+		return fail_null(EINVAL);
+	struct ibv_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return fail_null(ENOMEM);
+	qp->context = pd->context;
+	qp->qp_context = attr->qp_context;
+	qp->pd = pd;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	qp->qp_type = attr->qp_type;
+	qp->state = IBV_QPS_RESET;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	int rc = gx_create_qp(qp, attr);
+	if (rc) {
+		free(qp);
+		return fail_null(rc);
+	}
+	return qp;
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
+	int rc = gx_modify_qp(qp, attr, attr_mask);
+	if (!rc && (attr_mask & IBV_QP_STATE))
+		qp->state = attr->qp_state;
+	return rc;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr) {
+	int rc = gx_query_qp(qp, attr, init_attr);
+	if (rc)
+		return rc;
+	init_attr->qp_context = qp->qp_context;
+	init_attr->send_cq = qp->send_cq;
+	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = qp->srq;
+	init_attr->qp_type = qp->qp_type;
+	qp->state = attr->qp_state;
+	(void)attr_mask; // every attribute is reported, as providers do
+	return 0;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp) {
+	int rc = gx_destroy_qp(qp);
+	if (!rc)
+		free(qp);
+	return rc;
+}
+
+static void flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send_wr *f) {
+	memset(f, 0, sizeof(*f));
+	f->wr_id = w->wr_id;
+	f->sg_list = w->sg_list;
+	f->num_sge = w->num_sge;
+	f->opcode = w->opcode;
+	f->send_flags = w->send_flags;
+	switch (w->opcode) {
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		f->invalidate_rkey = w->invalidate_rkey;
+		break;
+	default:
+		f->imm = be32toh(w->imm_data);
+	}
+	if (qp->qp_type == IBV_QPT_UD) {
+		f->ah = w->wr.ud.ah;
+		f->remote_qpn = w->wr.ud.remote_qpn;
+		f->remote_qkey = w->wr.ud.remote_qkey;
+		return;
+	}
+	switch (w->opcode) {
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		f->remote_addr = w->wr.atomic.remote_addr;
+		f->compare_add = w->wr.atomic.compare_add;
+		f->swap = w->wr.atomic.swap;
+		f->rkey = w->wr.atomic.rkey;
+		break;
+	default:
+		f->remote_addr = w->wr.rdma.remote_addr;
+		f->rkey = w->wr.rdma.rkey;
+	}
+}
+
+static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
+	struct gx_send_wr flat[GX_BATCH];
+	while (wr) {
+		struct ibv_send_wr *first = wr;
+		int n = 0;
+		for (; wr && n < GX_BATCH; wr = wr->next)
+			flatten_send(qp, wr, &flat[n++]);
+		int bad = 0;
+		int rc = gx_post_send(qp, flat, n, &bad);
+		if (rc) {
+			struct ibv_send_wr *b = first;
+			for (int i = 0; i < bad && b->next; i++)
+				b = b->next;
+			if (bad_wr)
+				*bad_wr = b;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int post_recv_list(void *q, int srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+	while (wr) {
+		struct ibv_recv_wr *first = wr;
+		int n = 0;
+		for (; wr && n < GX_BATCH; wr = wr->next)
+			n++;
+		int bad = 0;
+		int rc = gx_post_recv(q, srq, first, n, &bad);
+		if (rc) {
+			struct ibv_recv_wr *b = first;
+			for (int i = 0; i < bad && b->next; i++)
+				b = b->next;
+			if (bad_wr)
+				*bad_wr = b;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+	return post_recv_list(qp, 0, wr, bad_wr);
+}
+
+static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+	return post_recv_list(srq, 1, wr, bad_wr);
+}
+
+// Shared receive queues.
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr) {
+	if (!pd || !attr)
+		return fail_null(EINVAL);
+	struct ibv_srq *srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return fail_null(ENOMEM);
+	srq->context = pd->context;
+	srq->srq_context = attr->srq_context;
+	srq->pd = pd;
+	pthread_mutex_init(&srq->mutex, NULL);
+	pthread_cond_init(&srq->cond, NULL);
+	int rc = gx_create_srq(srq, &attr->attr);
+	if (rc) {
+		free(srq);
+		return fail_null(rc);
+	}
+	return srq;
+}
+
+int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask) {
+	return gx_modify_srq(srq, attr, attr_mask);
+}
+
+int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) { return gx_query_srq(srq, attr); }
+
+int ibv_destroy_srq(struct ibv_srq *srq) {
+	int rc = gx_destroy_srq(srq);
+	if (!rc)
+		free(srq);
+	return rc;
+}
+
+// Address handles.
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
+	if (!pd || !attr)
+		return fail_null(EINVAL);
+	struct ibv_ah *ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return fail_null(ENOMEM);
+	ah->context = pd->context;
+	ah->pd = pd;
+	int rc = gx_create_ah(ah, attr);
+	if (rc) {
+		free(ah);
+		return fail_null(rc);
+	}
+	return ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ah) {
+	int rc = gx_destroy_ah(ah);
+	if (!rc)
+		free(ah);
+	return rc;
+}
+
+// Multicast.
+
+int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) {
+	return gx_mcast(qp, (uint8_t *)gid->raw, 1);
+}
+
+int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) {
+	return gx_mcast(qp, (uint8_t *)gid->raw, 0);
+}
+
+// Asynchronous events: 16-byte records (element, event type) the Go side writes to the
+// context's pipe, read here so the wait happens in C.
+int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event) {
+	struct {
+		uint64_t element;
+		uint32_t type;
+		uint32_t reserved;
+	} rec;
+	size_t got = 0;
+	while (got < sizeof(rec)) {
+		ssize_t n = read(context->async_fd, (char *)&rec + got, sizeof(rec) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && got > 0 && errno == EAGAIN)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	event->event_type = rec.type;
+	switch (rec.type) {
+	case IBV_EVENT_CQ_ERR:
+		event->element.cq = (struct ibv_cq *)(uintptr_t)rec.element;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		event->element.srq = (struct ibv_srq *)(uintptr_t)rec.element;
+		break;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		event->element.qp = (struct ibv_qp *)(uintptr_t)rec.element;
+		break;
+	default:
+		event->element.port_num = (int)rec.element;
+	}
+	return 0;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *event) { (void)event; }
