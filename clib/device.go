@@ -16,6 +16,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/gorxe/gorxe"
@@ -238,7 +239,13 @@ func (dc *devContext) device() (*gorxe.Device, error) {
 	if dc.dev != nil {
 		return dc.dev, nil
 	}
-	d, err := gorxe.Open(dc.entry.cfg)
+	cfg := dc.entry.cfg
+	// Latency mode: C programs busy-poll their CQs (the pingpongs and perftest do), and a poll
+	// that finds its CQ empty then runs what the network holds on the polling thread, with no
+	// goroutine wake-up in between. The receive goroutine polls no longer than a nanosecond
+	// before it sleeps, so an idle device spends nothing.
+	cfg.BusyPoll = time.Nanosecond
+	d, err := gorxe.Open(cfg)
 	if err != nil {
 		warn("%s: %v", dc.entry.name, devselect.ExplainInUse(err, dc.entry.cfg.Port,
 			"give each program its own address with "+devselect.EnvAddr+" (on one host, e.g. "+
