@@ -1,0 +1,222 @@
+// A verbs program against the distribution's headers: the errno conventions of libibverbs and
+// traffic between two RC QPs of one device, including a completion channel used through poll(2)
+// on its fd. It prints "ok" and exits 0, or names the failed check and exits 1.
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#define CHECK(cond)                                                                          \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			fprintf(stderr, "line %d: check failed: %s (errno %d: %s)\n", __LINE__, \
+				#cond, errno, strerror(errno));                               \
+			exit(1);                                                             \
+		}                                                                            \
+	} while (0)
+
+enum { SIZE = 4096, GID_INDEX = 1 };
+
+// poll_one busy-polls cq for one completion, for at most five seconds.
+static struct ibv_wc poll_one(struct ibv_cq *cq) {
+	struct ibv_wc wc;
+	time_t end = time(NULL) + 5;
+	int n;
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		CHECK(time(NULL) < end);
+	CHECK(n == 1);
+	CHECK(wc.status == IBV_WC_SUCCESS);
+	return wc;
+}
+
+static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid) {
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+	CHECK(qp->state == IBV_QPS_INIT);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = GID_INDEX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					   IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+	CHECK(qp->state == IBV_QPS_RTS);
+}
+
+int main(void) {
+	int num = 0;
+	struct ibv_device **list = ibv_get_device_list(&num);
+	CHECK(list && num == 1 && list[num] == NULL);
+	CHECK(strncmp(ibv_get_device_name(list[0]), "gorxe_", 6) == 0);
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	CHECK(ctx);
+	ibv_free_device_list(list);
+	CHECK(ctx->async_fd >= 0 && ctx->cmd_fd >= 0);
+
+	struct ibv_device_attr dattr;
+	CHECK(ibv_query_device(ctx, &dattr) == 0);
+	union ibv_gid gid;
+	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
+	CHECK(ibv_query_gid(ctx, 2, 0, &gid) == -1 && errno == EINVAL);
+	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
+	struct ibv_port_attr pattr;
+	CHECK(ibv_query_port(ctx, 1, &pattr) == 0 && pattr.state == IBV_PORT_ACTIVE);
+	CHECK(pattr.link_layer == IBV_LINK_LAYER_ETHERNET);
+	CHECK(ibv_query_port(ctx, 2, &pattr) == EINVAL);
+	__be16 pkey;
+	CHECK(ibv_query_pkey(ctx, 1, 0, &pkey) == 0 && pkey == htobe16(0xffff));
+
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	CHECK(pd);
+	char *buf = calloc(1, 2 * SIZE);
+	CHECK(buf);
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 2 * SIZE, access);
+	CHECK(mr && mr->addr == buf && mr->length == 2 * SIZE && mr->lkey);
+
+	// Bad input: the errno libibverbs reports.
+	errno = 0;
+	CHECK(!ibv_reg_mr(pd, buf, 0, access) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_reg_mr(pd, buf, 64, IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL); // needs LOCAL_WRITE
+	errno = 0;
+	CHECK(!ibv_create_cq(ctx, 0, NULL, NULL, 0) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0) && errno == EINVAL);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY);
+	errno = 0;
+	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_2) && errno == EOPNOTSUPP);
+	struct ibv_cq_init_attr_ex cqx = {.cqe = 4};
+	errno = 0;
+	CHECK(!ibv_create_cq_ex(ctx, &cqx) && errno == EOPNOTSUPP);
+
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	CHECK(ch && ch->fd >= 0);
+	struct ibv_cq *scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	int tag;
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 16, &tag, ch, 0);
+	CHECK(scq && rcq && rcq->cqe >= 16 && rcq->channel == ch && rcq->cq_context == &tag);
+	CHECK(ibv_destroy_comp_channel(ch) == -1 && errno == EBUSY);
+
+	struct ibv_qp_init_attr ia = {.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1,
+					      .max_inline_data = 64}};
+	struct ibv_qp *a = ibv_create_qp(pd, &ia);
+	struct ibv_qp *b = ibv_create_qp(pd, &ia);
+	CHECK(a && b && a->qp_num != b->qp_num && a->state == IBV_QPS_RESET);
+	CHECK(ibv_destroy_cq(scq) == EBUSY);
+
+	// Posting to a QP in RESET fails on the first work request, which bad_wr names.
+	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 16, .lkey = mr->lkey};
+	struct ibv_send_wr swr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED};
+	struct ibv_send_wr *bad = NULL;
+	CHECK(ibv_post_send(a, &swr, &bad) == EINVAL && bad == &swr);
+	// RESET to RTS skips states.
+	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTS};
+	CHECK(ibv_modify_qp(a, &qa, IBV_QP_STATE) == EINVAL && a->state == IBV_QPS_RESET);
+	// RESET to INIT without the port.
+	qa.qp_state = IBV_QPS_INIT;
+	CHECK(ibv_modify_qp(a, &qa, IBV_QP_STATE) == EINVAL);
+
+	connect_qp(a, b->qp_num, &gid);
+	connect_qp(b, a->qp_num, &gid);
+	struct ibv_qp_attr got;
+	struct ibv_qp_init_attr gotInit;
+	CHECK(ibv_query_qp(b, &got, IBV_QP_STATE | IBV_QP_DEST_QPN, &gotInit) == 0);
+	CHECK(got.qp_state == IBV_QPS_RTS && got.dest_qp_num == a->qp_num && gotInit.cap.max_send_wr == 8);
+
+	// The completion channel's fd honours O_NONBLOCK: nothing to read yet.
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+	struct ibv_cq *evcq;
+	void *evctx;
+	errno = 0;
+	CHECK(ibv_get_cq_event(ch, &evcq, &evctx) == -1 && errno == EAGAIN);
+	CHECK(ibv_req_notify_cq(rcq, 0) == 0);
+
+	// SEND with immediate: b receives into the second half of buf.
+	struct ibv_sge rsge = {.addr = (uintptr_t)buf + SIZE, .length = SIZE, .lkey = mr->lkey};
+	struct ibv_recv_wr rwr = {.wr_id = 7, .sg_list = &rsge, .num_sge = 1};
+	struct ibv_recv_wr *rbad;
+	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
+	memcpy(buf, "hello, gorxe....", 16);
+	swr.opcode = IBV_WR_SEND_WITH_IMM;
+	swr.imm_data = htobe32(0x01020304);
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	struct ibv_wc wc = poll_one(scq);
+	CHECK(wc.wr_id == 1 && wc.opcode == IBV_WC_SEND && wc.qp_num == a->qp_num);
+
+	// The event arrives on the fd: poll(2) sees it, ibv_get_cq_event returns the CQ.
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	CHECK(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLIN));
+	CHECK(ibv_get_cq_event(ch, &evcq, &evctx) == 0 && evcq == rcq && evctx == &tag);
+	ibv_ack_cq_events(rcq, 1);
+	wc = poll_one(rcq);
+	CHECK(wc.wr_id == 7 && wc.opcode == IBV_WC_RECV && wc.byte_len == 16 && (wc.wc_flags & IBV_WC_WITH_IMM));
+	CHECK(wc.imm_data == htobe32(0x01020304) && wc.qp_num == b->qp_num);
+	CHECK(memcmp(buf + SIZE, "hello, gorxe....", 16) == 0);
+
+	// RDMA WRITE of 100 bytes into b's region, then READ them back into a's.
+	memset(buf, 'w', 100);
+	sge.length = 100;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.wr_id = 2;
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + SIZE + 200;
+	swr.wr.rdma.rkey = mr->rkey;
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 2 && wc.opcode == IBV_WC_RDMA_WRITE);
+	CHECK(buf[SIZE + 200] == 'w' && buf[SIZE + 299] == 'w' && buf[SIZE + 300] == 0);
+	memset(buf, 0, 100);
+	swr.opcode = IBV_WR_RDMA_READ;
+	swr.wr_id = 3;
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_READ && buf[0] == 'w' && buf[99] == 'w');
+
+	// An inline SEND: the payload is copied at post time, so the buffer may change at once.
+	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
+	char msg[8] = "inline!";
+	struct ibv_sge isge = {.addr = (uintptr_t)msg, .length = 8};
+	swr.opcode = IBV_WR_SEND;
+	swr.wr_id = 4;
+	swr.sg_list = &isge;
+	swr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	memset(msg, 0, sizeof(msg));
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 4);
+	wc = poll_one(rcq);
+	CHECK(wc.byte_len == 8 && memcmp(buf + SIZE, "inline!", 8) == 0);
+
+	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
+	CHECK(ibv_destroy_cq(scq) == 0 && ibv_destroy_cq(rcq) == 0);
+	CHECK(ibv_destroy_comp_channel(ch) == 0);
+	CHECK(ibv_dereg_mr(mr) == 0);
+	CHECK(ibv_dealloc_pd(pd) == 0);
+	CHECK(ibv_close_device(ctx) == 0);
+	free(buf);
+	printf("ok\n");
+	return 0;
+}
