@@ -3,6 +3,7 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,32 @@ func TestPingpongAgainstGoTool(t *testing.T) {
 	goTool := []string{gorxeBin, "rc_pingpong"}
 	t.Run("c-server", func(t *testing.T) { runPingpong(t, []string{"ibv_rc_pingpong"}, goTool) })
 	t.Run("go-server", func(t *testing.T) { runPingpong(t, goTool, []string{"ibv_rc_pingpong"}) })
+}
+
+// TestPerftest runs perftest's bandwidth tools on the library as two processes: they load
+// libmlx5 and libefa, whose private-ABI imports and driver registration the library must
+// satisfy, and take the plain verbs path on a device that is neither.
+func TestPerftest(t *testing.T) {
+	for _, tc := range []struct {
+		tool string
+		args []string
+	}{
+		{"ib_write_bw", nil},
+		{"ib_send_bw", []string{"-s", "64"}},
+		{"ib_send_bw", []string{"-c", "UD", "-s", "1024"}},
+	} {
+		t.Run(tc.tool+strings.Join(tc.args, ""), func(t *testing.T) {
+			needLibrary(t, tc.tool)
+			srvAddr, cliAddr := addressPair()
+			port := freeTCPPort(t)
+			args := append([]string{"-x", "1", "-n", "200", "-p", port}, tc.args...)
+			srv := start(t, srvAddr, tc.tool, args...)
+			waitListening(t, port, srv)
+			cli := start(t, cliAddr, tc.tool, append(args, srvAddr)...)
+			for _, p := range []*proc{cli, srv} {
+				out := p.wait(t)
+				assert.Regexp(t, `(?m)^ \d+ +200 +`, out, "%s: no result row:\n%s", p.name, out)
+			}
+		})
+	}
 }
