@@ -4,6 +4,7 @@
 // fork support), and those gorxe does not implement yet, which fail with EOPNOTSUPP as
 // libibverbs does for a verb its provider lacks.
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -168,14 +169,57 @@ static void *unsupported_null(void) {
 	return NULL;
 }
 
+// ibv_init_ah_from_wc answers a UD datagram: the address vector back to its sender, from the
+// 40 bytes before the data. On RoCEv2 those hold the sender's IPv6 header, or 20 zero bytes and
+// then its IPv4 header.
 int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc, struct ibv_grh *grh,
 			struct ibv_ah_attr *ah_attr) {
-	errno = EOPNOTSUPP;
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->dlid = wc->slid;
+	ah_attr->sl = wc->sl;
+	ah_attr->src_path_bits = wc->dlid_path_bits;
+	ah_attr->port_num = port_num;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0;
+	const uint8_t *h = (const uint8_t *)grh;
+	static const uint8_t zero[20];
+	union ibv_gid from, to;
+	if (memcmp(h, zero, sizeof(zero)) == 0 && (h[20] >> 4) == 4) {
+		static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		memcpy(from.raw, v4mapped, 12);
+		memcpy(from.raw + 12, h + 20 + 12, 4);
+		memcpy(to.raw, v4mapped, 12);
+		memcpy(to.raw + 12, h + 20 + 16, 4);
+		ah_attr->grh.traffic_class = h[21];
+	} else {
+		from = grh->sgid;
+		to = grh->dgid;
+		uint32_t v = be32toh(grh->version_tclass_flow);
+		ah_attr->grh.traffic_class = (v >> 20) & 0xff;
+		ah_attr->grh.flow_label = v & 0xfffff;
+	}
+	ah_attr->is_global = 1;
+	ah_attr->grh.dgid = from;
+	ah_attr->grh.hop_limit = 0xff;
+	// The local GID index is the entry holding the address the datagram was sent to.
+	for (int i = 0; i < 256; i++) {
+		union ibv_gid g;
+		if (ibv_query_gid(context, port_num, i, &g))
+			break;
+		if (memcmp(g.raw, to.raw, sizeof(g.raw)) == 0) {
+			ah_attr->grh.sgid_index = (uint8_t)i;
+			return 0;
+		}
+	}
+	errno = ENOENT;
 	return -1;
 }
 
 struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port_num) {
-	return unsupported_null();
+	struct ibv_ah_attr attr;
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
+		return NULL;
+	return ibv_create_ah(pd, &attr);
 }
 
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {

@@ -11,7 +11,8 @@ import (
 // TestVerbsProgram compiles testdata/verbs.c against the distribution's headers, links it with
 // the library and runs it: libibverbs' errno conventions (EINVAL, EBUSY, EOPNOTSUPP, bad_wr),
 // RC traffic between two QPs of one device (SEND with immediate, RDMA WRITE and READ, inline
-// data) and a completion channel whose fd is non-blocking and polled with poll(2).
+// data), a completion channel whose fd is non-blocking and polled with poll(2), UD traffic
+// answered through ibv_create_ah_from_wc, ibv_resize_cq and the port event on async_fd.
 func TestVerbsProgram(t *testing.T) {
 	needLibrary(t)
 	bin := filepath.Join(t.TempDir(), "verbs")

@@ -64,6 +64,15 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid)
 	CHECK(qp->state == IBV_QPS_RTS);
 }
 
+static void ready_ud(struct ibv_qp *qp) {
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
+	a.qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0);
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
+}
+
 int main(void) {
 	int num = 0;
 	struct ibv_device **list = ibv_get_device_list(&num);
@@ -209,6 +218,80 @@ int main(void) {
 	CHECK(wc.wr_id == 4);
 	wc = poll_one(rcq);
 	CHECK(wc.byte_len == 8 && memcmp(buf + SIZE, "inline!", 8) == 0);
+
+	// UD: u sends to v through an address handle; v answers through one made from the
+	// completion and the 40 bytes before the data.
+	struct ibv_cq *ucq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	CHECK(ucq);
+	struct ibv_qp_init_attr uia = {.send_cq = ucq, .recv_cq = ucq, .qp_type = IBV_QPT_UD,
+				       .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *u = ibv_create_qp(pd, &uia);
+	struct ibv_qp *v = ibv_create_qp(pd, &uia);
+	CHECK(u && v);
+	ready_ud(u);
+	ready_ud(v);
+	struct ibv_ah_attr ahattr = {.is_global = 1, .port_num = 1,
+				     .grh = {.dgid = gid, .sgid_index = GID_INDEX, .hop_limit = 1}};
+	struct ibv_ah *ah = ibv_create_ah(pd, &ahattr);
+	CHECK(ah);
+	struct ibv_sge usge = {.addr = (uintptr_t)buf + SIZE, .length = 40 + 64, .lkey = mr->lkey};
+	struct ibv_recv_wr urwr = {.wr_id = 9, .sg_list = &usge, .num_sge = 1};
+	CHECK(ibv_post_recv(v, &urwr, &rbad) == 0);
+	CHECK(ibv_post_recv(u, &urwr, &rbad) == 0);
+	memcpy(buf, "datagram", 8);
+	sge.length = 8;
+	swr.sg_list = &sge;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr_id = 5;
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = v->qp_num;
+	swr.wr.ud.remote_qkey = 0x11111111;
+	CHECK(ibv_post_send(u, &swr, &bad) == 0);
+	struct ibv_wc uwc[2];
+	int ngot = 0;
+	time_t end = time(NULL) + 5;
+	while (ngot < 2) {
+		CHECK(time(NULL) < end);
+		int n = ibv_poll_cq(ucq, 2 - ngot, uwc + ngot);
+		CHECK(n >= 0);
+		ngot += n;
+	}
+	struct ibv_wc *rwc = uwc[0].opcode == IBV_WC_RECV ? &uwc[0] : &uwc[1];
+	CHECK(rwc->status == IBV_WC_SUCCESS && rwc->wr_id == 9 && rwc->byte_len == 40 + 8);
+	CHECK((rwc->wc_flags & IBV_WC_GRH) && rwc->src_qp == u->qp_num);
+	CHECK(memcmp(buf + SIZE + 40, "datagram", 8) == 0);
+	struct ibv_ah_attr back;
+	CHECK(ibv_init_ah_from_wc(ctx, 1, rwc, (struct ibv_grh *)(buf + SIZE), &back) == 0);
+	CHECK(back.is_global && back.grh.sgid_index == GID_INDEX && memcmp(&back.grh.dgid, &gid, 16) == 0);
+	struct ibv_ah *reply = ibv_create_ah_from_wc(pd, rwc, (struct ibv_grh *)(buf + SIZE), 1);
+	CHECK(reply);
+	swr.wr.ud.ah = reply;
+	swr.wr.ud.remote_qpn = rwc->src_qp;
+	swr.wr_id = 6;
+	CHECK(ibv_post_send(v, &swr, &bad) == 0);
+	ngot = 0;
+	while (ngot < 2) {
+		CHECK(time(NULL) < end);
+		int n = ibv_poll_cq(ucq, 2 - ngot, uwc + ngot);
+		CHECK(n >= 0);
+		ngot += n;
+	}
+	rwc = uwc[0].opcode == IBV_WC_RECV ? &uwc[0] : &uwc[1];
+	CHECK(rwc->status == IBV_WC_SUCCESS && rwc->src_qp == v->qp_num);
+	CHECK(ibv_destroy_ah(ah) == 0 && ibv_destroy_ah(reply) == 0);
+	CHECK(ibv_destroy_qp(u) == 0 && ibv_destroy_qp(v) == 0 && ibv_destroy_cq(ucq) == 0);
+
+	// Resizing keeps the CQ and reports the new size in cq->cqe.
+	CHECK(ibv_resize_cq(scq, 64) == 0 && scq->cqe >= 64);
+
+	// The device reported its port active on async_fd when it came up.
+	struct pollfd apfd = {.fd = ctx->async_fd, .events = POLLIN};
+	CHECK(poll(&apfd, 1, 5000) == 1);
+	struct ibv_async_event ev;
+	CHECK(ibv_get_async_event(ctx, &ev) == 0);
+	CHECK(ev.event_type == IBV_EVENT_PORT_ACTIVE && ev.element.port_num == 1);
+	ibv_ack_async_event(&ev);
 
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 	CHECK(ibv_destroy_cq(scq) == 0 && ibv_destroy_cq(rcq) == 0);
