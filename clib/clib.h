@@ -45,6 +45,13 @@ struct gx_wc {
 // How many work requests or completions cross into Go per call.
 #define GX_BATCH 32
 
+// gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
+// child of fork(), where the library's Go side cannot run.
+int gx_forked_child(void);
+
+// GX_CALL runs a call into Go that returns an errno, unless in a child of fork().
+#define GX_CALL(call) (gx_forked_child() ? EOPNOTSUPP : (call))
+
 // gx_set_errno sets the calling thread's errno; Go calls it on the caller's thread.
 void gx_set_errno(int e);
 

@@ -15,9 +15,13 @@
 #include "clib.h"
 #include "_cgo_export.h"
 
-const char *ibv_wc_status_str(enum ibv_wc_status status) { return gx_wc_status_str(status); }
+const char *ibv_wc_status_str(enum ibv_wc_status status) {
+	return gx_forked_child() ? "unknown" : gx_wc_status_str(status);
+}
 
-const char *ibv_event_type_str(enum ibv_event_type event) { return gx_event_type_str(event); }
+const char *ibv_event_type_str(enum ibv_event_type event) {
+	return gx_forked_child() ? "unknown" : gx_event_type_str(event);
+}
 
 const char *ibv_node_type_str(enum ibv_node_type node_type) {
 	switch (node_type) {

@@ -23,6 +23,30 @@
 
 void gx_set_errno(int e) { errno = e; }
 
+// After fork() only the forking thread lives on in the child, and the Go runtime behind this
+// library cannot run there: a call would hang. So the child is told at once, and every verb
+// fails with EOPNOTSUPP; fork followed by exec is unaffected.
+static volatile int forked;
+
+static void mark_child(void) { forked = 1; }
+
+__attribute__((constructor)) static void watch_fork(void) { pthread_atfork(NULL, NULL, mark_child); }
+
+int gx_forked_child(void) {
+	if (!forked)
+		return 0;
+	static int told;
+	if (!told) {
+		told = 1;
+		static const char msg[] = "gorxe: libibverbs cannot be used in a child of fork(): gorxe runs in the "
+					  "parent's Go runtime, which fork does not copy (exec a program instead)\n";
+		ssize_t n = write(2, msg, sizeof(msg) - 1);
+		(void)n;
+	}
+	errno = EOPNOTSUPP;
+	return 1;
+}
+
 // ret_errno_null sets errno and returns NULL when rc is an error.
 static void *fail_null(int rc) {
 	errno = rc;
@@ -32,6 +56,8 @@ static void *fail_null(int rc) {
 // Devices.
 
 struct ibv_device **ibv_get_device_list(int *num_devices) {
+	if (gx_forked_child())
+		return NULL;
 	int n = 0;
 	struct ibv_device **list = gx_device_list(&n);
 	if (list && num_devices)
@@ -43,9 +69,11 @@ void ibv_free_device_list(struct ibv_device **list) { free(list); }
 
 const char *ibv_get_device_name(struct ibv_device *device) { return device ? device->name : NULL; }
 
-__be64 ibv_get_device_guid(struct ibv_device *device) { return htobe64(gx_device_guid(device)); }
+__be64 ibv_get_device_guid(struct ibv_device *device) {
+	return gx_forked_child() ? 0 : htobe64(gx_device_guid(device));
+}
 
-int ibv_get_device_index(struct ibv_device *device) { return gx_device_index(device); }
+int ibv_get_device_index(struct ibv_device *device) { return gx_forked_child() ? -1 : gx_device_index(device); }
 
 // Ops of the context (reached by the inline verbs of the program's own code).
 static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
@@ -89,7 +117,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 		return fail_null(e);
 	}
 	ctx->async_fd = afd[0];
-	int rc = gx_open(device, ctx, afd[1]);
+	int rc = GX_CALL(gx_open(device, ctx, afd[1]));
 	if (rc) {
 		close(afd[0]);
 		close(afd[1]);
@@ -101,7 +129,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 }
 
 int ibv_close_device(struct ibv_context *context) {
-	int rc = gx_close(context);
+	int rc = GX_CALL(gx_close(context));
 	if (rc)
 		return rc;
 	close_fd(&context->async_fd);
@@ -111,14 +139,14 @@ int ibv_close_device(struct ibv_context *context) {
 }
 
 int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr) {
-	return gx_query_device(context, device_attr);
+	return GX_CALL(gx_query_device(context, device_attr));
 }
 
 static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
 			 size_t port_attr_len) {
 	struct ibv_port_attr a;
 	memset(&a, 0, sizeof(a));
-	int rc = gx_query_port(context, port_num, &a);
+	int rc = GX_CALL(gx_query_port(context, port_num, &a));
 	if (rc)
 		return rc;
 	memcpy(port_attr, &a, port_attr_len < sizeof(a) ? port_attr_len : sizeof(a));
@@ -134,7 +162,7 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num, struct _compat
 }
 
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid) {
-	int rc = gx_query_gid(context, port_num, index, gid->raw, NULL);
+	int rc = GX_CALL(gx_query_gid(context, port_num, index, gid->raw, NULL));
 	if (rc == ENODATA)
 		return 0; // an empty entry of the table reads as the zero GID
 	if (rc) {
@@ -151,7 +179,7 @@ enum { GX_GID_TYPE_SYSFS_IB_ROCE_V1 = 0, GX_GID_TYPE_SYSFS_ROCE_V2 = 1 };
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index, uint32_t *type) {
 	union ibv_gid gid;
 	uint32_t t = 0;
-	int rc = gx_query_gid(context, port_num, (int)index, gid.raw, &t);
+	int rc = GX_CALL(gx_query_gid(context, port_num, (int)index, gid.raw, &t));
 	if (rc) {
 		errno = rc;
 		return -1;
@@ -164,13 +192,13 @@ static int fill_gid_entry(struct ibv_context *context, uint32_t port_num, uint32
 			  struct ibv_gid_entry *entry) {
 	uint32_t t = 0;
 	memset(entry, 0, sizeof(*entry));
-	int rc = gx_query_gid(context, port_num, (int)index, entry->gid.raw, &t);
+	int rc = GX_CALL(gx_query_gid(context, port_num, (int)index, entry->gid.raw, &t));
 	if (rc)
 		return rc;
 	entry->gid_index = index;
 	entry->port_num = port_num;
 	entry->gid_type = t;
-	entry->ndev_ifindex = gx_ifindex(context);
+	entry->ndev_ifindex = gx_ifindex(context); // after a GX_CALL, so not in a child of fork
 	return 0;
 }
 
@@ -185,6 +213,8 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 			     uint32_t flags, size_t entry_size) {
 	if (flags || entry_size < sizeof(*entries))
 		return -EINVAL;
+	if (gx_forked_child())
+		return -EOPNOTSUPP;
 	int n = gx_gid_count(context);
 	if (n < 0)
 		return -n;
@@ -200,7 +230,7 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 
 int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey) {
 	uint16_t p = 0;
-	int rc = gx_query_pkey(context, port_num, index, &p);
+	int rc = GX_CALL(gx_query_pkey(context, port_num, index, &p));
 	if (rc) {
 		errno = rc;
 		return -1;
@@ -226,7 +256,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
 	if (!pd)
 		return fail_null(ENOMEM);
 	pd->context = context;
-	int rc = gx_alloc_pd(pd);
+	int rc = GX_CALL(gx_alloc_pd(pd));
 	if (rc) {
 		free(pd);
 		return fail_null(rc);
@@ -235,7 +265,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context) {
 }
 
 int ibv_dealloc_pd(struct ibv_pd *pd) {
-	int rc = gx_dealloc_pd(pd);
+	int rc = GX_CALL(gx_dealloc_pd(pd));
 	if (!rc)
 		free(pd);
 	return rc;
@@ -250,7 +280,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;
-	int rc = gx_reg_mr(mr, iova, access);
+	int rc = GX_CALL(gx_reg_mr(mr, iova, access));
 	if (rc) {
 		free(mr);
 		return fail_null(rc);
@@ -269,7 +299,7 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uin
 }
 
 int ibv_dereg_mr(struct ibv_mr *mr) {
-	int rc = gx_dereg_mr(mr);
+	int rc = GX_CALL(gx_dereg_mr(mr));
 	if (!rc)
 		free(mr);
 	return rc;
@@ -289,7 +319,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
 	}
 	ch->context = context;
 	ch->fd = fds[0];
-	int rc = gx_create_comp_channel(ch, fds[1]);
+	int rc = GX_CALL(gx_create_comp_channel(ch, fds[1]));
 	if (rc) {
 		close(fds[0]);
 		close(fds[1]);
@@ -300,7 +330,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
 }
 
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
-	int rc = gx_destroy_comp_channel(channel);
+	int rc = GX_CALL(gx_destroy_comp_channel(channel));
 	if (rc) {
 		errno = rc;
 		return -1;
@@ -322,7 +352,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	cq->cq_context = cq_context;
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
-	int rc = gx_create_cq(cq, cqe);
+	int rc = GX_CALL(gx_create_cq(cq, cqe));
 	if (rc) {
 		free(cq);
 		return fail_null(rc);
@@ -331,13 +361,13 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq) {
-	int rc = gx_destroy_cq(cq);
+	int rc = GX_CALL(gx_destroy_cq(cq));
 	if (!rc)
 		free(cq);
 	return rc;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe) { return gx_resize_cq(cq, cqe); }
+int ibv_resize_cq(struct ibv_cq *cq, int cqe) { return GX_CALL(gx_resize_cq(cq, cqe)); }
 
 // ibv_get_cq_event blocks in read(2), in C: it is a cancellation point for pthread_cancel, and a
 // channel whose fd the program made non-blocking returns EAGAIN.
@@ -362,11 +392,16 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	return 0;
 }
 
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) { gx_ack_cq_events(cq, nevents); }
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) {
+	if (!gx_forked_child())
+		gx_ack_cq_events(cq, nevents);
+}
 
 static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	struct gx_wc flat[GX_BATCH];
 	int done = 0;
+	if (gx_forked_child())
+		return -EOPNOTSUPP;
 	while (done < num_entries) {
 		int want = num_entries - done < GX_BATCH ? num_entries - done : GX_BATCH;
 		int n = gx_poll_cq(cq, want, flat);
@@ -399,7 +434,7 @@ static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	return done;
 }
 
-static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only) { return gx_req_notify_cq(cq, solicited_only); }
+static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only) { return GX_CALL(gx_req_notify_cq(cq, solicited_only)); }
 
 // Queue pairs.
 
@@ -419,7 +454,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 	qp->state = IBV_QPS_RESET;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
-	int rc = gx_create_qp(qp, attr);
+	int rc = GX_CALL(gx_create_qp(qp, attr));
 	if (rc) {
 		free(qp);
 		return fail_null(rc);
@@ -428,14 +463,14 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
-	int rc = gx_modify_qp(qp, attr, attr_mask);
+	int rc = GX_CALL(gx_modify_qp(qp, attr, attr_mask));
 	if (!rc && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
 	return rc;
 }
 
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr) {
-	int rc = gx_query_qp(qp, attr, init_attr);
+	int rc = GX_CALL(gx_query_qp(qp, attr, init_attr));
 	if (rc)
 		return rc;
 	init_attr->qp_context = qp->qp_context;
@@ -449,7 +484,7 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, str
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp) {
-	int rc = gx_destroy_qp(qp);
+	int rc = GX_CALL(gx_destroy_qp(qp));
 	if (!rc)
 		free(qp);
 	return rc;
@@ -498,7 +533,7 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 		for (; wr && n < GX_BATCH; wr = wr->next)
 			flatten_send(qp, wr, &flat[n++]);
 		int bad = 0;
-		int rc = gx_post_send(qp, flat, n, &bad);
+		int rc = GX_CALL(gx_post_send(qp, flat, n, &bad));
 		if (rc) {
 			struct ibv_send_wr *b = first;
 			for (int i = 0; i < bad && b->next; i++)
@@ -518,7 +553,7 @@ static int post_recv_list(void *q, int srq, struct ibv_recv_wr *wr, struct ibv_r
 		for (; wr && n < GX_BATCH; wr = wr->next)
 			n++;
 		int bad = 0;
-		int rc = gx_post_recv(q, srq, first, n, &bad);
+		int rc = GX_CALL(gx_post_recv(q, srq, first, n, &bad));
 		if (rc) {
 			struct ibv_recv_wr *b = first;
 			for (int i = 0; i < bad && b->next; i++)
@@ -552,7 +587,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	srq->pd = pd;
 	pthread_mutex_init(&srq->mutex, NULL);
 	pthread_cond_init(&srq->cond, NULL);
-	int rc = gx_create_srq(srq, &attr->attr);
+	int rc = GX_CALL(gx_create_srq(srq, &attr->attr));
 	if (rc) {
 		free(srq);
 		return fail_null(rc);
@@ -561,13 +596,13 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 }
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask) {
-	return gx_modify_srq(srq, attr, attr_mask);
+	return GX_CALL(gx_modify_srq(srq, attr, attr_mask));
 }
 
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) { return gx_query_srq(srq, attr); }
+int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) { return GX_CALL(gx_query_srq(srq, attr)); }
 
 int ibv_destroy_srq(struct ibv_srq *srq) {
-	int rc = gx_destroy_srq(srq);
+	int rc = GX_CALL(gx_destroy_srq(srq));
 	if (!rc)
 		free(srq);
 	return rc;
@@ -583,7 +618,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 		return fail_null(ENOMEM);
 	ah->context = pd->context;
 	ah->pd = pd;
-	int rc = gx_create_ah(ah, attr);
+	int rc = GX_CALL(gx_create_ah(ah, attr));
 	if (rc) {
 		free(ah);
 		return fail_null(rc);
@@ -592,7 +627,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 }
 
 int ibv_destroy_ah(struct ibv_ah *ah) {
-	int rc = gx_destroy_ah(ah);
+	int rc = GX_CALL(gx_destroy_ah(ah));
 	if (!rc)
 		free(ah);
 	return rc;
@@ -601,11 +636,11 @@ int ibv_destroy_ah(struct ibv_ah *ah) {
 // Multicast.
 
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) {
-	return gx_mcast(qp, (uint8_t *)gid->raw, 1);
+	return GX_CALL(gx_mcast(qp, (uint8_t *)gid->raw, 1));
 }
 
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) {
-	return gx_mcast(qp, (uint8_t *)gid->raw, 0);
+	return GX_CALL(gx_mcast(qp, (uint8_t *)gid->raw, 0));
 }
 
 // Asynchronous events: 16-byte records (element, event type) the Go side writes to the

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 
 #define CHECK(cond)                                                                          \
@@ -292,6 +294,19 @@ int main(void) {
 	CHECK(ibv_get_async_event(ctx, &ev) == 0);
 	CHECK(ev.event_type == IBV_EVENT_PORT_ACTIVE && ev.element.port_num == 1);
 	ibv_ack_async_event(&ev);
+
+	// A child of fork() is refused at once instead of hanging in the parent's Go runtime.
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		errno = 0;
+		int refused = ibv_alloc_pd(ctx) == NULL && errno == EOPNOTSUPP;
+		refused = refused && ibv_poll_cq(scq, 1, &wc) < 0 && ibv_post_send(a, &swr, &bad) == EOPNOTSUPP;
+		_exit(refused ? 0 : 1);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 	CHECK(ibv_destroy_cq(scq) == 0 && ibv_destroy_cq(rcq) == 0);
