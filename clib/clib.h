@@ -22,7 +22,12 @@ struct gx_send_wr {
 	struct ibv_ah *ah;        // UD
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	uint32_t inline_len;      // IBV_SEND_INLINE: the payload gathered from sg_list
+	uint8_t *inline_data;
 };
+
+// The most inline data one work request carries (the device's max_inline_data).
+#define GX_MAX_INLINE 512
 
 // A work completion without unions, as the Go side writes it; C copies it into struct ibv_wc.
 struct gx_wc {

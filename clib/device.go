@@ -479,8 +479,8 @@ func writeAll(fd int, b []byte) error {
 }
 
 var (
-	strMu   sync.Mutex
-	strings = map[string]*C.char{}
+	strMu    sync.Mutex
+	cStrings = map[string]*C.char{}
 )
 
 // cString returns a C copy of s that lives as long as the process, made once per text: the
@@ -488,11 +488,11 @@ var (
 func cString(s string) *C.char {
 	strMu.Lock()
 	defer strMu.Unlock()
-	if p, ok := strings[s]; ok {
+	if p, ok := cStrings[s]; ok {
 		return p
 	}
 	p := C.CString(s)
-	strings[s] = p
+	cStrings[s] = p
 	return p
 }
 

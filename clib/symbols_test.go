@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -39,4 +41,14 @@ func TestExportsWhatRDMACoreExports(t *testing.T) {
 		}
 	}
 	assert.Greater(t, total, 200, "the installed libraries export too few symbols to be rdma-core's")
+}
+
+// TestVetLibrary vets the library's Go code as make clib builds it (go vet ./... leaves it out:
+// it is built only with the gorxe_clib tag).
+func TestVetLibrary(t *testing.T) {
+	needLibrary(t)
+	vet := exec.Command("go", "vet", "-tags", "gorxe_clib", ".")
+	vet.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-DGORXE_PABI=0")
+	out, err := vet.CombinedOutput()
+	require.NoError(t, err, "go vet -tags gorxe_clib:\n%s", out)
 }

@@ -490,8 +490,21 @@ int ibv_destroy_qp(struct ibv_qp *qp) {
 	return rc;
 }
 
-static void flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send_wr *f) {
+// flatten_send resolves w's unions into f; an inline payload is gathered into inl, which has
+// room for GX_MAX_INLINE bytes. It fails with EINVAL for a longer payload.
+static int flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send_wr *f, uint8_t *inl) {
 	memset(f, 0, sizeof(*f));
+	if (w->send_flags & IBV_SEND_INLINE) {
+		size_t n = 0;
+		for (int i = 0; i < w->num_sge; i++) {
+			if (w->sg_list[i].length > GX_MAX_INLINE - n)
+				return EINVAL;
+			memcpy(inl + n, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+			n += w->sg_list[i].length;
+		}
+		f->inline_data = inl;
+		f->inline_len = (uint32_t)n;
+	}
 	f->wr_id = w->wr_id;
 	f->sg_list = w->sg_list;
 	f->num_sge = w->num_sge;
@@ -509,7 +522,7 @@ static void flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_sen
 		f->ah = w->wr.ud.ah;
 		f->remote_qpn = w->wr.ud.remote_qpn;
 		f->remote_qkey = w->wr.ud.remote_qkey;
-		return;
+		return 0;
 	}
 	switch (w->opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -523,17 +536,30 @@ static void flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_sen
 		f->remote_addr = w->wr.rdma.remote_addr;
 		f->rkey = w->wr.rdma.rkey;
 	}
+	return 0;
 }
 
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
 	struct gx_send_wr flat[GX_BATCH];
+	uint8_t inl[GX_BATCH][GX_MAX_INLINE];
 	while (wr) {
 		struct ibv_send_wr *first = wr;
-		int n = 0;
-		for (; wr && n < GX_BATCH; wr = wr->next)
-			flatten_send(qp, wr, &flat[n++]);
-		int bad = 0;
-		int rc = GX_CALL(gx_post_send(qp, flat, n, &bad));
+		int n = 0, bad = 0, rc = 0;
+		for (; wr && n < GX_BATCH; wr = wr->next, n++) {
+			rc = flatten_send(qp, wr, &flat[n], inl[n]);
+			if (rc)
+				break;
+		}
+		if (rc) {
+			// post the ones before the bad request, as a provider would
+			bad = n;
+			if (n > 0 && (rc = GX_CALL(gx_post_send(qp, flat, n, &bad))) == 0) {
+				bad = n;
+				rc = EINVAL;
+			}
+		} else {
+			rc = GX_CALL(gx_post_send(qp, flat, n, &bad));
+		}
 		if (rc) {
 			struct ibv_send_wr *b = first;
 			for (int i = 0; i < bad && b->next; i++)

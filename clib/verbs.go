@@ -40,10 +40,9 @@ type (
 	// posts is the scratch a post converts C work requests into, reused so a post allocates
 	// nothing once the buffers have grown.
 	posts struct {
-		send   []gorxe.SendWR
-		recv   []gorxe.RecvWR
-		sges   []gorxe.SGE
-		inline []byte
+		send []gorxe.SendWR
+		recv []gorxe.RecvWR
+		sges []gorxe.SGE
 	}
 	channelState struct {
 		ch *gorxe.CompChannel
@@ -550,20 +549,6 @@ func gx_post_send(q *C.struct_ibv_qp, flat *C.struct_gx_send_wr, n C.int, bad *C
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wrs := unsafe.Slice(flat, int(n))
-	// Inline payloads are copied out of the program's buffers first, into one buffer sized for
-	// all of them, so the slices handed to gorxe stay valid.
-	total := 0
-	for _, f := range wrs {
-		if f.send_flags&C.IBV_SEND_INLINE != 0 && f.sg_list != nil && f.num_sge > 0 {
-			for _, sg := range unsafe.Slice(f.sg_list, int(f.num_sge)) {
-				total += int(sg.length)
-			}
-		}
-	}
-	if cap(s.inline) < total {
-		s.inline = make([]byte, total)
-	}
-	inline := s.inline[:0]
 	s.send, s.sges = s.send[:0], s.sges[:0]
 	for i, f := range wrs {
 		wr := gorxe.SendWR{ID: uint64(f.wr_id), Opcode: gorxe.WROpcode(f.opcode), Flags: gorxe.SendFlags(f.send_flags),
@@ -573,15 +558,10 @@ func gx_post_send(q *C.struct_ibv_qp, flat *C.struct_gx_send_wr, n C.int, bad *C
 			return C.int(syscall.EINVAL)
 		}
 		if wr.Flags&gorxe.SendInline != 0 {
-			start := len(inline)
-			if f.sg_list != nil {
-				for _, sg := range unsafe.Slice(f.sg_list, int(f.num_sge)) {
-					if sg.length > 0 {
-						inline = append(inline, unsafe.Slice((*byte)(unsafe.Pointer(uintptr(sg.addr))), int(sg.length))...)
-					}
-				}
+			// gathered by the C side; gorxe copies it before PostSend returns
+			if f.inline_len > 0 {
+				wr.InlineData = unsafe.Slice((*byte)(f.inline_data), int(f.inline_len))
 			}
-			wr.InlineData = inline[start:len(inline):len(inline)]
 		} else {
 			wr.SGList = s.sgesOf(f.sg_list, f.num_sge)
 		}

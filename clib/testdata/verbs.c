@@ -220,6 +220,24 @@ int main(void) {
 	CHECK(wc.wr_id == 4);
 	wc = poll_one(rcq);
 	CHECK(wc.byte_len == 8 && memcmp(buf + SIZE, "inline!", 8) == 0);
+	// More inline data than the QP's max_inline_data (64) is refused, and so is more than any
+	// QP takes; a good request before the bad one is posted.
+	char big[600] = {0};
+	struct ibv_sge bsge = {.addr = (uintptr_t)big, .length = 100};
+	struct ibv_send_wr bwr = swr;
+	bwr.sg_list = &bsge;
+	bwr.send_flags = IBV_SEND_INLINE;
+	bad = NULL;
+	CHECK(ibv_post_send(a, &bwr, &bad) == EINVAL && bad == &bwr);
+	bsge.length = sizeof(big);
+	struct ibv_send_wr good = swr;
+	good.send_flags = IBV_SEND_INLINE; // unsignaled
+	good.next = &bwr;
+	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
+	bad = NULL;
+	CHECK(ibv_post_send(a, &good, &bad) == EINVAL && bad == &bwr);
+	wc = poll_one(rcq);
+	CHECK(wc.byte_len == 8);
 
 	// UD: u sends to v through an address handle; v answers through one made from the
 	// completion and the 40 bytes before the data.
