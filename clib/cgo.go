@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 
 	"github.com/gorxe/gorxe"
@@ -21,6 +22,9 @@ import (
 
 // errnoOf maps an error of gorxe's API onto the errno libibverbs reports for it.
 func errnoOf(err error) C.int {
+	if err != nil && logFailures {
+		fmt.Fprintln(os.Stderr, err)
+	}
 	var en syscall.Errno
 	switch {
 	case err == nil:
@@ -40,6 +44,13 @@ func errnoOf(err error) C.int {
 	return C.int(syscall.EINVAL)
 }
 
+// logFailures prints on stderr why each failing verb failed (errno alone rarely says), when
+// VERBS_LOG_LEVEL, rdma-core's knob for its providers' messages, asks for debug output (4).
+var logFailures = func() bool {
+	l, err := strconv.Atoi(os.Getenv("VERBS_LOG_LEVEL"))
+	return err == nil && l >= 4
+}()
+
 // catch ends every exported function: a panic must never unwind into the program that loaded
 // the library, so it is reported on stderr and the call fails with EIO.
 func catch(op string, rc *C.int) {
@@ -52,4 +63,9 @@ func catch(op string, rc *C.int) {
 // warn prints a one-line message for the program's user, as libibverbs' providers do on stderr.
 func warn(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "gorxe: "+format+"\n", args...)
+}
+
+// warnDevice prints why device (a gorxe_ name) failed, on one line.
+func warnDevice(device string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", device, err)
 }

@@ -30,19 +30,64 @@ type devEntry struct {
 	cfg   gorxe.Config
 	index int
 	c     *C.struct_ibv_device
+
+	// The bound device, shared by every context of the process that uses the entry, as the
+	// contexts of one process share an rdma-core device (pyverbs opens a context per test side).
+	mu     sync.Mutex
+	dev    *gorxe.Device
+	users  int
+	cancel context.CancelFunc
+}
+
+// acquire returns the entry's bound device, opening it (binding its UDP port) for the first
+// user. A port that is taken is explained on stderr, naming the variable that gives the program
+// another address.
+func (e *devEntry) acquire() (*gorxe.Device, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dev == nil {
+		cfg := e.cfg
+		// Latency mode: C programs busy-poll their CQs (the pingpongs and perftest do), and a
+		// poll that finds its CQ empty then runs what the network holds on the polling thread,
+		// with no goroutine wake-up in between. The receive goroutine polls no longer than a
+		// nanosecond before it sleeps, so an idle device spends nothing.
+		cfg.BusyPoll = time.Nanosecond
+		d, err := gorxe.Open(cfg)
+		if err != nil {
+			warnDevice(e.name, devselect.ExplainInUse(err, cfg.Port,
+				"give each program its own address with "+devselect.EnvAddr+" (on one host, e.g. "+
+					devselect.EnvAddr+"=127.0.0.1 and "+devselect.EnvAddr+"=127.0.0.2)"))
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		e.dev, e.cancel = d, cancel
+		go forwardAsyncEvents(ctx, e, d)
+	}
+	e.users++
+	return e.dev, nil
+}
+
+// release ends one user's hold on the bound device; the last one closes it.
+func (e *devEntry) release() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.users--; e.users == 0 {
+		e.cancel()
+		e.dev.Close()
+		e.dev = nil
+	}
 }
 
 // devContext is an opened device (struct ibv_context). The device binds its UDP port when the
 // first object is created on it, not when it is opened, so ibv_devinfo runs beside a program
-// that holds the port; queries are answered by a twin on a private in-memory network.
+// that holds the port; until then queries are answered by a twin that binds nothing.
 type devContext struct {
 	entry  *devEntry
 	query  *gorxe.Device
 	asyncW int // write end of the async_fd pipe
 
-	mu     sync.Mutex
-	dev    *gorxe.Device // nil until the first object is created
-	cancel context.CancelFunc
+	mu  sync.Mutex
+	dev *gorxe.Device // the entry's bound device once this context created an object
 }
 
 var (
@@ -201,7 +246,7 @@ func gx_open(d *C.struct_ibv_device, c *C.struct_ibv_context, asyncW C.int) (rc 
 	}
 	q, err := devselect.OpenUnbound(e.cfg)
 	if err != nil {
-		warn("%s: %v", e.name, err)
+		warnDevice(e.name, err)
 		return errnoOf(err)
 	}
 	ctxMu.Lock()
@@ -224,38 +269,24 @@ func gx_close(c *C.struct_ibv_context) (rc C.int) {
 	dc.mu.Lock()
 	defer dc.mu.Unlock()
 	if dc.dev != nil {
-		dc.cancel()
-		dc.dev.Close()
+		dc.entry.release()
 	}
 	syscall.Close(dc.asyncW)
 	return 0
 }
 
-// device returns the context's device, binding its UDP port on first use. A port that is taken
-// is explained on stderr, naming the variable that gives the program another address.
+// device returns the bound device of the context's entry, taking a hold on it on first use.
 func (dc *devContext) device() (*gorxe.Device, error) {
 	dc.mu.Lock()
 	defer dc.mu.Unlock()
-	if dc.dev != nil {
-		return dc.dev, nil
+	if dc.dev == nil {
+		d, err := dc.entry.acquire()
+		if err != nil {
+			return nil, err
+		}
+		dc.dev = d
 	}
-	cfg := dc.entry.cfg
-	// Latency mode: C programs busy-poll their CQs (the pingpongs and perftest do), and a poll
-	// that finds its CQ empty then runs what the network holds on the polling thread, with no
-	// goroutine wake-up in between. The receive goroutine polls no longer than a nanosecond
-	// before it sleeps, so an idle device spends nothing.
-	cfg.BusyPoll = time.Nanosecond
-	d, err := gorxe.Open(cfg)
-	if err != nil {
-		warn("%s: %v", dc.entry.name, devselect.ExplainInUse(err, dc.entry.cfg.Port,
-			"give each program its own address with "+devselect.EnvAddr+" (on one host, e.g. "+
-				devselect.EnvAddr+"=127.0.0.1 and "+devselect.EnvAddr+"=127.0.0.2)"))
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	dc.dev, dc.cancel = d, cancel
-	go forwardAsyncEvents(ctx, d, dc.asyncW)
-	return d, nil
+	return dc.dev, nil
 }
 
 // attrDevice is the device queries read: the bound one once it exists, else the twin.
@@ -438,31 +469,29 @@ func gx_query_pkey(c *C.struct_ibv_context, port C.uint8_t, index C.int, pkey *C
 	return 0
 }
 
-// forwardAsyncEvents writes the device's asynchronous events to the context's async_fd as
-// 16-byte records (element, type), which ibv_get_async_event reads.
-func forwardAsyncEvents(ctx context.Context, d *gorxe.Device, w int) {
+// forwardAsyncEvents writes the device's asynchronous events to the async_fd of the contexts
+// they concern as 16-byte records (element, type), which ibv_get_async_event reads: an event of a
+// QP, CQ or SRQ to the context that created it, a port event to every context using the device.
+func forwardAsyncEvents(ctx context.Context, e *devEntry, d *gorxe.Device) {
 	for {
 		ev, err := d.GetAsyncEvent(ctx)
 		if err != nil {
 			return
 		}
-		var elem uint64
-		switch {
-		case ev.QP != nil:
-			elem = uint64(uintptr(objects.qpPtr(ev.QP)))
-		case ev.SRQ != nil:
-			elem = uint64(uintptr(objects.srqPtr(ev.SRQ)))
-		case ev.CQ != nil:
-			elem = uint64(uintptr(objects.cqPtr(ev.CQ)))
-		default:
-			elem = uint64(ev.Port)
+		elem, owner, ok := objects.eventTarget(ev)
+		if !ok {
+			continue
 		}
 		var rec [16]byte
 		binary.NativeEndian.PutUint64(rec[0:], elem)
 		binary.NativeEndian.PutUint32(rec[8:], uint32(ev.Type))
-		if writeAll(w, rec[:]) != nil {
-			return
+		ctxMu.Lock()
+		for c, dc := range contexts {
+			if dc.entry == e && (owner == nil || owner == c) {
+				_ = writeAll(dc.asyncW, rec[:]) // a context closed meanwhile has nobody to tell
+			}
 		}
+		ctxMu.Unlock()
 	}
 }
 

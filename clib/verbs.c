@@ -84,6 +84,9 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
 			 size_t port_attr_len);
 
+static int op_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			      struct ibv_device_attr_ex *attr, size_t attr_size);
+
 static void close_fd(int *fd) {
 	if (*fd >= 0)
 		close(*fd);
@@ -107,6 +110,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	ctx->ops.post_recv = op_post_recv;
 	ctx->ops.post_srq_recv = op_post_srq_recv;
 	v->query_port = op_query_port;
+	v->query_device_ex = op_query_device_ex;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
 	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -140,6 +144,24 @@ int ibv_close_device(struct ibv_context *context) {
 
 int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr) {
 	return GX_CALL(gx_query_device(context, device_attr));
+}
+
+// op_query_device_ex reports the attributes ibv_query_device does and, of the extended ones,
+// the capability flags and the port count; gorxe has none of the features the others describe.
+static int op_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			      struct ibv_device_attr_ex *attr, size_t attr_size) {
+	if ((input && input->comp_mask) || attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	struct ibv_device_attr_ex a;
+	memset(&a, 0, sizeof(a));
+	int rc = GX_CALL(gx_query_device(context, &a.orig_attr));
+	if (rc)
+		return rc;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	memset(attr, 0, attr_size);
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
+	return 0;
 }
 
 static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,

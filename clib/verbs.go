@@ -23,16 +23,19 @@ import (
 // pointers (cgo forbids C keeping them); Go keeps C addresses as plain keys.
 type (
 	cqState struct {
+		ctx *C.struct_ibv_context // the context that created it, for its events
 		cq  *gorxe.CQ
 		mu  sync.Mutex // guards wcs, the poll scratch
 		wcs []gorxe.WC
 	}
 	qpState struct {
-		qp *gorxe.QP
-		mu sync.Mutex // guards the post scratch below
+		ctx *C.struct_ibv_context
+		qp  *gorxe.QP
+		mu  sync.Mutex // guards the post scratch below
 		posts
 	}
 	srqState struct {
+		ctx *C.struct_ibv_context
 		srq *gorxe.SRQ
 		mu  sync.Mutex
 		posts
@@ -89,12 +92,29 @@ func (t *objectTable) cqPtr(c *gorxe.CQ) unsafe.Pointer {
 	return unsafe.Pointer(lookup(t, t.cqC, c))
 }
 
-func (t *objectTable) qpPtr(q *gorxe.QP) unsafe.Pointer {
-	return unsafe.Pointer(lookup(t, t.qpC, q))
-}
-
-func (t *objectTable) srqPtr(s *gorxe.SRQ) unsafe.Pointer {
-	return unsafe.Pointer(lookup(t, t.srqC, s))
+// eventTarget returns the element of an asynchronous event as ibv_async_event carries it (the C
+// object's address, or the port number) and the context that created the object (nil for a port
+// or device event); ok is false when the object is gone already and nobody is to be told.
+func (t *objectTable) eventTarget(ev gorxe.AsyncEvent) (elem uint64, owner *C.struct_ibv_context, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	switch {
+	case ev.QP != nil:
+		if q := t.qpC[ev.QP]; q != nil {
+			return uint64(uintptr(unsafe.Pointer(q))), t.qps[q].ctx, true
+		}
+	case ev.SRQ != nil:
+		if s := t.srqC[ev.SRQ]; s != nil {
+			return uint64(uintptr(unsafe.Pointer(s))), t.srqs[s].ctx, true
+		}
+	case ev.CQ != nil:
+		if c := t.cqC[ev.CQ]; c != nil {
+			return uint64(uintptr(unsafe.Pointer(c))), t.cqs[c].ctx, true
+		}
+	default:
+		return uint64(ev.Port), nil, true
+	}
+	return 0, nil, false
 }
 
 var errBadObject = syscall.EINVAL
@@ -264,7 +284,7 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
 	}
 	objects.mu.Lock()
 	defer objects.mu.Unlock()
-	objects.cqs[cq] = &cqState{cq: c}
+	objects.cqs[cq] = &cqState{ctx: cq.context, cq: c}
 	objects.cqC[c] = cq
 	cq.cqe = C.int(c.CQE())
 	cq.handle = objects.nextHandle()
@@ -408,7 +428,7 @@ func gx_create_qp(q *C.struct_ibv_qp, attr *C.struct_ibv_qp_init_attr) (rc C.int
 	}
 	objects.mu.Lock()
 	defer objects.mu.Unlock()
-	objects.qps[q] = &qpState{qp: qp}
+	objects.qps[q] = &qpState{ctx: q.context, qp: qp}
 	objects.qpC[qp] = q
 	q.qp_num = C.uint32_t(qp.QPN())
 	q.handle = objects.nextHandle()
@@ -662,7 +682,7 @@ func gx_create_srq(srq *C.struct_ibv_srq, attr *C.struct_ibv_srq_attr) (rc C.int
 	}
 	objects.mu.Lock()
 	defer objects.mu.Unlock()
-	objects.srqs[srq] = &srqState{srq: s}
+	objects.srqs[srq] = &srqState{ctx: srq.context, srq: s}
 	objects.srqC[s] = srq
 	srq.handle = objects.nextHandle()
 	return 0

@@ -82,6 +82,9 @@ int main(void) {
 	CHECK(strncmp(ibv_get_device_name(list[0]), "gorxe_", 6) == 0);
 	struct ibv_context *ctx = ibv_open_device(list[0]);
 	CHECK(ctx);
+	// A second context on the device shares its UDP port, as pyverbs' two test sides do.
+	struct ibv_context *ctx2 = ibv_open_device(list[0]);
+	CHECK(ctx2 && ctx2 != ctx);
 	ibv_free_device_list(list);
 	CHECK(ctx->async_fd >= 0 && ctx->cmd_fd >= 0);
 
@@ -100,6 +103,9 @@ int main(void) {
 
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	CHECK(pd);
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx2);
+	CHECK(pd2);
+	CHECK(ibv_dealloc_pd(pd2) == 0 && ibv_close_device(ctx2) == 0);
 	char *buf = calloc(1, 2 * SIZE);
 	CHECK(buf);
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
