@@ -86,6 +86,7 @@ static int op_query_port(struct ibv_context *context, uint8_t port_num, struct i
 
 static int op_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
 			      struct ibv_device_attr_ex *attr, size_t attr_size);
+static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 
 static void close_fd(int *fd) {
 	if (*fd >= 0)
@@ -111,6 +112,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	ctx->ops.post_srq_recv = op_post_srq_recv;
 	v->query_port = op_query_port;
 	v->query_device_ex = op_query_device_ex;
+	v->create_cq_ex = op_create_cq_ex;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
 	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -362,11 +364,12 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
 	return 0;
 }
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector) {
+// create_cq allocates size bytes for the CQ (an ibv_cq, or an ibv_cq_ex that begins like one).
+static struct ibv_cq *create_cq(struct ibv_context *context, int cqe, void *cq_context,
+				struct ibv_comp_channel *channel, int comp_vector, size_t size) {
 	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
 		return fail_null(EINVAL);
-	struct ibv_cq *cq = calloc(1, sizeof(*cq));
+	struct ibv_cq *cq = calloc(1, size);
 	if (!cq)
 		return fail_null(ENOMEM);
 	cq->context = context;
@@ -380,6 +383,82 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		return fail_null(rc);
 	}
 	return cq;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector) {
+	return create_cq(context, cqe, cq_context, channel, comp_vector, sizeof(struct ibv_cq));
+}
+
+// Extended CQs: ibv_start_poll, ibv_next_poll and the ibv_wc_read_* calls read one completion
+// at a time, polled into the CQ's current entry.
+
+struct gx_cq_ex {
+	struct ibv_cq_ex ex; // first: the program's ibv_cq_ex and ibv_cq are this address
+	struct ibv_wc cur;
+};
+
+static struct ibv_wc *current(struct ibv_cq_ex *c) { return &((struct gx_cq_ex *)c)->cur; }
+
+static int ex_poll_one(struct ibv_cq_ex *c) {
+	int n = op_poll_cq(ibv_cq_ex_to_cq(c), 1, current(c));
+	if (n < 0)
+		return -n;
+	if (n == 0)
+		return ENOENT;
+	c->status = current(c)->status;
+	c->wr_id = current(c)->wr_id;
+	return 0;
+}
+
+static int ex_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr) {
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	return ex_poll_one(c);
+}
+
+static void ex_end_poll(struct ibv_cq_ex *c) {}
+static enum ibv_wc_opcode ex_read_opcode(struct ibv_cq_ex *c) { return current(c)->opcode; }
+static uint32_t ex_read_vendor_err(struct ibv_cq_ex *c) { return current(c)->vendor_err; }
+static uint32_t ex_read_byte_len(struct ibv_cq_ex *c) { return current(c)->byte_len; }
+static __be32 ex_read_imm_data(struct ibv_cq_ex *c) { return current(c)->imm_data; }
+static uint32_t ex_read_qp_num(struct ibv_cq_ex *c) { return current(c)->qp_num; }
+static uint32_t ex_read_src_qp(struct ibv_cq_ex *c) { return current(c)->src_qp; }
+static unsigned int ex_read_wc_flags(struct ibv_cq_ex *c) { return current(c)->wc_flags; }
+static uint32_t ex_read_slid(struct ibv_cq_ex *c) { return current(c)->slid; }
+static uint8_t ex_read_sl(struct ibv_cq_ex *c) { return current(c)->sl; }
+static uint8_t ex_read_dlid_path_bits(struct ibv_cq_ex *c) { return current(c)->dlid_path_bits; }
+
+// op_create_cq_ex creates an extended CQ reporting the standard fields; timestamps, VLANs, flow
+// tags, tag matching and parent domains are not supported.
+static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr) {
+	if (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)
+		return fail_null(EOPNOTSUPP);
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+		return fail_null(EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return fail_null(EOPNOTSUPP);
+	if (attr->cqe > INT32_MAX)
+		return fail_null(EINVAL);
+	struct ibv_cq *cq = create_cq(context, (int)attr->cqe, attr->cq_context, attr->channel, (int)attr->comp_vector,
+				      sizeof(struct gx_cq_ex));
+	if (!cq)
+		return NULL;
+	struct ibv_cq_ex *c = (struct ibv_cq_ex *)cq;
+	c->start_poll = ex_start_poll;
+	c->next_poll = ex_poll_one;
+	c->end_poll = ex_end_poll;
+	c->read_opcode = ex_read_opcode;
+	c->read_vendor_err = ex_read_vendor_err;
+	c->read_byte_len = ex_read_byte_len;
+	c->read_imm_data = ex_read_imm_data;
+	c->read_qp_num = ex_read_qp_num;
+	c->read_src_qp = ex_read_src_qp;
+	c->read_wc_flags = ex_read_wc_flags;
+	c->read_slid = ex_read_slid;
+	c->read_sl = ex_read_sl;
+	c->read_dlid_path_bits = ex_read_dlid_path_bits;
+	return c;
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq) {

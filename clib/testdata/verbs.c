@@ -124,7 +124,7 @@ int main(void) {
 	CHECK(ibv_dealloc_pd(pd) == EBUSY);
 	errno = 0;
 	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_2) && errno == EOPNOTSUPP);
-	struct ibv_cq_init_attr_ex cqx = {.cqe = 4};
+	struct ibv_cq_init_attr_ex cqx = {.cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
 	errno = 0;
 	CHECK(!ibv_create_cq_ex(ctx, &cqx) && errno == EOPNOTSUPP);
 
@@ -247,8 +247,12 @@ int main(void) {
 
 	// UD: u sends to v through an address handle; v answers through one made from the
 	// completion and the 40 bytes before the data.
-	struct ibv_cq *ucq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
-	CHECK(ucq);
+	struct ibv_cq_init_attr_ex ucqx = {.cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS};
+	struct ibv_cq_ex *ucqex = ibv_create_cq_ex(ctx, &ucqx);
+	CHECK(ucqex);
+	struct ibv_cq *ucq = ibv_cq_ex_to_cq(ucqex);
+	struct ibv_poll_cq_attr pattr0 = {0};
+	CHECK(ibv_start_poll(ucqex, &pattr0) == ENOENT); // empty
 	struct ibv_qp_init_attr uia = {.send_cq = ucq, .recv_cq = ucq, .qp_type = IBV_QPT_UD,
 				       .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
 	struct ibv_qp *u = ibv_create_qp(pd, &uia);
@@ -305,6 +309,33 @@ int main(void) {
 	}
 	rwc = uwc[0].opcode == IBV_WC_RECV ? &uwc[0] : &uwc[1];
 	CHECK(rwc->status == IBV_WC_SUCCESS && rwc->src_qp == v->qp_num);
+	// Once more, read through the extended CQ's poll calls.
+	CHECK(ibv_post_recv(u, &urwr, &rbad) == 0);
+	swr.wr_id = 8;
+	CHECK(ibv_post_send(v, &swr, &bad) == 0);
+	int seen = 0, rc;
+	end = time(NULL) + 5;
+	while ((rc = ibv_start_poll(ucqex, &pattr0)) == ENOENT)
+		CHECK(time(NULL) < end);
+	CHECK(rc == 0);
+	for (;;) {
+		CHECK(ucqex->status == IBV_WC_SUCCESS);
+		if (ibv_wc_read_opcode(ucqex) == IBV_WC_RECV) {
+			CHECK(ucqex->wr_id == 9 && ibv_wc_read_byte_len(ucqex) == 40 + 8);
+			CHECK(ibv_wc_read_src_qp(ucqex) == v->qp_num && ibv_wc_read_qp_num(ucqex) == u->qp_num);
+			CHECK(ibv_wc_read_wc_flags(ucqex) & IBV_WC_GRH);
+			seen |= 1;
+		} else {
+			CHECK(ucqex->wr_id == 8 && ibv_wc_read_opcode(ucqex) == IBV_WC_SEND);
+			seen |= 2;
+		}
+		if (seen == 3)
+			break;
+		while ((rc = ibv_next_poll(ucqex)) == ENOENT)
+			CHECK(time(NULL) < end);
+		CHECK(rc == 0);
+	}
+	ibv_end_poll(ucqex);
 	CHECK(ibv_destroy_ah(ah) == 0 && ibv_destroy_ah(reply) == 0);
 	CHECK(ibv_destroy_qp(u) == 0 && ibv_destroy_qp(v) == 0 && ibv_destroy_cq(ucq) == 0);
 
