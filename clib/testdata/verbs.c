@@ -339,6 +339,22 @@ int main(void) {
 	CHECK(ibv_destroy_ah(ah) == 0 && ibv_destroy_ah(reply) == 0);
 	CHECK(ibv_destroy_qp(u) == 0 && ibv_destroy_qp(v) == 0 && ibv_destroy_cq(ucq) == 0);
 
+	// An SRQ: its attributes, its limit armed, and EBUSY while a QP uses it.
+	struct ibv_srq_init_attr sia = {.attr = {.max_wr = 16, .max_sge = 1}};
+	struct ibv_srq *srq = ibv_create_srq(pd, &sia);
+	CHECK(srq && sia.attr.max_wr >= 16);
+	struct ibv_srq_attr sa;
+	CHECK(ibv_query_srq(srq, &sa) == 0 && sa.max_wr >= 16 && sa.srq_limit == 0);
+	sa.srq_limit = 4;
+	CHECK(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) == 0);
+	CHECK(ibv_query_srq(srq, &sa) == 0 && sa.srq_limit == 4);
+	struct ibv_qp_init_attr sqia = ia;
+	sqia.srq = srq;
+	struct ibv_qp *sq = ibv_create_qp(pd, &sqia);
+	CHECK(sq && sq->srq == srq);
+	CHECK(ibv_destroy_srq(srq) == EBUSY);
+	CHECK(ibv_destroy_qp(sq) == 0 && ibv_destroy_srq(srq) == 0);
+
 	// Resizing keeps the CQ and reports the new size in cq->cqe.
 	CHECK(ibv_resize_cq(scq, 64) == 0 && scq->cqe >= 64);
 
