@@ -14,6 +14,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -128,10 +129,11 @@ func setString(dst *C.char, size int, s string) {
 	b[n] = 0
 }
 
+// entryFor returns the entry of the device cfg describes, made on first listing: a name stands
+// for one configuration, so a device listed again is the same entry, at the same C address.
 func entryFor(cfg gorxe.Config) *devEntry {
 	name := deviceName(cfg)
 	if e, ok := devices[name]; ok {
-		e.cfg = cfg
 		return e
 	}
 	e := &devEntry{name: name, cfg: cfg, index: len(devices)}
@@ -139,26 +141,13 @@ func entryFor(cfg gorxe.Config) *devEntry {
 	e.c.node_type = C.IBV_NODE_CA
 	e.c.transport_type = C.IBV_TRANSPORT_IB
 	setString(&e.c.name[0], len(e.c.name), name)
-	uverbs := "uverbs" + itoa(e.index)
+	uverbs := "uverbs" + strconv.Itoa(e.index)
 	setString(&e.c.dev_name[0], len(e.c.dev_name), uverbs)
 	setString(&e.c.dev_path[0], len(e.c.dev_path), "/sys/class/infiniband_verbs/"+uverbs)
 	setString(&e.c.ibdev_path[0], len(e.c.ibdev_path), "/sys/class/infiniband/"+name)
 	devices[name] = e
 	byCDev[e.c] = e
 	return e
-}
-
-func itoa(i int) string {
-	var b [20]byte
-	n := len(b)
-	for {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-		if i == 0 {
-			return string(b[n:])
-		}
-	}
 }
 
 //export gx_device_list

@@ -47,7 +47,7 @@ int gx_forked_child(void) {
 	return 1;
 }
 
-// ret_errno_null sets errno and returns NULL when rc is an error.
+// fail_null sets errno to rc and returns NULL, the failure of a verb that returns an object.
 static void *fail_null(int rc) {
 	errno = rc;
 	return NULL;

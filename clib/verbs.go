@@ -484,10 +484,10 @@ func gx_modify_qp(q *C.struct_ibv_qp, a *C.struct_ibv_qp_attr, mask C.int) (rc C
 }
 
 //export gx_query_qp
-func gx_query_qp(q *C.struct_ibv_qp, out *C.struct_ibv_qp_attr, init *C.struct_ibv_qp_init_attr) (rc C.int) {
+func gx_query_qp(q *C.struct_ibv_qp, out *C.struct_ibv_qp_attr, initAttr *C.struct_ibv_qp_init_attr) (rc C.int) {
 	defer catch("query_qp", &rc)
 	s := lookup(&objects, objects.qps, q)
-	if s == nil || out == nil || init == nil {
+	if s == nil || out == nil || initAttr == nil {
 		return C.int(syscall.EINVAL)
 	}
 	a, in, err := s.qp.Query()
@@ -511,10 +511,10 @@ func gx_query_qp(q *C.struct_ibv_qp, out *C.struct_ibv_qp_attr, init *C.struct_i
 	out.max_rd_atomic, out.max_dest_rd_atomic = C.uint8_t(a.MaxRdAtomic), C.uint8_t(a.MaxDestRdAtomic)
 	out.min_rnr_timer, out.port_num, out.timeout = C.uint8_t(a.MinRNRTimer), C.uint8_t(a.PortNum), C.uint8_t(a.Timeout)
 	out.retry_cnt, out.rnr_retry = C.uint8_t(a.RetryCnt), C.uint8_t(a.RNRRetry)
-	*init = C.struct_ibv_qp_init_attr{}
-	setCaps(&init.cap, in.Cap)
+	*initAttr = C.struct_ibv_qp_init_attr{}
+	setCaps(&initAttr.cap, in.Cap)
 	if in.SQSigAll {
-		init.sq_sig_all = 1
+		initAttr.sq_sig_all = 1
 	}
 	return 0
 }
