@@ -47,16 +47,14 @@ type (
 		recv []gorxe.RecvWR
 		sges []gorxe.SGE
 	}
-	channelState struct {
-		ch *gorxe.CompChannel
-	}
 )
 
+// objectTable maps the program's objects to gorxe's and back, for the verbs and for events.
 type objectTable struct {
 	mu    sync.RWMutex
 	pds   map[*C.struct_ibv_pd]*gorxe.PD
 	mrs   map[*C.struct_ibv_mr]*gorxe.MR
-	chans map[*C.struct_ibv_comp_channel]*channelState
+	chans map[*C.struct_ibv_comp_channel]*gorxe.CompChannel
 	cqs   map[*C.struct_ibv_cq]*cqState
 	qps   map[*C.struct_ibv_qp]*qpState
 	srqs  map[*C.struct_ibv_srq]*srqState
@@ -71,7 +69,7 @@ type objectTable struct {
 
 var objects = objectTable{
 	pds: map[*C.struct_ibv_pd]*gorxe.PD{}, mrs: map[*C.struct_ibv_mr]*gorxe.MR{},
-	chans: map[*C.struct_ibv_comp_channel]*channelState{}, cqs: map[*C.struct_ibv_cq]*cqState{},
+	chans: map[*C.struct_ibv_comp_channel]*gorxe.CompChannel{}, cqs: map[*C.struct_ibv_cq]*cqState{},
 	qps: map[*C.struct_ibv_qp]*qpState{}, srqs: map[*C.struct_ibv_srq]*srqState{},
 	ahs: map[*C.struct_ibv_ah]*gorxe.AH{}, cqC: map[*gorxe.CQ]*C.struct_ibv_cq{},
 	qpC: map[*gorxe.QP]*C.struct_ibv_qp{}, srqC: map[*gorxe.SRQ]*C.struct_ibv_srq{},
@@ -117,6 +115,8 @@ func (t *objectTable) eventTarget(ev gorxe.AsyncEvent) (elem uint64, owner *C.st
 	return 0, nil, false
 }
 
+// errBadObject answers a verb given an object the library does not know (never created, or
+// destroyed), as libibverbs answers a bad handle.
 var errBadObject = syscall.EINVAL
 
 // deviceOf returns the bound device of a context.
@@ -226,7 +226,7 @@ func gx_create_comp_channel(ch *C.struct_ibv_comp_channel, w C.int) (rc C.int) {
 		return errnoOf(err)
 	}
 	objects.mu.Lock()
-	objects.chans[ch] = &channelState{ch: c}
+	objects.chans[ch] = c
 	objects.mu.Unlock()
 	go forwardCompEvents(c, int(w))
 	return 0
@@ -250,11 +250,11 @@ func forwardCompEvents(c *gorxe.CompChannel, w int) {
 //export gx_destroy_comp_channel
 func gx_destroy_comp_channel(ch *C.struct_ibv_comp_channel) (rc C.int) {
 	defer catch("destroy_comp_channel", &rc)
-	s := lookup(&objects, objects.chans, ch)
-	if s == nil {
+	c := lookup(&objects, objects.chans, ch)
+	if c == nil {
 		return C.int(errBadObject)
 	}
-	if err := s.ch.Destroy(); err != nil {
+	if err := c.Destroy(); err != nil {
 		return errnoOf(err)
 	}
 	objects.mu.Lock()
@@ -272,11 +272,9 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
 	}
 	var ch *gorxe.CompChannel
 	if cq.channel != nil {
-		s := lookup(&objects, objects.chans, cq.channel)
-		if s == nil {
+		if ch = lookup(&objects, objects.chans, cq.channel); ch == nil {
 			return C.int(syscall.EINVAL)
 		}
-		ch = s.ch
 	}
 	c, err := d.CreateCQ(int(cqe), ch)
 	if err != nil {
