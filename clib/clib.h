@@ -50,6 +50,25 @@ struct gx_wc {
 // How many work requests or completions cross into Go per call.
 #define GX_BATCH 32
 
+// Every QP is allocated as a gx_qp_ex, so that ibv_qp_to_qp_ex can tell an extended QP (made by
+// ibv_create_qp_ex) from a plain one; the ibv_wr_* calls build work requests here between
+// wr_start and wr_complete, which posts them.
+struct gx_qp_ex {
+	struct ibv_qp_ex ex; // first: the program's ibv_qp and ibv_qp_ex are this address
+	int extended;
+	int err;                 // the first error since wr_start, reported by wr_complete
+	int n, max_wr;           // work requests built, room for
+	int max_sge, max_inline; // per work request
+	struct ibv_send_wr *wrs;
+	struct ibv_sge *sges;    // max_sge for each work request
+	uint8_t *inl;            // max_inline bytes for each work request
+};
+
+// gx_create_qp_ex is the context's create_qp_ex; gx_free_qp_ex frees a QP's work request
+// buffers.
+struct ibv_qp *gx_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+void gx_free_qp_ex(struct gx_qp_ex *q);
+
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);

@@ -241,8 +241,6 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 	return EOPNOTSUPP;
 }
 
-struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp) { return NULL; }
-
 struct ibv_context *ibv_import_device(int cmd_fd) { return unsupported_null(); }
 
 struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle) { return unsupported_null(); }

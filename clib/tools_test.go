@@ -47,7 +47,8 @@ func runPingpong(t *testing.T, server, client []string, extra ...string) {
 }
 
 // TestPingpongs runs the distribution's unmodified pingpong tools against each other on the
-// library: RC, UC, UD and SRQ, busy-polling and, for RC, waiting on the completion channel (-e).
+// library: RC, UC, UD and SRQ, busy-polling and, for RC, waiting on the completion channel (-e)
+// and posting with the ibv_wr_* calls of an extended QP (-N).
 func TestPingpongs(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool string
@@ -55,6 +56,7 @@ func TestPingpongs(t *testing.T) {
 	}{
 		{"rc", "ibv_rc_pingpong", nil},
 		{"rc-events", "ibv_rc_pingpong", []string{"-e"}},
+		{"rc-new-send", "ibv_rc_pingpong", []string{"-N"}}, // ibv_create_qp_ex and ibv_wr_*
 		{"uc", "ibv_uc_pingpong", nil},
 		{"ud", "ibv_ud_pingpong", nil},
 		{"srq", "ibv_srq_pingpong", nil},

@@ -113,6 +113,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	v->query_port = op_query_port;
 	v->query_device_ex = op_query_device_ex;
 	v->create_cq_ex = op_create_cq_ex;
+	v->create_qp_ex = gx_create_qp_ex;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
 	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -542,7 +543,7 @@ static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only) { return GX_C
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 	if (!pd || !attr)
 		return fail_null(EINVAL);
-	struct ibv_qp *qp = calloc(1, sizeof(*qp));
+	struct ibv_qp *qp = calloc(1, sizeof(struct gx_qp_ex));
 	if (!qp)
 		return fail_null(ENOMEM);
 	qp->context = pd->context;
@@ -586,8 +587,10 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, str
 
 int ibv_destroy_qp(struct ibv_qp *qp) {
 	int rc = GX_CALL(gx_destroy_qp(qp));
-	if (!rc)
+	if (!rc) {
+		gx_free_qp_ex((struct gx_qp_ex *)qp);
 		free(qp);
+	}
 	return rc;
 }
 

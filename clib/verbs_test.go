@@ -26,8 +26,9 @@ func buildVerbsProgram(t *testing.T) string {
 // EOPNOTSUPP, bad_wr), two contexts of one process sharing the device, RC traffic between two
 // QPs of one device (SEND with immediate, RDMA WRITE and READ, inline data), a completion channel
 // whose fd is non-blocking and polled with poll(2), UD traffic answered through
-// ibv_create_ah_from_wc and read through an extended CQ, an SRQ's attributes and limit,
-// ibv_resize_cq, the port event on async_fd, and a child of fork() refused at once.
+// ibv_create_ah_from_wc and read through an extended CQ, an extended QP posting through the
+// ibv_wr_* calls, an SRQ's attributes and limit, ibv_resize_cq, the port event on async_fd, and a
+// child of fork() refused at once.
 func TestVerbsProgram(t *testing.T) {
 	needLibrary(t)
 	bin := buildVerbsProgram(t)

@@ -245,6 +245,47 @@ int main(void) {
 	wc = poll_one(rcq);
 	CHECK(wc.byte_len == 8);
 
+	// Extended QPs: work requests built with the ibv_wr_* calls.
+	CHECK(ibv_qp_to_qp_ex(a) == NULL);
+	struct ibv_qp_init_attr_ex xia = {.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC, .pd = pd,
+					  .cap = ia.cap, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					  .send_ops_flags = IBV_QP_EX_WITH_BIND_MW};
+	errno = 0;
+	CHECK(!ibv_create_qp_ex(ctx, &xia) && errno == EOPNOTSUPP);
+	xia.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	struct ibv_qp *xa = ibv_create_qp_ex(ctx, &xia);
+	struct ibv_qp *xb = ibv_create_qp_ex(ctx, &xia);
+	CHECK(xa && xb);
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(xa);
+	CHECK(qx && ibv_qp_to_qp_ex(xb));
+	connect_qp(xa, xb->qp_num, &gid);
+	connect_qp(xb, xa->qp_num, &gid);
+	CHECK(ibv_post_recv(xb, &rwr, &rbad) == 0);
+	memset(buf, 'x', 32);
+	char note[6] = "wr_*!";
+	ibv_wr_start(qx);
+	qx->wr_id = 21;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qx, mr->rkey, (uintptr_t)buf + SIZE + 1000);
+	ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)buf, 32);
+	qx->wr_id = 22;
+	ibv_wr_send_imm(qx, htobe32(7));
+	ibv_wr_set_inline_data(qx, note, sizeof(note));
+	memset(note, 0, sizeof(note)); // copied already
+	CHECK(ibv_wr_complete(qx) == 0);
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 21 && wc.opcode == IBV_WC_RDMA_WRITE);
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 22 && wc.opcode == IBV_WC_SEND);
+	wc = poll_one(rcq);
+	CHECK(wc.opcode == IBV_WC_RECV && wc.imm_data == htobe32(7) && wc.byte_len == 6);
+	CHECK(memcmp(buf + SIZE, "wr_*!", 6) == 0 && buf[SIZE + 1000] == 'x' && buf[SIZE + 1031] == 'x');
+	// A setter before any operation fails the batch at wr_complete, posting nothing.
+	ibv_wr_start(qx);
+	ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)buf, 32);
+	CHECK(ibv_wr_complete(qx) == EINVAL);
+	CHECK(ibv_destroy_qp(xa) == 0 && ibv_destroy_qp(xb) == 0);
+
 	// UD: u sends to v through an address handle; v answers through one made from the
 	// completion and the 40 bytes before the data.
 	struct ibv_cq_init_attr_ex ucqx = {.cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS};
