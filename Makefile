@@ -124,4 +124,22 @@ lint:
 
 clean:
 	$(GO) clean -testcache
-	rm -rf bin
+	rm -rf bin build
+
+# gorxe's drop-in libibverbs.so.1 (package clib): a cgo c-shared build against the installed
+# rdma-core headers, with the version nodes and symbols of the installed libibverbs.so.1 and
+# librdmacm.so.1 (the script and the private ABI number come from them), and librdmacm.so.1 as
+# a symlink to the same file. CLIB_OUT must be an absolute path or one relative to here.
+CLIB_OUT ?= build/clib
+CC ?= cc
+.PHONY: clib
+clib:
+	@mkdir -p $(CLIB_OUT)
+	@set -e; out=$(abspath $(CLIB_OUT)); \
+	pabi=$$($(GO) run ./clib/internal/vscript -o $$out/libgorxe.map \
+	  $$($(CC) -print-file-name=libibverbs.so.1) $$($(CC) -print-file-name=librdmacm.so.1)); \
+	CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -DGORXE_PABI=$$pabi" $(GO) build -tags gorxe_clib -buildmode=c-shared \
+	  -ldflags "-extldflags '-Wl,--version-script=$$out/libgorxe.map -Wl,-soname,libibverbs.so.1'" \
+	  -o $$out/libibverbs.so.1 ./clib; \
+	rm -f $$out/libibverbs.so.h; \
+	ln -sf libibverbs.so.1 $$out/librdmacm.so.1

@@ -25,12 +25,17 @@ var layers = [][]string{
 	{"cq", "mr", "netio", "layers", "cm"}, // cm: the connection manager's sans-I/O state machine
 	{"qp", "capture"},
 	{"transport", "dump"},
-	{"internal/stack"},      // answers CM MADs with cm while the device has no GSI QP
-	{""},                    // the root package: the verbs facade
-	{"internal/fabrictest"}, // built on the verbs facade: test exchanges
-	{"cm/rdmacm"},           // RDMA-CM: the connection manager run on a device's QP1
-	{"metrics"},             // the Prometheus exporter of devices and their connection managers
+	{"internal/stack"},                            // answers CM MADs with cm while the device has no GSI QP
+	{""},                                          // the root package: the verbs facade
+	{"internal/fabrictest", "internal/devselect"}, // built on the verbs facade: test exchanges, device selection
+	{"cm/rdmacm"},                                 // RDMA-CM: the connection manager run on a device's QP1
+	{"metrics"},                                   // the Prometheus exporter of devices and their connection managers
+	{"clib"},                                      // the C library (libibverbs.so.1): one more user of the public API, see clibImports
 }
+
+// clibImports are the only packages of the module the C library may import: it is built on the
+// public verbs API and RDMA-CM like any other program, never on the engine behind them.
+var clibImports = []string{module, module + "/cm/rdmacm", module + "/internal/devselect"}
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.
 var rootLayer = slices.IndexFunc(layers, func(l []string) bool { return slices.Contains(l, "") })
@@ -43,7 +48,7 @@ var toolLayer = len(layers)
 // none of the tools, so that every tool can use each of them.
 var toolShared = []string{
 	"cmd/gorxe/internal/tool", "cmd/gorxe/internal/getopt", "cmd/gorxe/internal/loglevel",
-	"cmd/gorxe/internal/devselect", "cmd/gorxe/internal/faultnote", "cmd/gorxe/internal/observe",
+	"cmd/gorxe/internal/faultnote", "cmd/gorxe/internal/observe",
 	"cmd/gorxe/internal/oob", "cmd/gorxe/internal/gidtext",
 }
 
@@ -53,7 +58,7 @@ func layerOf(rel string) (int, bool) {
 			return i, true
 		}
 	}
-	if rel == "cmd" || strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "test/") {
+	if rel == "cmd" || strings.HasPrefix(rel, "cmd/") || strings.HasPrefix(rel, "test/") || strings.HasPrefix(rel, "clib/internal/") {
 		return toolLayer, true
 	}
 	return 0, false
@@ -66,12 +71,13 @@ type listedPkg struct {
 }
 
 // modulePackages lists the module's packages and the set of standard library packages among
-// their dependencies, from go list (no test imports).
+// their dependencies, from go list (no test imports), with the C library's files included (they
+// are built only with the gorxe_clib tag).
 func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 	t.Helper()
 	std := map[string]bool{}
 	var mine []listedPkg
-	for _, p := range goListDeps(t, "./...") {
+	for _, p := range goListDeps(t, "-tags", "gorxe_clib", "./...") {
 		if p.Standard {
 			std[p.ImportPath] = true
 		}
@@ -82,15 +88,15 @@ func modulePackages(t *testing.T) ([]listedPkg, map[string]bool) {
 	return mine, std
 }
 
-// goListDeps returns go list -deps -json of pattern: the packages it names and everything they
-// import, without test imports.
-func goListDeps(t *testing.T, pattern string) []listedPkg {
+// goListDeps returns go list -deps -json with args (flags, then patterns): the packages named and
+// everything they import, without test imports.
+func goListDeps(t *testing.T, args ...string) []listedPkg {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to list packages with")
 	}
-	out, err := exec.Command(goTool, "list", "-deps", "-json", pattern).Output()
+	out, err := exec.Command(goTool, append([]string{"list", "-deps", "-json"}, args...)...).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		require.Fail(t, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr))
@@ -132,6 +138,9 @@ func TestImportGraph(t *testing.T) {
 			}
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue
+			}
+			if rel == "clib" {
+				assert.Contains(t, clibImports, imp, "clib imports %s: the C library is built on the public API (%v) only", imp, clibImports)
 			}
 			irel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
 			il, ok := layerOf(irel)

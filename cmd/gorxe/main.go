@@ -11,7 +11,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/cmatose"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/mckey"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/pingpong"

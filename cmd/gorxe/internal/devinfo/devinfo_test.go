@@ -16,6 +16,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
@@ -136,7 +137,7 @@ func TestParseArgs(t *testing.T) {
 func TestRun(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, Run(Options{List: true}, &b, io.Discard))
-	names := DeviceNames()
+	names := devselect.DeviceNames()
 	assert.Contains(t, b.String(), " found:\n", "-l output:\n%s", b.String())
 	assert.Equal(t, len(names), strings.Count(b.String(), "\tgorxe_"), "-l output:\n%s", b.String())
 	b.Reset()

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
-	"github.com/gorxe/gorxe/netio"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Options are ibv_devinfo's settings, plus gorxe's --bind and --log-level.
@@ -74,7 +72,7 @@ gorxe stats ADDR shows while it runs.
 // Run prints what the options ask for on stdout; the devices log their events on stderr.
 func Run(o Options, stdout, stderr io.Writer) error {
 	if o.List {
-		names := DeviceNames()
+		names := devselect.DeviceNames()
 		s := "s"
 		if len(names) == 1 {
 			s = ""
@@ -101,7 +99,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 		cfgs = append(cfgs, cfg)
 	} else {
-		for _, n := range interfaceNames() {
+		for _, n := range devselect.Interfaces() {
 			cfgs = append(cfgs, gorxe.Config{Interface: n})
 		}
 		if len(cfgs) == 0 {
@@ -119,43 +117,13 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// show opens the device of cfg on a private in-memory network, so that it binds no UDP port
-// (a pingpong or perftest run may hold the port already), and prints it. The port shows the
-// link of the interface the address is on all the same.
+// show opens the device of cfg without binding a UDP port (a pingpong or perftest run may hold
+// the port already), and prints it.
 func show(w io.Writer, cfg gorxe.Config, o Options) error {
-	fab := netio.NewFabric(netio.FabricConfig{})
-	cfg.Network = fab.Network()
-	cfg.Workers = 1
-	dev, err := gorxe.Open(cfg)
+	dev, err := devselect.OpenUnbound(cfg)
 	if err != nil {
 		return fmt.Errorf("Failed to open device: %w", err)
 	}
 	defer dev.Close()
 	return Print(w, dev, o.IBPort, o.Verbose)
-}
-
-// DeviceNames lists gorxe's devices: one per interface that is up and has an address.
-func DeviceNames() []string {
-	var out []string
-	for _, n := range interfaceNames() {
-		out = append(out, devselect.DeviceNamePrefix+n)
-	}
-	return out
-}
-
-func interfaceNames() []string {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, ifi := range ifs {
-		if ifi.Flags&net.FlagUp == 0 {
-			continue
-		}
-		if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
-			out = append(out, ifi.Name)
-		}
-	}
-	return out
 }

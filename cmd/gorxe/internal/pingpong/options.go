@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/oob"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"

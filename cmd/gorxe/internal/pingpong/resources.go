@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/devselect"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 

@@ -211,3 +211,44 @@ func captureTo(path string, cfg gorxe.Config) (netio.TapFunc, error) {
 		w.Flush()
 	}, nil
 }
+
+// DeviceNames lists gorxe's devices as rxe lists its devices: one per network interface that is
+// up and has an address, named "gorxe_" and the interface's name.
+func DeviceNames() []string {
+	var out []string
+	for _, n := range Interfaces() {
+		out = append(out, DeviceNamePrefix+n)
+	}
+	return out
+}
+
+// Interfaces names the network interfaces that are up and have an address, in the kernel's
+// order: the interfaces a device is listed for.
+func Interfaces() []string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagUp == 0 {
+			continue
+		}
+		if addrs, err := ifi.Addrs(); err == nil && len(addrs) > 0 {
+			out = append(out, ifi.Name)
+		}
+	}
+	return out
+}
+
+// OpenUnbound opens a device of cfg on a private in-memory network, with one worker: it answers
+// queries (attributes, port, GID table) without binding a UDP port, which another program may
+// hold. The port still shows the link of the interface the address is on.
+func OpenUnbound(cfg gorxe.Config) (*gorxe.Device, error) {
+	fab := netio.NewFabric(netio.FabricConfig{})
+	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
+		return fab.NewEndpoint(port, addrs...)
+	}
+	cfg.Workers = 1
+	return gorxe.Open(cfg)
+}

@@ -152,3 +152,32 @@ func TestCaptureTo(t *testing.T) {
 	_, err = captureTo(filepath.Join(t.TempDir(), "no", "such", "dir"), cfg)
 	require.ErrorContains(t, err, "capture: ")
 }
+
+// TestOpenUnboundBesidePortHolder opens a device whose UDP port another socket holds: it answers
+// queries all the same, with the GID table of its address.
+func TestOpenUnboundBesidePortHolder(t *testing.T) {
+	held, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	port := uint16(held.LocalAddr().(*net.UDPAddr).Port)
+
+	dev, err := OpenUnbound(gorxe.Config{Addr: netip.MustParseAddr("127.0.0.1"), Port: port})
+	require.NoError(t, err)
+	defer dev.Close()
+	gid, err := dev.QueryGID(1)
+	require.NoError(t, err)
+	assert.Equal(t, gorxe.GIDFromAddr(netip.MustParseAddr("127.0.0.1")), gid)
+	assert.Equal(t, "gorxe_127.0.0.1", dev.Name())
+}
+
+func TestDeviceNamesAreInterfaces(t *testing.T) {
+	ifs := Interfaces()
+	names := DeviceNames()
+	require.Len(t, names, len(ifs))
+	for i, n := range ifs {
+		assert.Equal(t, DeviceNamePrefix+n, names[i])
+		ifi, err := net.InterfaceByName(n)
+		require.NoError(t, err)
+		assert.NotZero(t, ifi.Flags&net.FlagUp, "%s is listed but down", n)
+	}
+}

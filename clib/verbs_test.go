@@ -1,0 +1,57 @@
+package main
+
+import (
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// buildVerbsProgram compiles testdata/verbs.c against the distribution's headers and links it
+// with the library.
+func buildVerbsProgram(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "verbs")
+	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/verbs.c",
+		filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
+	require.NoError(t, err, "cc: %s", out)
+	return bin
+}
+
+// TestVerbsProgram runs testdata/verbs.c: libibverbs' errno conventions (EINVAL, EBUSY,
+// EOPNOTSUPP, bad_wr), two contexts of one process sharing the device, RC traffic between two
+// QPs of one device (SEND with immediate, RDMA WRITE and READ, inline data), a completion channel
+// whose fd is non-blocking and polled with poll(2), UD traffic answered through
+// ibv_create_ah_from_wc and read through an extended CQ, an extended QP posting through the
+// ibv_wr_* calls, an SRQ's attributes and limit, ibv_resize_cq, the port event on async_fd, and a
+// child of fork() refused at once.
+func TestVerbsProgram(t *testing.T) {
+	needLibrary(t)
+	bin := buildVerbsProgram(t)
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+}
+
+// TestAddressTaken runs the program on an address whose RoCE port something else holds: its
+// first verb that needs the port fails, with one line on stderr saying to set GORXE_ADDR.
+func TestAddressTaken(t *testing.T) {
+	needLibrary(t)
+	bin := buildVerbsProgram(t)
+	addr, _ := addressPair()
+	held, err := net.ListenPacket("udp4", net.JoinHostPort(addr, "4791"))
+	require.NoError(t, err)
+	defer held.Close()
+	p := start(t, addr, bin)
+	<-p.done
+	require.Error(t, p.runErr)
+	lines := strings.Split(strings.TrimSpace(p.err.String()), "\n")
+	require.NotEmpty(t, lines)
+	assert.Contains(t, lines[0], "gorxe_"+addr+": ")
+	assert.Contains(t, lines[0], "address already in use")
+	assert.Contains(t, lines[0], "give each program its own address with GORXE_ADDR")
+	assert.Contains(t, p.err.String(), "check failed: pd (errno 98: Address already in use)")
+}
