@@ -64,14 +64,3 @@ func connOptions(b *buffers) *rdmacm.Options {
 	return &rdmacm.Options{PD: b.pd, Recv: []gorxe.RecvWR{b.recvWR()},
 		Cap: gorxe.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}}
 }
-
-// closeConn disconnects and waits, within ctx, until the connection has left timewait, as
-// rdma_destroy_id does before rping exits.
-func closeConn(ctx context.Context, c *rdmacm.Conn) error {
-	err := c.Close()
-	select {
-	case <-c.Done():
-	case <-ctx.Done():
-	}
-	return err
-}
