@@ -18,9 +18,10 @@ import (
 )
 
 // TestHangup: a tool's connections end within Linger whatever became of the peer. A peer that is
-// there answers the DREQ, and Hangup returns on the DREP, having counted it; a peer whose device
-// has gone (a killed process sends nothing) never answers, and Hangup gives up after Linger
-// rather than waiting out the CM's DREQ retries (about 80 s with the default timeouts).
+// there answers the DREQ, and Hangup returns once the connection has left its timewait, having
+// counted the DREP; a peer whose device has gone (a killed process sends nothing) never answers,
+// and Hangup gives up after Linger rather than waiting out the CM's DREQ retries (about 80 s with
+// the default timeouts).
 func TestHangup(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -48,6 +49,11 @@ func TestHangup(t *testing.T) {
 					assert.Equal(t, tc.took, took)
 				} else {
 					assert.Less(t, took, Linger)
+					select {
+					case <-c.Done():
+					default:
+						assert.Fail(t, "Hangup returned before the timewait was over")
+					}
 				}
 				stats, err := agent.Stats(t.Context())
 				require.NoError(t, err)
