@@ -60,5 +60,5 @@ func TestBadPortOnce(t *testing.T) {
 	t.Parallel()
 	p := Start(t, []string{"GORXE_PORT=abc"}, "devinfo")
 	assert.Equal(t, 1, p.Wait(10*time.Second))
-	assert.Equal(t, "gorxe devinfo: GORXE_PORT=\"abc\": not a UDP port number (1-65535)\n", p.Stderr())
+	assert.Equal(t, "gorxe devinfo: GORXE_PORT=\"abc\" is not a UDP port number (1-65535)\n", p.Stderr())
 }
