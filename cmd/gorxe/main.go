@@ -11,7 +11,6 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/cmatose"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/mckey"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/pingpong"
@@ -21,6 +20,7 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tour"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/udaddy"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 

@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -46,9 +44,6 @@ type Selection struct {
 	Device string
 	// Tap, when set, becomes the device's Config.Tap.
 	Tap netio.TapFunc
-	// Pcap (--pcap FILE), or else the GORXE_PCAP environment variable, names a pcapng file that
-	// receives every datagram the device sends and receives (a capture.Writer on Config.Tap).
-	Pcap string
 	// Logger, when set, becomes the device's Config.Logger.
 	Logger *slog.Logger
 	// BusyPoll becomes the device's Config.BusyPoll (latency mode).
@@ -57,7 +52,8 @@ type Selection struct {
 	ReceivePoll time.Duration
 }
 
-// EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does.
+// EnvPcap turns capture on for every command: GORXE_PCAP=FILE, as --pcap FILE does. The tools'
+// session owns the capture file.
 const EnvPcap = "GORXE_PCAP"
 
 // Config turns the selection into a device configuration. getenv reads the environment (os.Getenv
@@ -94,26 +90,22 @@ func (s Selection) Config(getenv func(string) string) (gorxe.Config, error) {
 	return cfg, nil
 }
 
-// Open opens the device the selection names, with the environment of the process.
-func (s Selection) Open() (*gorxe.Device, error) {
-	return s.open(os.Getenv)
-}
-
-func (s Selection) open(getenv func(string) string) (*gorxe.Device, error) {
-	cfg, err := s.Config(getenv)
-	if err != nil {
-		return nil, err
-	}
-	if path := cmp.Or(s.Pcap, getenv(EnvPcap)); path != "" {
-		if cfg.Tap, err = captureTo(path, cfg); err != nil {
-			return nil, err
-		}
-	}
+// Open opens the device of cfg, saying what to do when its port is taken.
+func Open(cfg gorxe.Config) (*gorxe.Device, error) {
 	dev, err := gorxe.Open(cfg)
 	if err != nil {
 		return nil, ExplainInUse(err, cfg.Port, "give each tool its own address with --bind ADDR (on one host, e.g. --bind 127.0.0.1 and --bind 127.0.0.2)")
 	}
 	return dev, nil
+}
+
+// DeviceName is the name a device opened with cfg takes: Config.Name, else the prefix and the
+// interface or address it binds to.
+func DeviceName(cfg gorxe.Config) string {
+	if cfg.Name != "" {
+		return cfg.Name
+	}
+	return DeviceNamePrefix + cmp.Or(cfg.Interface, cfg.Addr.WithZone("").String())
 }
 
 // ExplainInUse adds to an error of opening a device on port (0: the standard port) what to do
@@ -184,34 +176,6 @@ func defaultInterface() string {
 	return ""
 }
 
-// captureTo creates a pcapng file at path and returns cfg's tap extended to write every datagram
-// to it. The file stays open until the process exits and is flushed after every datagram: a
-// tool ends on many paths, some of them without closing its device, and a capture is for finding
-// out what happened, so it must be complete whichever way the tool ended.
-func captureTo(path string, cfg gorxe.Config) (netio.TapFunc, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	name := cfg.Name
-	if name == "" {
-		name = DeviceNamePrefix + cmp.Or(cfg.Interface, cfg.Addr.WithZone("").String())
-	}
-	w, err := capture.NewWriter(f, capture.Options{Port: cfg.Port, Interface: name})
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	tap := cfg.Tap
-	return func(dir netio.Direction, m *netio.Message) {
-		if tap != nil {
-			tap(dir, m)
-		}
-		w.Tap(dir, m)
-		w.Flush()
-	}, nil
-}
-
 // DeviceNames lists gorxe's devices as rxe lists its devices: one per network interface that is
 // up and has an address, named "gorxe_" and the interface's name.
 func DeviceNames() []string {
@@ -246,9 +210,7 @@ func Interfaces() []string {
 // hold. The port still shows the link of the interface the address is on.
 func OpenUnbound(cfg gorxe.Config) (*gorxe.Device, error) {
 	fab := netio.NewFabric(netio.FabricConfig{})
-	cfg.Network = func(addrs []netip.Addr, port uint16) (netio.Conn, error) {
-		return fab.NewEndpoint(port, addrs...)
-	}
+	cfg.Network = fab.Network()
 	cfg.Workers = 1
 	return gorxe.Open(cfg)
 }

@@ -3,11 +3,8 @@ package devselect
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,8 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/dump"
-	"github.com/gorxe/gorxe/netio"
 )
 
 func env(kv ...string) func(string) string {
@@ -104,7 +99,9 @@ func TestOpenAddressInUse(t *testing.T) {
 	defer held.Close()
 	port := strconv.Itoa(held.LocalAddr().(*net.UDPAddr).Port)
 
-	dev, err := Selection{Bind: "127.0.0.1"}.open(env(EnvPort, port))
+	cfg, err := Selection{Bind: "127.0.0.1"}.Config(env(EnvPort, port))
+	require.NoError(t, err)
+	dev, err := Open(cfg)
 	if dev != nil {
 		dev.Close()
 	}
@@ -121,36 +118,17 @@ func TestExplainInUse(t *testing.T) {
 	assert.Equal(t, "listen: address already in use (UDP port 4791 of that address is taken, by another gorxe tool or another RoCE stack on this host: use -a and -b)", err.Error())
 }
 
-// TestCaptureTo checks the --pcap tap: it shows each datagram to the tap it extends, and the file
-// holds every datagram as soon as it was tapped, with the port recorded, though nothing closes it.
-func TestCaptureTo(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.pcapng")
-	var seen int
-	cfg := gorxe.Config{Addr: netip.MustParseAddr("127.0.0.1"), Port: 14791,
-		Tap: func(netio.Direction, *netio.Message) { seen++ }}
-	tap, err := captureTo(path, cfg)
-	require.NoError(t, err)
-	src, dst := netip.MustParseAddrPort("127.0.0.1:49152"), netip.MustParseAddrPort("127.0.0.2:14791")
-	for _, payload := range []string{"one", "two"} {
-		tap(netio.Sent, &netio.Message{Src: src, Dst: dst, Buf: []byte(payload)})
+func TestDeviceName(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  gorxe.Config
+		want string
+	}{
+		{gorxe.Config{Name: "mine", Interface: "eth0"}, "mine"},
+		{gorxe.Config{Interface: "eth0", Addr: netip.MustParseAddr("10.0.0.1")}, "gorxe_eth0"},
+		{gorxe.Config{Addr: netip.MustParseAddr("fe80::1%eth0")}, "gorxe_fe80::1"},
+	} {
+		assert.Equal(t, tc.want, DeviceName(tc.cfg))
 	}
-	assert.Equal(t, 2, seen, "the tap it extends")
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	r, err := dump.NewReader(f)
-	require.NoError(t, err)
-	for i := range 2 {
-		fr, err := r.Next()
-		require.NoError(t, err, "frame %d", i+1)
-		assert.Equal(t, i+1, fr.Index)
-	}
-	assert.Equal(t, []uint16{14791}, r.Ports())
-	_, err = r.Next()
-	require.ErrorIs(t, err, io.EOF)
-
-	_, err = captureTo(filepath.Join(t.TempDir(), "no", "such", "dir"), cfg)
-	require.ErrorContains(t, err, "capture: ")
 }
 
 // TestOpenUnboundBesidePortHolder opens a device whose UDP port another socket holds: it answers

@@ -44,8 +44,9 @@ type cmSyntax struct {
 	// port is the tool's fixed port when it takes none (udaddy): no -p is passed, and the server
 	// is awaited on this port.
 	port int
-	// anyAddr: the server takes no address and listens on every one (rdma_server); gorxe's is
-	// given its device's address with --bind.
+	// anyAddr: the server is run without its address option (rdma_server's -s, which defaults
+	// to 0.0.0.0) and listens on every address; gorxe's is given its device's address with
+	// --bind.
 	anyAddr bool
 	// clientC and clientGorxe are the client's programs when they are not the server's
 	// (rdma_server and rdma_client).

@@ -8,8 +8,8 @@ import (
 	"net/netip"
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // server accepts -c connections, sends its messages on each, collects the replies and
@@ -34,11 +34,7 @@ func server(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 	// waiting for the line can start the client at once.
 	p("cmatose: starting server")
 	var nodes []*node
-	defer func() {
-		for _, n := range nodes {
-			err = errors.Join(err, n.free(ctx))
-		}
-	}()
+	defer func() { err = errors.Join(err, free(ctx, nodes)) }()
 	for range o.Connections {
 		n, err := newNode(dev, &o)
 		if err != nil {
@@ -71,10 +67,8 @@ func server(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 		p("data transfers complete")
 	}
 	p("cmatose: disconnecting")
-	for _, n := range nodes {
-		if err := n.conn.Disconnect(ctx); err != nil {
-			return err
-		}
+	if err := hangup(ctx, nodes); err != nil {
+		return err
 	}
 	p("disconnected")
 	return nil
@@ -98,11 +92,7 @@ func client(ctx context.Context, o Options, p func(string, ...any), stdout, noti
 	dev := sess.Dev
 	p("cmatose: connecting")
 	var nodes []*node
-	defer func() {
-		for _, n := range nodes {
-			err = errors.Join(err, n.free(ctx))
-		}
-	}()
+	defer func() { err = errors.Join(err, free(ctx, nodes)) }()
 	// -c connections, all within --timeout.
 	dst, dialFailed := netip.AddrPortFrom(o.Server, uint16(o.Port)), false
 	_, err = tool.Within(ctx, o.Timeout, func(ctx context.Context) (struct{}, error) {

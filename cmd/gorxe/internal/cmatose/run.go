@@ -9,8 +9,8 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Run runs the server (no -s) or the client and prints the C tool's progress lines, ending with
@@ -106,17 +106,22 @@ func complete(ctx context.Context, cq *gorxe.CQ, count int) error {
 	return nil
 }
 
-// free closes the connection, waits out its timewait within ctx and releases the buffer.
-func (n *node) free(ctx context.Context) error {
-	var errs []error
-	if n.conn != nil {
-		errs = append(errs, n.conn.Close())
-		select {
-		case <-n.conn.Done():
-		case <-ctx.Done():
-		}
+// hangup disconnects and closes the nodes' connections, waiting for the peers' answers no longer
+// than tool.Linger.
+func hangup(ctx context.Context, nodes []*node) error {
+	conns := make([]*rdmacm.Conn, len(nodes))
+	for i, n := range nodes {
+		conns[i], n.conn = n.conn, nil
 	}
-	errs = append(errs, n.mr.Dereg(), n.pd.Dealloc())
+	return tool.Hangup(ctx, conns...)
+}
+
+// free hangs up the connections still open and releases the nodes' buffers.
+func free(ctx context.Context, nodes []*node) error {
+	errs := []error{hangup(ctx, nodes)}
+	for _, n := range nodes {
+		errs = append(errs, n.mr.Dereg(), n.pd.Dealloc())
+	}
 	return errors.Join(errs...)
 }
 

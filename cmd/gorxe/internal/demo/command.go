@@ -13,12 +13,12 @@ import (
 	"strings"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 

@@ -26,8 +26,8 @@ type Options struct {
 	// network, in order, numbered as the narration numbers them; what fault injection did to
 	// one (lost, duplicate, corrupted, delayed) is its packet comment.
 	Pcap io.Writer
-	// Trace, when set, receives the ladder diagram of the run in TraceFormat, drawn as gorxe
-	// trace draws a capture of the packets that reached the network.
+	// Trace, when set, receives the ladder diagram of the run in TraceFormat: what gorxe trace
+	// draws of the Pcap capture, the packets fault injection dropped included.
 	Trace       io.Writer
 	TraceFormat trace.Format
 	// Observe serves the devices' counters while the demo runs (-metrics) and prints them at the

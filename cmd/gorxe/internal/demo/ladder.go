@@ -7,10 +7,9 @@ import (
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 )
 
-// drawLadder draws wire, a capture of what reached the network, into out as gorxe trace does
-// with its default gap and collapsing.
-func drawLadder(wire []byte, f trace.Format, title string, out io.Writer) error {
-	d, err := trace.Build(bytes.NewReader(wire), trace.Options{Gap: trace.DefaultGap, Collapse: trace.DefaultCollapse}, f == trace.FormatHTML)
+// drawLadder draws a capture into out as gorxe trace does with its default gap and collapsing.
+func drawLadder(pcap []byte, f trace.Format, title string, out io.Writer) error {
+	d, err := trace.Build(bytes.NewReader(pcap), trace.Options{Gap: trace.DefaultGap, Collapse: trace.DefaultCollapse}, f == trace.FormatHTML)
 	if err != nil {
 		return err
 	}

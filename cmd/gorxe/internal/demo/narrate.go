@@ -19,12 +19,8 @@ type narrator struct {
 	lines   []string
 	names   map[netip.Addr]string // address -> "A" or "B"
 	resends *resends
-	rec     *recording
+	rec     *recording     // numbers the frames: a datagram it leaves out is shown as frame "-"
 	watch   func(*summary) // when set, shown every decoded packet (under the lock)
-
-	// lostUncaptured numbers only the datagrams that reached the network, for a run whose
-	// capture leaves the lost ones out; a lost one is shown as frame "-".
-	lostUncaptured bool
 }
 
 func newNarrator(mtu int, rec *recording) *narrator {
@@ -41,7 +37,7 @@ func (n *narrator) tap(dir netio.Direction, m *netio.Message) {
 	defer n.mu.Unlock()
 	n.rec.record(dir, m)
 	frame := "-"
-	if !n.lostUncaptured || dir.Base() != netio.Lost {
+	if n.rec.records(dir) {
 		n.frames++
 		frame = strconv.Itoa(n.frames)
 	}

@@ -29,22 +29,20 @@ func (o *Options) port() uint16 {
 // runOutput is what a run writes besides its narration: the captures and the ladder diagram.
 type runOutput struct {
 	*recording
-	o    *Options
-	wire *bytes.Buffer // the capture the ladder is drawn from; nil without -trace
+	o      *Options
+	ladder *bytes.Buffer // the capture the ladder is drawn from, the -pcap file's frames; nil without -trace
 }
 
 // recorder checks the output options and opens the run's captures.
 func (o *Options) recorder() (*runOutput, error) {
 	r := &runOutput{o: o}
+	var ladder io.Writer // a nil *bytes.Buffer would be a non-nil io.Writer
 	if o.Trace != nil {
-		r.wire = &bytes.Buffer{}
-	}
-	var wire io.Writer // a nil *bytes.Buffer would be a non-nil io.Writer
-	if r.wire != nil {
-		wire = r.wire
+		r.ladder = &bytes.Buffer{}
+		ladder = r.ladder
 	}
 	var err error
-	r.recording, err = newRecording(o.port(), o.Pcap, wire)
+	r.recording, err = newRecording(o.port(), true, o.Pcap, ladder)
 	return r, err
 }
 
@@ -55,8 +53,8 @@ func (r *runOutput) finish(runErr error, open []*side) error {
 		open[i].close()
 	}
 	errs := []error{runErr, r.close()}
-	if r.wire != nil && r.recording.wire.Packets() > 0 { // a run that failed to start has nothing to draw
-		if err := drawLadder(r.wire.Bytes(), r.o.TraceFormat, "gorxe demo", r.o.Trace); err != nil {
+	if r.ladder != nil && r.packets() > 0 { // a run that failed to start has nothing to draw
+		if err := drawLadder(r.ladder.Bytes(), r.o.TraceFormat, "gorxe demo", r.o.Trace); err != nil {
 			errs = append(errs, fmt.Errorf("ladder diagram: %w", err))
 		}
 	}

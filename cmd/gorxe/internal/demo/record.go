@@ -1,58 +1,64 @@
 package demo
 
 import (
-	"errors"
 	"io"
 
 	"github.com/gorxe/gorxe/capture"
 	"github.com/gorxe/gorxe/netio"
 )
 
-// recording writes the datagrams of a run to up to two pcapng captures: all of them, with what
-// fault injection did in packet comments (-pcap), and only those that reached the network, which
-// is what the ladder diagram is drawn from: a sniffer never sees a lost packet, and the trace
-// reader finds a loss in the gap it leaves, as it would in any capture.
+// recording writes the datagrams of a run as one pcapng capture, byte for byte the same to each
+// of its outputs. The demo records every datagram, the ones fault injection dropped too, marked
+// in a packet comment, so that its ladder diagram, drawn from one output, is what gorxe trace
+// draws of the other, the -pcap file. The wire walkthrough records only what reached the
+// network, as a sniffer sees it.
 type recording struct {
-	all, wire *capture.Writer // either may be nil
+	w    *capture.Writer // nil without outputs
+	lost bool            // lost datagrams are recorded (and numbered); otherwise they are left out
 }
 
-// newRecording writes captures to all and wire, either of which may be nil. Every datagram is
-// recorded once, when its sender hands it to the network, so the frame numbers are the
-// narration's and every frame is flagged outbound: both devices are this process sending.
-func newRecording(port uint16, all, wire io.Writer) (*recording, error) {
-	r := &recording{}
+// newRecording writes the capture to each of outs that is not nil; lost says whether the
+// datagrams fault injection dropped are recorded. Every datagram is recorded once, when its
+// sender hands it to the network, so the frame numbers are the narration's and every frame is
+// flagged outbound: both devices are this process sending.
+func newRecording(port uint16, lost bool, outs ...io.Writer) (*recording, error) {
+	r := &recording{lost: lost}
+	var ws []io.Writer
+	for _, w := range outs {
+		if w != nil {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return r, nil
+	}
 	var err error
-	o := capture.Options{Port: port, Interface: "gorxe demo"}
-	if all != nil {
-		if r.all, err = capture.NewWriter(all, o); err != nil {
-			return nil, err
-		}
-	}
-	if wire != nil {
-		if r.wire, err = capture.NewWriter(wire, o); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+	r.w, err = capture.NewWriter(io.MultiWriter(ws...), capture.Options{Port: port, Interface: "gorxe demo"})
+	return r, err
 }
+
+// records says whether a datagram tapped in direction dir has a frame of its own.
+func (r *recording) records(dir netio.Direction) bool { return r.lost || dir.Base() != netio.Lost }
 
 func (r *recording) record(dir netio.Direction, m *netio.Message) {
-	if r.all != nil {
-		r.all.Tap(dir, m)
-	}
-	if r.wire != nil && dir.Base() != netio.Lost {
-		r.wire.Tap(dir, m)
+	if r.w != nil && r.records(dir) {
+		r.w.Tap(dir, m)
 	}
 }
 
-// close flushes both captures and returns the first error either met. Call it after both
-// devices are closed, when no tap can run any more.
-func (r *recording) close() error {
-	var errs []error
-	for _, w := range []*capture.Writer{r.all, r.wire} {
-		if w != nil {
-			errs = append(errs, w.Close())
-		}
+// packets returns how many datagrams were recorded.
+func (r *recording) packets() int {
+	if r.w == nil {
+		return 0
 	}
-	return errors.Join(errs...)
+	return r.w.Packets()
+}
+
+// close flushes the capture. Call it after both devices are closed, when no tap can run any
+// more.
+func (r *recording) close() error {
+	if r.w == nil {
+		return nil
+	}
+	return r.w.Close()
 }

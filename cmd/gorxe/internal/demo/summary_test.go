@@ -3,12 +3,19 @@ package demo
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/capture"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/trace"
 	"github.com/gorxe/gorxe/netio"
@@ -91,6 +98,42 @@ func TestDemoDrawsLadder(t *testing.T) {
 	for _, want := range []string{"RC_RDMA_READ_REQUEST", "RC_ATOMIC_ACKNOWLEDGE", "UD_SEND_ONLY", "127.30.4.2"} {
 		assert.Contains(t, svg.String(), want)
 	}
+}
+
+// TestDemoLadderDrawsDrops: under fault injection the demo's ladder is what gorxe trace draws of
+// the run's -pcap capture, the packets fault injection dropped included, each drawn as an arrow
+// that stops short.
+func TestDemoLadderDrawsDrops(t *testing.T) {
+	faults, err := netio.ParseFaultConfig("loss=0.1,seed=11")
+	require.NoError(t, err)
+	var pcap, svg bytes.Buffer
+	run(t, Options{A: netip.MustParseAddr("127.30.4.9"), B: netip.MustParseAddr("127.30.4.10"), Faults: faults,
+		Pcap: &pcap, Trace: &svg, TraceFormat: trace.FormatSVG})
+
+	r, err := pcapgo.NewNgReader(bytes.NewReader(pcap.Bytes()), pcapgo.DefaultNgReaderOptions)
+	require.NoError(t, err)
+	lost := 0
+	for {
+		_, _, opts, err := r.ReadPacketDataWithOptions()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if capture.Fault(opts.Comments).Base() == netio.Lost {
+			lost++
+		}
+	}
+	require.Positive(t, lost, "the seed drops packets")
+	assert.Equal(t, lost, len(regexp.MustCompile(`<g class="pkt [^"]* lost"`).FindAllString(svg.String(), -1)),
+		"one short arrow per dropped packet")
+
+	// gorxe trace titles a diagram with the capture's file name.
+	path := filepath.Join(t.TempDir(), "gorxe demo")
+	require.NoError(t, os.WriteFile(path, pcap.Bytes(), 0o600))
+	var want, stderr bytes.Buffer
+	require.NoError(t, trace.Run(trace.Options{Input: path, Format: trace.FormatSVG, Gap: trace.DefaultGap,
+		Collapse: trace.DefaultCollapse}, &want, &stderr))
+	require.Equal(t, want.String(), svg.String())
 }
 
 // TestDemoLadderOnOtherPort: the capture the ladder is drawn from records the run's port, so a

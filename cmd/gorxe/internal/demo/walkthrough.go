@@ -54,12 +54,11 @@ func runScene(ctx context.Context, o *Options, sc scene, dir string, out io.Writ
 		}
 	}
 	var wire bytes.Buffer
-	rec, err := newRecording(o.port(), nil, &wire)
+	rec, err := newRecording(o.port(), false, &wire) // as a sniffer sees the scene
 	if err != nil {
 		return err
 	}
 	n := newNarrator(pathMTU.Bytes(), rec)
-	n.lostUncaptured = true
 	n.names[o.A.Unmap()], n.names[o.B.Unmap()] = "A", "B"
 	rnr := make(chan struct{})
 	var once sync.Once

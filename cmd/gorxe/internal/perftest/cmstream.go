@@ -150,7 +150,7 @@ func (s *cmStream) complete(cq *gorxe.CQ, op string) (int, error) {
 }
 
 // Close disconnects the exchange's connection, waiting a little for the peer's answer, and
-// releases its resources. A side whose last step was a read first waits, up to cmLinger, for the
+// releases its resources. A side whose last step was a read first waits, up to tool.Linger, for the
 // peer to disconnect: disconnecting moves our QP to the error state, and should the acknowledgement
 // of the peer's last SEND be lost, the peer's retransmission would find no QP to acknowledge it,
 // and the peer would fail. The writer of the last message knows it arrived (its completion came)
@@ -162,19 +162,16 @@ func (s *cmStream) Close() error {
 		if s.readLast {
 			s.awaitPeerDisconnect()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), cmLinger)
-		_ = s.conn.Disconnect(ctx) // a peer that has gone already is no failure
-		cancel()
-		err = s.conn.Close()
+		err = tool.Hangup(context.Background(), s.conn)
 		s.conn = nil
 	}
 	return errors.Join(err, s.free())
 }
 
 // awaitPeerDisconnect waits until the peer disconnects the exchange, the connection ends, or
-// cmLinger passes.
+// tool.Linger passes.
 func (s *cmStream) awaitPeerDisconnect() {
-	timer := time.NewTimer(cmLinger)
+	timer := time.NewTimer(tool.Linger)
 	defer timer.Stop()
 	for {
 		select {

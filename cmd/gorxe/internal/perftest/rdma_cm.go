@@ -113,30 +113,14 @@ func (r *rdma) stepContext(ctx context.Context) (context.Context, context.Cancel
 	return context.WithCancel(ctx)
 }
 
-// cmLinger bounds how long a run waits, at its end, for the peer to answer its disconnection:
-// long enough for the DREP of a peer that is still there, short enough not to hang on one that
-// has gone.
-const cmLinger = 2 * time.Second
-
 // closeConns disconnects the test's connections (perftest's client disconnects each and waits
-// for the answers; at exit the kernel sends a DREQ for whatever is still connected) and destroys
-// their QPs. The CQs and the PD stay for close to release.
+// for the answers; at exit the kernel sends a DREQ for whatever is still connected), waiting for
+// the answers no longer than tool.Linger, and destroys their QPs. The CQs and the PD stay for
+// close to release.
 func (r *rdma) closeConns() error {
-	ctx, cancel := context.WithTimeout(context.Background(), cmLinger)
-	defer cancel()
-	errs := make(chan error, len(r.conns))
-	for _, c := range r.conns {
-		go func() { errs <- c.Disconnect(ctx) }()
-	}
-	for range r.conns {
-		<-errs // a peer that has gone already is no failure of the test
-	}
-	var all []error
-	for _, c := range r.conns {
-		all = append(all, c.Close())
-	}
+	err := tool.Hangup(context.Background(), r.conns...)
 	r.conns, r.qps = nil, nil
-	return errors.Join(all...)
+	return err
 }
 
 // cmServerAddr resolves the server operand of a client for RDMA-CM: an address of the peer's

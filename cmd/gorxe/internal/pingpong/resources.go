@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Work request IDs, as the C tools number them: the pending mask of a QP is their OR.

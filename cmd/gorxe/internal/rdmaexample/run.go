@@ -11,8 +11,8 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Run runs the program and prints its lines: "<name>: start" and "<name>: end <status>". The
@@ -92,17 +92,10 @@ func completion(ctx context.Context, cq *gorxe.CQ, what string, tolerated ...gor
 	return nil
 }
 
-// close disconnects (rdma_disconnect), waits out the connection within ctx and frees the memory.
+// close disconnects (rdma_disconnect), waiting for the peer's answer no longer than tool.Linger,
+// and frees the memory.
 func (e *endpoint) close(ctx context.Context) error {
-	var errs []error
-	if e.conn != nil {
-		errs = append(errs, e.conn.Disconnect(ctx), e.conn.Close())
-		select {
-		case <-e.conn.Done():
-		case <-ctx.Done():
-		}
-	}
-	return errors.Join(append(errs, e.mr.Dereg(), e.pd.Dealloc())...)
+	return errors.Join(tool.Hangup(ctx, e.conn), e.mr.Dereg(), e.pd.Dealloc())
 }
 
 // server takes one connection on -s (every address of the device by default), waits for the

@@ -8,8 +8,8 @@ import (
 	"net/netip"
 
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // errMismatch: with -V, the data that came back differs from what was sent.
@@ -48,12 +48,8 @@ func (t *pinger) client(ctx context.Context) (err error) {
 		return errors.Join(fmt.Errorf("connect to %v: %w", netip.AddrPortFrom(t.o.Addr, uint16(t.o.Port)), err), b.free())
 	}
 	t.debugf("connected to %v from %v", c.RemoteAddr(), c.LocalAddr())
-	defer func() { err = errors.Join(err, closeConn(ctx, c), b.free()) }()
-	err = t.pings(ctx, c, b)
-	if err == nil {
-		err = c.Disconnect(ctx)
-	}
-	return err
+	defer func() { err = errors.Join(err, tool.Hangup(ctx, c), b.free()) }()
+	return t.pings(ctx, c, b) // the deferred hangup disconnects, as rping's rdma_disconnect
 }
 
 // pings runs the client's half of the loop.

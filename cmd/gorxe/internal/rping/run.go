@@ -8,8 +8,8 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Run runs the server or the client until the pings are done, the peer disconnects, an error
@@ -63,15 +63,4 @@ func (t *pinger) openDevice(bind string) (*tool.Session, error) {
 func connOptions(b *buffers) *rdmacm.Options {
 	return &rdmacm.Options{PD: b.pd, Recv: []gorxe.RecvWR{b.recvWR()},
 		Cap: gorxe.QPCap{MaxSendWR: sqDepth, MaxRecvWR: rqDepth, MaxSendSGE: 1, MaxRecvSGE: 1}}
-}
-
-// closeConn disconnects and waits, within ctx, until the connection has left timewait, as
-// rdma_destroy_id does before rping exits.
-func closeConn(ctx context.Context, c *rdmacm.Conn) error {
-	err := c.Close()
-	select {
-	case <-c.Done():
-	case <-ctx.Done():
-	}
-	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // server listens and serves one connection, or every connection with -P.
@@ -60,7 +61,7 @@ func (t *pinger) server(ctx context.Context) (err error) {
 
 // serveConn runs the server's half of the loop until the client disconnects.
 func (t *pinger) serveConn(ctx context.Context, c *rdmacm.Conn, b *buffers) (err error) {
-	defer func() { err = errors.Join(err, closeConn(ctx, c), b.free()) }()
+	defer func() { err = errors.Join(err, tool.Hangup(ctx, c), b.free()) }()
 	q := newQueues(c)
 	for {
 		// The client's source buffer.

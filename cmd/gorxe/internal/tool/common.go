@@ -5,10 +5,10 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/netio"
 )
 

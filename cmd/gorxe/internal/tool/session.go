@@ -1,22 +1,24 @@
 package tool
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/gorxe/gorxe"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/faultnote"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/loglevel"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/observe"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // Session is a tool's device with what the common options hang on it: the capture, the logger,
 // the fault note and the observation. Close ends them in order.
 type Session struct {
 	Dev            *gorxe.Device
+	pcap           *pcapFile // --pcap; nil without
 	note           *faultnote.Note
 	obs            *observe.Session
 	stdout, stderr io.Writer
@@ -49,10 +51,19 @@ func (c Common) open(sel devselect.Selection, cm bool, stdout, stderr io.Writer)
 	if c.Bind != "" {
 		sel.Bind = c.Bind
 	}
-	sel.Pcap = c.Pcap
 	sel.Logger = loglevel.Logger(stderr, c.LogLevel)
-	if s.Dev, err = sel.Open(); err != nil {
+	cfg, err := sel.Config(os.Getenv)
+	if err != nil {
 		return nil, err
+	}
+	if path := cmp.Or(c.Pcap, os.Getenv(devselect.EnvPcap)); path != "" {
+		if s.pcap, err = createPcap(path, cfg); err != nil {
+			return nil, err
+		}
+		cfg.Tap = s.pcap.tap(cfg.Tap)
+	}
+	if s.Dev, err = devselect.Open(cfg); err != nil {
+		return nil, joinClose(err, s.pcap.close())
 	}
 	if cm {
 		s.obs, err = c.Observe.StartCM(stderr, s.Dev)
@@ -60,17 +71,28 @@ func (c Common) open(sel devselect.Selection, cm bool, stdout, stderr io.Writer)
 		s.obs, err = c.Observe.Start(stderr, s.Dev)
 	}
 	if err != nil {
-		return nil, errors.Join(err, s.Dev.Close())
+		return nil, joinClose(err, s.Dev.Close(), s.pcap.close())
 	}
 	return s, nil
 }
 
+// joinClose adds the errors of closing what was opened to err, which stays as it is when they
+// succeeded.
+func joinClose(err error, closeErrs ...error) error {
+	if errors.Join(closeErrs...) == nil {
+		return err
+	}
+	return errors.Join(append([]error{err}, closeErrs...)...)
+}
+
 // Close ends the session once the tool has released its own objects: it stops serving metrics
-// and prints the counters (--counters, on stdout), closes the device, and under GORXE_FAULTS says
-// what the faults did (on stderr).
+// and prints the counters (--counters, on stdout), closes the device, then the capture file (the
+// device taps no more datagrams once closed, so the file holds every one), and under GORXE_FAULTS
+// says what the faults did (on stderr). A tool calls it on every path, failures and Ctrl-C
+// included.
 func (s *Session) Close() error {
 	s.obs.End(s.stdout)
-	err := s.Dev.Close()
+	err := errors.Join(s.Dev.Close(), s.pcap.close())
 	if s.note != nil {
 		fmt.Fprintln(s.stderr, s.note.Summary(s.Dev.Counters().Snapshot()))
 	}

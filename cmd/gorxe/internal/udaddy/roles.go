@@ -9,8 +9,8 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // server accepts -c endpoints, receives the client's messages on each and answers each message

@@ -10,8 +10,8 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/rdmacm"
-	"github.com/gorxe/gorxe/internal/devselect"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // etimedout is -ETIMEDOUT, the status of RDMA-CM's UNREACHABLE event for a SIDR_REQ nobody
