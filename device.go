@@ -88,16 +88,16 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu}
 	d.rt = stack.New(stack.Config{
 		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil, BusyPoll: rc.BusyPoll,
-		ReceivePoll: rc.ReceivePoll,
-		Env:         transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
+		ReceivePoll: rc.ReceivePoll, Env: env,
 	})
 	d.events.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH})
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH, Route: env.Route})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
 	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil

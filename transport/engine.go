@@ -25,6 +25,22 @@ type Env struct {
 	PortMTU qp.MTU
 }
 
+// Route resolves an address vector into the framing of the packets sent along it, with source
+// port 0 (the sending QP chooses its own): ok is false when the source GID index names no local
+// address, or one of the other family than the destination. A connected QP's path is resolved
+// when Modify changes it, an address handle's once when it is created (qp.Config.Route).
+func (d *Env) Route(av *qp.AddressVector) (p packet.Envelope, ok bool) {
+	g := &av.GRH
+	p = packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
+	p.Dst = netipAddrPort(g.DGID, d.dstPort())
+	src, ok := d.SourceAddr(g.SGIDIndex)
+	if !ok {
+		return p, false
+	}
+	p.Src = addrPort(src, 0)
+	return asSent(p), p.Src.Addr().Is4() == p.Dst.Addr().Is4()
+}
+
 // dstPort returns the UDP port packets go to.
 func (d *Env) dstPort() uint16 {
 	if d.DstPort == 0 {

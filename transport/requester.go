@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/gorxe/gorxe/counter"
@@ -158,17 +159,17 @@ func (r *requester) sync() {
 	}
 }
 
-// pathTo resolves an address vector into the framing of packets sent along it.
+// pathTo resolves an address vector into the framing of packets sent along it from UDP source
+// port sport.
 func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (packet.Envelope, bool) {
-	g := &av.GRH
-	p := packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
-	p.Dst = netipAddrPort(g.DGID, r.e.dev.dstPort())
-	src, ok := r.e.dev.SourceAddr(g.SGIDIndex)
-	if !ok {
-		return p, false
-	}
-	p.Src = addrPort(src, sport)
-	return asSent(p), p.Src.Addr().Is4() == p.Dst.Addr().Is4()
+	p, ok := r.e.dev.Route(av)
+	return withSourcePort(p, sport), ok
+}
+
+// withSourcePort returns the framing p with UDP source port sport.
+func withSourcePort(p packet.Envelope, sport uint16) packet.Envelope {
+	p.Src = netip.AddrPortFrom(p.Src.Addr(), sport)
+	return p
 }
 
 // resetSend forgets all send-side progress: the QP was reset, or left RTS in error and the qp
