@@ -66,6 +66,7 @@ type Engine struct {
 	comp completer
 	resp responder
 	ctr  counter.Set // this QP's statistics; only the engine writes them
+	at   snapshot    // the QP's attributes (see attrs)
 
 	burst time.Time // time of the first ReceiveMore of a burst not yet ended, or zero
 	out   *Output   // the output of the call under way, where note records events
@@ -74,6 +75,7 @@ type Engine struct {
 // New returns the transport state for q.
 func New(dev *Env, q *qp.QP) *Engine {
 	e := &Engine{q: q, dev: dev}
+	e.at.version, e.req.version, e.resp.version = unread, unread, unread
 	e.req.init(e)
 	e.comp.init(e)
 	e.resp.init(e)

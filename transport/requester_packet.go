@@ -26,8 +26,8 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
 	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
-	path := &r.a.path
-	pathOK := r.a.pathOK
+	path := &r.e.at.path
+	pathOK := r.e.at.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
