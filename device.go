@@ -38,8 +38,13 @@ type Device struct {
 	log  *slog.Logger
 	rt   *stack.Stack
 
-	// life serialises Close against verbs that hand work to the stack, so nothing is queued
-	// after the workers flushed their QPs and stopped.
+	// life serialises Close against the verbs that create, change or destroy what the stack runs,
+	// so that nothing is added after the workers flushed their QPs and stopped. The data path
+	// does not take it: a post that sees closed unset still runs into a QP whose queue lock
+	// orders it with Close's move to the error state, which happens under the same lock (a work
+	// request queued before it is flushed by it, one queued after completes at once as flushed),
+	// and a worker that has stopped runs nothing a post or a poll hands it. A write to closed
+	// before Close returns is seen by every verb that starts afterwards.
 	life   sync.RWMutex
 	closed atomic.Bool
 	// done is closed once Close has flushed every QP, ending blocking calls (GetAsyncEvent,
@@ -143,10 +148,9 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 }
 
 // pollNetwork runs what the network holds on the caller's goroutine (latency mode's CQ poll) and
-// reports whether there was anything. Close waits for it, as for a post.
+// reports whether there was anything. Like a post it takes no lock: once Close has closed the
+// network the poll reads nothing, and workers that have stopped run nothing it hands them.
 func (d *Device) pollNetwork() bool {
-	d.life.RLock()
-	defer d.life.RUnlock()
 	return !d.closed.Load() && d.rt.Poll()
 }
 
