@@ -27,8 +27,9 @@ type Env struct {
 
 // Route resolves an address vector into the framing of the packets sent along it, with source
 // port 0 (the sending QP chooses its own): ok is false when the source GID index names no local
-// address, or one of the other family than the destination. A connected QP's path is resolved
-// when Modify changes it, an address handle's once when it is created (qp.Config.Route).
+// address, or an address of another family than the destination's. A connected QP's path is
+// resolved when Modify changes it, an address handle's once when it is created
+// (qp.Config.Route).
 func (d *Env) Route(av *qp.AddressVector) (p packet.Envelope, ok bool) {
 	g := &av.GRH
 	p = packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
