@@ -38,8 +38,13 @@ type Device struct {
 	log  *slog.Logger
 	rt   *stack.Stack
 
-	// life serialises Close against verbs that hand work to the stack, so nothing is queued
-	// after the workers flushed their QPs and stopped.
+	// life serialises Close against the verbs that create, change or destroy what the stack runs,
+	// so that nothing is added after the workers flushed their QPs and stopped. The data path
+	// does not take it: a post that sees closed unset still runs into a QP whose queue lock
+	// orders it with Close's move to the error state, which happens under the same lock (a work
+	// request queued before it is flushed by it, one queued after completes at once as flushed),
+	// and a worker that has stopped runs nothing a post or a poll hands it. A write to closed
+	// before Close returns is seen by every verb that starts afterwards.
 	life   sync.RWMutex
 	closed atomic.Bool
 	// done is closed once Close has flushed every QP, ending blocking calls (GetAsyncEvent,
@@ -88,16 +93,16 @@ func Open(cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu}
 	d.rt = stack.New(stack.Config{
 		Conn: conn, Workers: rc.workers, Clock: rc.clk, Log: d.log, Strict: rc.Network != nil, BusyPoll: rc.BusyPoll,
-		ReceivePoll: rc.ReceivePoll,
-		Env:         transport.Env{Mem: d.keys, SourceAddr: d.sourceAddr, DstPort: rc.port, PortMTU: d.mtu},
+		ReceivePoll: rc.ReceivePoll, Env: env,
 	})
 	d.events.init()
 	lim := qp.DefaultLimits()
 	lim.GIDTableLen = len(d.gids)
 	lim.MaxPKeys = 1 // the P_Key table holds 0xFFFF only
-	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH})
+	d.qpt = qp.NewTable(qp.Config{Limits: lim, Events: eventSink{d}, ResolveAH: resolveAH, Route: env.Route})
 	d.events.push(AsyncEvent{Type: EventPortActive, Port: 1})
 	d.log.Info("gorxe device open", "addrs", conn.LocalAddrs(), "mtu", d.mtu, "workers", d.rt.Workers())
 	return d, nil
@@ -143,10 +148,9 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 }
 
 // pollNetwork runs what the network holds on the caller's goroutine (latency mode's CQ poll) and
-// reports whether there was anything. Close waits for it, as for a post.
+// reports whether there was anything. Like a post it takes no lock: once Close has closed the
+// network the poll reads nothing, and workers that have stopped run nothing it hands them.
 func (d *Device) pollNetwork() bool {
-	d.life.RLock()
-	defer d.life.RUnlock()
 	return !d.closed.Load() && d.rt.Poll()
 }
 

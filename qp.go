@@ -162,11 +162,11 @@ func (q *QP) Query() (QPAttr, QPInitAttr, error) {
 // a *PostError naming its index; the ones before it are posted. It does not allocate and does not
 // wait for the network; on a QP with nothing outstanding (and a worker nobody else is running) it
 // builds and sends the first packets itself, as rxe's post_send runs its requester inline.
+//
+// A post does not take the device's life lock (see Device.life): the QP's queue lock orders it
+// with Close's move to the error state.
 func (q *QP) PostSend(wrs []SendWR) error {
-	d := q.dev
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed.Load() {
+	if q.dev.closed.Load() {
 		return &Error{Op: "post_send", Err: ErrDeviceClosed}
 	}
 	return opErr("post_send", q.h.PostSend(wrs))
@@ -174,10 +174,7 @@ func (q *QP) PostSend(wrs []SendWR) error {
 
 // PostRecv posts receive work requests (ibv_post_recv); a QP on an SRQ refuses them (ErrHasSRQ).
 func (q *QP) PostRecv(wrs []RecvWR) error {
-	d := q.dev
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed.Load() {
+	if q.dev.closed.Load() {
 		return &Error{Op: "post_recv", Err: ErrDeviceClosed}
 	}
 	if err := q.q.PostRecv(wrs); err != nil {

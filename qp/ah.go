@@ -4,12 +4,15 @@ import (
 	"sync/atomic"
 
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // AH is an address handle (ibv_ah): a validated destination for UD and GSI work requests.
 type AH struct {
 	av        AddressVector
 	pd        *mr.PD
+	route     packet.Envelope // av resolved by Config.Route when the AH was created
+	routeOK   bool
 	destroyed atomic.Bool
 }
 
@@ -41,11 +44,20 @@ func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 	if err := pd.Acquire(); err != nil {
 		return nil, err
 	}
-	return &AH{av: *av, pd: pd}, nil
+	ah := &AH{av: *av, pd: pd}
+	if t.cfg.Route != nil {
+		ah.route, ah.routeOK = t.cfg.Route(av)
+	}
+	return ah, nil
 }
 
 // Attr returns the address vector (ibv_query_ah).
 func (ah *AH) Attr() AddressVector { return ah.av }
+
+// Route returns the framing of the packets sent through the AH, resolved once when it was created
+// (Config.Route), as rxe resolves an AH's addresses when it creates it; ok is false when the
+// source GID index named no local address then, or the table has no Config.Route.
+func (ah *AH) Route() (route packet.Envelope, ok bool) { return ah.route, ah.routeOK }
 
 // PD returns the AH's protection domain.
 func (ah *AH) PD() *mr.PD { return ah.pd }

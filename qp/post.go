@@ -25,7 +25,8 @@ func (q *QP) PostSend(wrs []SendWR) (idle bool, err error) {
 			err = &PostError{Op: "post_send", Index: i, Err: ErrDestroyed}
 			break
 		}
-		if err = q.checkSendWR(s.state, wr); err != nil {
+		var ah *AH
+		if ah, err = q.checkSendWR(s.state, wr); err != nil {
 			err = &PostError{Op: "post_send", Index: i, Err: err}
 			break
 		}
@@ -38,18 +39,20 @@ func (q *QP) PostSend(wrs []SendWR) (idle bool, err error) {
 			err = &PostError{Op: "post_send", Index: i, Err: ErrQueueFull}
 			break
 		}
-		s.storeLocked(wr)
+		s.storeLocked(wr, ah)
 	}
 	idle = s.head == s.cursor
 	s.mu.Unlock()
 	return idle, err
 }
 
-// storeLocked copies wr into the tail slot.
-func (s *SendQueue) storeLocked(wr *SendWR) {
+// storeLocked copies wr, whose address handle resolved to ah (nil on connected QPs), into the
+// tail slot.
+func (s *SendQueue) storeLocked(wr *SendWR, ah *AH) {
 	w := s.slot(s.tail)
 	sges, inline := w.sges, w.inline
 	w.WR = *wr
+	w.AH = ah
 	if wr.Flags&SendInline != 0 {
 		w.WR.InlineData = inline[:copy(inline[:cap(inline)], wr.InlineData)]
 		w.WR.SGList = sges[:0]
@@ -68,71 +71,73 @@ func (s *SendQueue) storeLocked(wr *SendWR) {
 	s.tail++
 }
 
-// checkSendWR applies rxe's post-time checks. Errors are bare sentinels (no allocation) except in
+// checkSendWR applies rxe's post-time checks and returns the AH a datagram QP's wr is addressed
+// with (nil on connected QPs). Errors are bare sentinels (no allocation) except in
 // the rare detailed cases.
-func (q *QP) checkSendWR(state State, wr *SendWR) error {
+func (q *QP) checkSendWR(state State, wr *SendWR) (*AH, error) {
 	if state < StateRTS {
-		return ErrInvalidState
+		return nil, ErrInvalidState
 	}
 	in := wr.Opcode.info()
 	if in == nil || in.types&(1<<q.typ) == 0 {
-		return ErrInvalidOpcode
+		return nil, ErrInvalidOpcode
 	}
 	inline := wr.Flags&SendInline != 0
 	var length uint64
 	if inline {
 		if !in.inline || len(wr.SGList) != 0 {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 		if len(wr.InlineData) > q.caps.MaxInlineData {
-			return ErrInlineTooLong
+			return nil, ErrInlineTooLong
 		}
 		length = uint64(len(wr.InlineData))
 	} else {
 		if len(wr.InlineData) != 0 {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 		if len(wr.SGList) > q.caps.MaxSendSGE {
-			return ErrTooManySGE
+			return nil, ErrTooManySGE
 		}
 		length = mr.SGEsLength(wr.SGList)
 	}
 	if length > maxMessage {
-		return ErrMessageTooLong
+		return nil, ErrMessageTooLong
 	}
 	switch {
 	case in.atomic:
 		if length != 8 || wr.Atomic.RemoteAddr&7 != 0 {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 	case wr.Opcode == WRAtomicWrite:
 		if wr.RDMA.RemoteAddr&7 != 0 {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 	case wr.Opcode == WRFlush:
 		if wr.Flush.Type == 0 || wr.Flush.Type&^(FlushGlobal|FlushPersistent) != 0 || wr.Flush.Level > mr.FlushMR {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 	}
+	var ah *AH
 	if q.typ.datagram() {
-		ah := q.table.resolveAH(wr.UD.AH)
+		ah = q.table.resolveAH(wr.UD.AH)
 		if ah == nil || ah.destroyed.Load() {
-			return ErrInvalidAH
+			return nil, ErrInvalidAH
 		}
 		if ah.pd != q.pd {
-			return ErrPDMismatch
+			return nil, ErrPDMismatch
 		}
 		if wr.UD.RemoteQPN > psnMask {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 		if q.typ == TypeGSI && int(wr.UD.PKeyIndex) >= q.table.cfg.Limits.MaxPKeys {
-			return ErrInvalidWR
+			return nil, ErrInvalidWR
 		}
 		if q.typ == TypeUD && length > uint64(maxUDPayload(q)) {
-			return ErrMessageTooLong
+			return nil, ErrMessageTooLong
 		}
 	}
-	return nil
+	return ah, nil
 }
 
 // maxUDPayload is the largest UD message: one packet of the device's largest MTU (the path MTU is

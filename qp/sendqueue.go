@@ -22,7 +22,10 @@ type Progress struct {
 // SendWQE is a posted send work request as the engine sees it. WR is the caller's request with
 // SGList and InlineData pointing into the slot's own storage.
 type SendWQE struct {
-	WR       SendWR
+	WR SendWR
+	// AH is the address handle behind WR.UD.AH on a datagram QP, resolved when the WR was
+	// posted; nil on connected QPs.
+	AH       *AH
 	Length   uint64 // message length: the SGE total, or len(InlineData) with SendInline
 	Index    uint64 // ring position, passed back to Complete
 	Progress Progress

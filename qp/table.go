@@ -3,6 +3,8 @@ package qp
 import (
 	"fmt"
 	"sync"
+
+	"github.com/gorxe/gorxe/packet"
 )
 
 // GSIQPN is the QP number of the general services QP.
@@ -12,8 +14,9 @@ const GSIQPN = 1
 // lacks, 1 is GSI and the rest of the low numbers are left unused as rxe does.
 const minQPN = 16
 
-// Config is what a device hands its QP table: its limits and where asynchronous events go. The
-// table calls nothing else above it: whoever posts work or changes a QP tells the transport.
+// Config is what a device hands its QP table: its limits, where asynchronous events go and how
+// address handles resolve. The table calls nothing else above it: whoever posts work or changes a
+// QP tells the transport.
 type Config struct {
 	Limits Limits
 	Events EventSink // may be nil: events are dropped
@@ -21,6 +24,10 @@ type Config struct {
 	// in a type of its own), or nil when it is none of its handles. May be nil: then only *AH
 	// addresses a work request.
 	ResolveAH func(AddressHandle) *AH
+	// Route resolves an address vector into the framing of the packets sent along it (the
+	// transport's Env.Route), once per AH when CreateAH makes it. May be nil: then no AH has a
+	// route and datagrams sent through one are lost.
+	Route func(*AddressVector) (packet.Envelope, bool)
 }
 
 // Table creates a device's QPs, SRQs and AHs against the device's limits and hands out QP

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 )
 
 func TestQPNAllocation(t *testing.T) {
@@ -96,4 +97,33 @@ func TestAH(t *testing.T) {
 	require.ErrorIs(t, e.pd.DeallocPD(), mr.ErrPDInUse, "PD freed under an AH")
 	require.NoError(t, ah.Destroy())
 	require.ErrorIs(t, ah.Destroy(), ErrDestroyed, "second destroy")
+}
+
+// TestAHRoute: CreateAH resolves the address vector through Config.Route once, and the AH hands
+// the result back; a table without Route leaves AHs unrouted.
+func TestAHRoute(t *testing.T) {
+	e := newEnv(t)
+	av := testAV()
+	calls := 0
+	want := packet.Envelope{HopLimit: 9}
+	routed := NewTable(Config{Limits: DefaultLimits(), Route: func(got *AddressVector) (packet.Envelope, bool) {
+		calls++
+		assert.Equal(t, av, *got)
+		return want, true
+	}})
+	ah, err := routed.CreateAH(e.pd, &av)
+	require.NoError(t, err)
+	for range 2 {
+		r, ok := ah.Route()
+		require.True(t, ok)
+		require.Equal(t, want, r)
+	}
+	require.Equal(t, 1, calls, "Route calls")
+	require.NoError(t, ah.Destroy())
+
+	ah, err = e.table.CreateAH(e.pd, &av)
+	require.NoError(t, err)
+	_, ok := ah.Route()
+	require.False(t, ok, "no Config.Route")
+	require.NoError(t, ah.Destroy())
 }

@@ -74,9 +74,9 @@ func (c *completer) sent(now time.Time) {
 // tick fires the retransmit timer: the oldest unacknowledged packet and everything after it are
 // sent again, or the oldest WQE fails once retry_cnt retransmissions have gone unanswered. An
 // expiry noticed late is not counted (see lateExpiry).
-func (c *completer) tick(now time.Time, _ *Output) {
+func (c *completer) tick(now time.Time, out *Output) {
 	r := &c.e.req
-	r.sync()
+	r.sync(out)
 	if c.timer.IsZero() || now.Before(c.timer) {
 		return
 	}
@@ -159,9 +159,9 @@ func (c *completer) advance(now time.Time, psn packet.PSN) {
 }
 
 // receive handles an acknowledgement, READ response or atomic acknowledgement.
-func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, _ *Output) {
+func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelope, out *Output) {
 	r := &c.e.req
-	r.sync()
+	r.sync(out)
 	ctr := &c.e.ctr
 	switch {
 	case r.a.typ != qp.TypeRC || p.Opcode().Transport() != packet.TransportRC:
@@ -170,7 +170,7 @@ func (c *completer) receive(now time.Time, p *packet.Parsed, from *packet.Envelo
 	case !r.canSend():
 		ctr.Inc(counter.RcvdWrongState)
 		return
-	case !sameHost(from.Src.Addr(), r.a.path.Dst.Addr()):
+	case !sameHost(from.Src.Addr(), c.e.at.path.Dst.Addr()):
 		ctr.Inc(counter.RcvdWrongPath)
 		return
 	}

@@ -25,6 +25,23 @@ type Env struct {
 	PortMTU qp.MTU
 }
 
+// Route resolves an address vector into the framing of the packets sent along it, with source
+// port 0 (the sending QP chooses its own): ok is false when the source GID index names no local
+// address, or an address of another family than the destination's. A connected QP's path is
+// resolved when Modify changes it, an address handle's once when it is created
+// (qp.Config.Route).
+func (d *Env) Route(av *qp.AddressVector) (p packet.Envelope, ok bool) {
+	g := &av.GRH
+	p = packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
+	p.Dst = netipAddrPort(g.DGID, d.dstPort())
+	src, ok := d.SourceAddr(g.SGIDIndex)
+	if !ok {
+		return p, false
+	}
+	p.Src = addrPort(src, 0)
+	return asSent(p), p.Src.Addr().Is4() == p.Dst.Addr().Is4()
+}
+
 // dstPort returns the UDP port packets go to.
 func (d *Env) dstPort() uint16 {
 	if d.DstPort == 0 {
@@ -50,6 +67,7 @@ type Engine struct {
 	comp completer
 	resp responder
 	ctr  counter.Set // this QP's statistics; only the engine writes them
+	at   snapshot    // the QP's attributes (see attrs)
 
 	burst time.Time // time of the first ReceiveMore of a burst not yet ended, or zero
 	out   *Output   // the output of the call under way, where note records events
@@ -58,6 +76,7 @@ type Engine struct {
 // New returns the transport state for q.
 func New(dev *Env, q *qp.QP) *Engine {
 	e := &Engine{q: q, dev: dev}
+	e.at.version, e.req.version, e.resp.version = unread, unread, unread
 	e.req.init(e)
 	e.comp.init(e)
 	e.resp.init(e)

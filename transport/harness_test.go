@@ -181,7 +181,6 @@ func (d *hDevice) eventTypes(q *qp.QP) []qp.EventType {
 func (h *harness) device(addr string) *hDevice {
 	h.t.Helper()
 	d := &hDevice{h: h, addr: netip.MustParseAddr(addr), mem: mr.NewTable(), marks: map[*Engine]hMark{}}
-	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d})
 	pd, err := d.mem.AllocPD()
 	require.NoError(h.t, err)
 	d.pd = pd
@@ -191,6 +190,7 @@ func (h *harness) device(addr string) *hDevice {
 			return hZoned(d.addr, d.zone), i <= 1
 		},
 	}
+	d.qps = qp.NewTable(qp.Config{Limits: qp.DefaultLimits(), Events: d, Route: d.dev.Route})
 	d.out.Alloc = func() []byte { return make([]byte, 0, MaxPacketSize) }
 	h.devs = append(h.devs, d)
 	return d

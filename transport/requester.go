@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/gorxe/gorxe/counter"
@@ -66,21 +67,18 @@ type sendAttrs struct {
 	retryCnt    uint8
 	rnrRetry    uint8
 	maxRdAtomic int
-	path        packet.Envelope // RC and UC: where requests go
-	pathOK      bool            // the source GID index resolves to a local address
 }
 
 // requester is the send half of a QP's transport (IBTA 9.7.4 requester side).
 type requester struct {
 	e *Engine
 	a sendAttrs
-	// attr is the qp.Attr a was derived from; the derivation (path, source port) is redone only
-	// when Modify changed something, so like rxe's per-QP route cache a changed local address
-	// is picked up at the next Modify.
-	attr    qp.Attr
-	synced  bool
-	version uint64 // qp.AttrVersion when attr was read
-	resets  uint64 // qp.ResetCount when attr was read: a change is a new connection
+	// gen is the snapshot generation a was derived from; the derivation is redone only when
+	// Modify changed something, so like rxe's per-QP route cache a changed local address is
+	// picked up at the next Modify.
+	gen     uint64
+	version uint64 // the snapshot's version when last compared (unread at first)
+	resets  uint64 // snapshot.resets a was derived at: a change is a new connection
 
 	// limit is the send window in PSNs, at most unackedPSNs. A retransmit timeout shrinks it to
 	// one packet and each acknowledgement that makes progress doubles it again (see
@@ -110,35 +108,34 @@ func (r *requester) init(e *Engine) {
 // sync refreshes the cached attributes and reacts to state changes made through Modify: entering
 // RTS starts the PSN sequence at sq_psn; RESET, ERR and SQE forget everything in flight (the qp
 // package has already flushed or discarded the WQEs).
-func (r *requester) sync() {
+func (r *requester) sync(out *Output) {
+	if r.e.q.AttrVersion() != r.version {
+		r.derive(out)
+	}
+}
+
+// derive recomputes a from the attributes if they changed since a was derived.
+func (r *requester) derive(out *Output) {
+	s := r.e.attrs(out)
+	r.version = s.version
+	if s.gen == r.gen {
+		return
+	}
 	q := r.e.q
-	v := q.AttrVersion()
-	if r.synced && v == r.version {
-		return
-	}
-	resets := q.ResetCount()
-	attr, init := q.Query()
-	r.version = v
-	// A RESET this engine never saw (the whole RESET->RTS walk happened between two calls) may
-	// bring back identical attributes, so the reset count decides, not the attributes alone.
-	reconnected := r.synced && resets != r.resets
-	if attr == r.attr && r.synced && !reconnected {
-		return
-	}
-	r.attr, r.synced, r.resets = attr, true, resets
+	attr := &s.attr
+	// A RESET this engine never saw may bring back identical attributes, so the reset count
+	// decides, not the attributes alone.
+	reconnected := r.gen != 0 && s.resets != r.resets
+	r.gen, r.resets = s.gen, s.resets
 	prev := r.a.state
 	a := &r.a
-	a.state, a.typ, a.qpn = attr.State, init.Type, q.QPN()
+	a.state, a.typ, a.qpn = attr.State, q.Type(), q.QPN()
 	a.destQPN, a.qkey = attr.DestQPNum, attr.QKey
 	a.timeout, a.retryCnt, a.rnrRetry = ackTimeout(attr.Timeout), attr.RetryCnt, attr.RNRRetry
 	a.maxRdAtomic = int(attr.MaxRdAtomic)
 	a.mtu = attr.PathMTU.Bytes()
 	if a.typ == qp.TypeUD || a.typ == qp.TypeGSI || a.mtu == 0 {
 		a.mtu = r.e.dev.udMTU()
-	}
-	if a.typ == qp.TypeRC || a.typ == qp.TypeUC {
-		sport := packet.UDPSourcePort(attr.AHAttr.GRH.FlowLabel, a.qpn, a.destQPN)
-		a.path, a.pathOK = r.pathTo(&attr.AHAttr, sport)
 	}
 	// Only RTR->RTS sets sq_psn, so RTS with a new sq_psn, reached from a state that cannot go
 	// to RTS directly, or after a RESET, is a new connection.
@@ -158,17 +155,10 @@ func (r *requester) sync() {
 	}
 }
 
-// pathTo resolves an address vector into the framing of packets sent along it.
-func (r *requester) pathTo(av *qp.AddressVector, sport uint16) (packet.Envelope, bool) {
-	g := &av.GRH
-	p := packet.Envelope{TrafficClass: g.TrafficClass, HopLimit: g.HopLimit}
-	p.Dst = netipAddrPort(g.DGID, r.e.dev.dstPort())
-	src, ok := r.e.dev.SourceAddr(g.SGIDIndex)
-	if !ok {
-		return p, false
-	}
-	p.Src = addrPort(src, sport)
-	return asSent(p), p.Src.Addr().Is4() == p.Dst.Addr().Is4()
+// withSourcePort returns the framing p with UDP source port sport.
+func withSourcePort(p packet.Envelope, sport uint16) packet.Envelope {
+	p.Src = netip.AddrPortFrom(p.Src.Addr(), sport)
+	return p
 }
 
 // resetSend forgets all send-side progress: the QP was reset, or left RTS in error and the qp
@@ -205,7 +195,7 @@ func (r *requester) canSend() bool {
 func (r *requester) run(now time.Time, out *Output) {
 	r.now = now
 	r.more = false
-	r.sync()
+	r.sync(out)
 	defer r.charge()
 	if !r.hold.IsZero() && !now.Before(r.hold) {
 		r.hold = time.Time{}

@@ -26,13 +26,13 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
 	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
-	path := &r.a.path
-	pathOK := r.a.pathOK
+	path := &r.e.at.path
+	pathOK := r.e.at.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
 		var udPath packet.Envelope
-		udPath, pathOK = r.datagramHeaders(wr, &h)
+		udPath, pathOK = r.datagramHeaders(w, &h)
 		path = &udPath
 		n = w.Length
 		h.BTH.Opcode = packet.UDSendOnly
@@ -204,10 +204,11 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 }
 
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
-// work request's address handle.
-func (r *requester) datagramHeaders(wr *qp.SendWR, h *packet.Headers) (packet.Envelope, bool) {
-	av := wr.UD.AH.Attr()
-	path, ok := r.pathTo(&av, packet.DefaultUDPSourcePort(r.a.qpn))
+// work request's address handle, resolved when the handle was created.
+func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) (packet.Envelope, bool) {
+	wr := &w.WR
+	path, ok := w.AH.Route()
+	path = withSourcePort(path, packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {
 		// IBTA 10.2.5: a Q_Key with the high bit set in the work request means "use the QP's".

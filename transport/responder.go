@@ -18,12 +18,9 @@ import (
 type responder struct {
 	e *Engine
 
-	attr      qp.Attr // the QP's attributes, re-read whenever qp.AttrVersion moves
-	version   uint64
-	refreshed bool
-	path      packet.Envelope // where RC responses go (connected QPs), derived from attr
-	pathOK    bool            // path resolved: its source GID index names a local address
-	mtu       int             // path MTU in bytes (connected QPs)
+	gen     uint64 // the snapshot generation the state below was brought in line with
+	version uint64 // the snapshot's version when last compared (unread at first)
+	mtu     int    // path MTU in bytes (connected QPs)
 
 	// started says psn, msn and the resources were initialised for the current RTR; rqPSN is the
 	// rq_psn they were initialised from, so a new connection is noticed even when the state
@@ -96,28 +93,24 @@ func receiving(s qp.State) bool {
 	return false
 }
 
-// refresh reads the QP's attributes and brings the responder in line with them: a new RTR
-// (re)initialises the expected PSN, the MSN and the responder resources from rq_psn and
-// max_dest_rd_atomic; RESET, INIT and ERR drop every message in progress.
-//
-// An ACK put off until the end of a burst is sent first, under the attributes it was owed under:
-// its messages completed before the change, and rxe, which acknowledges at once, would have sent
-// it already. Without it a peer whose SEND was received just before the QP was moved to ERR (a
-// disconnection right after a receive) sees that SEND flushed rather than acknowledged.
+// refresh brings the responder in line with the QP's attributes: a new RTR (re)initialises the
+// expected PSN, the MSN and the responder resources from rq_psn and max_dest_rd_atomic; RESET,
+// INIT and ERR drop every message in progress.
 func (r *responder) refresh(out *Output) {
-	v := r.e.q.AttrVersion()
-	if r.refreshed && v == r.version {
+	if r.e.q.AttrVersion() != r.version {
+		r.derive(out)
+	}
+}
+
+// derive brings the responder's state in line with the attributes if they changed since.
+func (r *responder) derive(out *Output) {
+	s := r.e.attrs(out)
+	r.version = s.version
+	if s.gen == r.gen {
 		return
 	}
-	r.flushAck(out)
-	r.version, r.refreshed = v, true
-	resets := r.e.q.ResetCount()
-	r.attr, _ = r.e.q.Query()
-	a := &r.attr
-	if t := r.e.q.Type(); t == qp.TypeRC || t == qp.TypeUC {
-		sport := packet.UDPSourcePort(a.AHAttr.GRH.FlowLabel, r.e.q.QPN(), a.DestQPNum)
-		r.path, r.pathOK = r.e.req.pathTo(&a.AHAttr, sport)
-	}
+	r.gen = s.gen
+	a, resets := &s.attr, s.resets
 	if !receiving(a.State) {
 		r.stop(a.State == qp.StateErr)
 		return
@@ -184,11 +177,11 @@ func (r *responder) receive(now time.Time, p *packet.Parsed, from *packet.Envelo
 		r.receiveUD(p, from)
 		return
 	}
-	if !r.pathOK || !fromPeer(&r.path, from) {
+	if !r.e.at.pathOK || !fromPeer(&r.e.at.path, from) {
 		c.Inc(counter.RcvdWrongPath)
 		return
 	}
-	if r.attr.State == qp.StateRTR && !r.commEst {
+	if r.e.at.attr.State == qp.StateRTR && !r.commEst {
 		r.commEst = true
 		r.e.q.RaiseEvent(qp.EventCommEst)
 	}
@@ -284,7 +277,7 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		}
 	case rnr:
 		r.e.ctr.Inc(counter.SendRNRErr)
-		r.sendAck(packet.SyndromeRNRNAK(r.attr.MinRNRTimer), psn, out)
+		r.sendAck(packet.SyndromeRNRNAK(r.e.at.attr.MinRNRTimer), psn, out)
 	case cqOverflow:
 		// Not acknowledged: the message was never reported.
 	default:
@@ -445,10 +438,10 @@ func (r *responder) sendAckMSN(syn packet.Syndrome, psn packet.PSN, msn uint32, 
 		r.e.note(Event{Kind: EventNAKSent, PSN: psn, Syndrome: syn})
 	}
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCAcknowledge, PKey: packet.DefaultPKey, DestQP: r.e.at.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: syn, MSN: msn}
 	pkt, _ := r.build(&h, 0, out)
-	out.finish(pkt, &r.path)
+	out.finish(pkt, &r.e.at.path)
 }
 
 // build starts a response packet, after the ACK put off for the burst if there is one.

@@ -63,7 +63,7 @@ const maxMessageLen = 1 << 31
 // packet looks its bytes up again, so a region invalidated in the middle stops the message. A
 // WRITE with immediate consumes a receive WQE at its last packet.
 func (r *responder) write(p *packet.Parsed) verdict {
-	if !r.attr.AccessFlags.Has(mr.AccessRemoteWrite) {
+	if !r.e.at.attr.AccessFlags.Has(mr.AccessRemoteWrite) {
 		return invalidReq
 	}
 	op := p.Opcode()

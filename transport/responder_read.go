@@ -30,7 +30,7 @@ func (r *responder) readPackets(length uint32) uint32 {
 // readRequest executes a new RDMA READ request: it checks the request, records it in a responder
 // resource and starts the response.
 func (r *responder) readRequest(now time.Time, p *packet.Parsed, out *Output) verdict {
-	if !r.attr.AccessFlags.Has(mr.AccessRemoteRead) || r.res.size() == 0 {
+	if !r.e.at.attr.AccessFlags.Has(mr.AccessRemoteRead) || r.res.size() == 0 {
 		return invalidReq
 	}
 	reth := p.RETH()
@@ -92,7 +92,7 @@ func (r *responder) sendRead(out *Output, budget int) {
 	}
 	mtu := uint32(r.mtu)
 	var h packet.Headers
-	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum}
+	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.e.at.attr.DestQPNum}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: rr.msn}
 	var off uint64
 	for ; budget != 0 && rr.active; budget-- {
@@ -111,7 +111,7 @@ func (r *responder) sendRead(out *Output, budget int) {
 		h.BTH.PSN = rr.psn
 		pkt, payload := r.build(&h, int(n), out)
 		span.CopyOut(payload, off)
-		out.finish(pkt, &r.path)
+		out.finish(pkt, &r.e.at.path)
 		off += uint64(n)
 		rr.resid -= n
 		rr.psn = rr.psn.Add(1)
@@ -124,7 +124,7 @@ func (r *responder) sendRead(out *Output, budget int) {
 
 // atomic executes a COMPARE_SWAP or FETCH_ADD and answers with the original value.
 func (r *responder) atomic(p *packet.Parsed, out *Output) verdict {
-	if !r.attr.AccessFlags.Has(mr.AccessRemoteAtomic) || r.res.size() == 0 {
+	if !r.e.at.attr.AccessFlags.Has(mr.AccessRemoteAtomic) || r.res.size() == 0 {
 		return invalidReq
 	}
 	ae := p.AtomicETH()
@@ -157,7 +157,7 @@ func (r *responder) atomic(p *packet.Parsed, out *Output) verdict {
 
 // atomicWrite executes an ATOMIC_WRITE (IBTA 1.5): the 8 payload bytes stored at once.
 func (r *responder) atomicWrite(p *packet.Parsed, out *Output) verdict {
-	if !r.attr.AccessFlags.Has(mr.AccessRemoteWrite) || r.res.size() == 0 {
+	if !r.e.at.attr.AccessFlags.Has(mr.AccessRemoteWrite) || r.res.size() == 0 {
 		return invalidReq
 	}
 	reth := p.RETH()
@@ -184,7 +184,7 @@ func (r *responder) flush(p *packet.Parsed, out *Output) verdict {
 		need |= mr.AccessFlushPersistent
 	}
 	if need == 0 || plt&^(packet.FlushGlobalVisibility|packet.FlushPersistence) != 0 ||
-		sel > packet.FlushMemoryRegion || !r.attr.AccessFlags.Has(need) || r.res.size() == 0 {
+		sel > packet.FlushMemoryRegion || !r.e.at.attr.AccessFlags.Has(need) || r.res.size() == 0 {
 		return invalidReq
 	}
 	reth := p.RETH()
@@ -217,21 +217,21 @@ func memVerdict(err error) verdict {
 // sendAtomicAck queues the ATOMIC_ACKNOWLEDGE of the atomic at psn.
 func (r *responder) sendAtomicAck(psn packet.PSN, orig uint64, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCAtomicAcknowledge, PKey: packet.DefaultPKey, DestQP: r.e.at.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
 	h.AtomicAckETH = packet.AtomicAckETHFields{OriginalRemoteData: orig}
 	pkt, _ := r.build(&h, 0, out)
-	out.finish(pkt, &r.path)
+	out.finish(pkt, &r.e.at.path)
 }
 
 // sendPlacementAck answers an ATOMIC_WRITE or FLUSH with the zero-length RDMA READ response
 // IBTA 1.5 prescribes.
 func (r *responder) sendPlacementAck(psn packet.PSN, out *Output) {
 	var h packet.Headers
-	h.BTH = packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PKey: packet.DefaultPKey, DestQP: r.attr.DestQPNum, PSN: psn}
+	h.BTH = packet.BTHFields{Opcode: packet.RCRDMAReadResponseOnly, PKey: packet.DefaultPKey, DestQP: r.e.at.attr.DestQPNum, PSN: psn}
 	h.AETH = packet.AETHFields{Syndrome: packet.SyndromeACKUnlimited, MSN: r.msn}
 	pkt, _ := r.build(&h, 0, out)
-	out.finish(pkt, &r.path)
+	out.finish(pkt, &r.e.at.path)
 }
 
 // duplicate answers a request whose PSN is older than the expected one (IBTA 9.7.5.1): the

@@ -16,7 +16,7 @@ import (
 func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	c := &r.e.ctr
 	deth := p.DETH()
-	qkey := r.attr.QKey
+	qkey := r.e.at.attr.QKey
 	if r.e.q.Type() == qp.TypeGSI {
 		qkey = packet.GSIQKey
 	}

@@ -235,34 +235,45 @@ func (r *Stack) take(x *rxScratch, i int) int {
 // a reference to the chunk) and otherwise takes dg, a packet buffer, reported as taken. It
 // returns the index of the worker that got the packet (the last one for multicast, whose members
 // each get a copy), or -1 if it was dropped.
+//
+// The destination is looked up before the ICRC is computed, as rxe does (hdr_check before its
+// ICRC check): a packet for a QP or group this device does not have is dropped and counted
+// without a pass over its bytes. A packet whose corruption hit the QPN is therefore counted as
+// for an unknown QPN rather than as an ICRC error.
 func (r *Stack) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch) (w int, taken bool) {
 	var p packet.Parsed
 	if err := packet.Parse(dg, &p); err != nil {
 		r.dev.Inc(counter.RcvdMalformed)
 		return -1, false
 	}
+	bth := p.BTH()
+	qpn := bth.DestQP()
+	var c *QP       // the destination QP; nil for multicast, and for QP 1 while the device has none
+	var cores []*QP // the members of a multicast packet's group
+	if qpn == packet.MulticastQPN {
+		if cores = r.mcast.members(m.Dst.Addr().Unmap().WithZone("")); len(cores) == 0 {
+			r.dev.Inc(counter.RcvdNoMcastGroup)
+			return -1, false
+		}
+	} else if c = r.qps.lookup(qpn); c == nil && qpn != cm.QP1 {
+		r.dev.Inc(counter.RcvdUnknownQPN)
+		return -1, false
+	}
 	if !r.verifyICRC(dg, m) {
 		r.dev.Inc(counter.RcvdICRCErr)
 		return -1, false
 	}
-	bth := p.BTH()
 	// The P_Key table holds only the default key: accept it and its limited-member form.
 	if bth.PKey()&packet.PKeyMembershipMask != packet.DefaultPKey&packet.PKeyMembershipMask {
 		r.dev.Inc(counter.RcvdBadPKey)
 		return -1, false
 	}
 	from := received(m)
-	qpn := bth.DestQP()
-	if qpn == packet.MulticastQPN {
-		return r.fanOut(dg, m, from, batches), false
-	}
-	c := r.qps.lookup(qpn)
-	if c == nil {
-		if qpn == cm.QP1 {
-			r.answerCM(&p, from)
-		} else {
-			r.dev.Inc(counter.RcvdUnknownQPN)
-		}
+	switch {
+	case cores != nil:
+		return fanOut(dg, cores, from, batches), false
+	case c == nil:
+		r.answerCM(&p, from)
 		return -1, false
 	}
 	if chunk != nil {
@@ -282,14 +293,9 @@ func add(batches []*rxBatch, c *QP, pkt rxPacket) {
 	b.pkts = append(b.pkts, pkt)
 }
 
-// fanOut delivers multicast packet dg to every QP attached to its destination group, each with
-// its own copy, as rxe does.
-func (r *Stack) fanOut(dg []byte, m *netio.Message, from packet.Envelope, batches []*rxBatch) int {
-	cores := r.mcast.members(m.Dst.Addr().Unmap().WithZone(""))
-	if len(cores) == 0 {
-		r.dev.Inc(counter.RcvdNoMcastGroup)
-		return -1
-	}
+// fanOut delivers multicast packet dg to cores, the QPs attached to its destination group, each
+// with its own copy, as rxe does.
+func fanOut(dg []byte, cores []*QP, from packet.Envelope, batches []*rxBatch) int {
 	last := -1
 	for _, c := range cores {
 		buf := getBuf()

@@ -152,7 +152,7 @@ func (r *Stack) Counters() counter.Snapshot {
 }
 
 // QPCounters yields the QPN and statistics of every live QP, in QPN order. The QPs are listed
-// under the index's read lock, then read without it, so a caller may destroy QPs as it goes; a
+// under the index's mutex, then read without it, so a caller may destroy QPs as it goes; a
 // QP destroyed meanwhile is still yielded, with its final counters.
 func (r *Stack) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
 	return func(yield func(uint32, counter.Snapshot) bool) {

@@ -94,7 +94,7 @@ type testRig struct {
 
 // newRig starts a stack at addr (listening on extra addresses too) and closes it when the test
 // ends.
-func newRig(t *testing.T, addr string, extra ...netip.Addr) *testRig {
+func newRig(t testing.TB, addr string, extra ...netip.Addr) *testRig {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	fab := netio.NewFabric(netio.FabricConfig{Clock: clk})
 	t.Cleanup(fab.Close)
@@ -117,7 +117,7 @@ func newRig(t *testing.T, addr string, extra ...netip.Addr) *testRig {
 }
 
 // create makes a QP of type typ in RESET and adds it to the stack.
-func (x *testRig) create(t *testing.T, typ qp.Type) (*QP, *fakeEngine) {
+func (x *testRig) create(t testing.TB, typ qp.Type) (*QP, *fakeEngine) {
 	q, err := x.qps.CreateQP(x.pd, &qp.InitAttr{Type: typ, SendCQ: x.cq, RecvCQ: x.cq, Cap: qp.Caps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	require.NoError(t, err)
 	h, err := x.rt.Add(q)
@@ -171,7 +171,7 @@ func sendOnly(qpn uint32, pkey uint16) *packet.Headers {
 
 // signed returns a SEND ONLY packet for qpn with 100 bytes of payload and its ICRC, corrupted if
 // bad.
-func signed(t *testing.T, qpn uint32, src, dst netip.AddrPort, bad bool) []byte {
+func signed(t testing.TB, qpn uint32, src, dst netip.AddrPort, bad bool) []byte {
 	pkt, err := packet.AppendPacket(nil, sendOnly(qpn, 0xFFFF), make([]byte, 100))
 	require.NoError(t, err)
 	env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
@@ -216,6 +216,9 @@ func TestReceivePathChecksAndDelivery(t *testing.T) {
 	peer.send(t, dst, sendOnly(q.qpn, 0xFFFF), []byte("bad icrc"), true)
 	peer.send(t, dst, sendOnly(q.qpn, 0x8001), nil, false)
 	peer.send(t, dst, sendOnly(999, 0xFFFF), nil, false)
+	// The destination is checked before the ICRC: these are not ICRC errors.
+	peer.send(t, dst, sendOnly(999, 0xFFFF), nil, true)
+	peer.send(t, dst, sendOnly(packet.MulticastQPN, 0xFFFF), nil, true)
 	peer.send(t, dst, sendOnly(0, 0xFFFF), nil, false)
 	peer.send(t, dst, sendOnly(packet.MulticastQPN, 0xFFFF), nil, false)
 	_, err := peer.ep.Send([]netio.Message{{Buf: []byte{1, 2, 3}, Src: peer.addr, Dst: netip.AddrPortFrom(dst, packet.UDPPort)}})
@@ -225,8 +228,8 @@ func TestReceivePathChecksAndDelivery(t *testing.T) {
 	waitRan(t, e)
 	c := x.rt.Counters()
 	for id, want := range map[counter.ID]uint64{
-		counter.RcvdICRCErr: 1, counter.RcvdBadPKey: 1, counter.RcvdUnknownQPN: 2,
-		counter.RcvdNoMcastGroup: 1, counter.RcvdMalformed: 1,
+		counter.RcvdICRCErr: 1, counter.RcvdBadPKey: 1, counter.RcvdUnknownQPN: 3,
+		counter.RcvdNoMcastGroup: 2, counter.RcvdMalformed: 1,
 	} {
 		assert.Equal(t, want, c.Get(id), id.Name())
 	}
