@@ -212,9 +212,9 @@ func TestLossCMCases(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v",
-		"ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
-		"ib_send_lat ipv4 loss2% -R -s 2 -n 200 (gorxe: -u 18)",
-	}, lossy, "rping loses MADs as well; perftest -R loses its exchange's SENDs and MADs at the usual rate")
+		"ib_write_bw ipv4 loss2%-no-acks -R -s 16384 -n 100 (gorxe: -u 18)",
+		"ib_send_lat ipv4 loss2%-no-acks -R -s 2 -n 200 (gorxe: -u 18)",
+	}, lossy, "rping loses MADs as well; perftest -R loses its exchange's SENDs and MADs at the usual rate, not its ACKs")
 	rules := lossRules(lossSpareACKsCM)
 	assert.Contains(t, rules, "  chain forward { type filter hook forward priority 0; policy accept;\n"+
 		"    udp dport 4791 @th,104,24 == 1 @th,352,16 == 0x0015 accept\n"+
@@ -283,7 +283,7 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 5 -q 20",
 		"mtu1500 ib_write_bw ipv4 -z -s 65536 -n 100",
 		"mtu1500 ib_send_lat ipv4 -z -s 2 -n 100",
-		"mtu1500 loss ib_write_bw ipv4 loss2% -R -s 16384 -n 100 (gorxe: -u 18)",
-		"mtu1500 loss ib_send_lat ipv4 loss2% -R -s 2 -n 200 (gorxe: -u 18)",
+		"mtu1500 loss ib_write_bw ipv4 loss2%-no-acks -R -s 16384 -n 100 (gorxe: -u 18)",
+		"mtu1500 loss ib_send_lat ipv4 loss2%-no-acks -R -s 2 -n 200 (gorxe: -u 18)",
 	}, runs)
 }
