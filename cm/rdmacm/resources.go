@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
@@ -16,6 +17,7 @@ type resources struct {
 	qp             *gorxe.QP
 	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
 	ownCQs         bool  // the CQs are the connection's, not the caller's (Options.SendCQ)
+	ownQP          bool  // the QP is the connection's, not the caller's (Options.QP)
 	// Local overrides of the negotiated attributes (Options.AckTimeout, Options.MinRNRTimer);
 	// zero keeps the CM's value.
 	ackTimeout, minRNRTimer uint8
@@ -32,6 +34,10 @@ func newResources(dev *gorxe.Device, o *Options, responder uint8, onEvent func(g
 // the Q_Key instead of access rights.
 func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder uint8, onEvent func(gorxe.AsyncEvent)) (r *resources, err error) {
 	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+	if o.QP != nil {
+		return r.adopt(o.QP, typ)
+	}
+	r.ownQP = true
 	own, err := o.ownCQs()
 	if err != nil {
 		return nil, err
@@ -87,6 +93,22 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 		}
 	}
 	return r, nil
+}
+
+// adopt makes the caller's QP the connection's (Options.QP) and moves it to INIT (again, if it
+// is there already: INIT to INIT updates the access rights, as librdmacm does before RTR).
+func (r *resources) adopt(qp *gorxe.QP, typ gorxe.QPType) (*resources, error) {
+	if qp.Type() != typ {
+		return nil, fmt.Errorf("%w: the QP is %v, the connection needs %v", ErrOptions, qp.Type(), typ)
+	}
+	r.qp = qp
+	if typ == gorxe.QPTypeUD {
+		if qp.State() == gorxe.QPStateRTS {
+			return r, nil
+		}
+		return r, r.readyUD()
+	}
+	return r, r.toInit()
 }
 
 // cqsToMake is how many of the send and receive CQs newResources creates.
@@ -151,7 +173,7 @@ func (r *resources) toError() {
 // destroy releases what newResources created, in reverse order.
 func (r *resources) destroy() error {
 	var errs []error
-	if r.qp != nil {
+	if r.qp != nil && r.ownQP {
 		errs = append(errs, r.qp.Destroy())
 	}
 	for _, cq := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {

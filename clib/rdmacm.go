@@ -1,0 +1,633 @@
+//go:build gorxe_clib
+
+package main
+
+/*
+#include <stdlib.h>
+#include <errno.h>
+#include "clib.h"
+#include "cm.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/rdmacm"
+)
+
+// idState is where an rdma_cm_id is in librdmacm's life cycle; calls check it as the kernel's
+// RDMA-CM does (EINVAL for a call in the wrong state).
+type idState uint8
+
+const (
+	idIdle idState = iota
+	idBound
+	idAddrResolved
+	idRouteResolved
+	idListening
+	idRequest    // a connection request not answered yet
+	idConnecting // rdma_connect or rdma_accept sent, not established yet
+	idConnected
+	idDisconnected
+)
+
+// cmID is the Go side of an rdma_cm_id.
+type cmID struct {
+	state       idState
+	ps          C.enum_rdma_port_space
+	ctx         *C.struct_ibv_context // the device's context (id->verbs), nil before an address names it
+	local, peer netip.AddrPort
+
+	listeners []*rdmacm.Listener
+	req       *rdmacm.Request
+	conn      *rdmacm.Conn
+	// stop ends the goroutines working for the id (a connect or accept in flight, a listener's
+	// request loop, a connection's event forwarding).
+	stop context.CancelFunc
+	// disconnected: the DISCONNECTED event was posted (the program sees it once).
+	disconnected bool
+}
+
+// cmMu guards cmIDs and every cmID, and is held while an event is posted, so that an id is never
+// posted to after rdma_destroy_id took it out of the table.
+var (
+	cmMu  sync.Mutex
+	cmIDs = map[*C.struct_rdma_cm_id]*cmID{}
+)
+
+// post queues an event for id, which must be in the table; cmMu is held.
+func post(id, listen *C.struct_rdma_cm_id, ev C.enum_rdma_cm_event_type, status int, pdata []byte,
+	conn *C.struct_rdma_conn_param) {
+	var p unsafe.Pointer
+	if len(pdata) > 0 {
+		p = unsafe.Pointer(&pdata[0])
+	}
+	C.gx_cm_post(id, listen, C.int(ev), C.int(status), p, C.int(len(pdata)), conn, nil)
+}
+
+// postIfLive posts an event for id unless it was destroyed meanwhile.
+func postIfLive(id *C.struct_rdma_cm_id, s *cmID, ev C.enum_rdma_cm_event_type, status int, pdata []byte) bool {
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	if cmIDs[id] != s {
+		return false
+	}
+	post(id, nil, ev, status, pdata, nil)
+	return true
+}
+
+// cmCall runs f on the id's state with cmMu held, turning its error into an errno and a panic
+// into EIO.
+func cmCall(op string, id *C.struct_rdma_cm_id, f func(s *cmID) error) (rc C.int) {
+	defer catch(op, &rc)
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	s := cmIDs[id]
+	if s == nil {
+		return C.int(syscall.EINVAL)
+	}
+	return errnoOf(f(s))
+}
+
+//export gx_cm_create
+func gx_cm_create(id *C.struct_rdma_cm_id) (rc C.int) {
+	defer catch("rdma_create_id", &rc)
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	cmIDs[id] = &cmID{ps: id.ps, stop: func() {}}
+	return 0
+}
+
+//export gx_cm_destroy
+func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
+	defer catch("rdma_destroy_id", &rc)
+	cmMu.Lock()
+	s := cmIDs[id]
+	if s == nil {
+		cmMu.Unlock()
+		return C.int(syscall.EINVAL)
+	}
+	// librdmacm waits for the program to ack the id's events; failing at once says the same
+	// without a hang.
+	if C.gx_cm_unacked(id) > 0 {
+		cmMu.Unlock()
+		return C.int(syscall.EBUSY)
+	}
+	delete(cmIDs, id)
+	cmMu.Unlock()
+	s.stop()
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	if s.req != nil && s.state == idRequest {
+		_ = s.req.Reject(nil)
+	}
+	if s.conn != nil {
+		s.conn.Close()
+	}
+	return 0
+}
+
+// addrOf reads a sockaddr (IPv4 or IPv6) into an address and port.
+func addrOf(sa *C.struct_sockaddr) (netip.AddrPort, bool) {
+	var ip [16]byte
+	var port C.uint16_t
+	var scope C.uint32_t
+	switch C.gx_sockaddr(sa, (*C.uint8_t)(&ip[0]), &port, &scope) {
+	case C.AF_INET:
+		return netip.AddrPortFrom(netip.AddrFrom16(ip).Unmap(), uint16(port)), true
+	case C.AF_INET6:
+		a := netip.AddrFrom16(ip)
+		if scope != 0 {
+			a = a.WithZone(itoa(uint32(scope)))
+		}
+		return netip.AddrPortFrom(a, uint16(port)), true
+	}
+	return netip.AddrPort{}, false
+}
+
+func itoa(v uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		if v /= 10; v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// setAddr writes an address and port into one of the id's sockaddr_storage fields.
+func setAddr(dst *C.struct_sockaddr_storage, ap netip.AddrPort) {
+	a := ap.Addr()
+	ip := a.As16()
+	var scope uint32
+	if a.Zone() != "" {
+		if ifc, err := net.InterfaceByName(a.Zone()); err == nil {
+			scope = uint32(ifc.Index)
+		}
+	}
+	is4 := C.int(0)
+	if a.Is4() {
+		is4 = 1
+	}
+	C.gx_set_sockaddr(dst, (*C.uint8_t)(&ip[0]), is4, C.uint16_t(ap.Port()), C.uint32_t(scope))
+}
+
+// cmContexts returns the library's device contexts (librdmacm opens every device).
+func cmContexts() []*C.struct_ibv_context {
+	var out []*C.struct_ibv_context
+	for i := 0; ; i++ {
+		c := C.gx_cm_context(C.int(i))
+		if c == nil {
+			return out
+		}
+		out = append(out, c)
+	}
+}
+
+// ownerOf returns the context whose device has address a.
+func ownerOf(a netip.Addr) *C.struct_ibv_context {
+	for _, c := range cmContexts() {
+		dc := contextOf(c)
+		if dc == nil {
+			continue
+		}
+		for _, l := range dc.attrDevice().LocalAddrs() {
+			if l.Addr().Unmap() == a.WithZone("").Unmap() {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// routeTo returns the context and source address a connection to dst leaves from: the first
+// device with an address of dst's family, preferring one whose address is as loopback and as
+// link-local as dst, as a route lookup would.
+func routeTo(dst netip.Addr) (*C.struct_ibv_context, netip.Addr) {
+	var firstC *C.struct_ibv_context
+	var first netip.Addr
+	for _, c := range cmContexts() {
+		dc := contextOf(c)
+		if dc == nil {
+			continue
+		}
+		for _, l := range dc.attrDevice().LocalAddrs() {
+			a := l.Addr().Unmap()
+			if a.Is4() != dst.Is4() {
+				continue
+			}
+			if a.IsLoopback() == dst.IsLoopback() && a.IsLinkLocalUnicast() == dst.IsLinkLocalUnicast() {
+				return c, a
+			}
+			if firstC == nil {
+				firstC, first = c, a
+			}
+		}
+	}
+	return firstC, first
+}
+
+// ephemeralPort picks a port in Linux's default ephemeral range, as binding to port 0 does.
+func ephemeralPort() uint16 {
+	const lo, hi = 32768, 60999
+	return uint16(lo + rand.IntN(hi-lo+1))
+}
+
+//export gx_cm_bind
+func gx_cm_bind(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
+	return cmCall("rdma_bind_addr", id, func(s *cmID) error {
+		ap, ok := addrOf(sa)
+		if !ok {
+			return syscall.EAFNOSUPPORT
+		}
+		if s.state != idIdle {
+			return syscall.EINVAL
+		}
+		if !ap.Addr().IsUnspecified() {
+			if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
+				return syscall.EADDRNOTAVAIL
+			}
+			id.verbs, id.port_num = s.ctx, 1
+		}
+		if ap.Port() == 0 {
+			ap = netip.AddrPortFrom(ap.Addr(), ephemeralPort())
+		}
+		s.local, s.state = ap, idBound
+		setAddr(srcAddr(id), ap)
+		return nil
+	})
+}
+
+// srcAddr and dstAddr are the id's route.addr fields (unions in C).
+func srcAddr(id *C.struct_rdma_cm_id) *C.struct_sockaddr_storage {
+	return (*C.struct_sockaddr_storage)(unsafe.Pointer(&id.route.addr.anon0[0]))
+}
+
+func dstAddr(id *C.struct_rdma_cm_id) *C.struct_sockaddr_storage {
+	return (*C.struct_sockaddr_storage)(unsafe.Pointer(&id.route.addr.anon1[0]))
+}
+
+//export gx_cm_resolve_addr
+func gx_cm_resolve_addr(id *C.struct_rdma_cm_id, src, dst *C.struct_sockaddr) C.int {
+	return cmCall("rdma_resolve_addr", id, func(s *cmID) error {
+		peer, ok := addrOf(dst)
+		if !ok {
+			return syscall.EAFNOSUPPORT
+		}
+		if s.state != idIdle && s.state != idBound {
+			return syscall.EINVAL
+		}
+		if src != nil && s.state == idIdle {
+			if ap, ok := addrOf(src); ok && (!ap.Addr().IsUnspecified() || ap.Port() != 0) {
+				if !ap.Addr().IsUnspecified() {
+					if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
+						return syscall.EADDRNOTAVAIL
+					}
+				}
+				s.local = ap
+			}
+		}
+		local := s.local.Addr()
+		if !local.IsValid() || local.IsUnspecified() {
+			s.ctx, local = routeTo(peer.Addr().Unmap())
+		}
+		port := s.local.Port()
+		if port == 0 {
+			port = ephemeralPort()
+		}
+		if s.ctx == nil || local.Is4() != peer.Addr().Unmap().Is4() {
+			// No device reaches the peer: the kernel reports it as an event, not an errno.
+			post(id, nil, C.RDMA_CM_EVENT_ADDR_ERROR, -int(syscall.EHOSTUNREACH), nil, nil)
+			return nil
+		}
+		s.local, s.peer = netip.AddrPortFrom(local, port), netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
+		id.verbs, id.port_num = s.ctx, 1
+		setAddr(srcAddr(id), s.local)
+		setAddr(dstAddr(id), s.peer)
+		s.state = idAddrResolved
+		post(id, nil, C.RDMA_CM_EVENT_ADDR_RESOLVED, 0, nil, nil)
+		return nil
+	})
+}
+
+//export gx_cm_resolve_route
+func gx_cm_resolve_route(id *C.struct_rdma_cm_id) C.int {
+	return cmCall("rdma_resolve_route", id, func(s *cmID) error {
+		if s.state != idAddrResolved {
+			return syscall.EINVAL
+		}
+		s.state = idRouteResolved
+		post(id, nil, C.RDMA_CM_EVENT_ROUTE_RESOLVED, 0, nil, nil)
+		return nil
+	})
+}
+
+//export gx_cm_listen
+func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
+	return cmCall("rdma_listen", id, func(s *cmID) error {
+		if s.state == idListening {
+			return nil // librdmacm lets a program listen again to change the backlog
+		}
+		if s.state != idBound {
+			return syscall.EINVAL
+		}
+		if s.ps != C.RDMA_PS_TCP {
+			return syscall.EOPNOTSUPP
+		}
+		ctxs := []*C.struct_ibv_context{s.ctx}
+		if s.ctx == nil {
+			ctxs = cmContexts() // a wildcard address listens on every device
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var ls []*rdmacm.Listener
+		var ds []*C.struct_ibv_context
+		for _, c := range ctxs {
+			dev, rc := deviceOf(c)
+			if rc != 0 {
+				continue
+			}
+			l, err := rdmacm.Listen(ctx, dev, s.local, &rdmacm.Options{Backlog: max(int(backlog), 0)})
+			if err != nil {
+				for _, l := range ls {
+					l.Close()
+				}
+				cancel()
+				if errors.Is(err, cm.ErrServiceIDInUse) {
+					return syscall.EADDRINUSE
+				}
+				return err
+			}
+			ls, ds = append(ls, l), append(ds, c)
+		}
+		if len(ls) == 0 {
+			cancel()
+			return syscall.ENODEV
+		}
+		s.listeners, s.stop, s.state = ls, cancel, idListening
+		for i, l := range ls {
+			go takeRequests(ctx, id, s, l, ds[i])
+		}
+		return nil
+	})
+}
+
+// takeRequests turns each connection request the listener receives into a new id and a
+// CONNECT_REQUEST event on the listening id's channel.
+func takeRequests(ctx context.Context, listen *C.struct_rdma_cm_id, ls *cmID, l *rdmacm.Listener, dctx *C.struct_ibv_context) {
+	for {
+		req, err := l.Next(ctx)
+		if err != nil {
+			return
+		}
+		if !postRequest(listen, ls, req, dctx) {
+			_ = req.Reject(nil)
+		}
+	}
+}
+
+func postRequest(listen *C.struct_rdma_cm_id, ls *cmID, req *rdmacm.Request, dctx *C.struct_ibv_context) bool {
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	if cmIDs[listen] != ls {
+		return false
+	}
+	child := C.gx_cm_child(listen)
+	if child == nil {
+		return false
+	}
+	child.verbs = dctx
+	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(),
+		req: req, stop: func() {}}
+	cmIDs[child] = s
+	setAddr(srcAddr(child), s.local)
+	setAddr(dstAddr(child), s.peer)
+	param := C.struct_rdma_conn_param{responder_resources: C.uint8_t(req.ResponderResources()),
+		initiator_depth: C.uint8_t(req.InitiatorDepth())}
+	post(child, listen, C.RDMA_CM_EVENT_CONNECT_REQUEST, 0, req.PrivateData(), &param)
+	return true
+}
+
+// qpOf returns the gorxe QP of the id's QP (rdma_create_qp).
+func qpOf(id *C.struct_rdma_cm_id) *gorxe.QP {
+	if id.qp == nil {
+		return nil
+	}
+	st := lookup(&objects, objects.qps, id.qp)
+	if st == nil {
+		return nil
+	}
+	return st.qp
+}
+
+// connOptions turns rdma_conn_param and the id's options into the connection's options. A nil
+// param takes librdmacm's defaults.
+func connOptions(id *C.struct_rdma_cm_id, qp *gorxe.QP, p *C.struct_rdma_conn_param) rdmacm.Options {
+	g := (*C.struct_gx_id)(unsafe.Pointer(id))
+	o := rdmacm.Options{QP: qp, AckTimeout: uint8(g.ack_timeout)}
+	if g.tos_set != 0 {
+		o.TrafficClass = uint8(g.tos)
+	}
+	if p == nil {
+		return o
+	}
+	if p.private_data != nil && p.private_data_len > 0 {
+		o.PrivateData = C.GoBytes(p.private_data, C.int(p.private_data_len))
+	}
+	o.ResponderResources, o.InitiatorDepth = uint8(p.responder_resources), uint8(p.initiator_depth)
+	o.NoRDMARead = p.responder_resources == 0 && p.initiator_depth == 0
+	o.RetryCount, o.ZeroRetryCount = uint8(p.retry_count), p.retry_count == 0
+	o.RNRRetryCount, o.ZeroRNRRetryCount = uint8(p.rnr_retry_count), p.rnr_retry_count == 0
+	return o
+}
+
+// failure posts the event librdmacm reports for a connection that was not established.
+func failure(err error) (C.enum_rdma_cm_event_type, int) {
+	var rej *cm.RejectError
+	switch {
+	case errors.As(err, &rej):
+		return C.RDMA_CM_EVENT_REJECTED, int(rej.Reason)
+	case errors.Is(err, cm.ErrTimeout):
+		return C.RDMA_CM_EVENT_UNREACHABLE, -int(syscall.ETIMEDOUT)
+	}
+	return C.RDMA_CM_EVENT_CONNECT_ERROR, -int(errnoOf(err))
+}
+
+//export gx_cm_connect
+func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
+	return cmCall("rdma_connect", id, func(s *cmID) error {
+		if s.state != idRouteResolved {
+			return syscall.EINVAL
+		}
+		qp := qpOf(id)
+		if qp == nil {
+			// A program that moves its own QP (rdma_init_qp_attr) is not supported yet.
+			return syscall.EOPNOTSUPP
+		}
+		dev, rc := deviceOf(s.ctx)
+		if rc != 0 {
+			return syscall.Errno(rc)
+		}
+		o := connOptions(id, qp, p)
+		o.Source = s.local
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop, s.state = cancel, idConnecting
+		go func() {
+			c, err := rdmacm.Dial(ctx, dev, s.peer, &o)
+			established(ctx, id, s, c, err)
+		}()
+		return nil
+	})
+}
+
+// established reports how a connect or accept ended, and forwards the connection's later events.
+func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmacm.Conn, err error) {
+	cmMu.Lock()
+	if cmIDs[id] != s {
+		cmMu.Unlock()
+		if c != nil {
+			c.Close()
+		}
+		return
+	}
+	if err != nil {
+		s.state = idDisconnected
+		ev, status := failure(err)
+		post(id, nil, ev, status, nil, nil)
+		cmMu.Unlock()
+		return
+	}
+	s.conn, s.state = c, idConnected
+	post(id, nil, C.RDMA_CM_EVENT_ESTABLISHED, 0, c.PrivateData(), nil)
+	cmMu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.Done():
+			return
+		case e := <-c.Events():
+			if e.Type == rdmacm.EventDisconnected {
+				disconnected(id, s)
+			}
+		}
+	}
+}
+
+// disconnected posts the id's DISCONNECTED event, once.
+func disconnected(id *C.struct_rdma_cm_id, s *cmID) {
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	if cmIDs[id] != s || s.disconnected {
+		return
+	}
+	s.disconnected, s.state = true, idDisconnected
+	post(id, nil, C.RDMA_CM_EVENT_DISCONNECTED, 0, nil, nil)
+}
+
+//export gx_cm_accept
+func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
+	return cmCall("rdma_accept", id, func(s *cmID) error {
+		if s.state != idRequest {
+			return syscall.EINVAL
+		}
+		qp := qpOf(id)
+		if qp == nil {
+			return syscall.EOPNOTSUPP
+		}
+		o := connOptions(id, qp, p)
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop, s.state = cancel, idConnecting
+		req := s.req
+		go func() {
+			c, err := req.Accept(ctx, &o)
+			established(ctx, id, s, c, err)
+		}()
+		return nil
+	})
+}
+
+//export gx_cm_reject
+func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int) C.int {
+	return cmCall("rdma_reject", id, func(s *cmID) error {
+		if s.state != idRequest {
+			return syscall.EINVAL
+		}
+		var b []byte
+		if pdata != nil && n > 0 {
+			b = C.GoBytes(pdata, n)
+		}
+		s.state = idDisconnected
+		return s.req.Reject(b)
+	})
+}
+
+//export gx_cm_establish
+func gx_cm_establish(id *C.struct_rdma_cm_id) C.int {
+	return cmCall("rdma_establish", id, func(s *cmID) error {
+		// The RTU leaves as soon as the REP arrives, so an established id has nothing to do.
+		if s.state == idConnected || s.state == idConnecting {
+			return nil
+		}
+		return syscall.EINVAL
+	})
+}
+
+//export gx_cm_disconnect
+func gx_cm_disconnect(id *C.struct_rdma_cm_id) C.int {
+	return cmCall("rdma_disconnect", id, func(s *cmID) error {
+		if s.conn == nil {
+			return syscall.EINVAL
+		}
+		c := s.conn
+		// The QP goes to the error state and the DREQ leaves; the DISCONNECTED event follows
+		// the peer's DREP (or its silence), as the kernel reports it.
+		go func() {
+			_ = c.Disconnect(context.Background())
+		}()
+		return nil
+	})
+}
+
+//export gx_cm_migrate
+func gx_cm_migrate(id *C.struct_rdma_cm_id, ch *C.struct_rdma_event_channel) C.int {
+	return cmCall("rdma_migrate_id", id, func(s *cmID) error {
+		id.channel = ch
+		return nil
+	})
+}
+
+//export gx_cm_init_qp_attr
+func gx_cm_init_qp_attr(id *C.struct_rdma_cm_id, out *C.struct_ibv_qp_attr, mask *C.int) C.int {
+	return cmCall("rdma_init_qp_attr", id, func(s *cmID) error {
+		switch out.qp_state {
+		case C.IBV_QPS_INIT:
+			out.port_num, out.pkey_index = 1, 0
+			m := C.IBV_QP_STATE | C.IBV_QP_PKEY_INDEX | C.IBV_QP_PORT
+			if s.ps == C.RDMA_PS_TCP {
+				out.qp_access_flags = C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ
+				m |= C.IBV_QP_ACCESS_FLAGS
+			} else {
+				out.qkey = C.RDMA_UDP_QKEY
+				m |= C.IBV_QP_QKEY
+			}
+			*mask = C.int(m)
+			return nil
+		}
+		// RTR and RTS need the negotiated attributes of a connection whose QP the CM moves
+		// itself: a program moving its own QP is not supported yet.
+		return syscall.EINVAL
+	})
+}

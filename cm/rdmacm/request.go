@@ -1,0 +1,65 @@
+package rdmacm
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// Request is a connection request taken from a listener's backlog but not yet answered: the
+// RDMA_CM_EVENT_CONNECT_REQUEST a librdmacm program sees, on whose new id it creates a QP before
+// rdma_accept or rdma_reject. Accept and Reject answer it; exactly one of them should be called.
+type Request struct {
+	l *Listener
+	r *request
+}
+
+// Next waits for the next connection request (the first half of Accept, for callers that
+// decide per request and bring their own QP, Options.QP).
+func (l *Listener) Next(ctx context.Context) (*Request, error) {
+	select {
+	case r := <-l.backlog:
+		return &Request{l: l, r: r}, nil
+	case <-l.closed:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// PrivateData returns the REQ's private data after the CMA header, zero-padded.
+func (q *Request) PrivateData() []byte { return q.r.user }
+
+// RemoteAddr returns the requesting peer's address and source port.
+func (q *Request) RemoteAddr() netip.AddrPort { return q.r.peer }
+
+// LocalAddr returns the address and port the request was sent to.
+func (q *Request) LocalAddr() netip.AddrPort { return q.r.local }
+
+// ResponderResources and InitiatorDepth return what the REQ offered: the most RDMA READs the
+// peer lets us have outstanding at it, and the most it will have outstanding at us.
+func (q *Request) ResponderResources() uint8 { return q.r.attrs.MaxDestRdAtomic }
+
+// InitiatorDepth returns the REQ's initiator depth; see ResponderResources.
+func (q *Request) InitiatorDepth() uint8 { return q.r.attrs.MaxRdAtomic }
+
+// Accept answers the request with a REP (rdma_accept) and returns the connection once the peer's
+// RTU established it. opts nil takes the listener's options.
+func (q *Request) Accept(ctx context.Context, opts *Options) (*Conn, error) {
+	if opts == nil {
+		opts = &q.l.opts
+	}
+	return q.l.accept(ctx, q.r, opts)
+}
+
+// Reject refuses the request with a REJ, reason consumer-defined (28), carrying privateData
+// (rdma_reject); the peer sees RDMA_CM_EVENT_REJECTED with status 28.
+func (q *Request) Reject(privateData []byte) error {
+	a := q.l.a
+	return a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+		return a.mgr.Reject(now, q.r.id, mad.RejConsumerDefined, nil, privateData, out)
+	})
+}
