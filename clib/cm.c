@@ -6,13 +6,13 @@
 // synchronous, as librdmacm's are: it gets a channel of its own and each call waits for its
 // event.
 
-#define _GNU_SOURCE // pipe2
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -30,15 +30,13 @@ struct rdma_event_channel *rdma_create_event_channel(void) {
 	struct gx_channel *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0) {
+	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (c->ch.fd < 0) {
 		int e = errno;
 		free(c);
 		errno = e;
 		return NULL;
 	}
-	c->ch.fd = fds[0];
-	c->wfd = fds[1];
 	pthread_mutex_init(&c->mu, NULL);
 	return &c->ch;
 }
@@ -48,7 +46,6 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel) {
 		return;
 	struct gx_channel *c = (struct gx_channel *)channel;
 	close(c->ch.fd);
-	close(c->wfd);
 	for (struct gx_cm_event *e = c->head, *n; e; e = n) {
 		n = e->next;
 		free(e);
@@ -91,10 +88,8 @@ struct rdma_cm_event *gx_cm_post(struct rdma_cm_id *id, struct rdma_cm_id *liste
 	else
 		c->head = e;
 	c->tail = e;
-	char b = 0;
-	// The pipe holds 64 KiB of events' bytes; a program that never reads loses the wake-ups of
-	// the events beyond, not the events.
-	(void)!write(c->wfd, &b, 1);
+	uint64_t one = 1;
+	(void)!write(c->ch.fd, &one, sizeof(one));
 	pthread_mutex_unlock(&c->mu);
 	return &e->ev;
 }
@@ -111,15 +106,13 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	if (!channel || !event)
 		return ERR(EINVAL);
 	struct gx_channel *c = (struct gx_channel *)channel;
-	char b;
+	uint64_t one;
 	for (;;) {
-		ssize_t n = read(c->ch.fd, &b, 1);
-		if (n == 1)
+		ssize_t n = read(c->ch.fd, &one, sizeof(one));
+		if (n == sizeof(one))
 			break;
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0)
-			errno = ENODEV;
 		return -1;
 	}
 	pthread_mutex_lock(&c->mu);

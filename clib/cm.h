@@ -16,11 +16,12 @@ struct gx_cm_event {
 	uint8_t pdata[GX_CM_PDATA];
 };
 
-// An event channel: the program reads one byte from fd per event, so the fd blocks, polls and
-// honours O_NONBLOCK as librdmacm's does, and the waiting happens in C.
+// An event channel. Its fd is an eventfd in semaphore mode counting the queued events, so it
+// blocks, polls and honours O_NONBLOCK (EAGAIN) as librdmacm's does, the waiting happens in C,
+// and, as with the kernel's fd, a thread blocked on it stays blocked when another destroys the
+// channel (rping's event thread is still waiting when the program exits).
 struct gx_channel {
 	struct rdma_event_channel ch; // first
-	int wfd;
 	pthread_mutex_t mu;
 	struct gx_cm_event *head, *tail;
 };

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// waitBound waits until the server has bound RoCE's UDP port on addr (as /proc/net/udp shows).
+// A librdmacm server on the library binds it in rdma_listen, just before it registers its
+// listener, and a client needs far longer than that to start, open its own device and send its
+// REQ; a REQ that came before the server's QP1 existed would be retransmitted, not refused.
+func waitBound(t *testing.T, addr string, server *proc) {
+	t.Helper()
+	ip := netip.MustParseAddr(addr).As4()
+	want := fmt.Sprintf("%08X:12B7 ", binary.LittleEndian.Uint32(ip[:]))
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/net/udp")
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			if fields := strings.Fields(line); len(fields) > 1 && fields[1]+" " == want {
+				return
+			}
+		}
+		select {
+		case <-server.done:
+			require.Fail(t, fmt.Sprintf("%s exited before binding: %v\nstdout:\n%s\nstderr:\n%s",
+				server.name, server.runErr, server.out.String(), server.err.String()))
+		case <-deadline:
+			require.Fail(t, fmt.Sprintf("%s has not bound UDP %s:4791 after 10 s", server.name, addr))
+		case <-tick.C:
+		}
+	}
+}
+
+var (
+	gorxeOnce sync.Once
+	gorxeBin  string
+	gorxeErr  error
+)
+
+// goTool returns the command line of one of gorxe's Go tools, building the gorxe command once.
+func goTool(t *testing.T, tool string) []string {
+	t.Helper()
+	gorxeOnce.Do(func() {
+		gorxeBin = filepath.Join(tmpRoot, "gorxe-cm")
+		out, err := exec.Command("go", "build", "-o", gorxeBin, "github.com/gorxe/gorxe/cmd/gorxe").CombinedOutput()
+		if err != nil {
+			gorxeErr = fmt.Errorf("building gorxe: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, gorxeErr)
+	return []string{gorxeBin, tool}
+}
+
+// cmPair describes one RDMA-CM tool as server and client: their arguments given the server's
+// and client's addresses and the port, and what each prints when it succeeded.
+type cmPair struct {
+	tool, clientTool       string // clientTool defaults to tool
+	server, client         func(srv, cli, port string) []string
+	goServer, goClient     func(srv, cli, port string) []string // the Go tool's, where they differ
+	serverWant, clientWant string
+}
+
+// runCMPair runs a server and a client of p as two processes on two loopback addresses, each the
+// distribution's C tool on the library or, with goServer or goClient, gorxe's Go tool.
+func runCMPair(t *testing.T, p cmPair, goServer, goClient bool) {
+	t.Helper()
+	clientTool := p.clientTool
+	if clientTool == "" {
+		clientTool = p.tool
+	}
+	needLibrary(t, p.tool, clientTool)
+	srvAddr, cliAddr := addressPair()
+	port := freeTCPPort(t)
+	cmd := func(tool string, goSide bool, args, goArgs func(srv, cli, port string) []string) []string {
+		if goSide && goArgs != nil {
+			args = goArgs
+		}
+		if goSide {
+			return append(goTool(t, tool), args(srvAddr, cliAddr, port)...)
+		}
+		return append([]string{tool}, args(srvAddr, cliAddr, port)...)
+	}
+	sc := cmd(p.tool, goServer, p.server, p.goServer)
+	srv := start(t, srvAddr, sc[0], sc[1:]...)
+	waitBound(t, srvAddr, srv)
+	cc := cmd(clientTool, goClient, p.client, p.goClient)
+	cli := start(t, cliAddr, cc[0], cc[1:]...)
+	assert.Contains(t, cli.wait(t), p.clientWant, cli.name)
+	assert.Contains(t, srv.wait(t), p.serverWant, srv.name)
+}
+
+// The distribution's RDMA-CM tools, with the options that make both sides of the C tool and of
+// gorxe's Go tool bind their own address.
+var (
+	rpingPair = cmPair{tool: "rping",
+		server: func(srv, _, port string) []string { return []string{"-s", "-v", "-C", "10", "-a", srv, "-p", port} },
+		client: func(srv, cli, port string) []string {
+			return []string{"-c", "-v", "-C", "10", "-a", srv, "-I", cli, "-p", port}
+		},
+		serverWant: "server ping data: rdma-ping-9: JKLMNOPQRSTUVWXYZ",
+		clientWant: "ping data: rdma-ping-9: JKLMNOPQRSTUVWXYZ"}
+	ucmatosePair = cmPair{tool: "ucmatose",
+		server: func(srv, _, port string) []string { return []string{"-b", srv, "-p", port, "-c", "2", "-C", "10"} },
+		client: func(srv, cli, port string) []string {
+			return []string{"-s", srv, "-b", cli, "-p", port, "-c", "2", "-C", "10"}
+		},
+		serverWant: "test complete\nreturn status 0\n", clientWant: "test complete\nreturn status 0\n"}
+	rdmaServerPair = cmPair{tool: "rdma_server", clientTool: "rdma_client",
+		server:     func(srv, _, port string) []string { return []string{"-s", srv, "-p", port} },
+		client:     func(srv, _, port string) []string { return []string{"-s", srv, "-p", port} },
+		goServer:   func(srv, _, port string) []string { return []string{"--bind", srv, "-p", port} },
+		goClient:   func(srv, cli, port string) []string { return []string{"-s", srv, "--bind", cli, "-p", port} },
+		serverWant: "rdma_server: end 0\n", clientWant: "rdma_client: end 0\n"}
+)
+
+// TestRDMACMTools runs the distribution's unmodified rping, ucmatose and rdma_server/rdma_client
+// on the library as two processes, and each against gorxe's Go tool in both roles.
+func TestRDMACMTools(t *testing.T) {
+	for _, p := range []cmPair{rpingPair, ucmatosePair, rdmaServerPair} {
+		t.Run(p.tool, func(t *testing.T) {
+			t.Run("c-c", func(t *testing.T) { runCMPair(t, p, false, false) })
+			t.Run("go-server", func(t *testing.T) { runCMPair(t, p, true, false) })
+			t.Run("go-client", func(t *testing.T) { runCMPair(t, p, false, true) })
+		})
+	}
+}
