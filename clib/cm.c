@@ -68,9 +68,11 @@ struct rdma_cm_event *gx_cm_post(struct rdma_cm_id *id, struct rdma_cm_id *liste
 	if (plen > 0)
 		memcpy(e->pdata, pdata, plen);
 	if (ud) {
-		e->ev.param.ud = *ud;
-		e->ev.param.ud.private_data = plen > 0 ? e->pdata : NULL;
-		e->ev.param.ud.private_data_len = plen;
+		e->ev.param.ud = *ud; // a multicast join's private_data is the join's context
+		if (plen > 0) {
+			e->ev.param.ud.private_data = e->pdata;
+			e->ev.param.ud.private_data_len = plen;
+		}
 	} else {
 		if (conn)
 			e->ev.param.conn = *conn;
@@ -92,6 +94,13 @@ struct rdma_cm_event *gx_cm_post(struct rdma_cm_id *id, struct rdma_cm_id *liste
 	(void)!write(c->ch.fd, &one, sizeof(one));
 	pthread_mutex_unlock(&c->mu);
 	return &e->ev;
+}
+
+void gx_cm_post_mcast(struct rdma_cm_id *id, struct rdma_ud_param *ud, void *context) {
+	struct rdma_ud_param p = *ud;
+	p.private_data = context;
+	p.private_data_len = 0;
+	gx_cm_post(id, NULL, RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL, 0, NULL, &p);
 }
 
 int gx_cm_unacked(struct rdma_cm_id *id) {
@@ -283,7 +292,36 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) {
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) {
 	if (!id)
 		return ERR(EINVAL);
-	return finish(id, GX_CALL(gx_cm_accept(id, conn_param)), RDMA_CM_EVENT_ESTABLISHED);
+	int rc = GX_CALL(gx_cm_accept(id, conn_param));
+	if (id->ps != RDMA_PS_TCP) // a SIDR_REP was sent: UD's passive side has no event to wait for
+		return rc ? ERR(rc) : 0;
+	return finish(id, rc, RDMA_CM_EVENT_ESTABLISHED);
+}
+
+int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr, void *context) {
+	if (!id || !attr || !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
+		return ERR(EINVAL);
+	int send_only = 0;
+	if (attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS) {
+		if (attr->join_flags == RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+			send_only = 1;
+		else if (attr->join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER)
+			return ERR(EINVAL);
+	}
+	int rc = GX_CALL(gx_cm_join(id, attr->addr, send_only, context));
+	return rc ? ERR(rc) : 0;
+}
+
+int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context) {
+	struct rdma_cm_join_mc_attr_ex a = {.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS, .addr = addr};
+	return rdma_join_multicast_ex(id, &a, context);
+}
+
+int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) {
+	if (!id || !addr)
+		return ERR(EINVAL);
+	int rc = GX_CALL(gx_cm_leave(id, addr));
+	return rc ? ERR(rc) : 0;
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) {

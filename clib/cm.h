@@ -50,6 +50,10 @@ struct gx_id {
 struct rdma_cm_event *gx_cm_post(struct rdma_cm_id *id, struct rdma_cm_id *listen_id, int event, int status,
 				 const void *pdata, int plen, struct rdma_conn_param *conn, struct rdma_ud_param *ud);
 
+// gx_cm_post_mcast queues a MULTICAST_JOIN event whose private_data is the join's context, as
+// librdmacm reports it.
+void gx_cm_post_mcast(struct rdma_cm_id *id, struct rdma_ud_param *ud, void *context);
+
 // gx_cm_child creates the id of a connection request on listen's channel.
 struct rdma_cm_id *gx_cm_child(struct rdma_cm_id *listen);
 

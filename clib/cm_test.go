@@ -139,3 +139,18 @@ func TestRDMACMTools(t *testing.T) {
 		})
 	}
 }
+
+// TestCMProgram runs testdata/cm.c, a program against the distribution's rdma_cma.h: the event
+// channel's fd, EINVAL for calls in the wrong state, EBUSY for an id with unacked events, an
+// address no device has, a peer no device reaches (ADDR_ERROR), one with no listener (REJECTED,
+// reason 8) and one that refuses (REJECTED, reason 28), private data both ways, and traffic over
+// an established connection through rdma_verbs.h's helpers.
+func TestCMProgram(t *testing.T) {
+	needLibrary(t)
+	bin := filepath.Join(t.TempDir(), "cm")
+	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/cm.c",
+		filepath.Join(libDir, "librdmacm.so.1")).CombinedOutput()
+	require.NoError(t, err, "cc: %s", out)
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
+}

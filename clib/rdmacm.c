@@ -1,9 +1,9 @@
 //go:build gorxe_clib
 
-// The part of librdmacm's interface gorxe does not implement yet (SRQs on ids, multicast, ECE,
-// rsockets), present so that programs linked against librdmacm.so.1 (a symlink to this library)
-// load: every call fails with EOPNOTSUPP (-1 and errno, librdmacm's convention). The connection
-// manager itself is in cm.c and cmep.c.
+// The part of librdmacm's interface gorxe does not implement yet (SRQs on ids, ECE, rsockets),
+// present so that programs linked against librdmacm.so.1 (a symlink to this library) load: every
+// call fails with EOPNOTSUPP (-1 and errno, librdmacm's convention). The connection manager
+// itself is in cm.c and cmep.c.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,10 +24,6 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 void rdma_destroy_srq(struct rdma_cm_id *id) {}
 int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) { FAIL; }
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { FAIL; }
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context) { FAIL; }
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) { FAIL; }
-int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context) { FAIL; }
 
 const char *rdma_event_str(enum rdma_cm_event_type event) {
 	switch (event) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cm/rdmacm"
 )
 
@@ -48,9 +49,12 @@ type cmID struct {
 	ctx         *C.struct_ibv_context // the device's context (id->verbs), nil before an address names it
 	local, peer netip.AddrPort
 
-	listeners []*rdmacm.Listener
-	req       *rdmacm.Request
-	conn      *rdmacm.Conn
+	listeners   []*rdmacm.Listener
+	udListeners []*rdmacm.UDListener
+	req         *rdmacm.Request
+	udReq       *rdmacm.UDRequest
+	conn        *rdmacm.Conn
+	groups      map[netip.Addr]*rdmacm.Multicast // rdma_join_multicast
 	// stop ends the goroutines working for the id (a connect or accept in flight, a listener's
 	// request loop, a connection's event forwarding).
 	stop context.CancelFunc
@@ -129,8 +133,14 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 	for _, l := range s.listeners {
 		l.Close()
 	}
-	if s.req != nil && s.state == idRequest {
-		_ = s.req.Reject(nil)
+	for _, l := range s.udListeners {
+		l.Close()
+	}
+	if s.state == idRequest {
+		s.rejectRequest(nil)
+	}
+	for _, m := range s.groups {
+		_ = m.Leave()
 	}
 	if s.conn != nil {
 		s.conn.Close()
@@ -344,24 +354,37 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 		if s.state != idBound {
 			return syscall.EINVAL
 		}
-		if s.ps != C.RDMA_PS_TCP {
-			return syscall.EOPNOTSUPP
-		}
 		ctxs := []*C.struct_ibv_context{s.ctx}
 		if s.ctx == nil {
 			ctxs = cmContexts() // a wildcard address listens on every device
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		var ls []*rdmacm.Listener
+		var uls []*rdmacm.UDListener
 		var ds []*C.struct_ibv_context
 		for _, c := range ctxs {
 			dev, rc := deviceOf(c)
 			if rc != 0 {
 				continue
 			}
-			l, err := rdmacm.Listen(ctx, dev, s.local, &rdmacm.Options{Backlog: max(int(backlog), 0)})
+			opts := rdmacm.Options{Backlog: max(int(backlog), 0)}
+			var err error
+			if s.ps == C.RDMA_PS_TCP {
+				var l *rdmacm.Listener
+				if l, err = rdmacm.Listen(ctx, dev, s.local, &opts); err == nil {
+					ls = append(ls, l)
+				}
+			} else {
+				var l *rdmacm.UDListener
+				if l, err = rdmacm.ListenUD(ctx, dev, s.local, &rdmacm.UDOptions{Options: opts}); err == nil {
+					uls = append(uls, l)
+				}
+			}
 			if err != nil {
 				for _, l := range ls {
+					l.Close()
+				}
+				for _, l := range uls {
 					l.Close()
 				}
 				cancel()
@@ -370,25 +393,38 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 				}
 				return err
 			}
-			ls, ds = append(ls, l), append(ds, c)
+			ds = append(ds, c)
 		}
-		if len(ls) == 0 {
+		if len(ds) == 0 {
 			cancel()
 			return syscall.ENODEV
 		}
-		s.listeners, s.stop, s.state = ls, cancel, idListening
+		s.listeners, s.udListeners, s.stop, s.state = ls, uls, cancel, idListening
 		for i, l := range ls {
-			go takeRequests(ctx, id, s, l, ds[i])
+			go takeRequests(ctx, id, s, l.Next, ds[i])
+		}
+		for i, l := range uls {
+			go takeRequests(ctx, id, s, l.Next, ds[i])
 		}
 		return nil
 	})
 }
 
-// takeRequests turns each connection request the listener receives into a new id and a
+// request is a connection request of either port space, as the new id's event shows it.
+type request interface {
+	*rdmacm.Request | *rdmacm.UDRequest
+	PrivateData() []byte
+	LocalAddr() netip.AddrPort
+	RemoteAddr() netip.AddrPort
+	Reject([]byte) error
+}
+
+// takeRequests turns each connection request a listener receives (next) into a new id and a
 // CONNECT_REQUEST event on the listening id's channel.
-func takeRequests(ctx context.Context, listen *C.struct_rdma_cm_id, ls *cmID, l *rdmacm.Listener, dctx *C.struct_ibv_context) {
+func takeRequests[R request](ctx context.Context, listen *C.struct_rdma_cm_id, ls *cmID,
+	next func(context.Context) (R, error), dctx *C.struct_ibv_context) {
 	for {
-		req, err := l.Next(ctx)
+		req, err := next(ctx)
 		if err != nil {
 			return
 		}
@@ -398,7 +434,7 @@ func takeRequests(ctx context.Context, listen *C.struct_rdma_cm_id, ls *cmID, l 
 	}
 }
 
-func postRequest(listen *C.struct_rdma_cm_id, ls *cmID, req *rdmacm.Request, dctx *C.struct_ibv_context) bool {
+func postRequest[R request](listen *C.struct_rdma_cm_id, ls *cmID, req R, dctx *C.struct_ibv_context) bool {
 	cmMu.Lock()
 	defer cmMu.Unlock()
 	if cmIDs[listen] != ls {
@@ -409,15 +445,36 @@ func postRequest(listen *C.struct_rdma_cm_id, ls *cmID, req *rdmacm.Request, dct
 		return false
 	}
 	child.verbs = dctx
-	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(),
-		req: req, stop: func() {}}
+	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(), stop: func() {}}
 	cmIDs[child] = s
 	setAddr(srcAddr(child), s.local)
 	setAddr(dstAddr(child), s.peer)
-	param := C.struct_rdma_conn_param{responder_resources: C.uint8_t(req.ResponderResources()),
-		initiator_depth: C.uint8_t(req.InitiatorDepth())}
-	post(child, listen, C.RDMA_CM_EVENT_CONNECT_REQUEST, 0, req.PrivateData(), &param)
+	pdata := req.PrivateData()
+	var p unsafe.Pointer
+	if len(pdata) > 0 {
+		p = unsafe.Pointer(&pdata[0])
+	}
+	switch r := any(req).(type) {
+	case *rdmacm.Request:
+		s.req = r
+		param := C.struct_rdma_conn_param{responder_resources: C.uint8_t(r.ResponderResources()),
+			initiator_depth: C.uint8_t(r.InitiatorDepth())}
+		C.gx_cm_post(child, listen, C.RDMA_CM_EVENT_CONNECT_REQUEST, 0, p, C.int(len(pdata)), &param, nil)
+	case *rdmacm.UDRequest:
+		s.udReq = r
+		var ud C.struct_rdma_ud_param
+		C.gx_cm_post(child, listen, C.RDMA_CM_EVENT_CONNECT_REQUEST, 0, p, C.int(len(pdata)), nil, &ud)
+	}
 	return true
+}
+
+// rejectRequest refuses the id's request.
+func (s *cmID) rejectRequest(pdata []byte) error {
+	s.state = idDisconnected
+	if s.udReq != nil {
+		return s.udReq.Reject(pdata)
+	}
+	return s.req.Reject(pdata)
 }
 
 // qpOf returns the gorxe QP of the id's QP (rdma_create_qp).
@@ -484,6 +541,14 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		o.Source = s.local
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting
+		if s.ps != C.RDMA_PS_TCP {
+			uo := rdmacm.UDOptions{Options: o, TrafficClass: o.TrafficClass}
+			go func() {
+				c, err := rdmacm.DialUD(ctx, dev, s.peer, &uo)
+				resolvedUD(id, s, dev, uo.TrafficClass, c, err)
+			}()
+			return nil
+		}
 		go func() {
 			c, err := rdmacm.Dial(ctx, dev, s.peer, &o)
 			established(ctx, id, s, c, err)
@@ -505,7 +570,12 @@ func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmac
 	if err != nil {
 		s.state = idDisconnected
 		ev, status := failure(err)
-		post(id, nil, ev, status, nil, nil)
+		var rej *rdmacm.RejectedError
+		var pdata []byte
+		if errors.As(err, &rej) {
+			pdata = rej.PrivateData
+		}
+		post(id, nil, ev, status, pdata, nil)
 		cmMu.Unlock()
 		return
 	}
@@ -548,6 +618,15 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			return syscall.EOPNOTSUPP
 		}
 		o := connOptions(id, qp, p)
+		if s.udReq != nil {
+			// A SIDR_REP names the QP; UD has no connection, and the passive side no event.
+			c, err := s.udReq.Accept(context.Background(), &rdmacm.UDOptions{Options: o})
+			if err != nil {
+				return err
+			}
+			s.state = idConnected
+			return c.Close() // the endpoint's own address handle; the QP is the program's
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting
 		req := s.req
@@ -569,8 +648,7 @@ func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int) C.int 
 		if pdata != nil && n > 0 {
 			b = C.GoBytes(pdata, n)
 		}
-		s.state = idDisconnected
-		return s.req.Reject(b)
+		return s.rejectRequest(b)
 	})
 }
 
@@ -629,5 +707,120 @@ func gx_cm_init_qp_attr(id *C.struct_rdma_cm_id, out *C.struct_ibv_qp_attr, mask
 		// RTR and RTS need the negotiated attributes of a connection whose QP the CM moves
 		// itself: a program moving its own QP is not supported yet.
 		return syscall.EINVAL
+	})
+}
+
+// resolvedUD reports how a UD id's rdma_connect (a service ID resolution) ended: ESTABLISHED with
+// the address vector, QPN and Q_Key of the peer, or UNREACHABLE with the SIDR_REP's status or
+// -ETIMEDOUT, as the kernel reports them.
+func resolvedUD(id *C.struct_rdma_cm_id, s *cmID, dev *gorxe.Device, tclass uint8, c *rdmacm.UDConn, err error) {
+	var ud C.struct_rdma_ud_param
+	var pdata []byte
+	ev, status := C.enum_rdma_cm_event_type(C.RDMA_CM_EVENT_ESTABLISHED), 0
+	var sidr *cm.SIDRError
+	switch {
+	case errors.As(err, &sidr):
+		ev, status = C.RDMA_CM_EVENT_UNREACHABLE, int(sidr.Status)
+	case errors.Is(err, cm.ErrTimeout):
+		ev, status = C.RDMA_CM_EVENT_UNREACHABLE, -int(syscall.ETIMEDOUT)
+	case err != nil:
+		ev, status = C.RDMA_CM_EVENT_UNREACHABLE, -int(errnoOf(err))
+	default:
+		local, peer := c.LocalAddr(), c.RemoteAddr()
+		setAHAttr(&ud.ah_attr, gorxe.AHAttr{IsGlobal: true, PortNum: 1, GRH: gorxe.GlobalRoute{
+			DGID: gorxe.GID(c.RemoteGID()), SGIDIndex: uint8(max(gidIndexOf(dev, local.Addr()), 0)),
+			HopLimit: cm.DefaultHopLimit, TrafficClass: tclass,
+			FlowLabel: cm.RoCEFlowLabel(local.Port(), peer.Port())}})
+		ud.qp_num, ud.qkey = C.uint32_t(c.RemoteQPN()), C.uint32_t(c.RemoteQKey())
+		pdata = c.PrivateData()
+		c.Close() // the endpoint's own address handle; the QP is the program's
+	}
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	if cmIDs[id] != s {
+		return
+	}
+	if ev == C.RDMA_CM_EVENT_ESTABLISHED {
+		s.state = idConnected
+	} else {
+		s.state = idDisconnected
+	}
+	var p unsafe.Pointer
+	if len(pdata) > 0 {
+		p = unsafe.Pointer(&pdata[0])
+	}
+	C.gx_cm_post(id, nil, C.int(ev), C.int(status), p, C.int(len(pdata)), nil, &ud)
+}
+
+// gidIndexOf returns the index of addr's GID in the device's table, or -1.
+func gidIndexOf(dev *gorxe.Device, addr netip.Addr) int {
+	want := gorxe.GIDFromAddr(addr.WithZone(""))
+	for _, e := range dev.GIDTable() {
+		if e.Usable && e.GID == want {
+			return e.Index
+		}
+	}
+	return -1
+}
+
+//export gx_cm_join
+func gx_cm_join(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr, sendOnly C.int, mcContext unsafe.Pointer) C.int {
+	return cmCall("rdma_join_multicast", id, func(s *cmID) error {
+		group, ok := addrOf(sa)
+		if !ok {
+			return syscall.EAFNOSUPPORT
+		}
+		if s.ctx == nil || (s.state != idBound && s.state != idAddrResolved && s.state != idRouteResolved) {
+			return syscall.EINVAL
+		}
+		if s.ps != C.RDMA_PS_UDP && s.ps != C.RDMA_PS_IPOIB {
+			return syscall.EINVAL
+		}
+		qp := qpOf(id)
+		if qp == nil {
+			return syscall.EOPNOTSUPP // joins before the QP exists: not yet
+		}
+		g := group.Addr().Unmap()
+		if _, dup := s.groups[g]; dup {
+			return syscall.EADDRINUSE
+		}
+		dev, rc := deviceOf(s.ctx)
+		if rc != 0 {
+			return syscall.Errno(rc)
+		}
+		ps := mad.PortSpaceUDP
+		if s.ps == C.RDMA_PS_IPOIB {
+			ps = mad.PortSpaceIPoIB
+		}
+		m, err := rdmacm.JoinMulticast(context.Background(), dev, qp, g,
+			&rdmacm.JoinOptions{PortSpace: ps, SendOnly: sendOnly != 0, Source: s.local.Addr().Unmap()})
+		if err != nil {
+			return err
+		}
+		if s.groups == nil {
+			s.groups = map[netip.Addr]*rdmacm.Multicast{}
+		}
+		s.groups[g] = m
+		var ud C.struct_rdma_ud_param
+		setAHAttr(&ud.ah_attr, m.AH)
+		ud.qp_num, ud.qkey = C.uint32_t(m.QPN), C.uint32_t(m.QKey)
+		C.gx_cm_post_mcast(id, &ud, mcContext)
+		return nil
+	})
+}
+
+//export gx_cm_leave
+func gx_cm_leave(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
+	return cmCall("rdma_leave_multicast", id, func(s *cmID) error {
+		group, ok := addrOf(sa)
+		if !ok {
+			return syscall.EAFNOSUPPORT
+		}
+		m := s.groups[group.Addr().Unmap()]
+		if m == nil {
+			return syscall.EADDRNOTAVAIL
+		}
+		delete(s.groups, group.Addr().Unmap())
+		return m.Leave()
 	})
 }

@@ -80,7 +80,9 @@ func (c *Conn) waitEstablished(ctx context.Context) error {
 		switch e.Type {
 		case cm.EventEstablished:
 			return nil
-		case cm.EventRejected, cm.EventUnreachable:
+		case cm.EventRejected:
+			return &RejectedError{Err: e.Err, PrivateData: e.PrivateData}
+		case cm.EventUnreachable:
 			return e.Err
 		}
 	}

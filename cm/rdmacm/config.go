@@ -72,9 +72,10 @@ type Options struct {
 	MinRNRTimer uint8
 	// QP, when set, is the connection's queue pair instead of one it creates (rdma_create_qp on
 	// an rdma_cm_id: the program created the QP, its PD and CQs through the verbs API, and posts
-	// receives to it before connecting). It must be an RC QP in RESET or INIT; the connection
-	// moves it through INIT, RTR and RTS, and Close moves it to the error state but leaves it to
-	// the caller. PD, Cap, CQE, SendCQ, RecvCQ and Recv are then ignored.
+	// receives to it before connecting). It must be an RC QP in RESET or INIT, or for DialUD and
+	// UDRequest.Accept a UD QP (left in RTS as found); the connection moves an RC QP through
+	// INIT, RTR and RTS, and Close moves it to the error state but leaves it to the caller. PD,
+	// Cap, CQE, SendCQ, RecvCQ and Recv are then ignored.
 	QP *gorxe.QP
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
 	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's

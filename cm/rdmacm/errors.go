@@ -14,3 +14,16 @@ var (
 	// ErrOptions: Options that contradict each other.
 	ErrOptions = errors.New("rdmacm: invalid options")
 )
+
+// RejectedError is how Dial fails when the peer refuses: it wraps the reason (a *cm.RejectError,
+// so errors.As and errors.Is see it) and carries the REJ's private data (rdma_reject's), which
+// CM messages zero-pad to their full area.
+type RejectedError struct {
+	Err         error
+	PrivateData []byte
+}
+
+func (e *RejectedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *RejectedError) Unwrap() error { return e.Err }

@@ -63,3 +63,50 @@ func (q *Request) Reject(privateData []byte) error {
 		return a.mgr.Reject(now, q.r.id, mad.RejConsumerDefined, nil, privateData, out)
 	})
 }
+
+// UDRequest is a service ID resolution request (SIDR_REQ) taken from a UD listener's backlog but
+// not yet answered: the CONNECT_REQUEST of an RDMA_PS_UDP id. Accept or Reject answers it.
+type UDRequest struct {
+	l *UDListener
+	r *udRequest
+}
+
+// Next waits for the next request (the first half of Accept, for callers that bring their own
+// QP, Options.QP).
+func (l *UDListener) Next(ctx context.Context) (*UDRequest, error) {
+	select {
+	case r := <-l.backlog:
+		return &UDRequest{l: l, r: r}, nil
+	case <-l.closed:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// PrivateData returns the SIDR_REQ's private data after the CMA header, zero-padded.
+func (q *UDRequest) PrivateData() []byte { return q.r.user }
+
+// RemoteAddr returns the requesting peer's address and source port.
+func (q *UDRequest) RemoteAddr() netip.AddrPort { return q.r.peer }
+
+// LocalAddr returns the address and port the request was sent to.
+func (q *UDRequest) LocalAddr() netip.AddrPort { return q.r.local }
+
+// Accept answers with a SIDR_REP naming the endpoint's QP and RDMA-CM's Q_Key (rdma_accept on a
+// UD id). opts nil takes the listener's options.
+func (q *UDRequest) Accept(ctx context.Context, opts *UDOptions) (*UDConn, error) {
+	if opts == nil {
+		opts = &q.l.opts
+	}
+	return q.l.accept(ctx, q.r, opts)
+}
+
+// Reject refuses the request with a SIDR_REP of status 2 (rejected), carrying privateData
+// (rdma_reject on a UD id).
+func (q *UDRequest) Reject(privateData []byte) error {
+	a := q.l.a
+	return a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+		return a.mgr.ReplySIDR(now, q.r.id, cm.SIDRReply{Status: mad.SIDRReject, PrivateData: privateData}, out)
+	})
+}

@@ -1,0 +1,120 @@
+package rdmacm
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe"
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// callerQP creates an RC QP with its own CQs on dev, as a librdmacm program creates the QP of an
+// id (rdma_create_qp), and returns it with its PD.
+func callerQP(t *testing.T, dev *gorxe.Device) (*gorxe.QP, *gorxe.PD) {
+	t.Helper()
+	pd, err := dev.AllocPD()
+	require.NoError(t, err)
+	ch, err := dev.CreateCompChannel()
+	require.NoError(t, err)
+	cq, err := dev.CreateCQ(16, ch)
+	require.NoError(t, err)
+	qp, err := dev.CreateQP(pd, &gorxe.QPInitAttr{SendCQ: cq, RecvCQ: cq, QPType: gorxe.QPTypeRC,
+		Cap: gorxe.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, qp.Destroy())
+		assert.NoError(t, cq.Destroy())
+		assert.NoError(t, ch.Destroy())
+		assert.NoError(t, pd.Dealloc())
+	})
+	return qp, pd
+}
+
+// TestRequestAcceptWithCallerQPs answers a request seen with Listener.Next, both sides on QPs
+// their callers created (Options.QP): the connection uses them, moves them to RTS, carries a
+// message, and Close leaves them to the callers.
+func TestRequestAcceptWithCallerQPs(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
+	as := agents(t, devs...)
+	cqp, _ := callerQP(t, devs[0])
+	sqp, _ := callerQP(t, devs[1])
+	l, err := as[1].Listen(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	defer l.Close()
+
+	accepted := make(chan *Conn, 1)
+	go func() {
+		req, err := l.Next(ctx)
+		if !assert.NoError(t, err) {
+			accepted <- nil
+			return
+		}
+		assert.Equal(t, "hello", string(req.PrivateData()[:5]))
+		assert.Equal(t, serverAddr, req.LocalAddr())
+		assert.Equal(t, clientAddr, req.RemoteAddr().Addr().String())
+		assert.Equal(t, uint8(1), req.InitiatorDepth())
+		c, err := req.Accept(ctx, &Options{QP: sqp, PrivateData: []byte("welcome")})
+		assert.NoError(t, err)
+		accepted <- c
+	}()
+	client, err := as[0].Dial(ctx, serverAddr, &Options{QP: cqp, PrivateData: []byte("hello")})
+	require.NoError(t, err)
+	server := <-accepted
+	require.NotNil(t, server)
+	assert.Same(t, cqp, client.QP())
+	assert.Same(t, sqp, server.QP())
+	assert.Equal(t, gorxe.QPStateRTS, cqp.State())
+	assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
+	require.NoError(t, client.Close())
+	require.NoError(t, server.Close())
+	drain(t, ctx, client)
+	drain(t, ctx, server)
+	// The QPs are still the callers' (the cleanup destroys them); Close moved them to the error
+	// state.
+	assert.Equal(t, gorxe.QPStateErr, cqp.State())
+}
+
+// TestRequestReject refuses a request with private data: Dial fails with reason 28 (consumer
+// defined) and a *RejectedError carrying the data.
+func TestRequestReject(t *testing.T) {
+	ctx := testCtx(t)
+	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+	l, err := as[1].Listen(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		req, err := l.Next(ctx)
+		if assert.NoError(t, err) {
+			assert.NoError(t, req.Reject([]byte("no")))
+		}
+	}()
+	_, err = as[0].Dial(ctx, serverAddr, nil)
+	require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejConsumerDefined})
+	var rej *RejectedError
+	require.True(t, errors.As(err, &rej))
+	assert.Equal(t, "no", string(rej.PrivateData[:2]))
+}
+
+// TestCallerQPOfWrongType refuses a UD QP for a connection.
+func TestCallerQPOfWrongType(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
+	as := agents(t, devs...)
+	pd, err := devs[0].AllocPD()
+	require.NoError(t, err)
+	defer pd.Dealloc()
+	cq, err := devs[0].CreateCQ(4, nil)
+	require.NoError(t, err)
+	defer cq.Destroy()
+	qp, err := devs[0].CreateQP(pd, &gorxe.QPInitAttr{SendCQ: cq, RecvCQ: cq, QPType: gorxe.QPTypeUD,
+		Cap: gorxe.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	require.NoError(t, err)
+	defer qp.Destroy()
+	_, err = as[0].Dial(ctx, serverAddr, &Options{QP: qp})
+	require.ErrorIs(t, err, ErrOptions)
+}
