@@ -79,10 +79,6 @@ struct rdma_cm_event *gx_cm_post(struct rdma_cm_id *id, struct rdma_cm_id *liste
 		e->ev.param.conn.private_data = plen > 0 ? e->pdata : NULL;
 		e->ev.param.conn.private_data_len = plen;
 	}
-	struct gx_id *g = gid_of(id);
-	pthread_mutex_lock(&g->mu);
-	g->unacked++;
-	pthread_mutex_unlock(&g->mu);
 	struct gx_channel *c = (struct gx_channel *)id->channel;
 	pthread_mutex_lock(&c->mu);
 	if (c->tail)
@@ -103,6 +99,15 @@ void gx_cm_post_mcast(struct rdma_cm_id *id, struct rdma_ud_param *ud, void *con
 	gx_cm_post(id, NULL, RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL, 0, NULL, &p);
 }
 
+void gx_cm_drop_events(struct rdma_cm_id *id) {
+	struct gx_channel *c = (struct gx_channel *)id->channel;
+	pthread_mutex_lock(&c->mu);
+	for (struct gx_cm_event *e = c->head; e; e = e->next)
+		if (e->ev.id == id || e->ev.listen_id == id)
+			e->dead = 1;
+	pthread_mutex_unlock(&c->mu);
+}
+
 int gx_cm_unacked(struct rdma_cm_id *id) {
 	struct gx_id *g = gid_of(id);
 	pthread_mutex_lock(&g->mu);
@@ -115,28 +120,38 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	if (!channel || !event)
 		return ERR(EINVAL);
 	struct gx_channel *c = (struct gx_channel *)channel;
-	uint64_t one;
 	for (;;) {
+		uint64_t one;
 		ssize_t n = read(c->ch.fd, &one, sizeof(one));
-		if (n == sizeof(one))
-			break;
 		if (n < 0 && errno == EINTR)
 			continue;
-		return -1;
+		if (n != sizeof(one))
+			return -1;
+		pthread_mutex_lock(&c->mu);
+		struct gx_cm_event *e = c->head;
+		if (e) {
+			c->head = e->next;
+			if (!c->head)
+				c->tail = NULL;
+		}
+		if (e && !e->dead) {
+			// Counted before the lock is released, so rdma_destroy_id sees it.
+			struct gx_id *g = gid_of(e->ev.id);
+			pthread_mutex_lock(&g->mu);
+			g->unacked++;
+			g->id.event = &e->ev;
+			pthread_mutex_unlock(&g->mu);
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (!e)
+			return ERR(EAGAIN);
+		if (e->dead) {
+			free(e);
+			continue;
+		}
+		*event = &e->ev;
+		return 0;
 	}
-	pthread_mutex_lock(&c->mu);
-	struct gx_cm_event *e = c->head;
-	if (e) {
-		c->head = e->next;
-		if (!c->head)
-			c->tail = NULL;
-	}
-	pthread_mutex_unlock(&c->mu);
-	if (!e)
-		return ERR(EAGAIN);
-	e->ev.id->event = &e->ev;
-	*event = &e->ev;
-	return 0;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event) {

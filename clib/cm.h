@@ -13,6 +13,7 @@
 struct gx_cm_event {
 	struct rdma_cm_event ev; // first: the program's pointer is this struct's
 	struct gx_cm_event *next;
+	int dead; // its id was destroyed before the program got it: dropped when dequeued
 	uint8_t pdata[GX_CM_PDATA];
 };
 
@@ -30,7 +31,7 @@ struct gx_channel {
 struct gx_id {
 	struct rdma_cm_id id; // first
 	pthread_mutex_t mu;    // guards unacked
-	int unacked;           // events handed out and not acked yet
+	int unacked;           // events the program got and has not acked yet
 	int sync;              // created without a channel: calls wait for their event
 	// rdma_create_ep on a passive address: rdma_get_request creates each request's QP with them.
 	int has_ep_attr;
@@ -56,6 +57,10 @@ void gx_cm_post_mcast(struct rdma_cm_id *id, struct rdma_ud_param *ud, void *con
 
 // gx_cm_child creates the id of a connection request on listen's channel.
 struct rdma_cm_id *gx_cm_child(struct rdma_cm_id *listen);
+
+// gx_cm_drop_events marks the events queued for id, which is being destroyed, as dead; Go calls
+// it holding the lock gx_cm_post is called under.
+void gx_cm_drop_events(struct rdma_cm_id *id);
 
 // gx_cm_unacked returns how many of id's events were not acked yet.
 int gx_cm_unacked(struct rdma_cm_id *id);

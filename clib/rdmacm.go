@@ -54,6 +54,10 @@ type cmID struct {
 	req         *rdmacm.Request
 	udReq       *rdmacm.UDRequest
 	conn        *rdmacm.Conn
+	// agent holds the device's connection manager for a request's id: the program may destroy
+	// the listening id before it answers, and the answer (or the connection it starts) must still
+	// find the manager running.
+	agent  *rdmacm.Agent
 	groups      map[netip.Addr]*rdmacm.Multicast // rdma_join_multicast
 	// stop ends the goroutines working for the id (a connect or accept in flight, a listener's
 	// request loop, a connection's event forwarding).
@@ -128,6 +132,7 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 		return C.int(syscall.EBUSY)
 	}
 	delete(cmIDs, id)
+	C.gx_cm_drop_events(id)
 	cmMu.Unlock()
 	s.stop()
 	for _, l := range s.listeners {
@@ -144,6 +149,9 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 	}
 	if s.conn != nil {
 		s.conn.Close()
+	}
+	if s.agent != nil {
+		s.agent.Close()
 	}
 	return 0
 }
@@ -440,12 +448,22 @@ func postRequest[R request](listen *C.struct_rdma_cm_id, ls *cmID, req R, dctx *
 	if cmIDs[listen] != ls {
 		return false
 	}
+	dev, rc := deviceOf(dctx)
+	if rc != 0 {
+		return false
+	}
+	agent, err := rdmacm.Open(dev, rdmacm.Config{})
+	if err != nil {
+		return false
+	}
 	child := C.gx_cm_child(listen)
 	if child == nil {
+		agent.Close()
 		return false
 	}
 	child.verbs = dctx
-	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(), stop: func() {}}
+	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(),
+		agent: agent, stop: func() {}}
 	cmIDs[child] = s
 	setAddr(srcAddr(child), s.local)
 	setAddr(dstAddr(child), s.peer)
