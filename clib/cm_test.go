@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,7 +70,9 @@ func goTool(t *testing.T, tool string) []string {
 // cmPair describes one RDMA-CM tool as server and client: their arguments given the server's
 // and client's addresses and the port, and what each prints when it succeeded.
 type cmPair struct {
+	name                   string // the subtest's, when not tool
 	tool, clientTool       string // clientTool defaults to tool
+	goTool                 string // gorxe's subcommand, when its name differs from tool's
 	server, client         func(srv, cli, port string) []string
 	goServer, goClient     func(srv, cli, port string) []string // the Go tool's, where they differ
 	serverWant, clientWant string
@@ -91,6 +94,9 @@ func runCMPair(t *testing.T, p cmPair, goServer, goClient bool) {
 			args = goArgs
 		}
 		if goSide {
+			if p.goTool != "" {
+				tool = p.goTool
+			}
 			return append(goTool(t, tool), args(srvAddr, cliAddr, port)...)
 		}
 		return append([]string{tool}, args(srvAddr, cliAddr, port)...)
@@ -120,6 +126,10 @@ var (
 			return []string{"-s", srv, "-b", cli, "-p", port, "-c", "2", "-C", "10"}
 		},
 		serverWant: "test complete\nreturn status 0\n", clientWant: "test complete\nreturn status 0\n"}
+	udaddyPair = cmPair{tool: "udaddy",
+		server:     func(srv, _, _ string) []string { return []string{"-b", srv, "-c", "2", "-C", "10"} },
+		client:     func(srv, cli, _ string) []string { return []string{"-s", srv, "-b", cli, "-c", "2", "-C", "10"} },
+		serverWant: "test complete\nreturn status 0\n", clientWant: "test complete\nreturn status 0\n"}
 	rdmaServerPair = cmPair{tool: "rdma_server", clientTool: "rdma_client",
 		server:     func(srv, _, port string) []string { return []string{"-s", srv, "-p", port} },
 		client:     func(srv, _, port string) []string { return []string{"-s", srv, "-p", port} },
@@ -128,10 +138,28 @@ var (
 		serverWant: "rdma_server: end 0\n", clientWant: "rdma_client: end 0\n"}
 )
 
-// TestRDMACMTools runs the distribution's unmodified rping, ucmatose and rdma_server/rdma_client
-// on the library as two processes, and each against gorxe's Go tool in both roles.
+// perftestPair runs a perftest tool connecting its QPs with RDMA-CM (-R), with gorxe's Go tool
+// of the same test as the other side.
+func perftestPair(tool, goTool string, extra ...string) cmPair {
+	args := func(host ...string) func(srv, cli, port string) []string {
+		return func(srv, _, port string) []string {
+			return append(append([]string{"-R", "-x", "1", "-n", "200", "-p", port}, extra...), host...)
+		}
+	}
+	result := " 200 " // the result row: bytes, iterations, figures
+	p := cmPair{name: tool + strings.Join(extra, ""), tool: tool, server: args(), serverWant: result, clientWant: result}
+	p.client = func(srv, cli, port string) []string { return args(srv)(srv, cli, port) }
+	p.goServer, p.goClient = p.server, p.client
+	p.goTool = goTool
+	return p
+}
+
+// TestRDMACMTools runs the distribution's unmodified rping, ucmatose, udaddy,
+// rdma_server/rdma_client and perftest with -R on the library as two processes, and each against
+// gorxe's Go tool in both roles.
 func TestRDMACMTools(t *testing.T) {
-	for _, p := range []cmPair{rpingPair, ucmatosePair, rdmaServerPair} {
+	for _, p := range []cmPair{rpingPair, ucmatosePair, udaddyPair, rdmaServerPair,
+		perftestPair("ib_write_bw", "write_bw"), perftestPair("ib_send_bw", "send_bw", "-s", "64")} {
 		t.Run(p.tool, func(t *testing.T) {
 			t.Run("c-c", func(t *testing.T) { runCMPair(t, p, false, false) })
 			t.Run("go-server", func(t *testing.T) { runCMPair(t, p, true, false) })
@@ -153,4 +181,69 @@ func TestCMProgram(t *testing.T) {
 	require.NoError(t, err, "cc: %s", out)
 	addr, _ := addressPair()
 	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
+}
+
+var groups atomic.Uint32
+
+// TestMckey runs the distribution's mckey as a receiver and a sender of one IPv4 multicast group
+// on the library, and each against gorxe's Go mckey. The sender starts once the receiver's
+// membership of the group shows in /proc/net/igmp: the receiver posts its receives before it
+// joins.
+func TestMckey(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		goRecv, goSender bool
+	}{{"c-c", false, false}, {"go-receiver", true, false}, {"go-sender", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			needLibrary(t, "mckey")
+			recvAddr, sendAddr := addressPair()
+			n := groups.Add(1)
+			group := fmt.Sprintf("239.20.%d.1", n)
+			recvArgs := []string{"-m", group, "-b", recvAddr, "-C", "10"}
+			sendArgs := []string{"-m", group, "-b", sendAddr, "-s", "-C", "10"}
+			cmd := func(goSide bool, args []string) []string {
+				if goSide {
+					return append(goTool(t, "mckey"), args...)
+				}
+				return append([]string{"mckey"}, args...)
+			}
+			if tc.goSender {
+				sendArgs = append(sendArgs, "--pause", "0s") // the receiver has joined already
+			}
+			rc := cmd(tc.goRecv, recvArgs)
+			recv := start(t, recvAddr, rc[0], rc[1:]...)
+			waitJoined(t, group, recv)
+			sc := cmd(tc.goSender, sendArgs)
+			send := start(t, sendAddr, sc[0], sc[1:]...)
+			assert.Contains(t, send.wait(t), "test complete\nreturn status 0\n", send.name)
+			assert.Contains(t, recv.wait(t), "test complete\nreturn status 0\n", recv.name)
+		})
+	}
+}
+
+// waitJoined waits until some interface is a member of the IPv4 group (as /proc/net/igmp shows).
+func waitJoined(t *testing.T, group string, receiver *proc) {
+	t.Helper()
+	ip := netip.MustParseAddr(group).As4()
+	want := fmt.Sprintf("%08X", binary.LittleEndian.Uint32(ip[:]))
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/net/igmp")
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			if fields := strings.Fields(line); len(fields) > 0 && fields[0] == want {
+				return
+			}
+		}
+		select {
+		case <-receiver.done:
+			require.Fail(t, fmt.Sprintf("%s exited before joining: %v\nstdout:\n%s\nstderr:\n%s",
+				receiver.name, receiver.runErr, receiver.out.String(), receiver.err.String()))
+		case <-deadline:
+			require.Fail(t, fmt.Sprintf("%s has not joined %s after 10 s", receiver.name, group))
+		case <-tick.C:
+		}
+	}
 }

@@ -58,7 +58,7 @@ type cmID struct {
 	// the listening id before it answers, and the answer (or the connection it starts) must still
 	// find the manager running.
 	agent  *rdmacm.Agent
-	groups      map[netip.Addr]*rdmacm.Multicast // rdma_join_multicast
+	groups map[netip.Addr]*rdmacm.Multicast // rdma_join_multicast
 	// stop ends the goroutines working for the id (a connect or accept in flight, a listener's
 	// request loop, a connection's event forwarding).
 	stop context.CancelFunc
@@ -579,14 +579,19 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmacm.Conn, err error) {
 	cmMu.Lock()
 	if cmIDs[id] != s {
+		known := s.conn // rdma_destroy_id closes the connection it knows
 		cmMu.Unlock()
-		if c != nil {
+		if c != nil && c != known {
 			c.Close()
 		}
 		return
 	}
 	if err != nil {
 		s.state = idDisconnected
+		if failed := s.conn; failed != nil { // an accepted request whose RTU never came
+			s.conn = nil
+			defer failed.Close()
+		}
 		ev, status := failure(err)
 		var rej *rdmacm.RejectedError
 		var pdata []byte
@@ -645,11 +650,20 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			s.state = idConnected
 			return c.Close() // the endpoint's own address handle; the QP is the program's
 		}
+		// As librdmacm's: the QP is in RTS and the REP has left when rdma_accept returns;
+		// ESTABLISHED follows the RTU.
+		o.RTSAtAccept = true
+		c, err := s.req.SendREP(context.Background(), &o)
+		if err != nil {
+			return err
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s.stop, s.state = cancel, idConnecting
-		req := s.req
+		s.stop, s.state, s.conn = cancel, idConnecting, c
 		go func() {
-			c, err := req.Accept(ctx, &o)
+			err := c.WaitEstablished(ctx)
+			if err != nil {
+				c = nil
+			}
 			established(ctx, id, s, c, err)
 		}()
 		return nil

@@ -77,6 +77,10 @@ type Options struct {
 	// INIT, RTR and RTS, and Close moves it to the error state but leaves it to the caller. PD,
 	// Cap, CQE, SendCQ, RecvCQ and Recv are then ignored.
 	QP *gorxe.QP
+	// RTSAtAccept moves the passive side's QP to RTS before the REP leaves, as librdmacm's
+	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
+	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.
+	RTSAtAccept bool
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
 	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's
 	// retransmission may find room; a SIDR_REQ is refused. Zero means 16.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
 )
@@ -166,7 +167,7 @@ func (c *Conn) disconnect(e Event) {
 // it (librdmacm and the kernel move it before the REP leaves): a QP still in RTR raises
 // Communication Established for its first packet, which stands in for a lost RTU (comm_est.go).
 func (c *Conn) onEstablished(now time.Time, e cm.Event, out *cm.Output) {
-	if c.passive {
+	if c.passive && c.res.qp.State() != gorxe.QPStateRTS { // Options.RTSAtAccept moved it already
 		if err := c.res.toRTS(&c.attrs); err != nil {
 			_ = c.a.mgr.Disconnect(now, c.id, nil, out)
 			c.handshake(cm.Event{Type: cm.EventUnreachable, Conn: c.id, Err: fmt.Errorf("moving the QP to RTS: %w", err)})

@@ -55,6 +55,16 @@ func (q *Request) Accept(ctx context.Context, opts *Options) (*Conn, error) {
 	return q.l.accept(ctx, q.r, opts)
 }
 
+// SendREP is the first half of Accept: it answers with the REP and returns the connection once
+// the REP has left, not yet established; Conn.WaitEstablished is the second half. rdma_accept
+// returns there, and with Options.RTSAtAccept the program may post sends at once.
+func (q *Request) SendREP(ctx context.Context, opts *Options) (*Conn, error) {
+	if opts == nil {
+		opts = &q.l.opts
+	}
+	return q.l.sendREP(ctx, q.r, opts)
+}
+
 // Reject refuses the request with a REJ, reason consumer-defined (28), carrying privateData
 // (rdma_reject); the peer sees RDMA_CM_EVENT_REJECTED with status 28.
 func (q *Request) Reject(privateData []byte) error {

@@ -118,3 +118,46 @@ func TestCallerQPOfWrongType(t *testing.T) {
 	_, err = as[0].Dial(ctx, serverAddr, &Options{QP: qp})
 	require.ErrorIs(t, err, ErrOptions)
 }
+
+// TestSendREPWithRTSAtAccept answers in two halves, as rdma_accept does: with RTSAtAccept the
+// QP is in RTS as soon as the REP has left, before the connection is established, and
+// WaitEstablished then returns once the RTU came.
+func TestSendREPWithRTSAtAccept(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
+	as := agents(t, devs...)
+	sqp, _ := callerQP(t, devs[1])
+	l, err := as[1].Listen(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	type res struct {
+		c     *Conn
+		state gorxe.QPState
+		err   error
+	}
+	accepted := make(chan res, 1)
+	go func() {
+		req, err := l.Next(ctx)
+		if err != nil {
+			accepted <- res{err: err}
+			return
+		}
+		c, err := req.SendREP(ctx, &Options{QP: sqp, RTSAtAccept: true})
+		if err != nil {
+			accepted <- res{err: err}
+			return
+		}
+		st := sqp.State()
+		accepted <- res{c, st, c.WaitEstablished(ctx)}
+	}()
+	client, err := as[0].Dial(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	r := <-accepted
+	require.NoError(t, r.err)
+	assert.Equal(t, gorxe.QPStateRTS, r.state)
+	exchange(t, ctx, client, r.c, "after rdma_accept")
+	require.NoError(t, client.Close())
+	require.NoError(t, r.c.Close())
+	drain(t, ctx, client)
+	drain(t, ctx, r.c)
+}

@@ -101,7 +101,7 @@ func (r *resources) adopt(qp *gorxe.QP, typ gorxe.QPType) (*resources, error) {
 	if qp.Type() != typ {
 		return nil, fmt.Errorf("%w: the QP is %v, the connection needs %v", ErrOptions, qp.Type(), typ)
 	}
-	r.qp, r.pd = qp, qp.PD()
+	r.qp, r.pd, r.sendCQ, r.recvCQ = qp, qp.PD(), qp.SendCQ(), qp.RecvCQ()
 	if typ == gorxe.QPTypeUD {
 		if qp.State() == gorxe.QPStateRTS {
 			return r, nil
