@@ -126,6 +126,11 @@ var (
 			return []string{"-s", srv, "-b", cli, "-p", port, "-c", "2", "-C", "10"}
 		},
 		serverWant: "test complete\nreturn status 0\n", clientWant: "test complete\nreturn status 0\n"}
+	// A server bound to the IPv6 wildcard takes IPv4 connections, as rdma_cm's dual stack does.
+	rpingAnyPair = cmPair{name: "rping-v6any", tool: "rping",
+		server:     func(_, _, port string) []string { return []string{"-s", "-v", "-C", "10", "-a", "::", "-p", port} },
+		client:     rpingPair.client,
+		serverWant: rpingPair.serverWant, clientWant: rpingPair.clientWant}
 	udaddyPair = cmPair{tool: "udaddy",
 		server:     func(srv, _, _ string) []string { return []string{"-b", srv, "-c", "2", "-C", "10"} },
 		client:     func(srv, cli, _ string) []string { return []string{"-s", srv, "-b", cli, "-c", "2", "-C", "10"} },
@@ -158,7 +163,7 @@ func perftestPair(tool, goTool string, extra ...string) cmPair {
 // rdma_server/rdma_client and perftest with -R on the library as two processes, and each against
 // gorxe's Go tool in both roles.
 func TestRDMACMTools(t *testing.T) {
-	for _, p := range []cmPair{rpingPair, ucmatosePair, udaddyPair, rdmaServerPair,
+	for _, p := range []cmPair{rpingPair, rpingAnyPair, ucmatosePair, udaddyPair, rdmaServerPair,
 		perftestPair("ib_write_bw", "write_bw"), perftestPair("ib_send_bw", "send_bw", "-s", "64")} {
 		t.Run(p.tool, func(t *testing.T) {
 			t.Run("c-c", func(t *testing.T) { runCMPair(t, p, false, false) })
@@ -169,10 +174,11 @@ func TestRDMACMTools(t *testing.T) {
 }
 
 // TestCMProgram runs testdata/cm.c, a program against the distribution's rdma_cma.h: the event
-// channel's fd, EINVAL for calls in the wrong state, EBUSY for an id with unacked events, an
-// address no device has, a peer no device reaches (ADDR_ERROR), one with no listener (REJECTED,
-// reason 8) and one that refuses (REJECTED, reason 28), private data both ways, and traffic over
-// an established connection through rdma_verbs.h's helpers.
+// channel's fd (poll, O_NONBLOCK, a blocked reader cancelled), EINVAL for calls in the wrong
+// state, EBUSY for an id with unacked events, an address no device has, a peer no device reaches
+// (ADDR_ERROR), one with no listener (REJECTED, reason 8) and one that refuses (REJECTED, reason
+// 28, with its private data), private data both ways, and traffic over an established connection
+// through rdma_verbs.h's helpers.
 func TestCMProgram(t *testing.T) {
 	needLibrary(t)
 	bin := filepath.Join(t.TempDir(), "cm")

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,12 @@ static void make_qp(struct rdma_cm_id *id) {
 	CHECK(id->qp->pd == id->pd && id->qp->send_cq == id->send_cq);
 }
 
+static void *wait_event(void *arg) {
+	struct rdma_cm_event *e;
+	rdma_get_cm_event(arg, &e);
+	return NULL;
+}
+
 int main(int argc, char **argv) {
 	CHECK(argc == 2);
 	const char *ip = argv[1];
@@ -83,6 +90,16 @@ int main(int argc, char **argv) {
 	CHECK(rdma_get_cm_event(ch, &e) == -1 && errno == EAGAIN);
 	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 0) == 0);
+
+	// A thread blocked in rdma_get_cm_event waits in C, so pthread_cancel ends it.
+	struct rdma_event_channel *blocking = rdma_create_event_channel();
+	CHECK(blocking != NULL);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, wait_event, blocking) == 0);
+	CHECK(pthread_cancel(th) == 0);
+	void *res;
+	CHECK(pthread_join(th, &res) == 0 && res == PTHREAD_CANCELED);
+	rdma_destroy_event_channel(blocking);
 
 	// The IB port space needs InfiniBand addressing: refused on RoCE.
 	struct rdma_cm_id *id;
