@@ -145,6 +145,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		pthread_mutex_unlock(&c->mu);
 		if (!e)
 			return ERR(EAGAIN);
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && !e->dead)
+			gx_cm_request_retrieved(e->ev.listen_id);
 		if (e->dead) {
 			free(e);
 			continue;
@@ -457,12 +459,13 @@ struct ibv_context **rdma_get_devices(int *num_devices) {
 
 void rdma_free_devices(struct ibv_context **list) { free(list); }
 
-// make_cq creates a CQ of n entries on a completion channel of its own.
-static struct ibv_cq *make_cq(struct ibv_context *verbs, int n, struct ibv_comp_channel **ch) {
-	*ch = ibv_create_comp_channel(verbs);
+// make_cq creates a CQ of n entries for id on a completion channel of its own. The CQ's context
+// is the id: rdma_verbs.h's rdma_get_*_comp check it.
+static struct ibv_cq *make_cq(struct rdma_cm_id *id, int n, struct ibv_comp_channel **ch) {
+	*ch = ibv_create_comp_channel(id->verbs);
 	if (!*ch)
 		return NULL;
-	struct ibv_cq *cq = ibv_create_cq(verbs, n > 0 ? n : 1, NULL, *ch, 0);
+	struct ibv_cq *cq = ibv_create_cq(id->verbs, n > 0 ? n : 1, id, *ch, 0);
 	if (!cq) {
 		int e = errno;
 		ibv_destroy_comp_channel(*ch);
@@ -518,10 +521,10 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 	struct gx_id *g = gid_of(id);
 	struct ibv_qp_init_attr a = *qp_init_attr;
 	if (!a.send_cq && !a.recv_cq) {
-		if (!(id->send_cq = make_cq(id->verbs, a.cap.max_send_wr, &id->send_cq_channel)))
+		if (!(id->send_cq = make_cq(id, a.cap.max_send_wr, &id->send_cq_channel)))
 			goto fail;
 		g->own_send_cq = 1;
-		if (!(id->recv_cq = make_cq(id->verbs, a.cap.max_recv_wr, &id->recv_cq_channel)))
+		if (!(id->recv_cq = make_cq(id, a.cap.max_recv_wr, &id->recv_cq_channel)))
 			goto fail;
 		g->own_recv_cq = 1;
 		a.send_cq = id->send_cq;

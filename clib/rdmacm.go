@@ -64,6 +64,9 @@ type cmID struct {
 	stop context.CancelFunc
 	// disconnected: the DISCONNECTED event was posted (the program sees it once).
 	disconnected bool
+	// unretrieved holds a token while a listening id's CONNECT_REQUEST waits for the program's
+	// rdma_get_cm_event (see gx_cm_listen).
+	unretrieved chan struct{}
 }
 
 // cmMu guards cmIDs and every cmID, and is held while an event is posted, so that an id is never
@@ -375,7 +378,7 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 			if rc != 0 {
 				continue
 			}
-			opts := rdmacm.Options{Backlog: max(int(backlog), 0)}
+			opts := rdmacm.Options{Backlog: listenerBacklog(int(backlog))}
 			var err error
 			if s.ps == C.RDMA_PS_TCP {
 				var l *rdmacm.Listener
@@ -408,6 +411,7 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 			return syscall.ENODEV
 		}
 		s.listeners, s.udListeners, s.stop, s.state = ls, uls, cancel, idListening
+		s.unretrieved = make(chan struct{}, 1)
 		for i, l := range ls {
 			go takeRequests(ctx, id, s, l.Next, ds[i])
 		}
@@ -416,6 +420,35 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 		}
 		return nil
 	})
+}
+
+// maxBacklog is the kernel's default and largest rdma_listen backlog (net.rdma_ucm.max_backlog).
+const maxBacklog = 1024
+
+// listenerBacklog sizes the manager's backlog for rdma_listen's. The kernel counts a request
+// until the program retrieves its CONNECT_REQUEST, and drops REQs beyond the backlog (the peer
+// retransmits them). Here each listener's requests wait in the manager's backlog, and one more
+// waits as an event the program has not retrieved yet (takeRequests takes the next only then), so
+// the manager's holds one less: exact from a backlog of 2, one more than asked for 1.
+func listenerBacklog(backlog int) int {
+	if backlog <= 0 || backlog > maxBacklog {
+		backlog = maxBacklog
+	}
+	return max(backlog-1, 1)
+}
+
+//export gx_cm_request_retrieved
+func gx_cm_request_retrieved(listen *C.struct_rdma_cm_id) {
+	var rc C.int
+	defer catch("rdma_get_cm_event", &rc)
+	cmMu.Lock()
+	defer cmMu.Unlock()
+	if s := cmIDs[listen]; s != nil && s.unretrieved != nil {
+		select {
+		case <-s.unretrieved:
+		default:
+		}
+	}
 }
 
 // request is a connection request of either port space, as the new id's event shows it.
@@ -432,12 +465,19 @@ type request interface {
 func takeRequests[R request](ctx context.Context, listen *C.struct_rdma_cm_id, ls *cmID,
 	next func(context.Context) (R, error), dctx *C.struct_ibv_context) {
 	for {
+		// One CONNECT_REQUEST at a time waits for the program (see listenerBacklog).
+		select {
+		case ls.unretrieved <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
 		req, err := next(ctx)
 		if err != nil {
 			return
 		}
 		if !postRequest(listen, ls, req, dctx) {
 			_ = req.Reject(nil)
+			gx_cm_request_retrieved(listen)
 		}
 	}
 }

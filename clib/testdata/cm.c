@@ -68,6 +68,8 @@ static void make_qp(struct rdma_cm_id *id) {
 	CHECK(rdma_create_qp(id, NULL, &a) == 0);
 	CHECK(id->qp && id->pd && id->send_cq && id->recv_cq && id->send_cq_channel && id->recv_cq_channel);
 	CHECK(id->qp->pd == id->pd && id->qp->send_cq == id->send_cq);
+	// rdma_verbs.h's rdma_get_*_comp wait on the channels and require the CQs' context to be the id.
+	CHECK(id->send_cq->cq_context == id && id->recv_cq->cq_context == id);
 }
 
 static void *wait_event(void *arg) {
