@@ -146,7 +146,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		if (!e)
 			return ERR(EAGAIN);
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && !e->dead)
-			gx_cm_request_retrieved(e->ev.listen_id);
+			gx_cm_request_retrieved(e->ev.listen_id, e->ev.id);
 		if (e->dead) {
 			free(e);
 			continue;
@@ -196,6 +196,8 @@ static void free_id(struct gx_id *g) {
 	pthread_mutex_destroy(&g->mu);
 	free(g);
 }
+
+void gx_cm_free_id(struct rdma_cm_id *id) { free_id(gid_of(id)); }
 
 int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		   enum rdma_port_space ps) {

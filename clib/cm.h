@@ -62,6 +62,9 @@ struct rdma_cm_id *gx_cm_child(struct rdma_cm_id *listen);
 // it holding the lock gx_cm_post is called under.
 void gx_cm_drop_events(struct rdma_cm_id *id);
 
+// gx_cm_free_id frees an id the program never saw (a request whose listening id was destroyed).
+void gx_cm_free_id(struct rdma_cm_id *id);
+
 // gx_cm_unacked returns how many of id's events were not acked yet.
 int gx_cm_unacked(struct rdma_cm_id *id);
 

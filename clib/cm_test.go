@@ -177,8 +177,9 @@ func TestRDMACMTools(t *testing.T) {
 // channel's fd (poll, O_NONBLOCK, a blocked reader cancelled), EINVAL for calls in the wrong
 // state, EBUSY for an id with unacked events, an address no device has, a peer no device reaches
 // (ADDR_ERROR), one with no listener (REJECTED, reason 8) and one that refuses (REJECTED, reason
-// 28, with its private data), private data both ways, and traffic over an established connection
-// through rdma_verbs.h's helpers.
+// 28, with its private data), a listener destroyed with a request its program never got (the
+// request is refused), private data both ways, and traffic over an established connection through
+// rdma_verbs.h's helpers.
 func TestCMProgram(t *testing.T) {
 	needLibrary(t)
 	bin := filepath.Join(t.TempDir(), "cm")

@@ -67,6 +67,10 @@ type cmID struct {
 	// unretrieved holds a token while a listening id's CONNECT_REQUEST waits for the program's
 	// rdma_get_cm_event (see gx_cm_listen).
 	unretrieved chan struct{}
+	// A request's listening id, and whether the program got its CONNECT_REQUEST: one it never
+	// got dies with the listening id.
+	parent    *C.struct_rdma_cm_id
+	retrieved bool
 }
 
 // cmMu guards cmIDs and every cmID, and is held while an event is posted, so that an id is never
@@ -136,7 +140,22 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 	}
 	delete(cmIDs, id)
 	C.gx_cm_drop_events(id)
+	// Requests whose CONNECT_REQUEST the program never got go with their listening id, as the
+	// kernel destroys them: refused, their ids freed.
+	var orphans []*C.struct_rdma_cm_id
+	var orphanStates []*cmID
+	for c, cs := range cmIDs {
+		if cs.parent == id && !cs.retrieved {
+			delete(cmIDs, c)
+			orphans, orphanStates = append(orphans, c), append(orphanStates, cs)
+		}
+	}
 	cmMu.Unlock()
+	for i, cs := range orphanStates {
+		cs.rejectRequest(nil)
+		cs.agent.Close()
+		C.gx_cm_free_id(orphans[i])
+	}
 	s.stop()
 	for _, l := range s.listeners {
 		l.Close()
@@ -438,11 +457,14 @@ func listenerBacklog(backlog int) int {
 }
 
 //export gx_cm_request_retrieved
-func gx_cm_request_retrieved(listen *C.struct_rdma_cm_id) {
+func gx_cm_request_retrieved(listen, child *C.struct_rdma_cm_id) {
 	var rc C.int
 	defer catch("rdma_get_cm_event", &rc)
 	cmMu.Lock()
 	defer cmMu.Unlock()
+	if s := cmIDs[child]; s != nil {
+		s.retrieved = true
+	}
 	if s := cmIDs[listen]; s != nil && s.unretrieved != nil {
 		select {
 		case <-s.unretrieved:
@@ -477,7 +499,7 @@ func takeRequests[R request](ctx context.Context, listen *C.struct_rdma_cm_id, l
 		}
 		if !postRequest(listen, ls, req, dctx) {
 			_ = req.Reject(nil)
-			gx_cm_request_retrieved(listen)
+			gx_cm_request_retrieved(listen, nil)
 		}
 	}
 }
@@ -503,7 +525,7 @@ func postRequest[R request](listen *C.struct_rdma_cm_id, ls *cmID, req R, dctx *
 	}
 	child.verbs = dctx
 	s := &cmID{state: idRequest, ps: ls.ps, ctx: dctx, local: req.LocalAddr(), peer: req.RemoteAddr(),
-		agent: agent, stop: func() {}}
+		agent: agent, parent: listen, stop: func() {}}
 	cmIDs[child] = s
 	setAddr(srcAddr(child), s.local)
 	setAddr(dstAddr(child), s.peer)

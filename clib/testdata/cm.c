@@ -237,6 +237,25 @@ int main(int argc, char **argv) {
 	CHECK(rdma_destroy_id(id) == 0);
 	CHECK(rdma_destroy_id(req) == 0);
 	CHECK(rdma_destroy_id(listen) == 0);
+
+	// A listener destroyed while a request waits on its channel unretrieved: the request goes
+	// with it, refused (REJECTED, reason 28).
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+	CHECK(ch2 != NULL);
+	CHECK(rdma_create_id(ch2, &listen, NULL, RDMA_PS_TCP) == 0);
+	la = addr(ip, port + 1);
+	CHECK(rdma_bind_addr(listen, (struct sockaddr *)&la) == 0);
+	CHECK(rdma_listen(listen, 1) == 0);
+	id = resolved(ip, port + 1);
+	make_qp(id);
+	CHECK(rdma_connect(id, &cp) == 0);
+	struct pollfd p2 = {.fd = ch2->fd, .events = POLLIN};
+	CHECK(poll(&p2, 1, 20000) == 1);
+	CHECK(rdma_destroy_id(listen) == 0);
+	ack_next(RDMA_CM_EVENT_REJECTED, 28);
+	rdma_destroy_qp(id);
+	CHECK(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(ch2);
 	rdma_destroy_event_channel(ch);
 	printf("ok\n");
 	return 0;
