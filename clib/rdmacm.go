@@ -763,13 +763,9 @@ func gx_cm_disconnect(id *C.struct_rdma_cm_id) C.int {
 		if s.conn == nil {
 			return syscall.EINVAL
 		}
-		c := s.conn
 		// The QP goes to the error state and the DREQ leaves; the DISCONNECTED event follows
 		// the peer's DREP (or its silence), as the kernel reports it.
-		go func() {
-			_ = c.Disconnect(context.Background())
-		}()
-		return nil
+		return s.conn.SendDREQ()
 	})
 }
 

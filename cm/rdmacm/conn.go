@@ -82,6 +82,25 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // gives up on it, or ctx ends. The QP goes to the error state first, so posted work completes
 // flushed. It returns at once when the connection is already disconnected.
 func (c *Conn) Disconnect(ctx context.Context) error {
+	if err := c.sendDREQ(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-c.disconnected:
+		return nil
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SendDREQ is the first half of Disconnect, rdma_disconnect as the kernel runs it: the QP goes to
+// the error state and the DREQ leaves, and it returns without waiting for the DREP; Events then
+// reports the disconnection when the DREP (or the CM's giving up on it) comes.
+func (c *Conn) SendDREQ() error { return c.sendDREQ(context.Background()) }
+
+func (c *Conn) sendDREQ(ctx context.Context) error {
 	c.res.toError()
 	err := c.a.do(ctx, func(now time.Time, out *cm.Output) error {
 		info, ok := c.a.mgr.Conn(c.id)
@@ -94,17 +113,7 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 		<-c.done // the connection ended first (see Close)
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	select {
-	case <-c.disconnected:
-		return nil
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 // Close disconnects (a DREQ when established, a REJ during a handshake) without waiting for the

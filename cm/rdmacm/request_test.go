@@ -161,3 +161,29 @@ func TestSendREPWithRTSAtAccept(t *testing.T) {
 	drain(t, ctx, client)
 	drain(t, ctx, r.c)
 }
+
+// TestSendDREQ disconnects without waiting, as rdma_disconnect does: the QP is in the error state
+// when SendDREQ returns, and both sides then see the disconnection.
+func TestSendDREQ(t *testing.T) {
+	ctx := testCtx(t)
+	as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+	client, server := pair(t, ctx, as, nil, nil)
+	require.NoError(t, client.SendDREQ())
+	assert.Equal(t, gorxe.QPStateErr, client.QP().State())
+	for _, c := range []*Conn{client, server} {
+		var got []EventType
+		for len(got) == 0 || got[len(got)-1] == EventEstablished {
+			select {
+			case e := <-c.Events():
+				got = append(got, e.Type)
+			case <-ctx.Done():
+				require.Failf(t, "no disconnection", "events so far %v", got)
+			}
+		}
+		assert.Equal(t, EventDisconnected, got[len(got)-1])
+	}
+	require.NoError(t, client.Close())
+	require.NoError(t, server.Close())
+	drain(t, ctx, client)
+	drain(t, ctx, server)
+}
