@@ -254,3 +254,18 @@ func waitJoined(t *testing.T, group string, receiver *proc) {
 		}
 	}
 }
+
+// TestCmtime runs the distribution's cmtime, which times each step of 10 connections
+// (create id, bind, resolve, create QP, connect, disconnect, destroy), on the library as two
+// processes. Its server serves until it is killed, so only the client's table is checked.
+func TestCmtime(t *testing.T) {
+	needLibrary(t, "cmtime")
+	srvAddr, cliAddr := addressPair()
+	port := freeTCPPort(t)
+	srv := start(t, srvAddr, "cmtime", "-b", srvAddr, "-c", "10", "-p", port)
+	waitBound(t, srvAddr, srv)
+	out := start(t, cliAddr, "cmtime", "-s", srvAddr, "-b", cliAddr, "-c", "10", "-p", port).wait(t)
+	for _, step := range []string{"create id", "resolve addr", "create qp", "connect", "disconnect", "destroy"} {
+		assert.Regexp(t, `(?m)^`+step+` +: +[0-9.]+ `, out)
+	}
+}
