@@ -131,6 +131,12 @@ var (
 		server:     func(_, _, port string) []string { return []string{"-s", "-v", "-C", "10", "-a", "::", "-p", port} },
 		client:     rpingPair.client,
 		serverWant: rpingPair.serverWant, clientWant: rpingPair.clientWant}
+	// -q: the programs create and move their own QPs (rdma_init_qp_attr, conn_param's qp_num,
+	// CONNECT_RESPONSE and rdma_establish on the active side).
+	rpingOwnQPPair = cmPair{name: "rping-q", tool: "rping",
+		server:     func(srv, cli, port string) []string { return append(rpingPair.server(srv, cli, port), "-q") },
+		client:     func(srv, cli, port string) []string { return append(rpingPair.client(srv, cli, port), "-q") },
+		serverWant: rpingPair.serverWant, clientWant: rpingPair.clientWant}
 	udaddyPair = cmPair{tool: "udaddy",
 		server:     func(srv, _, _ string) []string { return []string{"-b", srv, "-c", "2", "-C", "10"} },
 		client:     func(srv, cli, _ string) []string { return []string{"-s", srv, "-b", cli, "-c", "2", "-C", "10"} },
@@ -163,7 +169,7 @@ func perftestPair(tool, goTool string, extra ...string) cmPair {
 // rdma_server/rdma_client and perftest with -R on the library as two processes, and each against
 // gorxe's Go tool in both roles.
 func TestRDMACMTools(t *testing.T) {
-	for _, p := range []cmPair{rpingPair, rpingAnyPair, ucmatosePair, udaddyPair, rdmaServerPair,
+	for _, p := range []cmPair{rpingPair, rpingAnyPair, rpingOwnQPPair, ucmatosePair, udaddyPair, rdmaServerPair,
 		perftestPair("ib_write_bw", "write_bw"), perftestPair("ib_send_bw", "send_bw", "-s", "64")} {
 		t.Run(p.tool, func(t *testing.T) {
 			t.Run("c-c", func(t *testing.T) { runCMPair(t, p, false, false) })

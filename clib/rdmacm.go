@@ -64,6 +64,9 @@ type cmID struct {
 	stop context.CancelFunc
 	// disconnected: the DISCONNECTED event was posted (the program sees it once).
 	disconnected bool
+	// manual: the program moves its own QP (connect or accept with conn_param's qp_num and no
+	// id->qp), so the active side's REP is a CONNECT_RESPONSE and rdma_establish sends the RTU.
+	manual, rtuSent bool
 	// unretrieved holds a token while a listening id's CONNECT_REQUEST waits for the program's
 	// rdma_get_cm_event (see gx_cm_listen).
 	unretrieved chan struct{}
@@ -609,15 +612,20 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			return syscall.EINVAL
 		}
 		qp := qpOf(id)
-		if qp == nil {
-			// A program that moves its own QP (rdma_init_qp_attr) is not supported yet.
-			return syscall.EOPNOTSUPP
+		if qp == nil && (p == nil || p.qp_num == 0) {
+			return syscall.EINVAL // no QP on the id, and none named
 		}
 		dev, rc := deviceOf(s.ctx)
 		if rc != 0 {
 			return syscall.Errno(rc)
 		}
 		o := connOptions(id, qp, p)
+		if qp == nil {
+			if s.ps != C.RDMA_PS_TCP {
+				return syscall.EOPNOTSUPP
+			}
+			o.QPN, s.manual = uint32(p.qp_num), true
+		}
 		o.Source = s.local
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting
@@ -665,7 +673,12 @@ func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmac
 		return
 	}
 	s.conn, s.state = c, idConnected
-	post(id, nil, C.RDMA_CM_EVENT_ESTABLISHED, 0, c.PrivateData(), nil)
+	ev := C.enum_rdma_cm_event_type(C.RDMA_CM_EVENT_ESTABLISHED)
+	if s.manual && s.req == nil {
+		// The REP arrived; the program moves its QP and calls rdma_establish.
+		ev = C.RDMA_CM_EVENT_CONNECT_RESPONSE
+	}
+	post(id, nil, ev, 0, c.PrivateData(), nil)
 	cmMu.Unlock()
 	for {
 		select {
@@ -699,10 +712,16 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			return syscall.EINVAL
 		}
 		qp := qpOf(id)
-		if qp == nil {
-			return syscall.EOPNOTSUPP
+		if qp == nil && (p == nil || p.qp_num == 0) {
+			return syscall.EINVAL
 		}
 		o := connOptions(id, qp, p)
+		if qp == nil {
+			if s.udReq != nil {
+				return syscall.EOPNOTSUPP
+			}
+			o.QPN, s.manual = uint32(p.qp_num), true
+		}
 		if s.udReq != nil {
 			// A SIDR_REP names the QP; UD has no connection, and the passive side no event.
 			c, err := s.udReq.Accept(context.Background(), &rdmacm.UDOptions{Options: o})
@@ -749,8 +768,12 @@ func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int) C.int 
 //export gx_cm_establish
 func gx_cm_establish(id *C.struct_rdma_cm_id) C.int {
 	return cmCall("rdma_establish", id, func(s *cmID) error {
-		// The RTU leaves as soon as the REP arrives, so an established id has nothing to do.
-		if s.state == idConnected || s.state == idConnecting {
+		switch {
+		case s.manual && s.req == nil && s.conn != nil && !s.rtuSent:
+			s.rtuSent = true
+			return s.conn.SendRTU()
+		case s.state == idConnected || s.state == idConnecting:
+			// With the id's own QP the RTU left as soon as the REP arrived: nothing to do.
 			return nil
 		}
 		return syscall.EINVAL
@@ -793,10 +816,45 @@ func gx_cm_init_qp_attr(id *C.struct_rdma_cm_id, out *C.struct_ibv_qp_attr, mask
 			}
 			*mask = C.int(m)
 			return nil
+		case C.IBV_QPS_RTR, C.IBV_QPS_RTS:
+		default:
+			return syscall.EINVAL
 		}
-		// RTR and RTS need the negotiated attributes of a connection whose QP the CM moves
-		// itself: a program moving its own QP is not supported yet.
-		return syscall.EINVAL
+		var attrs cm.QPAttrs
+		switch {
+		case s.conn != nil:
+			attrs = s.conn.Attrs()
+		case s.req != nil:
+			attrs = s.req.Attrs()
+		default:
+			return syscall.EINVAL // nothing negotiated yet
+		}
+		dev, rc := deviceOf(s.ctx)
+		if rc != 0 {
+			return syscall.Errno(rc)
+		}
+		if out.qp_state == C.IBV_QPS_RTR {
+			mtu := gorxe.MTU(attrs.PathMTU)
+			if port, err := dev.QueryPort(1); err == nil {
+				mtu = min(mtu, port.ActiveMTU)
+			}
+			local := netip.AddrFrom16(attrs.LocalGID).Unmap()
+			setAHAttr(&out.ah_attr, gorxe.AHAttr{IsGlobal: true, PortNum: 1, SL: attrs.SL, GRH: gorxe.GlobalRoute{
+				DGID: attrs.RemoteGID, FlowLabel: attrs.FlowLabel, SGIDIndex: uint8(max(gidIndexOf(dev, local), 0)),
+				HopLimit: attrs.HopLimit, TrafficClass: attrs.TrafficClass}})
+			out.path_mtu = C.enum_ibv_mtu(mtu)
+			out.dest_qp_num, out.rq_psn = C.uint32_t(attrs.RemoteQPN), C.uint32_t(attrs.RQPSN)
+			out.max_dest_rd_atomic, out.min_rnr_timer = C.uint8_t(attrs.MaxDestRdAtomic), C.uint8_t(attrs.MinRNRTimer)
+			*mask = C.IBV_QP_STATE | C.IBV_QP_AV | C.IBV_QP_PATH_MTU | C.IBV_QP_DEST_QPN | C.IBV_QP_RQ_PSN |
+				C.IBV_QP_MAX_DEST_RD_ATOMIC | C.IBV_QP_MIN_RNR_TIMER
+			return nil
+		}
+		out.sq_psn, out.timeout = C.uint32_t(attrs.SQPSN), C.uint8_t(attrs.Timeout)
+		out.retry_cnt, out.rnr_retry = C.uint8_t(attrs.RetryCount), C.uint8_t(attrs.RNRRetry)
+		out.max_rd_atomic = C.uint8_t(attrs.MaxRdAtomic)
+		*mask = C.IBV_QP_STATE | C.IBV_QP_SQ_PSN | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY |
+			C.IBV_QP_MAX_QP_RD_ATOMIC
+		return nil
 	})
 }
 

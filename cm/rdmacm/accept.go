@@ -61,7 +61,7 @@ func (l *Listener) sendREP(ctx context.Context, r *request, o *Options) (*Conn, 
 	c.privateData = r.user
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
 		err := a.mgr.Accept(now, r.id, cm.AcceptParams{
-			LocalQPN: res.qp.QPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
+			LocalQPN: res.localQPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
 			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData}, out)
 		if err != nil {
 			return err
@@ -98,6 +98,8 @@ func (c *Conn) waitEstablished(ctx context.Context) error {
 		}
 		switch e.Type {
 		case cm.EventEstablished:
+			return nil
+		case cm.EventREPReceived: // only for a caller that moves its QP (see onREP)
 			return nil
 		case cm.EventRejected:
 			return &RejectedError{Err: e.Err, PrivateData: e.PrivateData}

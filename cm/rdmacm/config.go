@@ -77,6 +77,11 @@ type Options struct {
 	// INIT, RTR and RTS, and Close moves it to the error state but leaves it to the caller. PD,
 	// Cap, CQE, SendCQ, RecvCQ and Recv are then ignored.
 	QP *gorxe.QP
+	// QPN, without QP, is the number of a QP the caller moves itself (rdma_connect and
+	// rdma_accept with conn_param's qp_num and no QP on the id): the CM only negotiates, the
+	// caller reads Conn.Attrs (or Request.Attrs) for its RTR and RTS, Dial returns when the REP
+	// arrived, and Conn.SendRTU (rdma_establish) completes the active side's handshake.
+	QPN uint32
 	// RTSAtAccept moves the passive side's QP to RTS before the REP leaves, as librdmacm's
 	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
 	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.

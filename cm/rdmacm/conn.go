@@ -95,6 +95,15 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 	}
 }
 
+// SendRTU completes the active side's handshake for a caller that moves its QP itself
+// (Options.QPN, rdma_establish): Dial returned when the REP arrived, the caller moved its QP to
+// RTR and RTS with Attrs, and the RTU now tells the passive side.
+func (c *Conn) SendRTU() error {
+	return c.a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+		return c.a.mgr.SendRTU(now, c.id, nil, out)
+	})
+}
+
 // SendDREQ is the first half of Disconnect, rdma_disconnect as the kernel runs it: the QP goes to
 // the error state and the DREQ leaves, and it returns without waiting for the DREP; Events then
 // reports the disconnection when the DREP (or the CM's giving up on it) comes.

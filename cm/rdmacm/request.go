@@ -46,6 +46,11 @@ func (q *Request) ResponderResources() uint8 { return q.r.attrs.MaxDestRdAtomic 
 // InitiatorDepth returns the REQ's initiator depth; see ResponderResources.
 func (q *Request) InitiatorDepth() uint8 { return q.r.attrs.MaxRdAtomic }
 
+// Attrs returns the QP attributes the REQ asks for, from the passive side's point of view: what
+// a caller that moves its QP itself (Options.QPN) applies for RTR and RTS before SendREP
+// (rdma_init_qp_attr on the request's id).
+func (q *Request) Attrs() cm.QPAttrs { return q.r.attrs }
+
 // Accept answers the request with a REP (rdma_accept) and returns the connection once the peer's
 // RTU established it. opts nil takes the listener's options.
 func (q *Request) Accept(ctx context.Context, opts *Options) (*Conn, error) {

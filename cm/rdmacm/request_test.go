@@ -187,3 +187,73 @@ func TestSendDREQ(t *testing.T) {
 	drain(t, ctx, client)
 	drain(t, ctx, server)
 }
+
+// TestCallerMovesQP connects QPs their callers move themselves (Options.QPN, as a librdmacm
+// program without a QP on its id): the passive side applies Request.Attrs, Dial returns at the
+// REP with the attributes for the active side, SendRTU establishes, and a message goes through.
+func TestCallerMovesQP(t *testing.T) {
+	ctx := testCtx(t)
+	devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
+	as := agents(t, devs...)
+	cqp, _ := callerQP(t, devs[0])
+	sqp, _ := callerQP(t, devs[1])
+	move := func(qp *gorxe.QP, dev *gorxe.Device, a cm.QPAttrs) error {
+		r := &resources{qp: qp, responder: 1}
+		if err := r.toInit(); err != nil {
+			return err
+		}
+		if err := r.toRTR(dev, &a); err != nil {
+			return err
+		}
+		return r.toRTS(&a)
+	}
+	l, err := as[1].Listen(ctx, serverAddr, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan *Conn, 1)
+	go func() {
+		defer close(accepted)
+		req, err := l.Next(ctx)
+		if !assert.NoError(t, err) {
+			return
+		}
+		if !assert.NoError(t, move(sqp, devs[1], req.Attrs())) {
+			return
+		}
+		c, err := req.Accept(ctx, &Options{QPN: sqp.QPN()})
+		if assert.NoError(t, err) {
+			accepted <- c
+		}
+	}()
+	client, err := as[0].Dial(ctx, serverAddr, &Options{QPN: cqp.QPN()})
+	require.NoError(t, err)
+	assert.Equal(t, sqp.QPN(), client.Attrs().RemoteQPN)
+	assert.Equal(t, gorxe.QPStateReset, cqp.State(), "the CM left the caller's QP alone")
+	require.NoError(t, move(cqp, devs[0], client.Attrs()))
+	require.NoError(t, client.SendRTU())
+	server := <-accepted
+	require.NotNil(t, server)
+
+	// A message from the client's QP to the server's.
+	spd, rpd := cqp.PD(), sqp.PD()
+	sbuf, rbuf := []byte("own QPs"), make([]byte, 16)
+	smr, err := spd.RegMR(sbuf, gorxe.AccessLocalWrite)
+	require.NoError(t, err)
+	defer smr.Dereg()
+	rmr, err := rpd.RegMR(rbuf, gorxe.AccessLocalWrite)
+	require.NoError(t, err)
+	defer rmr.Dereg()
+	require.NoError(t, sqp.PostRecv([]gorxe.RecvWR{{ID: 1, SGList: []gorxe.SGE{{Addr: rmr.Addr(), Length: 16, LKey: rmr.LKey()}}}}))
+	require.NoError(t, cqp.PostSend([]gorxe.SendWR{{ID: 2, Opcode: gorxe.WRSend, Flags: gorxe.SendSignaled,
+		SGList: []gorxe.SGE{{Addr: smr.Addr(), Length: uint32(len(sbuf)), LKey: smr.LKey()}}}}))
+	require.NoError(t, sqp.RecvCQ().Wait(ctx))
+	wcs := make([]gorxe.WC, 1)
+	require.Equal(t, 1, sqp.RecvCQ().Poll(wcs))
+	require.Equal(t, gorxe.WCSuccess, wcs[0].Status)
+	assert.Equal(t, "own QPs", string(rbuf[:7]))
+
+	require.NoError(t, client.Close())
+	require.NoError(t, server.Close())
+	drain(t, ctx, client)
+	drain(t, ctx, server)
+}

@@ -15,9 +15,10 @@ type resources struct {
 	sendCh, recvCh *gorxe.CompChannel
 	sendCQ, recvCQ *gorxe.CQ
 	qp             *gorxe.QP
-	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
-	ownCQs         bool  // the CQs are the connection's, not the caller's (Options.SendCQ)
-	ownQP          bool  // the QP is the connection's, not the caller's (Options.QP)
+	responder      uint8  // responder resources: gives the QP remote READ and atomic rights
+	ownCQs         bool   // the CQs are the connection's, not the caller's (Options.SendCQ)
+	ownQP          bool   // the QP is the connection's, not the caller's (Options.QP)
+	qpn            uint32 // Options.QPN: the caller's QP, moved by the caller; qp is nil
 	// Local overrides of the negotiated attributes (Options.AckTimeout, Options.MinRNRTimer);
 	// zero keeps the CM's value.
 	ackTimeout, minRNRTimer uint8
@@ -36,6 +37,10 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 	r = &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
 	if o.QP != nil {
 		return r.adopt(o.QP, typ)
+	}
+	if o.QPN != 0 {
+		r.qpn = o.QPN
+		return r, nil
 	}
 	r.ownQP = true
 	own, err := o.ownCQs()
@@ -119,9 +124,20 @@ func cqsToMake(own bool) int {
 	return 0
 }
 
+// localQPN is the number of the connection's QP.
+func (r *resources) localQPN() uint32 {
+	if r.qp == nil {
+		return r.qpn
+	}
+	return r.qp.QPN()
+}
+
 // toInit moves the QP to INIT with the access rights ib_cm gives it: remote writes always, remote
 // reads and atomics when we offer responder resources.
 func (r *resources) toInit() error {
+	if r.qp == nil {
+		return nil
+	}
 	access := gorxe.AccessRemoteWrite
 	if r.responder > 0 {
 		access |= gorxe.AccessRemoteRead | gorxe.AccessRemoteAtomic
@@ -132,6 +148,9 @@ func (r *resources) toInit() error {
 
 // toRTR applies the negotiated receive-side attributes (ib_cm_init_qp_attr for RTR).
 func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
+	if r.qp == nil {
+		return nil // the caller moves its QP (Options.QPN)
+	}
 	sgid := gidIndex(dev, gidAddr(a.LocalGID))
 	if sgid < 0 {
 		return ErrAddress
@@ -156,6 +175,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 
 // toRTS applies the negotiated send-side attributes (ib_cm_init_qp_attr for RTS).
 func (r *resources) toRTS(a *cm.QPAttrs) error {
+	if r.qp == nil {
+		return nil
+	}
 	attr := gorxe.QPAttr{State: gorxe.QPStateRTS, SQPSN: a.SQPSN, Timeout: a.Timeout,
 		RetryCnt: a.RetryCount, RNRRetry: a.RNRRetry, MaxRdAtomic: a.MaxRdAtomic}
 	if r.ackTimeout != 0 {
@@ -167,6 +189,9 @@ func (r *resources) toRTS(a *cm.QPAttrs) error {
 
 // toError moves the QP to the error state, flushing its posted work.
 func (r *resources) toError() {
+	if r.qp == nil {
+		return
+	}
 	r.qp.Modify(&gorxe.QPAttr{State: gorxe.QPStateErr}, gorxe.QPAttrState)
 }
 
