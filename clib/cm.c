@@ -11,6 +11,7 @@
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <arpa/inet.h>
@@ -164,6 +165,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event) {
 	g->unacked--;
 	if (g->id.event == event)
 		g->id.event = NULL;
+	pthread_cond_broadcast(&g->acked);
 	pthread_mutex_unlock(&g->mu);
 	free(event);
 	return 0;
@@ -175,6 +177,7 @@ static struct gx_id *new_id(struct rdma_event_channel *channel, void *context, e
 	if (!g)
 		return NULL;
 	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->acked, NULL);
 	if (!channel) {
 		channel = rdma_create_event_channel();
 		if (!channel) {
@@ -194,6 +197,7 @@ static void free_id(struct gx_id *g) {
 	if (g->sync)
 		rdma_destroy_event_channel(g->id.channel);
 	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->acked);
 	free(g);
 }
 
@@ -263,11 +267,24 @@ static int finish(struct rdma_cm_id *id, int rc, enum rdma_cm_event_type want) {
 	return gid_of(id)->sync ? wait_event(id, want) : 0;
 }
 
+// ACK_WAIT_S bounds how long rdma_destroy_id waits for the id's events to be acked. librdmacm
+// waits without a bound (another thread is about to ack: rping destroys its id while its event
+// thread handles DISCONNECTED); a program that never acks gets EBUSY instead of a hang.
+#define ACK_WAIT_S 2
+
 int rdma_destroy_id(struct rdma_cm_id *id) {
 	if (!id)
 		return ERR(EINVAL);
 	if (gx_forked_child())
 		return -1;
+	struct gx_id *g = gid_of(id);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ACK_WAIT_S;
+	pthread_mutex_lock(&g->mu);
+	while (g->unacked > 0 && pthread_cond_timedwait(&g->acked, &g->mu, &deadline) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&g->mu);
 	int rc = gx_cm_destroy(id);
 	if (rc)
 		return ERR(rc);

@@ -31,6 +31,7 @@ struct gx_channel {
 struct gx_id {
 	struct rdma_cm_id id; // first
 	pthread_mutex_t mu;    // guards unacked
+	pthread_cond_t acked;  // signalled when unacked drops
 	int unacked;           // events the program got and has not acked yet
 	int sync;              // created without a channel: calls wait for their event
 	// rdma_create_ep on a passive address: rdma_get_request creates each request's QP with them.

@@ -135,8 +135,7 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 		cmMu.Unlock()
 		return C.int(syscall.EINVAL)
 	}
-	// librdmacm waits for the program to ack the id's events; failing at once says the same
-	// without a hang.
+	// Events still unacked after rdma_destroy_id's bounded wait (cm.c): EBUSY, not a hang.
 	if C.gx_cm_unacked(id) > 0 {
 		cmMu.Unlock()
 		return C.int(syscall.EBUSY)
