@@ -119,6 +119,20 @@ int main(int argc, char **argv) {
 	CHECK(rdma_listen(id, 1) == -1 && errno == EINVAL);
 	CHECK(rdma_destroy_id(id) == 0);
 
+	// rdma_migrate_id moves an id's events to another channel.
+	struct rdma_event_channel *other = rdma_create_event_channel();
+	CHECK(other != NULL);
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_migrate_id(id, other) == 0 && id->channel == other);
+	struct sockaddr_in mdst = addr(ip, port);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&mdst, 2000) == 0);
+	CHECK(rdma_get_cm_event(other, &e) == 0);
+	CHECK(e->event == RDMA_CM_EVENT_ADDR_RESOLVED && e->id == id);
+	CHECK(poll(&p, 1, 0) == 0); // nothing on the first channel
+	CHECK(rdma_ack_cm_event(e) == 0);
+	CHECK(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(other);
+
 	// An address no device has.
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
 	struct sockaddr_in none = addr("192.0.2.1", port);
