@@ -146,7 +146,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		pthread_mutex_unlock(&c->mu);
 		if (!e)
 			return ERR(EAGAIN);
-		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && !e->dead)
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && !e->dead && !gx_forked_child())
 			gx_cm_request_retrieved(e->ev.listen_id, e->ev.id);
 		if (e->dead) {
 			free(e);

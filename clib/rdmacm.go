@@ -83,6 +83,16 @@ var (
 	cmIDs = map[*C.struct_rdma_cm_id]*cmID{}
 )
 
+// goSafe runs f on a goroutine of its own that reports a panic on stderr instead of letting it
+// end the program, as catch does for the calls from C.
+func goSafe(op string, f func()) {
+	go func() {
+		var rc C.int
+		defer catch(op, &rc)
+		f()
+	}()
+}
+
 // post queues an event for id, which must be in the table; cmMu is held.
 func post(id, listen *C.struct_rdma_cm_id, ev C.enum_rdma_cm_event_type, status int, pdata []byte,
 	conn *C.struct_rdma_conn_param) {
@@ -434,10 +444,10 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 		s.listeners, s.udListeners, s.stop, s.state = ls, uls, cancel, idListening
 		s.unretrieved = make(chan struct{}, 1)
 		for i, l := range ls {
-			go takeRequests(ctx, id, s, l.Next, ds[i])
+			goSafe("rdma_listen", func() { takeRequests(ctx, id, s, l.Next, ds[i]) })
 		}
 		for i, l := range uls {
-			go takeRequests(ctx, id, s, l.Next, ds[i])
+			goSafe("rdma_listen", func() { takeRequests(ctx, id, s, l.Next, ds[i]) })
 		}
 		return nil
 	})
@@ -630,16 +640,16 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		s.stop, s.state = cancel, idConnecting
 		if s.ps != C.RDMA_PS_TCP {
 			uo := rdmacm.UDOptions{Options: o, TrafficClass: o.TrafficClass}
-			go func() {
+			goSafe("rdma_connect", func() {
 				c, err := rdmacm.DialUD(ctx, dev, s.peer, &uo)
 				resolvedUD(id, s, dev, uo.TrafficClass, c, err)
-			}()
+			})
 			return nil
 		}
-		go func() {
+		goSafe("rdma_connect", func() {
 			c, err := rdmacm.Dial(ctx, dev, s.peer, &o)
 			established(ctx, id, s, c, err)
-		}()
+		})
 		return nil
 	})
 }
@@ -739,13 +749,13 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state, s.conn = cancel, idConnecting, c
-		go func() {
+		goSafe("rdma_accept", func() {
 			err := c.WaitEstablished(ctx)
 			if err != nil {
 				c = nil
 			}
 			established(ctx, id, s, c, err)
-		}()
+		})
 		return nil
 	})
 }
