@@ -252,6 +252,35 @@ int main(int argc, char **argv) {
 	CHECK(rdma_destroy_id(req) == 0);
 	CHECK(rdma_destroy_id(listen) == 0);
 
+	// UD: a multicast group joined and left, a service ID nobody resolves (UNREACHABLE, SIDR
+	// status 1).
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0);
+	struct sockaddr_in udst = addr(ip, port + 2);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&udst, 2000) == 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	CHECK(rdma_resolve_route(id, 2000) == 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	struct ibv_qp_init_attr ua = {.cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1},
+				      .qp_type = IBV_QPT_UD};
+	CHECK(rdma_create_qp(id, NULL, &ua) == 0);
+	CHECK(id->qp->state == IBV_QPS_RTS);
+	struct sockaddr_in group = addr("239.20.250.1", 0);
+	int mc_context;
+	CHECK(rdma_join_multicast(id, (struct sockaddr *)&group, &mc_context) == 0);
+	e = next(RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	CHECK(e->param.ud.qp_num == 0xffffff && e->param.ud.qkey == RDMA_UDP_QKEY);
+	CHECK(e->param.ud.private_data == &mc_context);
+	CHECK(e->param.ud.ah_attr.is_global && e->param.ud.ah_attr.grh.dgid.raw[15] == 1 &&
+	      e->param.ud.ah_attr.grh.dgid.raw[12] == 239);
+	CHECK(rdma_ack_cm_event(e) == 0);
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&group) == 0);
+	errno = 0;
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&group) == -1 && errno == EADDRNOTAVAIL);
+	CHECK(rdma_connect(id, NULL) == 0);
+	ack_next(RDMA_CM_EVENT_UNREACHABLE, 1);
+	rdma_destroy_qp(id);
+	CHECK(rdma_destroy_id(id) == 0);
+
 	// A listener destroyed while a request waits on its channel unretrieved: the request goes
 	// with it, refused (REJECTED, reason 28).
 	struct rdma_event_channel *ch2 = rdma_create_event_channel();
