@@ -13,9 +13,9 @@ import "C"
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -103,17 +103,6 @@ func post(id, listen *C.struct_rdma_cm_id, ev C.enum_rdma_cm_event_type, status 
 	C.gx_cm_post(id, listen, C.int(ev), C.int(status), p, C.int(len(pdata)), conn, nil)
 }
 
-// postIfLive posts an event for id unless it was destroyed meanwhile.
-func postIfLive(id *C.struct_rdma_cm_id, s *cmID, ev C.enum_rdma_cm_event_type, status int, pdata []byte) bool {
-	cmMu.Lock()
-	defer cmMu.Unlock()
-	if cmIDs[id] != s {
-		return false
-	}
-	post(id, nil, ev, status, pdata, nil)
-	return true
-}
-
 // cmCall runs f on the id's state with cmMu held, turning its error into an errno and a panic
 // into EIO.
 func cmCall(op string, id *C.struct_rdma_cm_id, f func(s *cmID) error) (rc C.int) {
@@ -157,7 +146,9 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 	var orphans []*C.struct_rdma_cm_id
 	var orphanStates []*cmID
 	for c, cs := range cmIDs {
-		if cs.parent == id && !cs.retrieved {
+		// An event popped by a reader racing with this destroy counts as retrieved: the C side
+		// counts it unacked before it lets go of the channel, which gx_cm_drop_events took.
+		if cs.parent == id && !cs.retrieved && C.gx_cm_unacked(c) == 0 {
 			delete(cmIDs, c)
 			orphans, orphanStates = append(orphans, c), append(orphanStates, cs)
 		}
@@ -201,23 +192,11 @@ func addrOf(sa *C.struct_sockaddr) (netip.AddrPort, bool) {
 	case C.AF_INET6:
 		a := netip.AddrFrom16(ip)
 		if scope != 0 {
-			a = a.WithZone(itoa(uint32(scope)))
+			a = a.WithZone(strconv.FormatUint(uint64(scope), 10))
 		}
 		return netip.AddrPortFrom(a, uint16(port)), true
 	}
 	return netip.AddrPort{}, false
-}
-
-func itoa(v uint32) string {
-	var b [10]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		if v /= 10; v == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 // setAddr writes an address and port into one of the id's sockaddr_storage fields.
@@ -292,12 +271,6 @@ func routeTo(dst netip.Addr) (*C.struct_ibv_context, netip.Addr) {
 	return firstC, first
 }
 
-// ephemeralPort picks a port in Linux's default ephemeral range, as binding to port 0 does.
-func ephemeralPort() uint16 {
-	const lo, hi = 32768, 60999
-	return uint16(lo + rand.IntN(hi-lo+1))
-}
-
 //export gx_cm_bind
 func gx_cm_bind(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
 	return cmCall("rdma_bind_addr", id, func(s *cmID) error {
@@ -315,7 +288,7 @@ func gx_cm_bind(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
 			id.verbs, id.port_num = s.ctx, 1
 		}
 		if ap.Port() == 0 {
-			ap = netip.AddrPortFrom(ap.Addr(), ephemeralPort())
+			ap = netip.AddrPortFrom(ap.Addr(), rdmacm.EphemeralPort())
 		}
 		s.local, s.state = ap, idBound
 		setAddr(srcAddr(id), ap)
@@ -358,7 +331,7 @@ func gx_cm_resolve_addr(id *C.struct_rdma_cm_id, src, dst *C.struct_sockaddr) C.
 		}
 		port := s.local.Port()
 		if port == 0 {
-			port = ephemeralPort()
+			port = rdmacm.EphemeralPort()
 		}
 		if s.ctx == nil || local.Is4() != peer.Addr().Unmap().Is4() {
 			// No device reaches the peer: the kernel reports it as an event, not an errno.
