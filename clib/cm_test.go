@@ -170,8 +170,13 @@ func perftestPair(tool, goTool string, extra ...string) cmPair {
 // gorxe's Go tool in both roles.
 func TestRDMACMTools(t *testing.T) {
 	for _, p := range []cmPair{rpingPair, rpingAnyPair, rpingOwnQPPair, ucmatosePair, udaddyPair, rdmaServerPair,
-		perftestPair("ib_write_bw", "write_bw"), perftestPair("ib_send_bw", "send_bw", "-s", "64")} {
-		t.Run(p.tool, func(t *testing.T) {
+		perftestPair("ib_write_bw", "write_bw"), perftestPair("ib_send_bw", "send_bw", "-s", "64"),
+		perftestPair("ib_send_bw", "send_bw", "-c", "UD", "-s", "1024")} {
+		name := p.name
+		if name == "" {
+			name = p.tool
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Run("c-c", func(t *testing.T) { runCMPair(t, p, false, false) })
 			t.Run("go-server", func(t *testing.T) { runCMPair(t, p, true, false) })
 			t.Run("go-client", func(t *testing.T) { runCMPair(t, p, false, true) })
