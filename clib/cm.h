@@ -40,6 +40,8 @@ struct gx_id {
 	struct ibv_pd *ep_pd;
 	// what rdma_create_qp created for the program and rdma_destroy_qp destroys
 	int own_send_cq, own_recv_cq;
+	// the path rdma_resolve_route resolved (route.path_rec points here)
+	struct ibv_sa_path_rec path;
 	// rdma_set_option
 	int tos_set;
 	uint8_t tos;

@@ -185,13 +185,13 @@ func TestRDMACMTools(t *testing.T) {
 }
 
 // TestCMProgram runs testdata/cm.c, a program against the distribution's rdma_cma.h: the event
-// channel's fd (poll, O_NONBLOCK, a blocked reader cancelled), rdma_migrate_id, EINVAL for calls
-// in the wrong state, EBUSY for an id whose events stay unacked, an address no device has, a peer
-// no device reaches (ADDR_ERROR), one with no listener (REJECTED, reason 8) and one that refuses
-// (REJECTED, reason 28, with its private data), a listener destroyed with a request its program
-// never got (the request is refused), a UD id's multicast join and leave and its SIDR to a port
-// nobody listens on (UNREACHABLE, status 1), private data both ways, and traffic over an
-// established connection through rdma_verbs.h's helpers.
+// channel's fd (poll, O_NONBLOCK, a blocked reader cancelled), rdma_migrate_id, the resolved path
+// record, EINVAL for calls in the wrong state, EBUSY for an id whose events stay unacked, an
+// address no device has, a peer no device reaches (ADDR_ERROR), one with no listener (REJECTED,
+// reason 8) and one that refuses (REJECTED, reason 28, with its private data), a listener destroyed
+// with a request its program never got (the request is refused), a UD id's multicast join and leave
+// and its SIDR to a port nobody listens on (UNREACHABLE, status 1), private data both ways, and
+// traffic over an established connection through rdma_verbs.h's helpers.
 func TestCMProgram(t *testing.T) {
 	needLibrary(t)
 	bin := filepath.Join(t.TempDir(), "cm")

@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"net/netip"
@@ -355,9 +356,49 @@ func gx_cm_resolve_route(id *C.struct_rdma_cm_id) C.int {
 			return syscall.EINVAL
 		}
 		s.state = idRouteResolved
+		setPath(id, s)
 		post(id, nil, C.RDMA_CM_EVENT_ROUTE_RESOLVED, 0, nil, nil)
 		return nil
 	})
+}
+
+// setPath fills the id's path record, the one RDMA-CM resolves on RoCE (cm.RDMACMPath: the two
+// GIDs, the flow label of the two ports, hop limit 64, the port's MTU, the default P_Key), and
+// points route.path_rec at it.
+func setPath(id *C.struct_rdma_cm_id, s *cmID) {
+	g := (*C.struct_gx_id)(unsafe.Pointer(id))
+	mtu := gorxe.MTU4096
+	if dev, rc := deviceOf(s.ctx); rc == 0 {
+		if port, err := dev.QueryPort(1); err == nil {
+			mtu = port.ActiveMTU
+		}
+	}
+	p := cm.RDMACMPath(s.local, s.peer, mad.MTU(mtu))
+	rec := &g.path
+	*rec = C.struct_ibv_sa_path_rec{}
+	*(*[16]byte)(unsafe.Pointer(&rec.sgid)) = netip.AddrFrom16(p.LocalGID).Unmap().As16()
+	*(*[16]byte)(unsafe.Pointer(&rec.dgid)) = netip.AddrFrom16(p.RemoteGID).Unmap().As16()
+	rec.flow_label = C.__be32(bigEndian32(p.FlowLabel))
+	rec.hop_limit, rec.reversible, rec.numb_path = C.uint8_t(p.HopLimit), 1, 1
+	if g.tos_set != 0 {
+		rec.traffic_class = C.uint8_t(g.tos)
+	}
+	rec.pkey = C.__be16(bigEndian16(0xffff))
+	rec.mtu_selector, rec.mtu = 2, C.uint8_t(p.MTU) // 2: exactly this MTU
+	id.route.path_rec, id.route.num_paths = rec, 1
+}
+
+// bigEndian32 and bigEndian16 give the in-memory value of a network-order field.
+func bigEndian32(v uint32) uint32 {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return binary.NativeEndian.Uint32(b[:])
+}
+
+func bigEndian16(v uint16) uint16 {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], v)
+	return binary.NativeEndian.Uint16(b[:])
 }
 
 //export gx_cm_listen

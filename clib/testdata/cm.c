@@ -59,6 +59,12 @@ static struct rdma_cm_id *resolved(const char *ip, int port) {
 	CHECK(id->verbs != NULL);
 	CHECK(rdma_resolve_route(id, 2000) == 0);
 	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	// The path RDMA-CM resolves on RoCE: the peer's IPv4-mapped GID, hop limit 64, the default
+	// P_Key.
+	struct ibv_sa_path_rec *path = id->route.path_rec;
+	CHECK(id->route.num_paths == 1 && path != NULL);
+	CHECK(memcmp(&path->dgid.raw[12], &dst.sin_addr, 4) == 0 && path->dgid.raw[10] == 0xff);
+	CHECK(path->hop_limit == 64 && path->pkey == htons(0xffff) && path->mtu >= IBV_MTU_1024);
 	return id;
 }
 
