@@ -30,12 +30,13 @@ var layers = [][]string{
 	{"internal/fabrictest", "internal/devselect"}, // built on the verbs facade: test exchanges, device selection
 	{"cm/rdmacm"},                                 // RDMA-CM: the connection manager run on a device's QP1
 	{"metrics"},                                   // the Prometheus exporter of devices and their connection managers
-	{"clib"},                                      // the C library (libibverbs.so.1): one more user of the public API, see clibImports
+	{"clib"},                                      // the C library (libibverbs.so.1, librdmacm.so.1): one more user of the public API, see clibImports
 }
 
 // clibImports are the only packages of the module the C library may import: it is built on the
-// public verbs API and RDMA-CM like any other program, never on the engine behind them.
-var clibImports = []string{module, module + "/cm/rdmacm", module + "/internal/devselect"}
+// public verbs API and RDMA-CM like any other program, never on the engine behind them (cm and
+// cm/mad only for the types cm/rdmacm's API returns: reject reasons, SIDR statuses, port spaces).
+var clibImports = []string{module, module + "/cm", module + "/cm/mad", module + "/cm/rdmacm", module + "/internal/devselect"}
 
 // rootLayer is the layer of the verbs facade; only the layers above it may import it.
 var rootLayer = slices.IndexFunc(layers, func(l []string) bool { return slices.Contains(l, "") })

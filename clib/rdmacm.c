@@ -1,8 +1,9 @@
 //go:build gorxe_clib
 
-// librdmacm's interface, present so that programs linked against librdmacm.so.1 (a symlink to
-// this library) load: the connection manager and rsockets are not implemented yet, and every call
-// fails with EOPNOTSUPP (-1 and errno, librdmacm's convention).
+// The part of librdmacm's interface gorxe does not implement yet (SRQs on ids, ECE, rsockets),
+// present so that programs linked against librdmacm.so.1 (a symlink to this library) load: every
+// call fails with EOPNOTSUPP (-1 and errno, librdmacm's convention). The connection manager
+// itself is in cm.c and cmep.c.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,53 +19,11 @@
 		return -1;  \
 	} while (0)
 
-struct rdma_event_channel *rdma_create_event_channel(void) {
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-void rdma_destroy_event_channel(struct rdma_event_channel *channel) {}
-
-int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		   enum rdma_port_space ps) { FAIL; }
-int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-		   struct ibv_qp_init_attr *qp_init_attr) { FAIL; }
-void rdma_destroy_ep(struct rdma_cm_id *id) {}
-int rdma_destroy_id(struct rdma_cm_id *id) { FAIL; }
-int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr) { FAIL; }
-int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
-		      int timeout_ms) { FAIL; }
-int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms) { FAIL; }
-int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr) { FAIL; }
-int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *qp_init_attr) { FAIL; }
-void rdma_destroy_qp(struct rdma_cm_id *id) {}
 int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr) { FAIL; }
 int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr) { FAIL; }
 void rdma_destroy_srq(struct rdma_cm_id *id) {}
-int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) { FAIL; }
-int rdma_establish(struct rdma_cm_id *id) { FAIL; }
-int rdma_listen(struct rdma_cm_id *id, int backlog) { FAIL; }
-int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id) { FAIL; }
-int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) { FAIL; }
-int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) { FAIL; }
 int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) { FAIL; }
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { FAIL; }
-int rdma_disconnect(struct rdma_cm_id *id) { FAIL; }
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context) { FAIL; }
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) { FAIL; }
-int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context) { FAIL; }
-int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event) { FAIL; }
-int rdma_ack_cm_event(struct rdma_cm_event *event) { FAIL; }
-__be16 rdma_get_src_port(struct rdma_cm_id *id) { return 0; }
-__be16 rdma_get_dst_port(struct rdma_cm_id *id) { return 0; }
-
-struct ibv_context **rdma_get_devices(int *num_devices) {
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-void rdma_free_devices(struct ibv_context **list) { free(list); }
 
 const char *rdma_event_str(enum rdma_cm_event_type event) {
 	switch (event) {
@@ -105,12 +64,6 @@ const char *rdma_event_str(enum rdma_cm_event_type event) {
 	}
 }
 
-int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen) { FAIL; }
-int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel) { FAIL; }
-int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		     struct rdma_addrinfo **res) { FAIL; }
-void rdma_freeaddrinfo(struct rdma_addrinfo *res) {}
-int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask) { FAIL; }
 int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL; }
 int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL; }
 

@@ -12,6 +12,19 @@ import (
 // accept answers one request: the QP goes to RTR, the REP leaves, and the connection is
 // returned, its QP in RTS, once the RTU or the QP's first packet established it.
 func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, error) {
+	c, err := l.sendREP(ctx, r, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitEstablished(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// sendREP is accept up to the REP: it returns the connection once the REP has left.
+func (l *Listener) sendREP(ctx context.Context, r *request, o *Options) (*Conn, error) {
 	a := l.core.a
 	reject := func(reason mad.RejectReason) {
 		_ = a.do(context.Background(), func(now time.Time, out *cm.Output) error {
@@ -32,7 +45,11 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 		reject(mad.RejNoResources)
 		return nil, err
 	}
-	if err := res.toRTR(a.dev, &attrs); err != nil {
+	err = res.toRTR(a.dev, &attrs)
+	if err == nil && o.RTSAtAccept {
+		err = res.toRTS(&attrs)
+	}
+	if err != nil {
 		reject(mad.RejConsumerDefined)
 		return nil, errors.Join(err, res.destroy())
 	}
@@ -44,7 +61,7 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 	c.privateData = r.user
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
 		err := a.mgr.Accept(now, r.id, cm.AcceptParams{
-			LocalQPN: res.qp.QPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
+			LocalQPN: res.localQPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
 			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData}, out)
 		if err != nil {
 			return err
@@ -62,12 +79,14 @@ func (l *Listener) accept(ctx context.Context, r *request, o *Options) (*Conn, e
 		a.release()
 		return nil, errors.Join(err, res.destroy())
 	}
-	if err := c.waitEstablished(ctx); err != nil {
-		c.Close()
-		return nil, err
-	}
 	return c, nil
 }
+
+// WaitEstablished waits until the connection Request.SendREP returned is established (the RTU,
+// or the QP's first packet, arrived), or fails with the error Accept would have returned. It
+// returns at once for an established connection's later callers only until the handshake's
+// event was taken: call it once.
+func (c *Conn) WaitEstablished(ctx context.Context) error { return c.waitEstablished(ctx) }
 
 // waitEstablished waits until the handshake ends: on the passive side the RTU, on the active
 // side the REP the run loop handled (see onREP), or a rejection or silence.
@@ -80,7 +99,11 @@ func (c *Conn) waitEstablished(ctx context.Context) error {
 		switch e.Type {
 		case cm.EventEstablished:
 			return nil
-		case cm.EventRejected, cm.EventUnreachable:
+		case cm.EventREPReceived: // only for a caller that moves its QP (see onREP)
+			return nil
+		case cm.EventRejected:
+			return &RejectedError{Err: e.Err, PrivateData: e.PrivateData}
+		case cm.EventUnreachable:
 			return e.Err
 		}
 	}

@@ -41,8 +41,9 @@ func sourceFor(dev *gorxe.Device, dst netip.Addr) (netip.Addr, bool) {
 	return first, first.IsValid()
 }
 
-// ephemeralPort picks a source port in Linux's default ephemeral range, as binding to port 0 would.
-func ephemeralPort() uint16 {
+// EphemeralPort picks a source port in Linux's default ephemeral range, as binding to port 0
+// would (rdma_bind_addr and rdma_resolve_addr without a port).
+func EphemeralPort() uint16 {
 	const lo, hi = 32768, 60999
 	return uint16(lo + rand.IntN(hi-lo+1))
 }
@@ -82,7 +83,7 @@ func (a *agent) endpoints(addr, source netip.AddrPort) (local, peer netip.AddrPo
 	}
 	sport := source.Port()
 	if sport == 0 {
-		sport = ephemeralPort()
+		sport = EphemeralPort()
 	}
 	return netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, addr.Port()), nil
 }

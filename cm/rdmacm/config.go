@@ -72,6 +72,22 @@ type Options struct {
 	// leaves it 0, 655 ms), as a program that sets IBV_QP_MIN_RNR_TIMER on its QP after
 	// rdma_accept does.
 	MinRNRTimer uint8
+	// QP, when set, is the connection's queue pair instead of one it creates (rdma_create_qp on
+	// an rdma_cm_id: the program created the QP, its PD and CQs through the verbs API, and posts
+	// receives to it before connecting). It must be an RC QP in RESET or INIT, or for DialUD and
+	// UDRequest.Accept a UD QP (left in RTS as found); the connection moves an RC QP through
+	// INIT, RTR and RTS, and Close moves it to the error state but leaves it to the caller. PD,
+	// Cap, CQE, SendCQ, RecvCQ and Recv are then ignored.
+	QP *gorxe.QP
+	// QPN, without QP, is the number of a QP the caller moves itself (rdma_connect and
+	// rdma_accept with conn_param's qp_num and no QP on the id): the CM only negotiates, the
+	// caller reads Conn.Attrs (or Request.Attrs) for its RTR and RTS, Dial returns when the REP
+	// arrived, and Conn.SendRTU (rdma_establish) completes the active side's handshake.
+	QPN uint32
+	// RTSAtAccept moves the passive side's QP to RTS before the REP leaves, as librdmacm's
+	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
+	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.
+	RTSAtAccept bool
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
 	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's
 	// retransmission may find room; a SIDR_REQ is refused. Zero means 16.

@@ -87,6 +87,39 @@ func (c *Conn) Disconnect(ctx context.Context) error {
 }
 
 func (c *Conn) disconnectWait(ctx context.Context) error {
+	if err := c.sendDREQ(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-c.disconnected:
+	case <-c.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// A device that closed ended the connection without the peer's answer.
+	if err := c.a.stopped(); errors.Is(err, gorxe.ErrDeviceClosed) {
+		return err
+	}
+	return nil
+}
+
+// SendRTU completes the active side's handshake for a caller that moves its QP itself
+// (Options.QPN, rdma_establish): Dial returned when the REP arrived, the caller moved its QP to
+// RTR and RTS with Attrs, and the RTU now tells the passive side.
+func (c *Conn) SendRTU() error {
+	return c.a.do(context.Background(), func(now time.Time, out *cm.Output) error {
+		return c.a.mgr.SendRTU(now, c.id, nil, out)
+	})
+}
+
+// SendDREQ is the first half of Disconnect, rdma_disconnect as the kernel runs it: the QP goes to
+// the error state and the DREQ leaves, and it returns without waiting for the DREP; Events then
+// reports the disconnection when the DREP (or the CM's giving up on it) comes.
+func (c *Conn) SendDREQ() error {
+	return closedErr("disconnect", c.peer, c.sendDREQ(context.Background()))
+}
+
+func (c *Conn) sendDREQ(ctx context.Context) error {
 	c.res.toError()
 	err := c.a.do(ctx, func(now time.Time, out *cm.Output) error {
 		info, ok := c.a.mgr.Conn(c.id)
@@ -101,22 +134,8 @@ func (c *Conn) disconnectWait(ctx context.Context) error {
 	}
 	if errors.Is(err, gorxe.ErrDeviceClosed) {
 		<-c.done // the agent forgot every connection when the device closed
-		return err
 	}
-	if err != nil {
-		return err
-	}
-	select {
-	case <-c.disconnected:
-	case <-c.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// A device that closed ended the connection without the peer's answer.
-	if err := c.a.stopped(); errors.Is(err, gorxe.ErrDeviceClosed) {
-		return err
-	}
-	return nil
+	return err
 }
 
 // Close disconnects (a DREQ when established, a REJ during a handshake) without waiting for the

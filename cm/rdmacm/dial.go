@@ -53,7 +53,7 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 	params := cm.ConnectParams{
 		ServiceID: mad.ServiceID(mad.PortSpaceTCP, addr.Port()),
 		Path:      tosPath(cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)), o.TrafficClass),
-		Transport: mad.TransportRC, LocalQPN: res.qp.QPN(),
+		Transport: mad.TransportRC, LocalQPN: res.localQPN(),
 		ResponderResources: o.responder(), InitiatorDepth: o.initiator(),
 		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata,
 	}

@@ -32,3 +32,16 @@ func closedErr(op string, addr netip.AddrPort, err error) error {
 	}
 	return fmt.Errorf("rdmacm: %s %v: %w", op, addr, gorxe.ErrDeviceClosed)
 }
+
+// RejectedError is how Dial fails when the peer refuses: it wraps the reason (a *cm.RejectError,
+// so errors.As and errors.Is see it) and carries the REJ's private data (rdma_reject's), which
+// CM messages zero-pad to their full area.
+type RejectedError struct {
+	Err         error
+	PrivateData []byte
+}
+
+func (e *RejectedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *RejectedError) Unwrap() error { return e.Err }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
 )
@@ -56,6 +57,11 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 	a := c.a
 	c.attrs = e.Attrs
 	c.privateData = e.PrivateData
+	if c.res.qp == nil {
+		// The caller moves its QP and sends the RTU itself (Options.QPN, Conn.SendRTU).
+		c.handshake(e)
+		return
+	}
 	err := c.res.toRTR(a.dev, &c.attrs)
 	if err == nil {
 		err = c.res.toRTS(&c.attrs)
@@ -176,7 +182,7 @@ func (c *Conn) disconnect(e Event) {
 // it (librdmacm and the kernel move it before the REP leaves): a QP still in RTR raises
 // Communication Established for its first packet, which stands in for a lost RTU (comm_est.go).
 func (c *Conn) onEstablished(now time.Time, e cm.Event, out *cm.Output) {
-	if c.passive {
+	if c.passive && c.res.qp != nil && c.res.qp.State() != gorxe.QPStateRTS { // Options.RTSAtAccept moved it already
 		if err := c.res.toRTS(&c.attrs); err != nil {
 			_ = c.a.mgr.Disconnect(now, c.id, nil, out)
 			c.handshake(cm.Event{Type: cm.EventUnreachable, Conn: c.id, Err: fmt.Errorf("moving the QP to RTS: %w", err)})

@@ -57,20 +57,30 @@ func (l *listenCore[R]) matches(dst netip.Addr) bool {
 	return !ip.IsValid() || ip.IsUnspecified() || ip == dst.Unmap()
 }
 
+// next waits for the next request in the backlog: ErrClosed once the listener is closed, an error
+// matching gorxe.ErrDeviceClosed once its device is.
+func (l *listenCore[R]) next(ctx context.Context) (R, error) {
+	var none R
+	select {
+	case r := <-l.backlog:
+		return r, nil
+	case <-l.closed:
+		return none, ErrClosed
+	case <-ctx.Done():
+		return none, ctx.Err()
+	case <-l.a.ctx.Done():
+		return none, closedErr("accept", l.addr, l.a.stopped())
+	}
+}
+
 // acceptNext waits for a request and hands it to accept, skipping those the peer has given up on
 // meanwhile (the manager no longer knows them, or they moved on).
 func acceptNext[R, C any](ctx context.Context, l *listenCore[R], accept func(R) (C, error)) (C, error) {
 	var none C
 	for {
-		var r R
-		select {
-		case r = <-l.backlog:
-		case <-l.closed:
-			return none, ErrClosed
-		case <-ctx.Done():
-			return none, ctx.Err()
-		case <-l.a.ctx.Done():
-			return none, closedErr("accept", l.addr, l.a.stopped())
+		r, err := l.next(ctx)
+		if err != nil {
+			return none, err
 		}
 		c, err := accept(r)
 		if errors.Is(err, cm.ErrUnknownConn) || errors.Is(err, cm.ErrState) {

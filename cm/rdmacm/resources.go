@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/gorxe/gorxe"
@@ -15,8 +16,10 @@ type resources struct {
 	sendCh, recvCh *gorxe.CompChannel
 	sendCQ, recvCQ *gorxe.CQ
 	qp             *gorxe.QP
-	responder      uint8 // responder resources: gives the QP remote READ and atomic rights
-	ownCQs         bool  // the CQs are the connection's, not the caller's (Options.SendCQ)
+	responder      uint8  // responder resources: gives the QP remote READ and atomic rights
+	ownCQs         bool   // the CQs are the connection's, not the caller's (Options.SendCQ)
+	ownQP          bool   // the QP is the connection's, not the caller's (Options.QP)
+	qpn            uint32 // Options.QPN: the caller's QP, moved by the caller; qp is nil
 	// Local overrides of the negotiated attributes (Options.AckTimeout, Options.MinRNRTimer);
 	// zero keeps the CM's value.
 	ackTimeout, minRNRTimer uint8
@@ -35,6 +38,14 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 	// r is not the named result: a failing step returns nil, and the deferred cleanup must still
 	// see what was created.
 	r := &resources{pd: o.PD, responder: responder, ackTimeout: o.AckTimeout, minRNRTimer: o.MinRNRTimer}
+	if o.QP != nil {
+		return r.adopt(o.QP, typ)
+	}
+	if o.QPN != 0 {
+		r.qpn = o.QPN
+		return r, nil
+	}
+	r.ownQP = true
 	own, err := o.ownCQs()
 	if err != nil {
 		return nil, err
@@ -92,6 +103,22 @@ func newResourcesOf(dev *gorxe.Device, o *Options, typ gorxe.QPType, responder u
 	return r, nil
 }
 
+// adopt makes the caller's QP the connection's (Options.QP) and moves it to INIT (again, if it
+// is there already: INIT to INIT updates the access rights, as librdmacm does before RTR).
+func (r *resources) adopt(qp *gorxe.QP, typ gorxe.QPType) (*resources, error) {
+	if qp.Type() != typ {
+		return nil, fmt.Errorf("%w: the QP is %v, the connection needs %v", ErrOptions, qp.Type(), typ)
+	}
+	r.qp, r.pd, r.sendCQ, r.recvCQ = qp, qp.PD(), qp.SendCQ(), qp.RecvCQ()
+	if typ == gorxe.QPTypeUD {
+		if qp.State() == gorxe.QPStateRTS {
+			return r, nil
+		}
+		return r, r.readyUD()
+	}
+	return r, r.toInit()
+}
+
 // cqsToMake is how many of the send and receive CQs newResources creates.
 func cqsToMake(own bool) int {
 	if own {
@@ -100,9 +127,20 @@ func cqsToMake(own bool) int {
 	return 0
 }
 
+// localQPN is the number of the connection's QP.
+func (r *resources) localQPN() uint32 {
+	if r.qp == nil {
+		return r.qpn
+	}
+	return r.qp.QPN()
+}
+
 // toInit moves the QP to INIT with the access rights ib_cm gives it: remote writes always, remote
 // reads and atomics when we offer responder resources.
 func (r *resources) toInit() error {
+	if r.qp == nil {
+		return nil
+	}
 	access := gorxe.AccessRemoteWrite
 	if r.responder > 0 {
 		access |= gorxe.AccessRemoteRead | gorxe.AccessRemoteAtomic
@@ -113,6 +151,9 @@ func (r *resources) toInit() error {
 
 // toRTR applies the negotiated receive-side attributes (ib_cm_init_qp_attr for RTR).
 func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
+	if r.qp == nil {
+		return nil // the caller moves its QP (Options.QPN)
+	}
 	sgid := gidIndex(dev, gidAddr(a.LocalGID))
 	if sgid < 0 {
 		return ErrAddress
@@ -137,6 +178,9 @@ func (r *resources) toRTR(dev *gorxe.Device, a *cm.QPAttrs) error {
 
 // toRTS applies the negotiated send-side attributes (ib_cm_init_qp_attr for RTS).
 func (r *resources) toRTS(a *cm.QPAttrs) error {
+	if r.qp == nil {
+		return nil
+	}
 	attr := gorxe.QPAttr{State: gorxe.QPStateRTS, SQPSN: a.SQPSN, Timeout: a.Timeout,
 		RetryCnt: a.RetryCount, RNRRetry: a.RNRRetry, MaxRdAtomic: a.MaxRdAtomic}
 	if r.ackTimeout != 0 {
@@ -148,13 +192,16 @@ func (r *resources) toRTS(a *cm.QPAttrs) error {
 
 // toError moves the QP to the error state, flushing its posted work.
 func (r *resources) toError() {
+	if r.qp == nil {
+		return
+	}
 	r.qp.Modify(&gorxe.QPAttr{State: gorxe.QPStateErr}, gorxe.QPAttrState)
 }
 
 // destroy releases what newResources created, in reverse order.
 func (r *resources) destroy() error {
 	var errs []error
-	if r.qp != nil {
+	if r.qp != nil && r.ownQP {
 		errs = append(errs, r.qp.Destroy())
 	}
 	for _, cq := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
