@@ -656,7 +656,7 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			uo := rdmacm.UDOptions{Options: o, TrafficClass: o.TrafficClass}
 			goSafe("rdma_connect", func() {
 				c, err := rdmacm.DialUD(ctx, dev, s.peer, &uo)
-				resolvedUD(id, s, dev, uo.TrafficClass, c, err)
+				resolvedUD(id, s, c, err)
 			})
 			return nil
 		}
@@ -884,7 +884,7 @@ func gx_cm_init_qp_attr(id *C.struct_rdma_cm_id, out *C.struct_ibv_qp_attr, mask
 // resolvedUD reports how a UD id's rdma_connect (a service ID resolution) ended: ESTABLISHED with
 // the address vector, QPN and Q_Key of the peer, or UNREACHABLE with the SIDR_REP's status or
 // -ETIMEDOUT, as the kernel reports them.
-func resolvedUD(id *C.struct_rdma_cm_id, s *cmID, dev *gorxe.Device, tclass uint8, c *rdmacm.UDConn, err error) {
+func resolvedUD(id *C.struct_rdma_cm_id, s *cmID, c *rdmacm.UDConn, err error) {
 	var ud C.struct_rdma_ud_param
 	var pdata []byte
 	ev, status := C.enum_rdma_cm_event_type(C.RDMA_CM_EVENT_ESTABLISHED), 0
@@ -897,11 +897,8 @@ func resolvedUD(id *C.struct_rdma_cm_id, s *cmID, dev *gorxe.Device, tclass uint
 	case err != nil:
 		ev, status = C.RDMA_CM_EVENT_UNREACHABLE, -int(errnoOf(err))
 	default:
-		local, peer := c.LocalAddr(), c.RemoteAddr()
-		setAHAttr(&ud.ah_attr, gorxe.AHAttr{IsGlobal: true, PortNum: 1, GRH: gorxe.GlobalRoute{
-			DGID: gorxe.GID(c.RemoteGID()), SGIDIndex: uint8(max(gidIndexOf(dev, local.Addr()), 0)),
-			HopLimit: cm.DefaultHopLimit, TrafficClass: tclass,
-			FlowLabel: cm.RoCEFlowLabel(local.Port(), peer.Port())}})
+		// The endpoint's address handle is the path RDMA-CM resolved to the peer.
+		setAHAttr(&ud.ah_attr, c.AH().Attr())
 		ud.qp_num, ud.qkey = C.uint32_t(c.RemoteQPN()), C.uint32_t(c.RemoteQKey())
 		pdata = c.PrivateData()
 		c.Close() // the endpoint's own address handle; the QP is the program's
