@@ -64,7 +64,7 @@ func TestErrorTextsSayThingsOnce(t *testing.T) {
 // twice.
 func TestSentinelsAreBareAndRootOnesInErrorsGo(t *testing.T) {
 	prefixed := regexp.MustCompile(`^[a-z]+: `)
-	for _, dir := range []string{".", "qp", "cq", "mr", "netio", "transport"} {
+	for _, dir := range []string{".", "packet", "qp", "cq", "mr", "netio", "transport"} {
 		pkg, err := build.ImportDir(dir, 0)
 		require.NoError(t, err)
 		fset := token.NewFileSet()

@@ -153,7 +153,7 @@ func TestBadFrames(t *testing.T) {
 	wantErr := []string{
 		"frame 2 (10 bytes): bad Ethernet: ",
 		"frame 3 (50 bytes): bad RoCE packet: dump: frame shorter than its headers announce",
-		"frame 5 (62 bytes): bad BTH: packet: unknown opcode",
+		"frame 5 (62 bytes): bad BTH: unknown opcode",
 		"frame 7 (50 bytes): bad RoCE packet: dump: frame shorter than its headers announce",
 		"frame 8 (0 bytes): bad Ethernet: dump: frame shorter than its headers announce",
 		"frame 9 (15 bytes): bad IPv4: ",
