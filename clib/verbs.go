@@ -86,6 +86,28 @@ func lookup[K comparable, V any](t *objectTable, m map[K]V, k K) V {
 	return m[k]
 }
 
+// release is every destroy verb: it finds the object k names in m, frees it with free and, once
+// that succeeded, forgets it (and runs forget, under the table's lock, for the reverse maps). An
+// unknown k is errBadObject; a failed free leaves the object known and returns its errno.
+func release[K comparable, V any](t *objectTable, m map[K]V, k K, free func(V) error, forget func(V)) C.int {
+	t.mu.RLock()
+	v, ok := m[k]
+	t.mu.RUnlock()
+	if !ok {
+		return C.int(errBadObject)
+	}
+	if err := free(v); err != nil {
+		return errnoOf(err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(m, k)
+	if forget != nil {
+		forget(v)
+	}
+	return 0
+}
+
 func (t *objectTable) cqPtr(c *gorxe.CQ) unsafe.Pointer {
 	return unsafe.Pointer(lookup(t, t.cqC, c))
 }
@@ -153,17 +175,7 @@ func gx_alloc_pd(pd *C.struct_ibv_pd) (rc C.int) {
 //export gx_dealloc_pd
 func gx_dealloc_pd(pd *C.struct_ibv_pd) (rc C.int) {
 	defer catch("dealloc_pd", &rc)
-	p := lookup(&objects, objects.pds, pd)
-	if p == nil {
-		return C.int(errBadObject)
-	}
-	if err := p.Dealloc(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.pds, pd)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.pds, pd, (*gorxe.PD).Dealloc, nil)
 }
 
 // gx_reg_mr registers the program's own memory [mr->addr, +mr->length) in place: gorxe reads and
@@ -198,17 +210,7 @@ func gx_reg_mr(m *C.struct_ibv_mr, iova C.uint64_t, access C.uint) (rc C.int) {
 //export gx_dereg_mr
 func gx_dereg_mr(m *C.struct_ibv_mr) (rc C.int) {
 	defer catch("dereg_mr", &rc)
-	r := lookup(&objects, objects.mrs, m)
-	if r == nil {
-		return C.int(errBadObject)
-	}
-	if err := r.Dereg(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.mrs, m)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.mrs, m, (*gorxe.MR).Dereg, nil)
 }
 
 // gx_create_comp_channel creates the channel and the goroutine that turns its completion events
@@ -250,17 +252,7 @@ func forwardCompEvents(c *gorxe.CompChannel, w int) {
 //export gx_destroy_comp_channel
 func gx_destroy_comp_channel(ch *C.struct_ibv_comp_channel) (rc C.int) {
 	defer catch("destroy_comp_channel", &rc)
-	c := lookup(&objects, objects.chans, ch)
-	if c == nil {
-		return C.int(errBadObject)
-	}
-	if err := c.Destroy(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.chans, ch)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.chans, ch, (*gorxe.CompChannel).Destroy, nil)
 }
 
 //export gx_create_cq
@@ -292,18 +284,7 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
 //export gx_destroy_cq
 func gx_destroy_cq(cq *C.struct_ibv_cq) (rc C.int) {
 	defer catch("destroy_cq", &rc)
-	s := lookup(&objects, objects.cqs, cq)
-	if s == nil {
-		return C.int(errBadObject)
-	}
-	if err := s.cq.Destroy(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.cqs, cq)
-	delete(objects.cqC, s.cq)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.cqs, cq, func(s *cqState) error { return s.cq.Destroy() }, func(s *cqState) { delete(objects.cqC, s.cq) })
 }
 
 //export gx_resize_cq
@@ -520,18 +501,7 @@ func gx_query_qp(q *C.struct_ibv_qp, out *C.struct_ibv_qp_attr, initAttr *C.stru
 //export gx_destroy_qp
 func gx_destroy_qp(q *C.struct_ibv_qp) (rc C.int) {
 	defer catch("destroy_qp", &rc)
-	s := lookup(&objects, objects.qps, q)
-	if s == nil {
-		return C.int(errBadObject)
-	}
-	if err := s.qp.Destroy(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.qps, q)
-	delete(objects.qpC, s.qp)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.qps, q, func(s *qpState) error { return s.qp.Destroy() }, func(s *qpState) { delete(objects.qpC, s.qp) })
 }
 
 // sgesOf converts a C scatter/gather list into p.sges, returning the new elements.
@@ -715,18 +685,7 @@ func gx_query_srq(srq *C.struct_ibv_srq, attr *C.struct_ibv_srq_attr) (rc C.int)
 //export gx_destroy_srq
 func gx_destroy_srq(srq *C.struct_ibv_srq) (rc C.int) {
 	defer catch("destroy_srq", &rc)
-	s := lookup(&objects, objects.srqs, srq)
-	if s == nil {
-		return C.int(errBadObject)
-	}
-	if err := s.srq.Destroy(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.srqs, srq)
-	delete(objects.srqC, s.srq)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.srqs, srq, func(s *srqState) error { return s.srq.Destroy() }, func(s *srqState) { delete(objects.srqC, s.srq) })
 }
 
 //export gx_create_ah
@@ -751,17 +710,7 @@ func gx_create_ah(ah *C.struct_ibv_ah, attr *C.struct_ibv_ah_attr) (rc C.int) {
 //export gx_destroy_ah
 func gx_destroy_ah(ah *C.struct_ibv_ah) (rc C.int) {
 	defer catch("destroy_ah", &rc)
-	h := lookup(&objects, objects.ahs, ah)
-	if h == nil {
-		return C.int(errBadObject)
-	}
-	if err := h.Destroy(); err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	delete(objects.ahs, ah)
-	objects.mu.Unlock()
-	return 0
+	return release(&objects, objects.ahs, ah, (*gorxe.AH).Destroy, nil)
 }
 
 //export gx_mcast
