@@ -23,6 +23,9 @@
 
 #define ERR(e) (errno = (e), -1)
 
+// BAD says p is not a live handle of the library's: NULL, freed, or never handed out.
+#define BAD(p) (!gx_handle_live(p))
+
 static struct gx_id *gid_of(struct rdma_cm_id *id) { return (struct gx_id *)id; }
 
 struct rdma_event_channel *rdma_create_event_channel(void) {
@@ -39,12 +42,19 @@ struct rdma_event_channel *rdma_create_event_channel(void) {
 		return NULL;
 	}
 	pthread_mutex_init(&c->mu, NULL);
+	if (!gx_handle_add(c)) {
+		close(c->ch.fd);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return &c->ch;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel) {
-	if (!channel)
+	if (BAD(channel))
 		return;
+	gx_handle_del(channel);
 	struct gx_channel *c = (struct gx_channel *)channel;
 	close(c->ch.fd);
 	for (struct gx_cm_event *e = c->head, *n; e; e = n) {
@@ -118,7 +128,7 @@ int gx_cm_unacked(struct rdma_cm_id *id) {
 }
 
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event) {
-	if (!channel || !event)
+	if (BAD(channel) || !event)
 		return ERR(EINVAL);
 	struct gx_channel *c = (struct gx_channel *)channel;
 	for (;;) {
@@ -152,14 +162,16 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			free(e);
 			continue;
 		}
+		gx_handle_add(e); // without memory the event still goes out; only its ack is refused
 		*event = &e->ev;
 		return 0;
 	}
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event) {
-	if (!event)
+	if (BAD(event))
 		return ERR(EINVAL);
+	gx_handle_del(event);
 	struct gx_id *g = gid_of(event->id);
 	pthread_mutex_lock(&g->mu);
 	g->unacked--;
@@ -170,6 +182,8 @@ int rdma_ack_cm_event(struct rdma_cm_event *event) {
 	free(event);
 	return 0;
 }
+
+static void free_id(struct gx_id *g);
 
 static struct gx_id *new_id(struct rdma_event_channel *channel, void *context, enum rdma_port_space ps,
 			    enum ibv_qp_type qp_type) {
@@ -190,10 +204,16 @@ static struct gx_id *new_id(struct rdma_event_channel *channel, void *context, e
 	g->id.context = context;
 	g->id.ps = ps;
 	g->id.qp_type = qp_type;
+	if (!gx_handle_add(g)) {
+		free_id(g);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return g;
 }
 
 static void free_id(struct gx_id *g) {
+	gx_handle_del(g);
 	if (g->sync)
 		rdma_destroy_event_channel(g->id.channel);
 	pthread_mutex_destroy(&g->mu);
@@ -273,7 +293,7 @@ static int finish(struct rdma_cm_id *id, int rc, enum rdma_cm_event_type want) {
 #define ACK_WAIT_S 2
 
 int rdma_destroy_id(struct rdma_cm_id *id) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	if (gx_forked_child())
 		return -1;
@@ -293,7 +313,7 @@ int rdma_destroy_id(struct rdma_cm_id *id) {
 }
 
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr) {
-	if (!id || !addr)
+	if (BAD(id) || !addr)
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_bind(id, addr));
 	return rc ? ERR(rc) : 0;
@@ -301,32 +321,32 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr) {
 
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		      int timeout_ms) {
-	if (!id || !dst_addr)
+	if (BAD(id) || !dst_addr)
 		return ERR(EINVAL);
 	return finish(id, GX_CALL(gx_cm_resolve_addr(id, src_addr, dst_addr)), RDMA_CM_EVENT_ADDR_RESOLVED);
 }
 
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	return finish(id, GX_CALL(gx_cm_resolve_route(id)), RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 int rdma_listen(struct rdma_cm_id *id, int backlog) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_listen(id, backlog));
 	return rc ? ERR(rc) : 0;
 }
 
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	return finish(id, GX_CALL(gx_cm_connect(id, conn_param)), RDMA_CM_EVENT_ESTABLISHED);
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_accept(id, conn_param));
 	if (id->ps != RDMA_PS_TCP) // a SIDR_REP was sent: UD's passive side has no event to wait for
@@ -335,7 +355,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param) {
 }
 
 int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr, void *context) {
-	if (!id || !attr || !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
+	if (BAD(id) || !attr || !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
 		return ERR(EINVAL);
 	int send_only = 0;
 	if (attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS) {
@@ -354,35 +374,35 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *cont
 }
 
 int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) {
-	if (!id || !addr)
+	if (BAD(id) || !addr)
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_leave(id, addr));
 	return rc ? ERR(rc) : 0;
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_reject(id, (void *)private_data, private_data_len));
 	return rc ? ERR(rc) : 0;
 }
 
 int rdma_establish(struct rdma_cm_id *id) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_establish(id));
 	return rc ? ERR(rc) : 0;
 }
 
 int rdma_disconnect(struct rdma_cm_id *id) {
-	if (!id)
+	if (BAD(id))
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_disconnect(id));
 	return rc ? ERR(rc) : 0;
 }
 
 int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel) {
-	if (!id)
+	if (BAD(id) || (channel && BAD(channel)))
 		return ERR(EINVAL);
 	struct gx_id *g = gid_of(id);
 	if (gx_cm_unacked(id))
@@ -529,7 +549,7 @@ static int ready_qp(struct ibv_qp *qp, struct rdma_cm_id *id) {
 }
 
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr) {
-	if (!id || !qp_init_attr || !id->verbs)
+	if (BAD(id) || !qp_init_attr || !id->verbs)
 		return ERR(EINVAL);
 	if (id->qp)
 		return ERR(EBUSY);
@@ -584,7 +604,7 @@ fail:;
 }
 
 int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr) {
-	if (!id || !attr)
+	if (BAD(id) || !attr)
 		return ERR(EINVAL);
 	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD)
 		return ERR(EOPNOTSUPP);
@@ -598,7 +618,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr) {
 }
 
 void rdma_destroy_qp(struct rdma_cm_id *id) {
-	if (!id || !id->qp)
+	if (BAD(id) || !id->qp)
 		return;
 	ibv_destroy_qp(id->qp);
 	id->qp = NULL;
@@ -606,7 +626,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id) {
 }
 
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask) {
-	if (!id || !qp_attr || !qp_attr_mask)
+	if (BAD(id) || !qp_attr || !qp_attr_mask)
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_init_qp_attr(id, qp_attr, qp_attr_mask));
 	return rc ? ERR(rc) : 0;
@@ -627,7 +647,7 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id) {
 }
 
 int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen) {
-	if (!id || !optval)
+	if (BAD(id) || !optval)
 		return ERR(EINVAL);
 	struct gx_id *g = gid_of(id);
 	switch (level) {

@@ -71,6 +71,12 @@ void gx_cm_free_id(struct rdma_cm_id *id);
 // gx_cm_unacked returns how many of id's events were not acked yet.
 int gx_cm_unacked(struct rdma_cm_id *id);
 
+// gx_handle_add records an id, channel or event handed to the program (0 without memory);
+// gx_handle_del forgets it when it is freed; gx_handle_live says whether p is one of them.
+int gx_handle_add(const void *p);
+void gx_handle_del(const void *p);
+int gx_handle_live(const void *p);
+
 // gx_cm_context returns the library's i-th device context (librdmacm opens every device), or
 // NULL past the last.
 struct ibv_context *gx_cm_context(int i);

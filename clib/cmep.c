@@ -128,14 +128,14 @@ fail:;
 }
 
 void rdma_destroy_ep(struct rdma_cm_id *id) {
-	if (!id)
+	if (!gx_handle_live(id))
 		return;
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 }
 
 int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id) {
-	if (!listen || !id)
+	if (!gx_handle_live(listen) || !id)
 		return ERR(EINVAL);
 	struct gx_id *l = (struct gx_id *)listen;
 	if (!l->sync)

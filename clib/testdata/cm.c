@@ -139,6 +139,18 @@ int main(int argc, char **argv) {
 	CHECK(rdma_destroy_id(id) == 0);
 	rdma_destroy_event_channel(other);
 
+	// Handles the program already freed are refused with EINVAL, not dereferenced: perftest's -R
+	// client retries its connection with the ids it destroyed.
+	errno = 0;
+	CHECK(rdma_ack_cm_event(e) == -1 && errno == EINVAL);
+	errno = 0;
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&mdst, 2000) == -1 && errno == EINVAL);
+	errno = 0;
+	CHECK(rdma_destroy_id(id) == -1 && errno == EINVAL);
+	errno = 0;
+	CHECK(rdma_get_cm_event(other, &e) == -1 && errno == EINVAL);
+	rdma_destroy_event_channel(other);
+
 	// An address no device has.
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
 	struct sockaddr_in none = addr("192.0.2.1", port);
