@@ -10,15 +10,6 @@ import (
 // MaxCQE is the largest number of entries a CQ may have, rxe's max_cqe.
 const MaxCQE = 1<<15 - 1
 
-// notifyMode is what ReqNotify armed.
-type notifyMode uint8
-
-const (
-	notifyNone      notifyMode = iota
-	notifySolicited            // next solicited or error completion
-	notifyNext                 // next completion of any kind
-)
-
 // Options are the creation parameters of a CQ besides its size.
 type Options struct {
 	// Channel receives the CQ's completion events; nil means ReqNotify arms nothing observable.
@@ -35,12 +26,10 @@ type Options struct {
 // CQ is a completion queue: a bounded FIFO of work completions filled by the transport and drained
 // by Poll. All methods are safe for concurrent use; Push and Poll do not allocate.
 type CQ struct {
-	mu       sync.Mutex
-	ring     []entry
-	head     int // index of the oldest completion
-	count    int
-	notify   notifyMode
-	err      error // ErrOverflow or ErrDestroyed once either happened
+	mu       sync.Mutex // serializes producers, Poll and the changes of ring
+	ring     Ring
+	toks     []Token // beside ring.Entries, freed by Poll; nil for a NewRing CQ, which frees on Push
+	err      error   // ErrOverflow or ErrDestroyed once either happened
 	channel  *CompChannel
 	context  any
 	onError  func(*CQ)
@@ -55,30 +44,42 @@ type CQ struct {
 	nextEvent     *CQ
 }
 
-// entry is one queued completion and the token that gives its work queue's slots back when it is
-// polled.
-type entry struct {
-	wc  WC
-	tok Token
-}
-
 // New creates a CQ holding at least cqe completions (exactly cqe: gorxe does not round up).
 func New(cqe int, opts Options) (*CQ, error) {
-	if cqe < 1 || cqe > MaxCQE {
-		return nil, fmt.Errorf("%w: %d not in 1..%d", ErrInvalidSize, cqe, MaxCQE)
+	if err := checkSize(cqe); err != nil {
+		return nil, err
 	}
+	return newCQ(Ring{Header: new(RingHeader), Entries: make([]RingEntry, cqe)}, make([]Token, cqe), opts)
+}
+
+// NewRing creates a CQ whose completions go to r, polled by a consumer outside Go as Ring
+// describes; the CQ holds len(r.Entries) completions. r's memory must stay valid until the CQ is
+// destroyed, and its header starts zeroed.
+func NewRing(r Ring, opts Options) (*CQ, error) {
+	if r.Header == nil {
+		return nil, fmt.Errorf("%w: ring without a header", ErrInvalidSize)
+	}
+	if err := checkSize(len(r.Entries)); err != nil {
+		return nil, err
+	}
+	return newCQ(r, nil, opts)
+}
+
+func checkSize(cqe int) error {
+	if cqe < 1 || cqe > MaxCQE {
+		return fmt.Errorf("%w: %d not in 1..%d", ErrInvalidSize, cqe, MaxCQE)
+	}
+	return nil
+}
+
+func newCQ(r Ring, toks []Token, opts Options) (*CQ, error) {
 	if opts.Channel != nil {
 		if err := opts.Channel.attach(); err != nil {
 			return nil, err
 		}
 	}
-	return &CQ{
-		ring:    make([]entry, cqe),
-		channel: opts.Channel,
-		context: opts.Context,
-		onError: opts.OnError,
-		ended:   make(chan struct{}),
-	}, nil
+	return &CQ{ring: r, toks: toks, channel: opts.Channel, context: opts.Context, onError: opts.OnError,
+		ended: make(chan struct{})}, nil
 }
 
 // Context returns Options.Context.
@@ -91,14 +92,14 @@ func (c *CQ) Channel() *CompChannel { return c.channel }
 func (c *CQ) CQE() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.ring)
+	return len(c.ring.Entries)
 }
 
 // Len returns the number of completions waiting to be polled.
 func (c *CQ) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.count
+	return c.ring.Header.len()
 }
 
 // Err returns nil while the CQ works, ErrOverflow after an overrun and ErrDestroyed after Destroy.
@@ -110,32 +111,35 @@ func (c *CQ) Err() error {
 
 // Poll moves up to len(wcs) completions, oldest first, into wcs and returns how many it moved
 // (ibv_poll_cq). Each polled completion gives its work request's slot back to its queue (see
-// Freed). It never blocks; a destroyed CQ polls empty.
+// Freed). It never blocks; a destroyed CQ polls empty. A NewRing CQ is polled by its consumer;
+// Poll there only reads the ring as that consumer would.
 func (c *CQ) Poll(wcs []WC) int {
 	c.mu.Lock()
-	n := min(len(wcs), c.count)
+	h := c.ring.Header
+	head := h.Head.Load()
+	n := min(len(wcs), h.len())
 	// Runs of completions of one queue free their slots with one atomic add.
 	var run Token
 	for i := range n {
-		e := &c.ring[c.head]
-		wcs[i] = e.wc
-		if e.tok.f != run.f {
+		at := int((head + uint64(i)) % uint64(len(c.ring.Entries)))
+		wcs[i] = c.ring.Entries[at].WC
+		if c.toks == nil {
+			continue
+		}
+		tok := c.toks[at]
+		if tok.f != run.f {
 			if run.f != nil {
 				run.f.Add(run.n)
 			}
-			run = e.tok
+			run = tok
 		} else {
-			run.n += e.tok.n
-		}
-		c.head++
-		if c.head == len(c.ring) {
-			c.head = 0
+			run.n += tok.n
 		}
 	}
 	if run.f != nil {
 		run.f.Add(run.n)
 	}
-	c.count -= n
+	h.Head.Store(head + uint64(n))
 	c.mu.Unlock()
 	return n
 }
@@ -152,8 +156,10 @@ func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 		c.mu.Unlock()
 		return err
 	}
-	if c.count == len(c.ring) {
+	h := c.ring.Header
+	if h.len() >= len(c.ring.Entries) {
 		c.err = ErrOverflow
+		h.Overrun.Store(1)
 		c.mu.Unlock()
 		c.end()
 		if c.onError != nil {
@@ -161,17 +167,17 @@ func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 		}
 		return ErrOverflow
 	}
-	tail := c.head + c.count
-	if tail >= len(c.ring) {
-		tail -= len(c.ring)
+	tail := h.Tail.Load()
+	at := int(tail % uint64(len(c.ring.Entries)))
+	e := &c.ring.Entries[at]
+	e.WC, e.Slots = *wc, uint32(tok.n)
+	if c.toks != nil {
+		c.toks[at] = tok
+	} else if tok.f != nil {
+		tok.f.Add(tok.n) // the consumer counts e.Slots itself
 	}
-	e := &c.ring[tail]
-	e.wc, e.tok = *wc, tok
-	c.count++
-	fire := c.notify == notifyNext || (c.notify != notifyNone && (solicited || wc.Status != WCSuccess))
-	if fire {
-		c.notify = notifyNone
-	}
+	h.Tail.Store(tail + 1)
+	fire := h.fire(solicited, wc.Status)
 	c.mu.Unlock()
 	if fire && c.channel != nil {
 		c.channel.enqueue(c)
@@ -189,33 +195,59 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	if c.err == ErrDestroyed {
 		return ErrDestroyed
 	}
-	switch {
-	case !solicitedOnly:
-		c.notify = notifyNext
-	case c.notify == notifyNone:
-		c.notify = notifySolicited
-	}
+	c.ring.Header.arm(solicitedOnly)
 	return nil
 }
 
-// Resize changes the capacity to cqe, keeping queued completions in order (ibv_resize_cq).
+// Resize changes the capacity to cqe, keeping queued completions in order (ibv_resize_cq). A
+// NewRing CQ resizes with ResizeRing, since its memory is its consumer's.
 func (c *CQ) Resize(cqe int) error {
-	if cqe < 1 || cqe > MaxCQE {
-		return fmt.Errorf("%w: %d not in 1..%d", ErrInvalidSize, cqe, MaxCQE)
+	if err := checkSize(cqe); err != nil {
+		return err
 	}
+	if c.toks == nil {
+		return fmt.Errorf("%w: a CQ on a ring resizes with ResizeRing", ErrInvalidSize)
+	}
+	return c.resize(Ring{Header: new(RingHeader), Entries: make([]RingEntry, cqe)}, make([]Token, cqe))
+}
+
+// ResizeRing moves a NewRing CQ's completions, in order, to r, whose header starts zeroed; its
+// consumer must not poll the old ring meanwhile and polls r from then on.
+func (c *CQ) ResizeRing(r Ring) error {
+	if r.Header == nil {
+		return fmt.Errorf("%w: ring without a header", ErrInvalidSize)
+	}
+	if err := checkSize(len(r.Entries)); err != nil {
+		return err
+	}
+	if c.toks != nil {
+		return fmt.Errorf("%w: a CQ made by New resizes with Resize", ErrInvalidSize)
+	}
+	return c.resize(r, nil)
+}
+
+func (c *CQ) resize(r Ring, toks []Token) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return c.err
 	}
-	if cqe < c.count {
-		return fmt.Errorf("%w: %d entries cannot hold the %d queued completions", ErrInvalidSize, cqe, c.count)
+	old := c.ring.Header
+	n := old.len()
+	if len(r.Entries) < n {
+		return fmt.Errorf("%w: %d entries cannot hold the %d queued completions", ErrInvalidSize, len(r.Entries), n)
 	}
-	ring := make([]entry, cqe)
-	for i := range c.count {
-		ring[i] = c.ring[(c.head+i)%len(c.ring)]
+	head := old.Head.Load()
+	for i := range n {
+		at := int((head + uint64(i)) % uint64(len(c.ring.Entries)))
+		r.Entries[i] = c.ring.Entries[at]
+		if toks != nil {
+			toks[i] = c.toks[at]
+		}
 	}
-	c.ring, c.head = ring, 0
+	r.Header.Notify.Store(old.Notify.Load())
+	r.Header.Tail.Store(uint64(n))
+	c.ring, c.toks = r, toks
 	return nil
 }
 
@@ -255,8 +287,9 @@ func (c *CQ) Destroy() error {
 		return ErrDestroyed
 	}
 	c.err = ErrDestroyed
-	c.notify = notifyNone
-	c.count = 0
+	h := c.ring.Header
+	h.Notify.Store(RingNotifyNone)
+	h.Head.Store(h.Tail.Load())
 	c.mu.Unlock()
 	c.end()
 	if c.channel != nil {
@@ -277,9 +310,9 @@ func (c *CQ) Wait(ctx context.Context) error {
 	}
 	for {
 		c.mu.Lock()
-		n, err := c.count, c.err
+		n, err := c.ring.Header.len(), c.err
 		if n == 0 && err == nil {
-			c.notify = notifyNext
+			c.ring.Header.arm(false)
 		}
 		c.mu.Unlock()
 		switch {
