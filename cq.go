@@ -118,6 +118,28 @@ type CQ struct {
 // any other. A CQ that does overrun enters the error state (Err returns ErrCQOverflow, the device
 // raises EventCQErr) and a QP whose completion it refused goes to QPStateErr.
 func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
+	return d.createCQ(channel, func(o cq.Options) (*cq.CQ, error) { return cq.New(cqe, o) })
+}
+
+// CQRing is a CQ's storage in memory its consumer polls without calling gorxe, with
+// CQRingHeader's positions and CQRingEntry's completions; cq.Ring gives the protocol and layout.
+type (
+	CQRing       = cq.Ring
+	CQRingHeader = cq.RingHeader
+	CQRingEntry  = cq.RingEntry
+)
+
+// CreateCQOnRing creates a CQ of len(r.Entries) entries that writes its completions to r, for a
+// consumer outside Go that polls them there itself, as the C library's poll_cq does (the way
+// rxe's provider reads the CQ ring the kernel fills): no call into gorxe per poll. The consumer
+// arms notifications by storing the header's Notify, and keeps each queue's count of outstanding
+// work requests, adding back each entry's Slots as it polls, since the CQ cannot see the poll.
+// r's memory must stay valid until Destroy. Resize such a CQ with ResizeRing.
+func (d *Device) CreateCQOnRing(r CQRing, channel *CompChannel) (*CQ, error) {
+	return d.createCQ(channel, func(o cq.Options) (*cq.CQ, error) { return cq.NewRing(r, o) })
+}
+
+func (d *Device) createCQ(channel *CompChannel, create func(cq.Options) (*cq.CQ, error)) (*CQ, error) {
 	if err := d.check("create_cq"); err != nil {
 		return nil, err
 	}
@@ -129,7 +151,7 @@ func (d *Device) CreateCQ(cqe int, channel *CompChannel) (*CQ, error) {
 		}
 		opts.Channel = channel.ch
 	}
-	inner, err := cq.New(cqe, opts)
+	inner, err := create(opts)
 	if err != nil {
 		return nil, opErr("create_cq", err)
 	}
@@ -170,6 +192,15 @@ func (c *CQ) Resize(cqe int) error {
 		return err
 	}
 	return opErr("resize_cq", c.cq.Resize(cqe))
+}
+
+// ResizeRing moves a CreateCQOnRing CQ's queued completions, in order, to r (ibv_resize_cq);
+// the consumer polls r from then on and must not poll the old ring meanwhile.
+func (c *CQ) ResizeRing(r CQRing) error {
+	if err := c.dev.check("resize_cq"); err != nil {
+		return err
+	}
+	return opErr("resize_cq", c.cq.ResizeRing(r))
 }
 
 // CQE returns the capacity (ibv_cq.cqe).
