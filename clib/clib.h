@@ -2,6 +2,7 @@
 #ifndef GORXE_CLIB_H
 #define GORXE_CLIB_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
@@ -29,22 +30,73 @@ struct gx_send_wr {
 // The most inline data one work request carries (the device's max_inline_data).
 #define GX_MAX_INLINE 512
 
-// A work completion without unions, as the Go side writes it; C copies it into struct ibv_wc.
-struct gx_wc {
+// A CQ's ring, which the engine writes and poll_cq reads without calling into Go: the layout of
+// gorxe's CQRingHeader and CQRingEntry (cq.Ring gives the protocol), checked against them when the
+// library is built (ring.go).
+struct gx_ring_header {
+	uint64_t tail; // completions written; loaded with acquire
+	uint8_t pad0[56];
+	uint64_t head; // completions polled; stored with release
+	uint8_t pad1[56];
+	uint32_t notify; // ibv_req_notify_cq's arm: GX_NOTIFY_NEXT or GX_NOTIFY_SOLICITED
+	uint32_t overrun;
+};
+
+// The most entries a CQ has, rxe's max_cqe (gorxe's MaxCQE).
+#define GX_MAX_CQE 32767
+
+#define GX_NOTIFY_NEXT 1
+#define GX_NOTIFY_SOLICITED 2
+
+struct gx_ring_wc {
 	uint64_t wr_id;
-	uint32_t status;
-	uint32_t opcode;
+	uint8_t status;
+	uint8_t opcode;
 	uint32_t vendor_err;
 	uint32_t byte_len;
-	uint32_t imm;             // host order
+	uint32_t imm; // host order
 	uint32_t invalidated_rkey;
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t wc_flags;
+	uint8_t wc_flags;
 	uint16_t pkey_index;
 	uint16_t slid;
 	uint8_t sl;
 	uint8_t dlid_path_bits;
+};
+
+struct gx_ring_entry {
+	struct gx_ring_wc wc;
+	uint32_t slots; // work-queue slots its poll frees
+	uint32_t reserved;
+};
+
+// A work queue's count of outstanding work requests, kept in C: a work request holds its slot
+// from its post until its completion is polled (the rule gorxe's CQs keep, so that a CQ as deep as
+// its queues never overruns), and only poll_cq sees the poll.
+struct gx_wq {
+	pthread_mutex_t mu; // serializes posters
+	uint32_t depth;     // max_send_wr, max_recv_wr or the SRQ's max_wr
+	uint64_t posted;    // under mu
+	uint64_t freed;     // added to atomically by poll_cq
+};
+
+// Every CQ is allocated as a gx_cq, extended or not.
+struct gx_cq {
+	struct ibv_cq_ex ex; // first: the program's ibv_cq and ibv_cq_ex are this address
+	struct ibv_wc cur;   // the completion the ibv_wc_read_* calls read
+	pthread_mutex_t poll_mu; // serializes pollers and guards the fields below
+	struct gx_ring_header *hdr;
+	struct gx_ring_entry *ents;
+	uint32_t n;
+	struct gx_qp_ex *last; // the QP of the last completion polled, and its number
+	uint32_t last_qpn;
+};
+
+// Every SRQ is allocated as a gx_srq.
+struct gx_srq {
+	struct ibv_srq srq; // first
+	struct gx_wq wq;
 };
 
 // How many work requests or completions cross into Go per call.
@@ -55,6 +107,7 @@ struct gx_wc {
 // wr_start and wr_complete, which posts them.
 struct gx_qp_ex {
 	struct ibv_qp_ex ex; // first: the program's ibv_qp and ibv_qp_ex are this address
+	struct gx_wq sq, rq; // rq is unused on an SRQ
 	int extended;
 	int err;                 // the first error since wr_start, reported by wr_complete
 	int n, max_wr;           // work requests built, room for
@@ -68,6 +121,20 @@ struct gx_qp_ex {
 // buffers.
 struct ibv_qp *gx_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 void gx_free_qp_ex(struct gx_qp_ex *q);
+
+// The data path in C (ring.c). gx_ring_alloc allocates a CQ ring of n entries, gx_ring_free
+// frees one; gx_poll_cq and gx_req_notify_cq are the context's ops; gx_wq_init sets a queue up;
+// gx_wq_reserve takes up to want slots of wq for a post (its lock held) and returns how many it
+// got; gx_qp_added and gx_qp_removed keep the table that finds a completion's QP by number,
+// gx_qp_removed also forgetting the QP's completions still in its CQs.
+int gx_ring_alloc(uint32_t n, struct gx_ring_header **hdr, struct gx_ring_entry **ents);
+void gx_ring_free(struct gx_ring_header *hdr, struct gx_ring_entry *ents);
+int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int gx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void gx_wq_init(struct gx_wq *wq, uint32_t depth);
+int gx_wq_reserve(struct gx_wq *wq, int want);
+int gx_qp_added(struct gx_qp_ex *q);
+void gx_qp_removed(struct gx_qp_ex *q);
 
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.

@@ -4,10 +4,8 @@
 // ibv_qp, ...) and keeps their fields true, and hands the work to the Go side (the gx_*
 // exports), which runs it on gorxe's public API.
 //
-// The data path (post_send, post_recv, post_srq_recv, poll_cq, req_notify_cq) crosses into Go on
-// every call, GX_BATCH work requests or completions at a time. That costs about 100 ns per call;
-// the next step keeps Go off that path with rings shared with the engine, as rxe's provider does
-// with the kernel.
+// poll_cq and req_notify_cq stay in C (ring.c). A post crosses into Go once per GX_BATCH work
+// requests, after ring.c's count of the queue's slots has admitted them.
 
 #define _GNU_SOURCE // pipe2
 #include <errno.h>
@@ -76,8 +74,6 @@ __be64 ibv_get_device_guid(struct ibv_device *device) {
 int ibv_get_device_index(struct ibv_device *device) { return gx_forked_child() ? -1 : gx_device_index(device); }
 
 // Ops of the context (reached by the inline verbs of the program's own code).
-static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
@@ -105,8 +101,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->device = device;
 	ctx->num_comp_vectors = 1;
-	ctx->ops.poll_cq = op_poll_cq;
-	ctx->ops.req_notify_cq = op_req_notify_cq;
+	ctx->ops.poll_cq = gx_poll_cq;
+	ctx->ops.req_notify_cq = gx_req_notify_cq;
 	ctx->ops.post_send = op_post_send;
 	ctx->ops.post_recv = op_post_recv;
 	ctx->ops.post_srq_recv = op_post_srq_recv;
@@ -365,44 +361,47 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
 	return 0;
 }
 
-// create_cq allocates size bytes for the CQ (an ibv_cq, or an ibv_cq_ex that begins like one).
+// create_cq creates a CQ, extended or not, with its ring.
 static struct ibv_cq *create_cq(struct ibv_context *context, int cqe, void *cq_context,
-				struct ibv_comp_channel *channel, int comp_vector, size_t size) {
+				struct ibv_comp_channel *channel, int comp_vector) {
 	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
 		return fail_null(EINVAL);
-	struct ibv_cq *cq = calloc(1, size);
-	if (!cq)
+	if (cqe < 1)
+		return fail_null(EINVAL);
+	struct gx_cq *c = calloc(1, sizeof(*c));
+	if (!c)
 		return fail_null(ENOMEM);
+	struct ibv_cq *cq = ibv_cq_ex_to_cq(&c->ex);
 	cq->context = context;
 	cq->channel = channel;
 	cq->cq_context = cq_context;
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
-	int rc = GX_CALL(gx_create_cq(cq, cqe));
+	pthread_mutex_init(&c->poll_mu, NULL);
+	int rc = cqe > GX_MAX_CQE ? EINVAL : gx_ring_alloc((uint32_t)cqe, &c->hdr, &c->ents);
+	if (!rc)
+		rc = GX_CALL(gx_create_cq(cq, cqe, c->hdr, c->ents));
 	if (rc) {
-		free(cq);
+		gx_ring_free(c->hdr, c->ents);
+		free(c);
 		return fail_null(rc);
 	}
+	c->n = (uint32_t)cqe;
 	return cq;
 }
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector) {
-	return create_cq(context, cqe, cq_context, channel, comp_vector, sizeof(struct ibv_cq));
+	return create_cq(context, cqe, cq_context, channel, comp_vector);
 }
 
 // Extended CQs: ibv_start_poll, ibv_next_poll and the ibv_wc_read_* calls read one completion
 // at a time, polled into the CQ's current entry.
 
-struct gx_cq_ex {
-	struct ibv_cq_ex ex; // first: the program's ibv_cq_ex and ibv_cq are this address
-	struct ibv_wc cur;
-};
-
-static struct ibv_wc *current(struct ibv_cq_ex *c) { return &((struct gx_cq_ex *)c)->cur; }
+static struct ibv_wc *current(struct ibv_cq_ex *c) { return &((struct gx_cq *)c)->cur; }
 
 static int ex_poll_one(struct ibv_cq_ex *c) {
-	int n = op_poll_cq(ibv_cq_ex_to_cq(c), 1, current(c));
+	int n = gx_poll_cq(ibv_cq_ex_to_cq(c), 1, current(c));
 	if (n < 0)
 		return -n;
 	if (n == 0)
@@ -441,8 +440,7 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context, struct ibv
 		return fail_null(EOPNOTSUPP);
 	if (attr->cqe > INT32_MAX)
 		return fail_null(EINVAL);
-	struct ibv_cq *cq = create_cq(context, (int)attr->cqe, attr->cq_context, attr->channel, (int)attr->comp_vector,
-				      sizeof(struct gx_cq_ex));
+	struct ibv_cq *cq = create_cq(context, (int)attr->cqe, attr->cq_context, attr->channel, (int)attr->comp_vector);
 	if (!cq)
 		return NULL;
 	struct ibv_cq_ex *c = (struct ibv_cq_ex *)cq;
@@ -464,12 +462,41 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context, struct ibv
 
 int ibv_destroy_cq(struct ibv_cq *cq) {
 	int rc = GX_CALL(gx_destroy_cq(cq));
-	if (!rc)
-		free(cq);
+	if (!rc) {
+		struct gx_cq *c = (struct gx_cq *)cq;
+		gx_ring_free(c->hdr, c->ents);
+		free(c);
+	}
 	return rc;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe) { return GX_CALL(gx_resize_cq(cq, cqe)); }
+// ibv_resize_cq moves the queued completions to a new ring, with the pollers held off.
+int ibv_resize_cq(struct ibv_cq *cq, int cqe) {
+	if (gx_forked_child())
+		return EOPNOTSUPP;
+	if (cqe < 1 || cqe > GX_MAX_CQE)
+		return EINVAL;
+	struct gx_cq *c = (struct gx_cq *)cq;
+	struct gx_ring_header *hdr;
+	struct gx_ring_entry *ents;
+	int rc = gx_ring_alloc((uint32_t)cqe, &hdr, &ents);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->poll_mu);
+	rc = gx_resize_cq(cq, cqe, hdr, ents);
+	if (!rc) {
+		struct gx_ring_header *oh = c->hdr;
+		struct gx_ring_entry *oe = c->ents;
+		c->hdr = hdr;
+		c->ents = ents;
+		c->n = (uint32_t)cqe;
+		hdr = oh;
+		ents = oe;
+	}
+	pthread_mutex_unlock(&c->poll_mu);
+	gx_ring_free(hdr, ents);
+	return rc;
+}
 
 // ibv_get_cq_event blocks in read(2), in C: it is a cancellation point for pthread_cancel, and a
 // channel whose fd the program made non-blocking returns EAGAIN.
@@ -499,44 +526,6 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) {
 		gx_ack_cq_events(cq, nevents);
 }
 
-static int op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
-	struct gx_wc flat[GX_BATCH];
-	int done = 0;
-	if (gx_forked_child())
-		return -EOPNOTSUPP;
-	while (done < num_entries) {
-		int want = num_entries - done < GX_BATCH ? num_entries - done : GX_BATCH;
-		int n = gx_poll_cq(cq, want, flat);
-		if (n < 0)
-			return done ? done : n;
-		for (int i = 0; i < n; i++) {
-			struct ibv_wc *w = &wc[done + i];
-			struct gx_wc *f = &flat[i];
-			w->wr_id = f->wr_id;
-			w->status = f->status;
-			w->opcode = f->opcode;
-			w->vendor_err = f->vendor_err;
-			w->byte_len = f->byte_len;
-			if (f->wc_flags & IBV_WC_WITH_INV)
-				w->invalidated_rkey = f->invalidated_rkey;
-			else
-				w->imm_data = htobe32(f->imm);
-			w->qp_num = f->qp_num;
-			w->src_qp = f->src_qp;
-			w->wc_flags = f->wc_flags;
-			w->pkey_index = f->pkey_index;
-			w->slid = f->slid;
-			w->sl = f->sl;
-			w->dlid_path_bits = f->dlid_path_bits;
-		}
-		done += n;
-		if (n < want)
-			break;
-	}
-	return done;
-}
-
-static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only) { return GX_CALL(gx_req_notify_cq(cq, solicited_only)); }
 
 // Queue pairs.
 
@@ -561,13 +550,33 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 		free(qp);
 		return fail_null(rc);
 	}
+	struct gx_qp_ex *q = (struct gx_qp_ex *)qp;
+	gx_wq_init(&q->sq, attr->cap.max_send_wr);
+	gx_wq_init(&q->rq, attr->srq ? 0 : attr->cap.max_recv_wr);
+	if ((rc = gx_qp_added(q))) {
+		ibv_destroy_qp(qp);
+		return fail_null(rc);
+	}
 	return qp;
+}
+
+// reset_wqs forgets the work a move to RESET discarded: it will never complete.
+static void reset_wqs(struct gx_qp_ex *q) {
+	struct gx_wq *wqs[] = {&q->sq, &q->rq};
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&wqs[i]->mu);
+		wqs[i]->posted = __atomic_load_n(&wqs[i]->freed, __ATOMIC_ACQUIRE);
+		pthread_mutex_unlock(&wqs[i]->mu);
+	}
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
 	int rc = GX_CALL(gx_modify_qp(qp, attr, attr_mask));
-	if (!rc && (attr_mask & IBV_QP_STATE))
+	if (!rc && (attr_mask & IBV_QP_STATE)) {
 		qp->state = attr->qp_state;
+		if (attr->qp_state == IBV_QPS_RESET)
+			reset_wqs((struct gx_qp_ex *)qp);
+	}
 	return rc;
 }
 
@@ -588,6 +597,7 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, str
 int ibv_destroy_qp(struct ibv_qp *qp) {
 	int rc = GX_CALL(gx_destroy_qp(qp));
 	if (!rc) {
+		gx_qp_removed((struct gx_qp_ex *)qp);
 		gx_free_qp_ex((struct gx_qp_ex *)qp);
 		free(qp);
 	}
@@ -643,65 +653,97 @@ static int flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send
 	return 0;
 }
 
+// nth returns the work request n places after first.
+#define NTH(first, n)                                                                                  \
+	({                                                                                             \
+		__typeof__(first) w_ = (first);                                                        \
+		for (int i_ = 0; i_ < (n) && w_->next; i_++)                                           \
+			w_ = w_->next;                                                                 \
+		w_;                                                                                    \
+	})
+
+// Posts take slots from the queue's count first: a post that finds the queue full fails with
+// ENOMEM at the first work request that does not fit, after posting the ones before it, as
+// providers do.
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
+	struct gx_wq *wq = &((struct gx_qp_ex *)qp)->sq;
 	struct gx_send_wr flat[GX_BATCH];
 	uint8_t inl[GX_BATCH][GX_MAX_INLINE];
+	if (gx_forked_child()) // before the lock, which a thread of the parent may have held
+		return EOPNOTSUPP;
+	pthread_mutex_lock(&wq->mu);
 	while (wr) {
 		struct ibv_send_wr *first = wr;
-		int n = 0, bad = 0, rc = 0;
-		for (; wr && n < GX_BATCH; wr = wr->next, n++) {
-			rc = flatten_send(qp, wr, &flat[n], inl[n]);
-			if (rc)
-				break;
+		int room = gx_wq_reserve(wq, GX_BATCH), n = 0, rc = 0;
+		while (wr && n < room && !(rc = flatten_send(qp, wr, &flat[n], inl[n]))) {
+			wr = wr->next;
+			n++;
 		}
-		if (rc) {
-			// post the ones before the bad request, as a provider would
-			bad = n;
-			if (n > 0 && (rc = GX_CALL(gx_post_send(qp, flat, n, &bad))) == 0) {
-				bad = n;
-				rc = EINVAL;
-			}
-		} else {
-			rc = GX_CALL(gx_post_send(qp, flat, n, &bad));
+		if (!rc && wr && n < GX_BATCH)
+			rc = ENOMEM;
+		int done = n;
+		if (n > 0) {
+			int prc = GX_CALL(gx_post_send(qp, flat, n, &done));
+			if (prc)
+				rc = prc;
+			else
+				done = n;
 		}
+		wq->posted += (uint64_t)done;
 		if (rc) {
-			struct ibv_send_wr *b = first;
-			for (int i = 0; i < bad && b->next; i++)
-				b = b->next;
+			pthread_mutex_unlock(&wq->mu);
 			if (bad_wr)
-				*bad_wr = b;
+				*bad_wr = NTH(first, done);
 			return rc;
 		}
 	}
+	pthread_mutex_unlock(&wq->mu);
 	return 0;
 }
 
-static int post_recv_list(void *q, int srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+static int post_recv_list(void *q, int srq, struct gx_wq *wq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
+	if (gx_forked_child())
+		return EOPNOTSUPP;
+	pthread_mutex_lock(&wq->mu);
 	while (wr) {
 		struct ibv_recv_wr *first = wr;
-		int n = 0;
-		for (; wr && n < GX_BATCH; wr = wr->next)
+		int room = gx_wq_reserve(wq, GX_BATCH), n = 0, rc = 0;
+		for (; wr && n < room; wr = wr->next)
 			n++;
-		int bad = 0;
-		int rc = GX_CALL(gx_post_recv(q, srq, first, n, &bad));
+		if (wr && n < GX_BATCH)
+			rc = ENOMEM;
+		int done = n;
+		if (n > 0) {
+			int prc = GX_CALL(gx_post_recv(q, srq, first, n, &done));
+			if (prc)
+				rc = prc;
+			else
+				done = n;
+		}
+		wq->posted += (uint64_t)done;
 		if (rc) {
-			struct ibv_recv_wr *b = first;
-			for (int i = 0; i < bad && b->next; i++)
-				b = b->next;
+			pthread_mutex_unlock(&wq->mu);
 			if (bad_wr)
-				*bad_wr = b;
+				*bad_wr = NTH(first, done);
 			return rc;
 		}
 	}
+	pthread_mutex_unlock(&wq->mu);
 	return 0;
 }
 
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	return post_recv_list(qp, 0, wr, bad_wr);
+	if (qp->srq) {
+		// receives go to the SRQ: refused as rxe refuses them
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	return post_recv_list(qp, 0, &((struct gx_qp_ex *)qp)->rq, wr, bad_wr);
 }
 
 static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	return post_recv_list(srq, 1, wr, bad_wr);
+	return post_recv_list(srq, 1, &((struct gx_srq *)srq)->wq, wr, bad_wr);
 }
 
 // Shared receive queues.
@@ -709,9 +751,10 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr) {
 	if (!pd || !attr)
 		return fail_null(EINVAL);
-	struct ibv_srq *srq = calloc(1, sizeof(*srq));
-	if (!srq)
+	struct gx_srq *g = calloc(1, sizeof(*g));
+	if (!g)
 		return fail_null(ENOMEM);
+	struct ibv_srq *srq = &g->srq;
 	srq->context = pd->context;
 	srq->srq_context = attr->srq_context;
 	srq->pd = pd;
@@ -719,14 +762,23 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	pthread_cond_init(&srq->cond, NULL);
 	int rc = GX_CALL(gx_create_srq(srq, &attr->attr));
 	if (rc) {
-		free(srq);
+		free(g);
 		return fail_null(rc);
 	}
+	gx_wq_init(&g->wq, attr->attr.max_wr);
 	return srq;
 }
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask) {
-	return GX_CALL(gx_modify_srq(srq, attr, attr_mask));
+	int rc = GX_CALL(gx_modify_srq(srq, attr, attr_mask));
+	struct ibv_srq_attr now;
+	if (!rc && (attr_mask & IBV_SRQ_MAX_WR) && !gx_query_srq(srq, &now)) {
+		struct gx_wq *wq = &((struct gx_srq *)srq)->wq;
+		pthread_mutex_lock(&wq->mu);
+		wq->depth = now.max_wr;
+		pthread_mutex_unlock(&wq->mu);
+	}
+	return rc;
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) { return GX_CALL(gx_query_srq(srq, attr)); }

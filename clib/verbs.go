@@ -25,8 +25,6 @@ type (
 	cqState struct {
 		ctx *C.struct_ibv_context // the context that created it, for its events
 		cq  *gorxe.CQ
-		mu  sync.Mutex // guards wcs, the poll scratch
-		wcs []gorxe.WC
 	}
 	qpState struct {
 		ctx *C.struct_ibv_context
@@ -255,8 +253,11 @@ func gx_destroy_comp_channel(ch *C.struct_ibv_comp_channel) (rc C.int) {
 	return release(&objects, objects.chans, ch, (*gorxe.CompChannel).Destroy, nil)
 }
 
+// gx_create_cq creates the CQ with its completions going to the ring C allocated (ring.c polls
+// it).
+//
 //export gx_create_cq
-func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
+func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, ents *C.struct_gx_ring_entry) (rc C.int) {
 	defer catch("create_cq", &rc)
 	d, rc := deviceOf(cq.context)
 	if rc != 0 {
@@ -268,7 +269,7 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
 			return C.int(syscall.EINVAL)
 		}
 	}
-	c, err := d.CreateCQ(int(cqe), ch)
+	c, err := d.CreateCQOnRing(ringOf(hdr, ents, cqe), ch)
 	if err != nil {
 		return errnoOf(err)
 	}
@@ -287,17 +288,19 @@ func gx_destroy_cq(cq *C.struct_ibv_cq) (rc C.int) {
 	return release(&objects, objects.cqs, cq, func(s *cqState) error { return s.cq.Destroy() }, func(s *cqState) { delete(objects.cqC, s.cq) })
 }
 
+// gx_resize_cq moves the CQ's completions to a new ring; C holds its pollers off meanwhile.
+//
 //export gx_resize_cq
-func gx_resize_cq(cq *C.struct_ibv_cq, cqe C.int) (rc C.int) {
+func gx_resize_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, ents *C.struct_gx_ring_entry) (rc C.int) {
 	defer catch("resize_cq", &rc)
 	s := lookup(&objects, objects.cqs, cq)
 	if s == nil {
 		return C.int(errBadObject)
 	}
-	if err := s.cq.Resize(int(cqe)); err != nil {
+	if err := s.cq.ResizeRing(ringOf(hdr, ents, cqe)); err != nil {
 		return errnoOf(err)
 	}
-	cq.cqe = C.int(s.cq.CQE())
+	cq.cqe = cqe
 	return 0
 }
 
@@ -308,58 +311,6 @@ func gx_ack_cq_events(cq *C.struct_ibv_cq, n C.uint) {
 	if s := lookup(&objects, objects.cqs, cq); s != nil {
 		_ = s.cq.AckEvents(int(n)) // ibv_ack_cq_events has no way to report an error
 	}
-}
-
-//export gx_req_notify_cq
-func gx_req_notify_cq(cq *C.struct_ibv_cq, solicited C.int) (rc C.int) {
-	defer catch("req_notify_cq", &rc)
-	s := lookup(&objects, objects.cqs, cq)
-	if s == nil {
-		return C.int(errBadObject)
-	}
-	return errnoOf(s.cq.ReqNotify(solicited != 0))
-}
-
-// gx_poll_cq moves up to n completions into out and returns how many, or a negative errno.
-//
-//export gx_poll_cq
-func gx_poll_cq(cq *C.struct_ibv_cq, n C.int, out *C.struct_gx_wc) (got C.int) {
-	var rc C.int
-	defer func() {
-		if rc != 0 {
-			got = -rc
-		}
-	}()
-	defer catch("poll_cq", &rc)
-	s := lookup(&objects, objects.cqs, cq)
-	if s == nil {
-		return -C.int(errBadObject)
-	}
-	if n <= 0 {
-		return 0
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cap(s.wcs) < int(n) {
-		s.wcs = make([]gorxe.WC, n)
-	}
-	k := s.cq.Poll(s.wcs[:n])
-	if k == 0 {
-		if err := s.cq.Err(); err != nil {
-			return -errnoOf(err)
-		}
-	}
-	dst := unsafe.Slice(out, k)
-	for i, w := range s.wcs[:k] {
-		dst[i] = C.struct_gx_wc{
-			wr_id: C.uint64_t(w.WRID), status: C.uint32_t(w.Status), opcode: C.uint32_t(w.Opcode),
-			vendor_err: C.uint32_t(w.VendorErr), byte_len: C.uint32_t(w.ByteLen), imm: C.uint32_t(w.ImmData),
-			invalidated_rkey: C.uint32_t(w.InvalidatedRKey), qp_num: C.uint32_t(w.QPNum), src_qp: C.uint32_t(w.SrcQP),
-			wc_flags: C.uint32_t(w.WCFlags), pkey_index: C.uint16_t(w.PKeyIndex), slid: C.uint16_t(w.SLID),
-			sl: C.uint8_t(w.SL), dlid_path_bits: C.uint8_t(w.DLIDPathBits),
-		}
-	}
-	return C.int(k)
 }
 
 func capsOf(c C.struct_ibv_qp_cap) gorxe.QPCap {

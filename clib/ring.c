@@ -1,0 +1,183 @@
+//go:build gorxe_clib
+
+// The data path's C half. poll_cq and req_notify_cq never call into Go: the engine writes each
+// completion into its CQ's ring (gorxe's CreateCQOnRing) and poll_cq reads it from there, as
+// rxe's provider reads the ring the kernel fills; ibv_req_notify_cq stores the ring's arm, which
+// the engine reads when it writes a completion. Because the engine cannot see a poll, the slots
+// rule (a work request holds its queue slot until its completion is polled) is kept here: each
+// queue counts its posts, and poll_cq gives back the slots each completion carries to the queue
+// of the QP it names, found by number.
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+
+#include "clib.h"
+
+int gx_ring_alloc(uint32_t n, struct gx_ring_header **hdr, struct gx_ring_entry **ents) {
+	*hdr = aligned_alloc(64, (sizeof(**hdr) + 63) / 64 * 64);
+	*ents = calloc(n, sizeof(**ents));
+	if (!*hdr || !*ents) {
+		gx_ring_free(*hdr, *ents);
+		return ENOMEM;
+	}
+	memset(*hdr, 0, sizeof(**hdr));
+	return 0;
+}
+
+void gx_ring_free(struct gx_ring_header *hdr, struct gx_ring_entry *ents) {
+	free(hdr);
+	free(ents);
+}
+
+void gx_wq_init(struct gx_wq *wq, uint32_t depth) {
+	pthread_mutex_init(&wq->mu, NULL);
+	wq->depth = depth;
+	wq->posted = 0;
+	wq->freed = 0;
+}
+
+int gx_wq_reserve(struct gx_wq *wq, int want) {
+	int64_t out = (int64_t)(wq->posted - __atomic_load_n(&wq->freed, __ATOMIC_ACQUIRE));
+	if (out < 0)
+		out = 0; // completions of work a reset discarded, polled after it
+	int64_t room = (int64_t)wq->depth - out;
+	if (room <= 0)
+		return 0;
+	return want < room ? want : (int)room;
+}
+
+// The QPs by number: a two-level table, read without a lock (the poller's miss path) and changed
+// under qpn_mu. A QP leaves it before it is freed, and gx_qp_removed then waits out the pollers
+// of its CQs, so a poller never holds a freed QP.
+#define QPN_LOW 12
+static struct gx_qp_ex **qpn_table[1 << (24 - QPN_LOW)];
+static pthread_mutex_t qpn_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct gx_qp_ex *qp_by_num(uint32_t qpn) {
+	struct gx_qp_ex **low = __atomic_load_n(&qpn_table[(qpn >> QPN_LOW) & ((1 << (24 - QPN_LOW)) - 1)], __ATOMIC_ACQUIRE);
+	return low ? __atomic_load_n(&low[qpn & ((1 << QPN_LOW) - 1)], __ATOMIC_ACQUIRE) : NULL;
+}
+
+static int set_qp(uint32_t qpn, struct gx_qp_ex *q) {
+	pthread_mutex_lock(&qpn_mu);
+	struct gx_qp_ex ***top = &qpn_table[(qpn >> QPN_LOW) & ((1 << (24 - QPN_LOW)) - 1)];
+	if (!*top) {
+		struct gx_qp_ex **low = calloc(1 << QPN_LOW, sizeof(*low));
+		if (!low) {
+			pthread_mutex_unlock(&qpn_mu);
+			return ENOMEM;
+		}
+		__atomic_store_n(top, low, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&(*top)[qpn & ((1 << QPN_LOW) - 1)], q, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qpn_mu);
+	return 0;
+}
+
+int gx_qp_added(struct gx_qp_ex *q) { return set_qp(q->ex.qp_base.qp_num, q); }
+
+static struct gx_cq *gcq(struct ibv_cq *cq) { return (struct gx_cq *)cq; }
+
+static struct gx_wq *recv_wq(struct gx_qp_ex *q) {
+	struct ibv_srq *srq = q->ex.qp_base.srq;
+	return srq ? &((struct gx_srq *)srq)->wq : &q->rq;
+}
+
+// forget drops the QP's completions still in c: their slots go back to the QP's SRQ, the one
+// queue that outlives the QP, and a QP that reuses the number gets none of them.
+static void forget(struct gx_cq *c, struct gx_qp_ex *q) {
+	uint32_t qpn = q->ex.qp_base.qp_num;
+	pthread_mutex_lock(&c->poll_mu);
+	for (uint64_t i = c->hdr->head, tail = __atomic_load_n(&c->hdr->tail, __ATOMIC_ACQUIRE); i < tail; i++) {
+		struct gx_ring_entry *e = &c->ents[i % c->n];
+		if (e->wc.qp_num != qpn || !e->slots)
+			continue;
+		if ((e->wc.opcode & IBV_WC_RECV) && q->ex.qp_base.srq)
+			__atomic_add_fetch(&recv_wq(q)->freed, e->slots, __ATOMIC_RELEASE);
+		e->slots = 0;
+	}
+	if (c->last == q)
+		c->last = NULL;
+	pthread_mutex_unlock(&c->poll_mu);
+}
+
+void gx_qp_removed(struct gx_qp_ex *q) {
+	set_qp(q->ex.qp_base.qp_num, NULL);
+	struct ibv_qp *qp = &q->ex.qp_base;
+	forget(gcq(qp->send_cq), q);
+	if (qp->recv_cq != qp->send_cq)
+		forget(gcq(qp->recv_cq), q);
+}
+
+// credit gives back the slots of a polled completion to its queue.
+static void credit(struct gx_cq *c, const struct gx_ring_entry *e) {
+	if (!e->slots)
+		return;
+	if (!c->last || c->last_qpn != e->wc.qp_num) {
+		c->last = qp_by_num(e->wc.qp_num);
+		c->last_qpn = e->wc.qp_num;
+		if (!c->last)
+			return;
+	}
+	struct gx_wq *wq = (e->wc.opcode & IBV_WC_RECV) ? recv_wq(c->last) : &c->last->sq;
+	__atomic_add_fetch(&wq->freed, e->slots, __ATOMIC_RELEASE);
+}
+
+static void to_wc(const struct gx_ring_wc *f, struct ibv_wc *w) {
+	w->wr_id = f->wr_id;
+	w->status = f->status;
+	w->opcode = f->opcode;
+	w->vendor_err = f->vendor_err;
+	w->byte_len = f->byte_len;
+	if (f->wc_flags & IBV_WC_WITH_INV)
+		w->invalidated_rkey = f->invalidated_rkey;
+	else
+		w->imm_data = htobe32(f->imm);
+	w->qp_num = f->qp_num;
+	w->src_qp = f->src_qp;
+	w->wc_flags = f->wc_flags;
+	w->pkey_index = f->pkey_index;
+	w->slid = f->slid;
+	w->sl = f->sl;
+	w->dlid_path_bits = f->dlid_path_bits;
+}
+
+int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
+	struct gx_cq *c = gcq(cq);
+	if (gx_forked_child()) // the ring is the parent's, and its lock may be held there
+		return -EOPNOTSUPP;
+	if (num_entries <= 0)
+		return 0;
+	pthread_mutex_lock(&c->poll_mu);
+	struct gx_ring_header *h = c->hdr;
+	uint64_t head = h->head;
+	uint64_t avail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) - head;
+	int n = avail < (uint64_t)num_entries ? (int)avail : num_entries;
+	uint32_t at = (uint32_t)(head % c->n);
+	for (int i = 0; i < n; i++) {
+		const struct gx_ring_entry *e = &c->ents[at];
+		to_wc(&e->wc, &wc[i]);
+		credit(c, e);
+		if (++at == c->n)
+			at = 0;
+	}
+	__atomic_store_n(&h->head, head + (uint64_t)n, __ATOMIC_RELEASE);
+	int overrun = n == 0 && __atomic_load_n(&h->overrun, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->poll_mu);
+	return overrun ? -EINVAL : n;
+}
+
+int gx_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	if (gx_forked_child())
+		return EOPNOTSUPP;
+	uint32_t *arm = &gcq(cq)->hdr->notify;
+	if (!solicited_only) {
+		__atomic_store_n(arm, GX_NOTIFY_NEXT, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	uint32_t none = 0;
+	__atomic_compare_exchange_n(arm, &none, GX_NOTIFY_SOLICITED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return 0;
+}
