@@ -212,6 +212,45 @@ int main(void) {
 	wc = poll_one(scq);
 	CHECK(wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_READ && buf[0] == 'w' && buf[99] == 'w');
 
+	// A work request holds its send queue slot until its completion is polled, so a CQ as deep
+	// as its queues never overruns: ten RDMA WRITEs fill a's eight slots and fail at the ninth
+	// with ENOMEM; one poll gives one slot back.
+	struct ibv_send_wr wrs[10];
+	for (int i = 0; i < 10; i++) {
+		wrs[i] = swr;
+		wrs[i].opcode = IBV_WR_RDMA_WRITE;
+		wrs[i].wr_id = 100 + i;
+		wrs[i].next = i < 9 ? &wrs[i + 1] : NULL;
+	}
+	bad = NULL;
+	CHECK(ibv_post_send(a, wrs, &bad) == ENOMEM && bad == &wrs[8]);
+	CHECK(poll_one(scq).wr_id == 100);
+	wrs[9].next = NULL;
+	bad = NULL;
+	CHECK(ibv_post_send(a, &wrs[8], &bad) == ENOMEM && bad == &wrs[9]);
+	for (int i = 1; i < 9; i++)
+		CHECK(poll_one(scq).wr_id == 100 + i);
+	// An unsignaled request keeps its slot until a later signaled one's completion is polled.
+	for (int i = 0; i < 8; i++) {
+		wrs[i].send_flags = i == 7 ? IBV_SEND_SIGNALED : 0;
+		wrs[i].next = i < 7 ? &wrs[i + 1] : NULL;
+	}
+	CHECK(ibv_post_send(a, wrs, &bad) == 0);
+	CHECK(ibv_post_send(a, &wrs[9], &bad) == ENOMEM && bad == &wrs[9]);
+	CHECK(poll_one(scq).wr_id == 107);
+	CHECK(ibv_post_send(a, wrs, &bad) == 0);
+	// Resizing keeps the queued completions in order.
+	CHECK(ibv_resize_cq(scq, 32) == 0 && scq->cqe == 32);
+	CHECK(poll_one(scq).wr_id == 107);
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	for (int i = 0; i < 3; i++) {
+		swr.wr_id = 200 + i;
+		CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	}
+	CHECK(ibv_resize_cq(scq, 16) == 0 && scq->cqe == 16);
+	for (int i = 0; i < 3; i++)
+		CHECK(poll_one(scq).wr_id == 200 + i);
+
 	// An inline SEND: the payload is copied at post time, so the buffer may change at once.
 	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
 	char msg[8] = "inline!";
