@@ -29,6 +29,17 @@ var ErrHelp = errors.New("help requested")
 // ErrInterrupted is the one wording of a run that Ctrl-C or SIGTERM ended.
 var ErrInterrupted = errors.New("interrupted")
 
+// StatusError is a failure of a run that ends with an exit status of its own instead of
+// ExitFailure: gorxe exec's 127 for a program it cannot find and 126 for one it cannot start,
+// what a shell reports, so that they differ from the exit statuses of the program it runs.
+type StatusError struct {
+	Status int
+	Err    error
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
+
 // Run is a parsed command: it runs until done, failed or ctx ends (Ctrl-C), printing its
 // results on stdout and its notices on stderr, and returns why it failed.
 type Run func(ctx context.Context, stdout, stderr io.Writer) error
@@ -89,5 +100,8 @@ func ExecContext(ctx context.Context, c Command, args []string, stdout, stderr i
 		return ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "gorxe %s: %v\n", c.Name, err)
+	if se, ok := errors.AsType[*StatusError](err); ok {
+		return se.Status
+	}
 	return ExitFailure
 }
