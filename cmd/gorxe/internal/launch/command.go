@@ -18,6 +18,7 @@ var Command = tool.Command{
 	Synopsis: "gorxe exec [--addr ADDR] -- CMD [ARG...]",
 	Summary:  "run a C RDMA program (ib_write_bw, rping, ...) on gorxe",
 	Usage:    Usage,
+	Execs:    true,
 	Parse: func(args []string) (tool.Run, error) {
 		o, err := parseArgs(args)
 		return func(context.Context, io.Writer, io.Writer) error { return o.exec() }, err

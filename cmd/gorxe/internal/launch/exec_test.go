@@ -71,6 +71,28 @@ func TestExecReplacesItself(t *testing.T) {
 	assert.Equal(t, "gorxe exec: nosuch-gorxe-program: command not found\n", stderr.String())
 }
 
+// TestExecKeepsIgnoredInterrupt: a program started from a shell that ignores SIGINT (as a
+// script's background job does) still ignores it through gorxe exec, which would not be so had
+// gorxe exec caught Ctrl-C itself.
+func TestExecKeepsIgnoredInterrupt(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status to read the ignored signals from")
+	}
+	lib := t.TempDir()
+	writeFile(t, filepath.Join(lib, libFile), "")
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", `trap "" INT; exec "$0" --lib "$1" -- grep SigIgn /proc/self/status`, self, lib)
+	cmd.Env = append(os.Environ(), asGorxeExec+"=1")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	hex, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "SigIgn:")
+	require.True(t, ok, "%q", out)
+	mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+	require.NoError(t, err)
+	assert.NotZero(t, mask&(1<<(syscall.SIGINT-1)), "SIGINT is not ignored in the program: SigIgn %#x", mask)
+}
+
 // TestExecDevinfo runs the distribution's ibv_devinfo through gorxe exec on the library make clib
 // builds: it lists the one device --addr names, with that address's GID at index 1.
 func TestExecDevinfo(t *testing.T) {

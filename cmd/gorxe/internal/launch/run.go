@@ -74,7 +74,10 @@ func lookPath(name string) (string, error) {
 	return "", &tool.StatusError{Status: status, Err: fmt.Errorf("%s: %w", name, err)}
 }
 
-// exec replaces the process with the program; it returns only when the kernel refuses.
+// exec replaces the process with the program; it returns only when the kernel refuses. The
+// program inherits the signals gorxe ignores: SIGINT and SIGHUP if gorxe's caller ignored them
+// (the runner leaves them alone for this command), but no others, which the Go runtime handles
+// from its start, so that execve resets them to their default.
 func (l launch) exec() error {
 	err := syscall.Exec(l.path, l.argv, l.env)
 	status := exitCannot

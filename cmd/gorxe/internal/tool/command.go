@@ -58,11 +58,18 @@ type Command struct {
 	Usage func(w io.Writer)
 	// Main, for a command that parses and reports on its own, replaces Parse and Usage.
 	Main func(args []string, stdout, stderr io.Writer) int
+	// Execs says the run replaces the process with another program (execve), which must inherit
+	// the signal dispositions gorxe was started with: the runner then leaves Ctrl-C and SIGTERM
+	// alone (a SIGINT the caller ignored stays ignored) and the run's context never ends.
+	Execs bool
 }
 
 // Exec runs c with args and returns the exit status. Ctrl-C and SIGTERM cancel the run's
-// context. Every failure is one line on stderr, "gorxe NAME: why".
+// context, unless c.Execs. Every failure is one line on stderr, "gorxe NAME: why".
 func Exec(c Command, args []string, stdout, stderr io.Writer) int {
+	if c.Execs {
+		return ExecContext(context.Background(), c, args, stdout, stderr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return ExecContext(ctx, c, args, stdout, stderr)
