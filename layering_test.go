@@ -21,7 +21,8 @@ const module = "github.com/gorxe/gorxe"
 // lower layers (the tools, at the top, may also import each other). A new package must be added
 // here, which is the moment to decide where it sits.
 var layers = [][]string{
-	{"packet", "counter", "clock", "internal/netdev", "cm/mad"},
+	// internal/clibtest runs make clib for the tests of C programs; it imports only the standard library.
+	{"packet", "counter", "clock", "internal/netdev", "cm/mad", "internal/clibtest"},
 	{"cq", "mr", "netio", "layers", "cm"}, // cm: the connection manager's sans-I/O state machine
 	{"qp", "capture"},
 	{"transport", "dump"},

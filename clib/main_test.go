@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/internal/clibtest"
 )
 
 // The tests build the library once (make clib into a temporary directory) and run the
@@ -36,11 +38,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tmpRoot = dir
-	if skipWhy = missingBuildTools(); skipWhy == "" {
+	if skipWhy = clibtest.Missing(); skipWhy == "" {
 		out := filepath.Join(dir, "lib")
-		build := exec.Command("make", "-s", "-C", "..", "clib", "CLIB_OUT="+out)
-		if o, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "make clib: %v\n%s", err, o)
+		if err := clibtest.Build("..", out); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.RemoveAll(dir)
 			os.Exit(1)
 		}
@@ -49,35 +50,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// missingBuildTools says what the machine lacks to build the library, or "".
-func missingBuildTools() string {
-	for _, tool := range []string{"make", "cc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return tool + " is not installed"
-		}
-	}
-	for _, lib := range []string{"libibverbs.so.1", "librdmacm.so.1"} {
-		if _, err := os.Stat(installedLib(lib)); err != nil {
-			return lib + " is not installed (libibverbs-dev, librdmacm-dev)"
-		}
-	}
-	check := exec.Command("cc", "-fsyntax-only", "-x", "c", "-")
-	check.Stdin = strings.NewReader("#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\n")
-	if err := check.Run(); err != nil {
-		return "rdma-core's headers are not installed (libibverbs-dev, librdmacm-dev)"
-	}
-	return ""
-}
-
-// installedLib is the path of the distribution's library the compiler would link.
-func installedLib(name string) string {
-	out, err := exec.Command("cc", "-print-file-name="+name).Output()
-	if err != nil {
-		return name
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // needLibrary skips a test when the library could not be built, and needs each of tools.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/clib/internal/elfabi"
+	"github.com/gorxe/gorxe/internal/clibtest"
 )
 
 // TestExportsWhatRDMACoreExports compares the library with the installed libibverbs.so.1 and
@@ -28,7 +29,7 @@ func TestExportsWhatRDMACoreExports(t *testing.T) {
 	}
 	total := 0
 	for _, lib := range []string{"libibverbs.so.1", "librdmacm.so.1"} {
-		real, err := elfabi.Exports(installedLib(lib))
+		real, err := elfabi.Exports(clibtest.InstalledLib(lib))
 		require.NoError(t, err)
 		for _, n := range real {
 			if !assert.Contains(t, have, n.Name, "version node %s of %s", n.Name, lib) {

@@ -1,5 +1,6 @@
-// Command gorxe is the gorxe tool: it runs the narrated demo, dumps RoCEv2 captures, and is a
-// drop-in peer of the rdma-core and perftest tools (rc_pingpong, write_bw, devinfo, ...). Each
+// Command gorxe is the gorxe tool: it runs the narrated demo, dumps RoCEv2 captures, is a
+// drop-in peer of the rdma-core and perftest tools (rc_pingpong, write_bw, devinfo, ...), and
+// runs C programs on gorxe's C library (exec). Each
 // subcommand is a package under internal/ with its tool.Command; this file is their table.
 package main
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/cmatose"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/demo"
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/launch"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/mckey"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/perftest"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/pingpong"
@@ -57,6 +59,7 @@ var commands = []tool.Command{
 	perftest.Command(perftest.Test{Verb: perftest.VerbRead, Kind: perftest.Lat}),
 	perftest.Command(perftest.Test{Verb: perftest.VerbSend, Kind: perftest.Lat}),
 	perftest.Command(perftest.Test{Verb: perftest.VerbAtomic, Kind: perftest.Lat}),
+	launch.Command,
 	versionCommand,
 }
 
@@ -74,6 +77,7 @@ var environment = []struct{ name, meaning string }{
 	{devselect.EnvPort, "RoCEv2 UDP port instead of 4791; both peers must agree (kernel rxe uses 4791)"},
 	{netio.EnvFaults, "impair outgoing datagrams, e.g. loss=0.2 or reorder=0.02,dup=0.01,seed=7"},
 	{devselect.EnvPcap, "pcapng file of every datagram a tool sends and receives (as --pcap)"},
+	{launch.EnvLib, "directory holding gorxe's libibverbs.so.1, for gorxe exec (as --lib)"},
 }
 
 func main() {

@@ -126,7 +126,7 @@ func TestHelp(t *testing.T) {
 
 // TestHelpCommand: gorxe help COMMAND is the command's own help, as gorxe COMMAND -h.
 func TestHelpCommand(t *testing.T) {
-	for _, name := range []string{"rping", "write_bw", "rc_pingpong", "dump", "tour", "version"} {
+	for _, name := range []string{"rping", "write_bw", "rc_pingpong", "dump", "tour", "version", "exec"} {
 		code, out, errOut := run("help", name)
 		require.Equal(t, exitOK, code, "%s: %s", name, errOut)
 		_, want, _ := run(name, "-h")
@@ -146,7 +146,7 @@ func TestHelpCommand(t *testing.T) {
 func TestCommonOptionsInEveryHelp(t *testing.T) {
 	for _, c := range commands {
 		switch c.Name {
-		case "dump", "trace", "tour", "stats", "version", "devinfo":
+		case "dump", "trace", "tour", "stats", "version", "devinfo", "exec":
 			continue // they open no device of their own
 		}
 		_, out, _ := run(c.Name, "-h")

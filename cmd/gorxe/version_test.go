@@ -65,6 +65,6 @@ func TestHelpListsEnvironment(t *testing.T) {
 		names = append(names, strings.Fields(l)[0])
 		assert.LessOrEqual(t, len(l), 100, "help line too long: %q", l)
 	}
-	assert.Equal(t, []string{"GORXE_ADDR", "GORXE_PORT", "GORXE_FAULTS", "GORXE_PCAP"}, names)
+	assert.Equal(t, []string{"GORXE_ADDR", "GORXE_PORT", "GORXE_FAULTS", "GORXE_PCAP", "GORXE_LIB"}, names)
 	assert.Contains(t, out, "gorxe version")
 }

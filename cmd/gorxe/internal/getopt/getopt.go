@@ -37,12 +37,27 @@ type Option struct {
 // separate value (--iters=10, --iters 10), unambiguous long prefixes (--it), operands anywhere
 // (options are permuted in front of them) and "--" ending the options. It returns the operands.
 func Parse(args []string, opts []Option) ([]string, error) {
+	return parse(args, opts, false)
+}
+
+// ParseInOrder is Parse for a command that runs another command line (as env and nice do): the
+// options end at the first operand, as with getopt_long's REQUIRE_ORDER ("+" leading the short
+// options), so the options after it are left to the command it names. It returns that operand
+// and everything after it.
+func ParseInOrder(args []string, opts []Option) ([]string, error) {
+	return parse(args, opts, true)
+}
+
+// parse parses args; inOrder ends the options at the first operand.
+func parse(args []string, opts []Option, inOrder bool) ([]string, error) {
 	var operands []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			return append(operands, args[i+1:]...), nil
+		case inOrder && (a == "-" || !strings.HasPrefix(a, "-")):
+			return args[i:], nil
 		case strings.HasPrefix(a, "--"):
 			name, value, hasValue := strings.Cut(a[2:], "=")
 			o, err := findLong(opts, name)

@@ -58,6 +58,34 @@ func TestGetopt(t *testing.T) {
 	}
 }
 
+// TestParseInOrder: the options end at the first operand; what follows it, options included, is
+// returned untouched, and "--" still ends the options.
+func TestParseInOrder(t *testing.T) {
+	tests := []struct {
+		args     []string
+		want     parsed
+		operands []string
+	}{
+		{nil, parsed{}, nil},
+		{[]string{"-n", "5", "prog", "-n", "7", "--chk"}, parsed{iters: 5}, []string{"prog", "-n", "7", "--chk"}},
+		{[]string{"-e", "--", "-n", "7"}, parsed{events: true}, []string{"-n", "7"}},
+		{[]string{"prog", "--", "x"}, parsed{}, []string{"prog", "--", "x"}},
+		{[]string{"-", "-e"}, parsed{}, []string{"-", "-e"}},
+		{[]string{"--port=9", "-ec"}, parsed{port: 9, events: true, chk: true}, nil},
+	}
+	for _, tc := range tests {
+		var got parsed
+		ops, err := ParseInOrder(tc.args, options(&got))
+		if !assert.NoError(t, err, "ParseInOrder(%q)", tc.args) {
+			continue
+		}
+		assert.Equal(t, tc.want, got, "ParseInOrder(%q)", tc.args)
+		assert.Equal(t, tc.operands, ops, "ParseInOrder(%q)", tc.args)
+	}
+	_, err := ParseInOrder([]string{"-z", "prog"}, options(new(parsed)))
+	assert.EqualError(t, err, "invalid option -- 'z'")
+}
+
 func TestGetoptErrors(t *testing.T) {
 	tests := []struct {
 		args []string

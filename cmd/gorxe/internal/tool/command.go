@@ -29,6 +29,17 @@ var ErrHelp = errors.New("help requested")
 // ErrInterrupted is the one wording of a run that Ctrl-C or SIGTERM ended.
 var ErrInterrupted = errors.New("interrupted")
 
+// StatusError is a failure of a run that ends with an exit status of its own instead of
+// ExitFailure: gorxe exec's 127 for a program it cannot find and 126 for one it cannot start,
+// what a shell reports, so that they differ from the exit statuses of the program it runs.
+type StatusError struct {
+	Status int
+	Err    error
+}
+
+func (e *StatusError) Error() string { return e.Err.Error() }
+func (e *StatusError) Unwrap() error { return e.Err }
+
 // Run is a parsed command: it runs until done, failed or ctx ends (Ctrl-C), printing its
 // results on stdout and its notices on stderr, and returns why it failed.
 type Run func(ctx context.Context, stdout, stderr io.Writer) error
@@ -47,11 +58,18 @@ type Command struct {
 	Usage func(w io.Writer)
 	// Main, for a command that parses and reports on its own, replaces Parse and Usage.
 	Main func(args []string, stdout, stderr io.Writer) int
+	// Execs says the run replaces the process with another program (execve), which must inherit
+	// the signal dispositions gorxe was started with: the runner then leaves Ctrl-C and SIGTERM
+	// alone (a SIGINT the caller ignored stays ignored) and the run's context never ends.
+	Execs bool
 }
 
 // Exec runs c with args and returns the exit status. Ctrl-C and SIGTERM cancel the run's
-// context. Every failure is one line on stderr, "gorxe NAME: why".
+// context, unless c.Execs. Every failure is one line on stderr, "gorxe NAME: why".
 func Exec(c Command, args []string, stdout, stderr io.Writer) int {
+	if c.Execs {
+		return ExecContext(context.Background(), c, args, stdout, stderr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return ExecContext(ctx, c, args, stdout, stderr)
@@ -89,5 +107,8 @@ func ExecContext(ctx context.Context, c Command, args []string, stdout, stderr i
 		return ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "gorxe %s: %v\n", c.Name, err)
+	if se, ok := errors.AsType[*StatusError](err); ok {
+		return se.Status
+	}
 	return ExitFailure
 }

@@ -51,6 +51,8 @@ func TestExec(t *testing.T) {
 		{"failure", nil, errors.New("rdma_connect: peer rejected"), false, ExitFailure, "ran\n", "gorxe fake: rdma_connect: peer rejected\n"},
 		{"timeout", nil, fmt.Errorf("connect to 10.0.0.1:7174: %w", &TimeoutError{After: 30 * time.Second}), false, ExitFailure, "ran\n",
 			"gorxe fake: connect to 10.0.0.1:7174: timed out after 30s\n"},
+		{"own status", nil, &StatusError{Status: 127, Err: errors.New("nosuch: command not found")}, false, 127, "ran\n",
+			"gorxe fake: nosuch: command not found\n"},
 		{"interrupted waiting", nil, fmt.Errorf("accept: %w", context.Canceled), true, ExitInterrupted, "ran\n", "gorxe fake: interrupted\n"},
 		{"interrupted, saying how far", nil, fmt.Errorf("%w after 3 of 10 steps", ErrInterrupted), true, ExitInterrupted, "ran\n",
 			"gorxe fake: interrupted after 3 of 10 steps\n"},
