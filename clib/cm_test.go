@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,26 +44,6 @@ func waitBound(t *testing.T, addr string, server *proc) {
 		case <-tick.C:
 		}
 	}
-}
-
-var (
-	gorxeOnce sync.Once
-	gorxeBin  string
-	gorxeErr  error
-)
-
-// goTool returns the command line of one of gorxe's Go tools, building the gorxe command once.
-func goTool(t *testing.T, tool string) []string {
-	t.Helper()
-	gorxeOnce.Do(func() {
-		gorxeBin = filepath.Join(tmpRoot, "gorxe-cm")
-		out, err := exec.Command("go", "build", "-o", gorxeBin, "github.com/gorxe/gorxe/cmd/gorxe").CombinedOutput()
-		if err != nil {
-			gorxeErr = fmt.Errorf("building gorxe: %v: %s", err, out)
-		}
-	})
-	require.NoError(t, gorxeErr)
-	return []string{gorxeBin, tool}
 }
 
 // cmPair describes one RDMA-CM tool as server and client: their arguments given the server's
