@@ -69,6 +69,9 @@ struct gx_qp_ex {
 struct ibv_qp *gx_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 void gx_free_qp_ex(struct gx_qp_ex *q);
 
+// The name of the memfd behind each context's cmd_fd.
+#define GX_CONTEXT_FILE "gorxe-context"
+
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);

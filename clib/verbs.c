@@ -9,7 +9,7 @@
 // the next step keeps Go off that path with rings shared with the engine, as rxe's provider does
 // with the kernel.
 
-#define _GNU_SOURCE // pipe2
+#define _GNU_SOURCE // pipe2, memfd_create
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <endian.h>
+#include <sys/mman.h>
 
 #include "clib.h"
 #include "_cgo_export.h"
@@ -116,7 +117,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	v->create_qp_ex = gx_create_qp_ex;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
-	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	// A file of its own, so that a dup of cmd_fd names this context (ibv_import_device).
+	ctx->cmd_fd = memfd_create(GX_CONTEXT_FILE, MFD_CLOEXEC);
 	if (ctx->cmd_fd < 0 || pipe2(afd, O_CLOEXEC) < 0) {
 		int e = errno;
 		close_fd(&ctx->cmd_fd);
