@@ -115,6 +115,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	v->query_device_ex = op_query_device_ex;
 	v->create_cq_ex = op_create_cq_ex;
 	v->create_qp_ex = gx_create_qp_ex;
+	v->alloc_parent_domain = gx_alloc_parent_domain;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
 	// A file of its own, so that a dup of cmd_fd names this context (ibv_import_device).

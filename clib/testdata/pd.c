@@ -1,9 +1,11 @@
-// A program against the distribution's headers that imports a context from a dup of its cmd_fd,
-// and a PD and an MR by handle (ibv_import_device, ibv_import_pd, ibv_import_mr): the imported
-// objects name the same device, PD and region, a QP of the imported context on the imported PD
-// sends from the imported MR, an fd or a handle that names nothing is EINVAL, and another
-// process (this program run again with the fd) cannot import the context: EOPNOTSUPP. It prints
-// "ok" and exits 0, or names the failed check and exits 1.
+// A program against the distribution's headers that shares PDs between contexts and objects.
+// It imports a context from a dup of its cmd_fd, and a PD and an MR by handle (ibv_import_device,
+// ibv_import_pd, ibv_import_mr): the imported objects name the same device, PD and region, a QP of
+// the imported context on the imported PD sends from the imported MR, an fd or a handle that names
+// nothing is EINVAL, and another process (this program run again with the fd) cannot import the
+// context: EOPNOTSUPP. A parent domain (ibv_alloc_parent_domain) stands for its PD: the QP that
+// receives is created on it and receives into an MR of the PD, and the PD is busy while the parent
+// domain exists. It prints "ok" and exits 0, or names the failed check and exits 1.
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +71,12 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid)
 					   IBV_QP_MAX_QP_RD_ATOMIC) == 0);
 }
 
+static void *default_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t type) {
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+static void default_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t type) {}
+
 int main(int argc, char **argv) {
 	if (argc == 2) { // the other process, given a dup of the first one's cmd_fd
 		errno = 0;
@@ -125,14 +133,34 @@ int main(int argc, char **argv) {
 	int status;
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
+	// Parent domains: of a PD only, with known attributes.
+	int pd_context;
+	struct ibv_parent_domain_init_attr pda = {.pd = NULL};
+	errno = 0;
+	CHECK(!ibv_alloc_parent_domain(ctx, &pda) && errno == EINVAL);
+	pda.pd = pd;
+	pda.comp_mask = 1 << 5;
+	errno = 0;
+	CHECK(!ibv_alloc_parent_domain(ctx, &pda) && errno == EOPNOTSUPP);
+	pda.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	pda.alloc = default_alloc;
+	pda.free = default_free;
+	pda.pd_context = &pd_context;
+	struct ibv_pd *pdom = ibv_alloc_parent_domain(ctx, &pda);
+	CHECK(pdom && pdom != pd && pdom->context == ctx);
+	pda.pd = pdom;
+	errno = 0;
+	CHECK(!ibv_alloc_parent_domain(ctx, &pda) && errno == EINVAL);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY);
+
 	// A SEND from the imported MR, posted on a QP of the imported context and PD, lands in the
-	// original MR through a QP of the original context.
+	// original MR through a QP of the original context, created on the parent domain.
 	union ibv_gid gid;
 	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	struct ibv_cq *icq = ibv_create_cq(imp, 8, NULL, NULL, 0);
 	CHECK(cq && icq);
-	struct ibv_qp *qp = rc_qp(pd, cq), *iqp = rc_qp(ipd, icq);
+	struct ibv_qp *qp = rc_qp(pdom, cq), *iqp = rc_qp(ipd, icq);
 	connect_qp(qp, iqp->qp_num, &gid);
 	connect_qp(iqp, qp->qp_num, &gid);
 	struct ibv_sge rsge = {.addr = (uintptr_t)buf + SIZE, .length = SIZE, .lkey = mr->lkey};
@@ -153,7 +181,7 @@ int main(int argc, char **argv) {
 	ibv_unimport_pd(ipd);
 	CHECK(ibv_close_device(imp) == 0);
 	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF); // the imported context owned it
-	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_cq(cq) == 0);
+	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pdom) == 0);
 	CHECK(ibv_dereg_mr(mr) == 0 && ibv_dealloc_pd(pd) == 0 && ibv_dealloc_pd(opd) == 0);
 	CHECK(ibv_close_device(ctx) == 0 && ibv_close_device(other) == 0);
 	printf("ok\n");
