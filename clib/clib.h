@@ -136,6 +136,12 @@ int gx_wq_reserve(struct gx_wq *wq, int want);
 int gx_qp_added(struct gx_qp_ex *q);
 void gx_qp_removed(struct gx_qp_ex *q);
 
+// The name of the memfd behind each context's cmd_fd.
+#define GX_CONTEXT_FILE "gorxe-context"
+
+// gx_alloc_parent_domain is the context's alloc_parent_domain.
+struct ibv_pd *gx_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *attr);
+
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,6 +64,26 @@ func needLibrary(t *testing.T, tools ...string) {
 			t.Skipf("%s is not installed (ibverbs-utils)", tool)
 		}
 	}
+}
+
+var (
+	gorxeOnce sync.Once
+	gorxeBin  string
+	gorxeErr  error
+)
+
+// goTool returns the command line of one of gorxe's Go tools, building the gorxe command once.
+func goTool(t *testing.T, tool string) []string {
+	t.Helper()
+	gorxeOnce.Do(func() {
+		gorxeBin = filepath.Join(tmpRoot, "gorxe")
+		out, err := exec.Command("go", "build", "-o", gorxeBin, "github.com/gorxe/gorxe/cmd/gorxe").CombinedOutput()
+		if err != nil {
+			gorxeErr = fmt.Errorf("building gorxe: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, gorxeErr)
+	return []string{gorxeBin, tool}
 }
 
 var pairs atomic.Uint32

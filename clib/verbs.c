@@ -7,7 +7,7 @@
 // poll_cq and req_notify_cq stay in C (ring.c). A post crosses into Go once per GX_BATCH work
 // requests, after ring.c's count of the queue's slots has admitted them.
 
-#define _GNU_SOURCE // pipe2
+#define _GNU_SOURCE // pipe2, memfd_create
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <endian.h>
+#include <sys/mman.h>
 
 #include "clib.h"
 #include "_cgo_export.h"
@@ -110,9 +111,11 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	v->query_device_ex = op_query_device_ex;
 	v->create_cq_ex = op_create_cq_ex;
 	v->create_qp_ex = gx_create_qp_ex;
+	v->alloc_parent_domain = gx_alloc_parent_domain;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	int afd[2] = {-1, -1};
-	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	// A file of its own, so that a dup of cmd_fd names this context (ibv_import_device).
+	ctx->cmd_fd = memfd_create(GX_CONTEXT_FILE, MFD_CLOEXEC);
 	if (ctx->cmd_fd < 0 || pipe2(afd, O_CLOEXEC) < 0) {
 		int e = errno;
 		close_fd(&ctx->cmd_fd);

@@ -173,6 +173,12 @@ func gx_alloc_pd(pd *C.struct_ibv_pd) (rc C.int) {
 //export gx_dealloc_pd
 func gx_dealloc_pd(pd *C.struct_ibv_pd) (rc C.int) {
 	defer catch("dealloc_pd", &rc)
+	objects.mu.Lock()
+	rc, done := deallocParentDomain(pd)
+	objects.mu.Unlock()
+	if done {
+		return rc
+	}
 	return release(&objects, objects.pds, pd, (*gorxe.PD).Dealloc, nil)
 }
 

@@ -55,3 +55,17 @@ func TestAddressTaken(t *testing.T) {
 	assert.Contains(t, lines[0], "give each program its own address with GORXE_ADDR")
 	assert.Contains(t, p.err.String(), "check failed: pd (errno 98: Address already in use)")
 }
+
+// TestSharedPDProgram runs testdata/pd.c: a context imported from a dup of another's cmd_fd,
+// a PD and an MR imported by handle and used for traffic, EINVAL for an fd or handle that names
+// nothing, EOPNOTSUPP for another process's context, the imported objects left to their owner
+// when unimported; and a parent domain standing for its PD, which stays busy meanwhile.
+func TestSharedPDProgram(t *testing.T) {
+	needLibrary(t)
+	bin := filepath.Join(t.TempDir(), "pd")
+	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/pd.c",
+		filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
+	require.NoError(t, err, "cc: %s", out)
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+}

@@ -20,6 +20,7 @@ type QP struct {
 	w   *worker
 
 	queued atomic.Bool // on w.pending, waiting for Run
+	feeder atomic.Pointer[feeder]
 
 	// Guarded by the worker's run lock.
 	deadline time.Time

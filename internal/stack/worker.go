@@ -213,6 +213,7 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 	for i := range b.pkts {
 		p := &b.pkts[i]
 		if h := p.qp; !h.dead {
+			h.feed()
 			v, n := h.q.AttrVersion(), len(w.out.Packets)
 			if p.more {
 				h.eng.ReceiveMore(now, &p.parsed, p.from, &w.out)
@@ -228,6 +229,7 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 
 // runEngine runs h's engine for whatever is due.
 func (w *worker) runEngine(h *QP, now time.Time) {
+	h.feed()
 	v, n := h.q.AttrVersion(), len(w.out.Packets)
 	h.eng.Run(now, &w.out)
 	w.ran(h, v, n)
@@ -248,6 +250,7 @@ func (w *worker) ran(h *QP, v uint64, n int) {
 		w.report(h)
 	}
 	w.track(h)
+	h.settle()
 	w.noteStarved(h)
 	if len(w.out.Packets) >= flushThreshold {
 		w.flush()
