@@ -7,13 +7,17 @@
 // ucmatose, udaddy (UD, resolved with SIDR) and rdma_server / rdma_client, run in both roles too,
 // with IPv4 and IPv6 addresses (rdma_server IPv4 only): they connect through the connection
 // manager's MADs on QP1 (a kernel server's readiness is read from the rdma tool's list of CM IDs,
-// since it opens no socket). Every run is captured on the VM's bridge port; `gorxe dump`
-// verifies the ICRC of every packet, and the capture is checked against rxe's own packet counters.
-// A kernel rxe <-> kernel rxe run between two VMs comes first as the control.
+// since it opens no socket). The distribution's own pingpongs (RC, UC, UD, SRQ) and perftest's
+// ib_write_bw, ib_read_bw and ib_send_bw (RC and UD) also run unmodified on the host on gorxe's C
+// library (role "clib", built with `make clib` into the cache; if the build fails, those rows
+// fail) against the same tools in the VM, in both roles, IPv4, path MTU 1024 and 4096. Every run
+// is captured on the VM's bridge port; `gorxe dump` verifies the ICRC of every packet, and the
+// capture is checked against rxe's own packet counters. A kernel rxe <-> kernel rxe run between
+// two VMs comes first as the control.
 //
 // It needs root, installs its own Debian packages, downloads one kernel image package and builds
-// its own initramfs and guest agent; artefacts go to test/interop/.cache. It prints a pass/fail
-// table and exits non-zero on any failure. Usage (from the repository root):
+// its own initramfs, guest agent and gorxe's C library; artefacts go to test/interop/.cache. It
+// prints a pass/fail table and exits non-zero on any failure. Usage (from the repository root):
 //
 //	go run ./test/interop [-run REGEXP] [-baseline none|short|full] [-skip-gorxe] [-keep]
 package main

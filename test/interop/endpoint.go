@@ -169,19 +169,13 @@ func (j *vmJob) wait(d time.Duration) (guestrpc.Result, bool) {
 	}
 }
 
-// gorxeEndpoint runs gorxe's tools on the host, bound to the bridge.
-type gorxeEndpoint struct {
-	bin string
-	dev []string // the options that select the device
+// hostSide is what the two host endpoints share: the bridge's addresses with the GID layout
+// gorxe gives an interface, and processes started on the host with env added.
+type hostSide struct {
+	env []string
 }
 
-func (e *gorxeEndpoint) name() string { return "gorxe" }
-
-func (e *gorxeEndpoint) argv(t tool, opts []string) ([]string, error) {
-	return append(append([]string{e.bin, t.gorxe}, e.dev...), opts...), nil
-}
-
-func (e *gorxeEndpoint) addr(family int) netip.Addr {
+func (h hostSide) addr(family int) netip.Addr {
 	if family == linkLocal {
 		a, _ := bridgeLinkLocal()
 		return a
@@ -194,7 +188,7 @@ func (e *gorxeEndpoint) addr(family int) netip.Addr {
 
 // gidIndex follows rxe's layout, which gorxe reproduces for an interface: the link-local GID at
 // 0, the IPv4-mapped address at 1, the other IPv6 address at 2.
-func (e *gorxeEndpoint) gidIndex(family int) (int, error) {
+func (h hostSide) gidIndex(family int) (int, error) {
 	if family == linkLocal {
 		// gorxe's GID 0 is derived from the MAC; it is usable only if the bridge has it.
 		if err := bridgeHasLinkLocal(); err != nil {
@@ -208,11 +202,11 @@ func (e *gorxeEndpoint) gidIndex(family int) (int, error) {
 	return 1, nil
 }
 
-func (e *gorxeEndpoint) start(argv []string, timeout time.Duration) (job, error) {
-	return hostJob{guestrpc.Start(argv, nil, timeout)}, nil
+func (h hostSide) start(argv []string, timeout time.Duration) (job, error) {
+	return hostJob{guestrpc.Start(argv, h.env, timeout)}, nil
 }
 
-func (e *gorxeEndpoint) listening(j job, port int, timeout time.Duration) (bool, error) {
+func (h hostSide) listening(j job, port int, timeout time.Duration) (bool, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, err := guestrpc.TCPListening(port)
@@ -221,6 +215,19 @@ func (e *gorxeEndpoint) listening(j job, port int, timeout time.Duration) (bool,
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// gorxeEndpoint runs gorxe's tools on the host, bound to the bridge.
+type gorxeEndpoint struct {
+	hostSide
+	bin string
+	dev []string // the options that select the device
+}
+
+func (e *gorxeEndpoint) name() string { return "gorxe" }
+
+func (e *gorxeEndpoint) argv(t tool, opts []string) ([]string, error) {
+	return append(append([]string{e.bin, t.gorxe}, e.dev...), opts...), nil
 }
 
 func (e *gorxeEndpoint) cmArgv(t tool, opts []string) []string {

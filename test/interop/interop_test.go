@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestGIDString(t *testing.T) {
@@ -286,4 +287,75 @@ func TestPerftestCMArgvs(t *testing.T) {
 		"mtu1500 loss ib_write_bw ipv4 loss2%-no-acks -R -s 16384 -n 100 (gorxe: -u 18)",
 		"mtu1500 loss ib_send_lat ipv4 loss2%-no-acks -R -s 2 -n 200 (gorxe: -u 18)",
 	}, runs)
+}
+
+func TestLibraryArgvs(t *testing.T) {
+	rxe := &rxeEndpoint{v: &vm{n: 1, ip4: netip.MustParsePrefix("198.18.0.11/24"), ip6: netip.MustParsePrefix("fd67:6f72:7865::11/64")}}
+	lib := newLibEndpoint("/lib/dir")
+	assert.Equal(t, []string{"LD_LIBRARY_PATH=/lib/dir", "GORXE_ADDR=" + bridgeName}, lib.env)
+	rc := c(writeBW, 4, 4096, 0, "-s", "65536", "-n", "100")
+	rc.onLibrary = true
+	srv, cli := toolArgvs(rc, rxe, lib, 1, 1, 18600)
+	assert.Equal(t, "ib_write_bw -d gorxe_"+bridgeName+" -i 1 -x 1 -p 18600 -m 4096 -F -s 65536 -n 100",
+		strings.Join(srv, " "), "the C tool gets no gorxe-only options")
+	assert.Equal(t, "ib_write_bw -d rxe0 -i 1 -x 1 -p 18600 -m 4096 -F -s 65536 -n 100 "+hostIP4.Addr().String(), strings.Join(cli, " "))
+	srv, cli = toolArgvs(c(udPingpong, 4, 1024, 0, "-s", "1024"), lib, rxe, 1, 1, 18601)
+	assert.Equal(t, "ibv_ud_pingpong -d rxe0 -i 1 -g 1 -p 18601 -s 1024", strings.Join(srv, " "))
+	assert.Equal(t, "ibv_ud_pingpong -d gorxe_"+bridgeName+" -i 1 -g 1 -p 18601 -s 1024 198.18.0.11", strings.Join(cli, " "))
+	assert.Equal(t, []string{"198.18.0.11", hostIP4.Addr().String()}, capturePeers(rc, lib, rxe))
+	ud := c(sendBW, 4, 1024, 0, "-c", "UD", "-s", "1024")
+	assert.Equal(t, []string{hostIP4.Addr().String()}, capturePeers(ud, lib, rxe), "a UD send_bw server only receives")
+	ud.tool = withCM(sendBW)
+	assert.Len(t, capturePeers(ud, lib, rxe), 2, "with -R the server answers the SIDR request")
+	ok, err := lib.cmListening(nil, rping, 18602, 0)
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, errNoLibCMServer)
+}
+
+// TestLibraryCases: the C tools on gorxe's library cover the pingpongs and perftest's RC and UD
+// tools at both path MTUs, with IPv4 GIDs, in phases whose netdev MTU carries the path MTU.
+func TestLibraryCases(t *testing.T) {
+	var runs []string
+	for _, p := range gorxeMatrix() {
+		for _, rc := range p.cases {
+			if !rc.onLibrary {
+				continue
+			}
+			assert.False(t, p.loss, "%s runs under loss on the library", rc.tool.c)
+			assert.Nil(t, rc.tool.cm, "%s: no RDMA-CM server can be awaited on the library", rc.tool.c)
+			assert.Empty(t, rc.gorxeOpts, "%s: the C tool takes no gorxe options", rc.tool.c)
+			assert.GreaterOrEqual(t, p.netMTU, rc.pathMTU+100, "%s: the netdev MTU does not carry path MTU %d", rc.tool.c, rc.pathMTU)
+			runs = append(runs, p.label+" "+rc.tool.c+" "+describe(p, rc))
+		}
+	}
+	assert.ElementsMatch(t, []string{
+		"mtu1500 ibv_rc_pingpong ipv4 mtu1024 -s 16384 -n 100",
+		"mtu1500 ibv_ud_pingpong ipv4 mtu1024 -s 1024 -n 100",
+		"mtu1500 ib_read_bw ipv4 mtu1024 -s 65536 -n 100",
+		"mtu1500 ib_send_bw ipv4 mtu1024 -s 65536 -n 100",
+		"mtu1500 ib_send_bw ipv4 mtu1024 -c UD -s 1024 -n 100",
+		"mtu1500 ibv_uc_pingpong ipv4 mtu1024 -s 4096 -n 100",
+		"mtu1500 ibv_srq_pingpong ipv4 mtu1024 -s 4096 -n 100",
+		"mtu1500 ib_write_bw ipv4 mtu1024 -s 65536 -n 100",
+		"mtu1500 ib_send_bw ipv4 mtu1024 -s 1 -n 200",
+		"mtu9000 ibv_rc_pingpong ipv4 mtu4096 -s 16384 -n 100",
+		"mtu9000 ibv_ud_pingpong ipv4 mtu4096 -s 4096 -n 100",
+		"mtu9000 ib_read_bw ipv4 mtu4096 -s 65536 -n 100",
+		"mtu9000 ib_send_bw ipv4 mtu4096 -s 65536 -n 100",
+		"mtu9000 ib_send_bw ipv4 mtu4096 -c UD -s 4096 -n 100",
+		"mtu9000 ib_write_bw ipv4 mtu4096 -s 1048576 -n 20",
+	}, runs)
+}
+
+// TestLibraryNotBuilt: without the library every case of it fails, the first with the build's
+// error, and none is left out.
+func TestLibraryNotBuilt(t *testing.T) {
+	s := &suite{o: &options{libErr: "building gorxe's C library: no cc"}}
+	assert.False(t, s.libraryBuilt("ib_write_bw", "clib->rxe", "a"))
+	assert.False(t, s.libraryBuilt("ib_write_bw", "rxe->clib", "a"))
+	require.Len(t, s.rows, 2)
+	assert.Equal(t, row{tool: "ib_write_bw", role: "clib->rxe", options: "a", detail: "building gorxe's C library: no cc"}, s.rows[0])
+	assert.False(t, s.rows[1].pass)
+	assert.Contains(t, s.rows[1].detail, "not run")
+	assert.True(t, (&suite{o: &options{libDir: "/lib/dir"}}).libraryBuilt("x", "y", "z"))
 }

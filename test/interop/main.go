@@ -25,6 +25,8 @@ type options struct {
 	gorxeDev  string
 	// Set by the outer copy for the inner one.
 	kernelRoot, kernelRelease, initrd, gorxeBin, workdir string
+	// libDir holds gorxe's C library; libErr says why it could not be built.
+	libDir, libErr string
 }
 
 func parseFlags() *options {
@@ -40,6 +42,8 @@ func parseFlags() *options {
 	flag.StringVar(&o.initrd, "inner-initrd", "", "internal")
 	flag.StringVar(&o.gorxeBin, "inner-gorxe", "", "internal")
 	flag.StringVar(&o.workdir, "inner-workdir", "", "internal")
+	flag.StringVar(&o.libDir, "inner-clib", "", "internal")
+	flag.StringVar(&o.libErr, "inner-clib-error", "", "internal")
 	flag.Parse()
 	return o
 }
@@ -87,6 +91,15 @@ func outer(log *logger, o *options) int {
 	if out, err := runIn(repo, nil, "go", "build", "-o", gorxeBin, "./cmd/gorxe"); err != nil {
 		return fail("building gorxe: %v\n%s", err, out)
 	}
+	// A library that does not build fails its cases in the table rather than the whole suite, so
+	// that the rest of the matrix still runs and reports.
+	var libDir, libErr string
+	if !o.gorxeOnly {
+		if libDir, err = buildLibrary(repo, o.cache); err != nil {
+			libErr = err.Error()
+			log.printf("%s", libErr)
+		}
+	}
 	runs := filepath.Join(o.cache, "runs")
 	pruneRuns(runs, keptRuns)
 	workdir := filepath.Join(runs, time.Now().Format("20060102-150405"))
@@ -106,7 +119,7 @@ func outer(log *logger, o *options) int {
 	args := append([]string{"netns", "exec", netnsName, self}, os.Args[1:]...)
 	args = append(args, "-cache", o.cache,
 		"-inner-kernel-root", k.Root, "-inner-kernel-release", k.Release, "-inner-initrd", initrd,
-		"-inner-gorxe", gorxeBin, "-inner-workdir", workdir)
+		"-inner-gorxe", gorxeBin, "-inner-workdir", workdir, "-inner-clib", libDir, "-inner-clib-error", libErr)
 	cmd := exec.Command("ip", args...)
 	cmd.Dir = repo
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -107,6 +107,9 @@ type runCase struct {
 	clientSays string
 	// loss is what a lossy phase drops for this case; lossOff leaves it to the tool (lossFor).
 	loss lossMode
+	// onLibrary runs the host side as the distribution's C tool on gorxe's C library instead of
+	// gorxe's Go tool.
+	onLibrary bool
 }
 
 // phase is a network state (netdev MTU, loss) and the cases run in it.
@@ -265,6 +268,38 @@ func perftestCMLossCases() []runCase {
 	return cases
 }
 
+// libraryCases are the distribution's C pingpongs and perftest tools on gorxe's C library against
+// kernel rxe at path MTU mtu, IPv4: at both MTUs the RC and UD pingpongs, 64 KiB reads and sends
+// and UD sends of one packet; at 1024 the UC and SRQ pingpongs, 64 KiB writes and a one-byte send;
+// at 4096 1 MiB writes. The other sizes and GIDs are left to the Go tools' cases: the library runs
+// the same engine, so these cases prove the C programs' path through it, not the protocol again.
+func libraryCases(mtu int) []runCase {
+	// Each takes 2 to 5 s; a hang (a UC message lost for good, which nothing retransmits) should
+	// not cost the suite minutes.
+	const t = 30 * time.Second
+	udSize := fmt.Sprint(mtu) // a UD message fits one packet
+	cases := []runCase{
+		c(rcPingpong, 4, mtu, t, "-s", "16384", "-n", "100"),
+		c(udPingpong, 4, mtu, t, "-s", udSize, "-n", "100"),
+		c(readBW, 4, mtu, t, "-s", "65536", "-n", "100"),
+		c(sendBW, 4, mtu, t, "-s", "65536", "-n", "100"),
+		c(sendBW, 4, mtu, t, "-c", "UD", "-s", udSize, "-n", "100"),
+	}
+	if mtu == 1024 {
+		cases = append(cases,
+			c(ucPingpong, 4, mtu, t, "-s", "4096", "-n", "100"),
+			c(srqPingpong, 4, mtu, t, "-s", "4096", "-n", "100"),
+			c(writeBW, 4, mtu, t, "-s", "65536", "-n", "100"),
+			c(sendBW, 4, mtu, t, "-s", "1", "-n", "200"))
+	} else {
+		cases = append(cases, c(writeBW, 4, mtu, t, "-s", "1048576", "-n", "20"))
+	}
+	for i := range cases {
+		cases[i].onLibrary = true
+	}
+	return cases
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -277,7 +312,8 @@ func rcOnly(cases []runCase) []runCase {
 }
 
 // gorxeMatrix is the gorxe <-> kernel rxe matrix: every tool with IPv4 and IPv6 GIDs at path MTU
-// 1024 and 4096, a size sweep, a few tools on the link-local GIDs, and the RC tools under loss.
+// 1024 and 4096, a size sweep, a few tools on the link-local GIDs, the RC tools under loss, and
+// the C tools on gorxe's C library at both path MTUs.
 func gorxeMatrix() []phase {
 	return []phase{
 		{label: "mtu1500", netMTU: 1500, cases: concat(
@@ -291,7 +327,8 @@ func gorxeMatrix() []phase {
 			cmCases(),
 			librdmacmExamples(),
 			mcCases(),
-			perftestCMCases())},
+			perftestCMCases(),
+			libraryCases(1024))},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{
@@ -301,7 +338,8 @@ func gorxeMatrix() []phase {
 				c(readBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(sendBW, 6, 4096, 120*time.Second, "-s", "4194304", "-n", "10"),
 				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
-			})},
+			},
+			libraryCases(4096))},
 		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases(), perftestCMLossCases())},
 	}
 }

@@ -65,12 +65,23 @@ func (e *rxeEndpoint) mcJoined(j job, timeout time.Duration) (bool, error) {
 }
 
 // capturePeers are the addresses whose packets a run's capture must hold: both sides', except
-// for mckey, where the receiver sends nothing.
+// where the server only receives: mckey's receiver, and perftest's UD sends without RDMA-CM (no
+// ACKs, and the exchange is over TCP).
 func capturePeers(rc runCase, cli, srv endpoint) []string {
-	if rc.tool.c == mckey.c {
+	if rc.tool.c == mckey.c || rc.tool == sendBW && isUD(rc) {
 		return []string{cli.addr(rc.family).String()}
 	}
 	return []string{srv.addr(rc.family).String(), cli.addr(rc.family).String()}
+}
+
+// isUD says whether perftest case rc runs over UD (-c UD).
+func isUD(rc runCase) bool {
+	for i := 0; i+1 < len(rc.opts); i++ {
+		if rc.opts[i] == "-c" && rc.opts[i+1] == "UD" {
+			return true
+		}
+	}
+	return false
 }
 
 // multicastBridgeSteps turn the bridge's IGMP snooping off, so that it floods group traffic to

@@ -9,12 +9,14 @@ import (
 )
 
 // hostPackages are the Debian packages the suite runs: the emulator, what goes into the initramfs
-// (busybox, the rdma-core and perftest tools, kmod to resolve module dependencies), and the network,
-// loss and capture tools on the host.
+// (busybox, the rdma-core and perftest tools, kmod to resolve module dependencies), the network,
+// loss and capture tools on the host, and what gorxe's C library is built with: a C compiler for
+// cgo and rdma-core's headers, whose version nodes the library copies.
 var hostPackages = []string{
 	"qemu-system-x86", "busybox-static", "cpio", "kmod", "iproute2",
 	"rdma-core", "ibverbs-utils", "ibverbs-providers", "perftest", "rdmacm-utils", "libgcc-s1",
 	"nftables", "tshark", "tcpdump",
+	"gcc", "make", "libibverbs-dev", "librdmacm-dev",
 }
 
 // ensurePackages installs whichever hostPackages are missing. Nothing is skipped: a package that

@@ -31,6 +31,8 @@ type suite struct {
 	// endpoints are the VM endpoints in use, repointed when their VM is rebooted.
 	endpoints []*rxeEndpoint
 	reboots   int
+	// libFailReported is set once a row carries why gorxe's C library was not built.
+	libFailReported bool
 }
 
 // inner runs inside the namespace: network, VMs, the control run, the gorxe matrix, the report.
@@ -115,14 +117,19 @@ func (s *suite) execute() error {
 	rxe := &rxeEndpoint{v: s.vms[0]}
 	s.endpoints = []*rxeEndpoint{rxe}
 	gx := &gorxeEndpoint{bin: s.o.gorxeBin, dev: strings.Fields(s.o.gorxeDev)}
+	lib := newLibEndpoint(s.o.libDir)
 	for _, p := range gorxeMatrix() {
 		if err := s.enterPhase(p); err != nil {
 			return err
 		}
-		s.devinfo(rxe, gx, p)
+		s.devinfo(rxe, gx, lib, p)
 		for _, rc := range p.cases {
-			s.run(p, rc, gx, rxe, "gorxe->rxe")
-			s.run(p, rc, rxe, gx, "rxe->gorxe")
+			var host endpoint = gx
+			if rc.onLibrary {
+				host = lib
+			}
+			s.run(p, rc, host, rxe, host.name()+"->rxe")
+			s.run(p, rc, rxe, host, "rxe->"+host.name())
 		}
 	}
 	return nil
@@ -179,8 +186,9 @@ func (s *suite) ensureVMs(p phase) error {
 	return nil
 }
 
-// devinfo checks both devices show an active port with the phase's MTU.
-func (s *suite) devinfo(rxe *rxeEndpoint, gx *gorxeEndpoint, p phase) {
+// devinfo checks that every device shows an active port with the phase's MTU: rxe's, gorxe's
+// through its Go tool and through the distribution's ibv_devinfo on gorxe's C library.
+func (s *suite) devinfo(rxe *rxeEndpoint, gx *gorxeEndpoint, lib *libEndpoint, p phase) {
 	want := "1024"
 	if p.netMTU >= 9000 {
 		want = "4096"
@@ -201,13 +209,31 @@ func (s *suite) devinfo(rxe *rxeEndpoint, gx *gorxeEndpoint, p phase) {
 		}
 		s.rows = append(s.rows, rw)
 	}
-	if s.skip("ibv_devinfo rxe " + p.label) {
-		return
+	if !s.skip("ibv_devinfo rxe " + p.label) {
+		r, err := rxe.v.run([]string{"ibv_devinfo", "-d", "rxe0"}, 30*time.Second)
+		check("ibv_devinfo", "rxe", r, err)
+		argv := append([]string{gx.bin, "devinfo"}, gx.dev...)
+		check("gorxe devinfo", "gorxe", guestrpc.Start(argv, nil, 30*time.Second).Wait(), nil)
 	}
-	r, err := rxe.v.run([]string{"ibv_devinfo", "-d", "rxe0"}, 30*time.Second)
-	check("ibv_devinfo", "rxe", r, err)
-	argv := append([]string{gx.bin, "devinfo"}, gx.dev...)
-	check("gorxe devinfo", "gorxe", guestrpc.Start(argv, nil, 30*time.Second).Wait(), nil)
+	if !s.skip("ibv_devinfo clib "+p.label) && s.libraryBuilt("ibv_devinfo", "clib", "active_mtu "+want) {
+		argv, _ := lib.argv(tool{c: "ibv_devinfo"}, nil)
+		check("ibv_devinfo", "clib", guestrpc.Start(argv, lib.env, 30*time.Second).Wait(), nil)
+	}
+}
+
+// libraryBuilt says whether gorxe's C library was built; if not, it records the case named by
+// tool, role and options as failed for that reason (the build's output goes with the first), so
+// that a missing compiler or header fails the suite rather than thinning the matrix.
+func (s *suite) libraryBuilt(tool, role, options string) bool {
+	if s.o.libErr == "" {
+		return true
+	}
+	detail := "not run: gorxe's C library was not built (the first clib row says why)"
+	if !s.libFailReported {
+		detail, s.libFailReported = s.o.libErr, true
+	}
+	s.rows = append(s.rows, row{tool: tool, role: role, options: options, detail: detail})
+	return false
 }
 
 func (s *suite) skip(name string) bool {
@@ -315,6 +341,9 @@ func cmArgvs(rc runCase, cli, srv endpoint, port int) (sArgv, cArgv []string) {
 func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	opts := describe(p, rc)
 	if s.skip(rc.tool.c + " " + role + " " + opts) {
+		return
+	}
+	if rc.onLibrary && !s.libraryBuilt(rc.tool.c, role, opts) {
 		return
 	}
 	if err := s.ensureVMs(p); err != nil {
