@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/gorxe/gorxe"
@@ -47,12 +46,9 @@ func (e *devEntry) acquire() (*gorxe.Device, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.dev == nil {
+		// No latency mode (Config.BusyPoll): the program's poll_cq reads its CQ's ring in C and
+		// never calls into Go, so a poll could not run what the network holds anyway.
 		cfg := e.cfg
-		// Latency mode: C programs busy-poll their CQs (the pingpongs and perftest do), and a
-		// poll that finds its CQ empty then runs what the network holds on the polling thread,
-		// with no goroutine wake-up in between. The receive goroutine polls no longer than a
-		// nanosecond before it sleeps, so an idle device spends nothing.
-		cfg.BusyPoll = time.Nanosecond
 		d, err := gorxe.Open(cfg)
 		if err != nil {
 			warnDevice(e.name, devselect.ExplainInUse(err, cfg.Port,
