@@ -150,6 +150,14 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 // pollNetwork runs what the network holds on the caller's goroutine (latency mode's CQ poll) and
 // reports whether there was anything. Like a post it takes no lock: once Close has closed the
 // network the poll reads nothing, and workers that have stopped run nothing it hands them.
+// PollNetwork reads the datagrams that have already arrived, without waiting, and runs their
+// engines on the calling goroutine; it reports whether it read any. CQ.Poll does this in latency
+// mode when it finds its CQ empty; a consumer of a CQ ring (CreateCQOnRing), which polls without
+// calling gorxe, may call it when its ring is empty to the same end: its packets become
+// completions with no goroutine wake-up in between. It returns false at once while another
+// caller polls the network.
+func (d *Device) PollNetwork() bool { return d.pollNetwork() }
+
 func (d *Device) pollNetwork() bool {
 	return !d.closed.Load() && d.rt.Poll()
 }

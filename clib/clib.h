@@ -105,9 +105,37 @@ struct gx_srq {
 // Every QP is allocated as a gx_qp_ex, so that ibv_qp_to_qp_ex can tell an extended QP (made by
 // ibv_create_qp_ex) from a plain one; the ibv_wr_* calls build work requests here between
 // wr_start and wr_complete, which posts them.
+// A QP's post ring: the work requests ibv_post_send or ibv_post_recv accepted, queued for the
+// engine, which takes them each time it runs (gorxe's Feeder; feed.go), so a post to a QP whose
+// engine runs anyway costs no call into Go. Entries are stride bytes: in a send ring a gx_send_wr
+// followed by its SGEs and inline data (its pointers point there), in a receive ring a gx_recv_ent
+// followed by its SGEs. A ring has as many entries as its queue is deep, and a post needs a slot
+// of the queue (gx_wq), which comes back only once the work request completed, so an entry is
+// never overwritten before the engine took it.
+struct gx_post_ring {
+	uint64_t tail; // entries written, stored (seq_cst) by posters under their queue's lock
+	uint32_t n, stride;
+	uint8_t *ents;
+};
+
+struct gx_recv_ent {
+	uint64_t wr_id;
+	int32_t num_sge;
+	uint32_t reserved;
+};
+
+// What the engine asks of posters after each of its runs (gx_qp_ex.bell): a poster that finds
+// its bit set calls gx_kick.
+#define GX_BELL_SEND 1 // the engine is idle: nothing else will make it take a send
+#define GX_BELL_RECV 2 // the QP is in the error state: a receive is to be flushed at once
+
 struct gx_qp_ex {
 	struct ibv_qp_ex ex; // first: the program's ibv_qp and ibv_qp_ex are this address
 	struct gx_wq sq, rq; // rq is unused on an SRQ
+	struct gx_post_ring sring, rring;
+	uint32_t bell;
+	uint32_t max_ud;  // the largest UD payload (the port's MTU)
+	struct ibv_qp_cap cap;
 	int extended;
 	int err;                 // the first error since wr_start, reported by wr_complete
 	int n, max_wr;           // work requests built, room for
@@ -135,6 +163,16 @@ void gx_wq_init(struct gx_wq *wq, uint32_t depth);
 int gx_wq_reserve(struct gx_wq *wq, int want);
 int gx_qp_added(struct gx_qp_ex *q);
 void gx_qp_removed(struct gx_qp_ex *q);
+
+// The context's post ops (post.c).
+int gx_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int gx_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+// gx_post_rings_alloc sets up a QP's post rings for its capabilities (ENOMEM without memory);
+// gx_post_rings_free frees them.
+int gx_post_rings_alloc(struct gx_qp_ex *q);
+void gx_post_rings_free(struct gx_qp_ex *q);
 
 // The name of the memfd behind each context's cmd_fd.
 #define GX_CONTEXT_FILE "gorxe-context"

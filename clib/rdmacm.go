@@ -101,7 +101,19 @@ func post(id, listen *C.struct_rdma_cm_id, ev C.enum_rdma_cm_event_type, status 
 	if len(pdata) > 0 {
 		p = unsafe.Pointer(&pdata[0])
 	}
+	syncQPState(id)
 	C.gx_cm_post(id, listen, C.int(ev), C.int(status), p, C.int(len(pdata)), conn, nil)
+}
+
+// syncQPState keeps ibv_qp.state true for the id's QP, which the connection manager moved
+// without ibv_modify_qp: programs read it, and post.c takes a QP below RTS for one that refuses
+// sends.
+func syncQPState(id *C.struct_rdma_cm_id) {
+	if qp := qpOf(id); qp != nil {
+		if a, _, err := qp.Query(); err == nil {
+			id.qp.state = uint32(a.State)
+		}
+	}
 }
 
 // cmCall runs f on the id's state with cmMu held, turning its error into an errno and a panic

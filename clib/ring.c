@@ -14,6 +14,7 @@
 #include <endian.h>
 
 #include "clib.h"
+#include "_cgo_export.h"
 
 int gx_ring_alloc(uint32_t n, struct gx_ring_header **hdr, struct gx_ring_entry **ents) {
 	*hdr = aligned_alloc(64, (sizeof(**hdr) + 63) / 64 * 64);
@@ -166,6 +167,8 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	__atomic_store_n(&h->head, head + (uint64_t)n, __ATOMIC_RELEASE);
 	int overrun = n == 0 && __atomic_load_n(&h->overrun, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->poll_mu);
+	if (n == 0 && !overrun && gx_poll_network(cq))
+		return gx_poll_cq(cq, num_entries, wc);
 	return overrun ? -EINVAL : n;
 }
 

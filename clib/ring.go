@@ -32,20 +32,20 @@ import (
 // to compile when an offset differs (a constant index out of range, or a uintptr constant below
 // zero).
 var (
-	hdr   gorxe.CQRingHeader
-	entry gorxe.CQRingEntry
-	_     = [1]struct{}{}[unsafe.Offsetof(hdr.Head)-C.gx_off_head]
-	_     = [1]struct{}{}[unsafe.Offsetof(hdr.Notify)-C.gx_off_notify]
-	_     = [1]struct{}{}[unsafe.Offsetof(hdr.Overrun)-C.gx_off_overrun]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.Status)-C.gx_off_status]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.VendorErr)-C.gx_off_vendor_err]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.QPNum)-C.gx_off_qp_num]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.WCFlags)-C.gx_off_wc_flags]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.PKeyIndex)-C.gx_off_pkey_index]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.WC.DLIDPathBits)-C.gx_off_dlid_path_bits]
-	_     = [1]struct{}{}[unsafe.Offsetof(entry.Slots)-C.gx_off_slots]
-	_     = [1]struct{}{}[unsafe.Sizeof(entry)-C.gx_size_entry]
-	_     = [1]struct{}{}[uintptr(gorxe.MaxCQE)-C.GX_MAX_CQE]
+	ringHdr   gorxe.CQRingHeader
+	ringEntry gorxe.CQRingEntry
+	_         = [1]struct{}{}[unsafe.Offsetof(ringHdr.Head)-C.gx_off_head]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringHdr.Notify)-C.gx_off_notify]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringHdr.Overrun)-C.gx_off_overrun]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.Status)-C.gx_off_status]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.VendorErr)-C.gx_off_vendor_err]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.QPNum)-C.gx_off_qp_num]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.WCFlags)-C.gx_off_wc_flags]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.PKeyIndex)-C.gx_off_pkey_index]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.DLIDPathBits)-C.gx_off_dlid_path_bits]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.Slots)-C.gx_off_slots]
+	_         = [1]struct{}{}[unsafe.Sizeof(ringEntry)-C.gx_size_entry]
+	_         = [1]struct{}{}[uintptr(gorxe.MaxCQE)-C.GX_MAX_CQE]
 )
 
 // ringOf is the ring C allocated for a CQ of n entries: memory outside Go's heap, which the

@@ -4,8 +4,7 @@
 // ibv_qp, ...) and keeps their fields true, and hands the work to the Go side (the gx_*
 // exports), which runs it on gorxe's public API.
 //
-// poll_cq and req_notify_cq stay in C (ring.c). A post crosses into Go once per GX_BATCH work
-// requests, after ring.c's count of the queue's slots has admitted them.
+// The data path stays in C: poll_cq and req_notify_cq in ring.c, the posts in post.c.
 
 #define _GNU_SOURCE // pipe2, memfd_create
 #include <errno.h>
@@ -75,9 +74,6 @@ __be64 ibv_get_device_guid(struct ibv_device *device) {
 int ibv_get_device_index(struct ibv_device *device) { return gx_forked_child() ? -1 : gx_device_index(device); }
 
 // Ops of the context (reached by the inline verbs of the program's own code).
-static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 static int op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
 			 size_t port_attr_len);
 
@@ -104,9 +100,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	ctx->num_comp_vectors = 1;
 	ctx->ops.poll_cq = gx_poll_cq;
 	ctx->ops.req_notify_cq = gx_req_notify_cq;
-	ctx->ops.post_send = op_post_send;
-	ctx->ops.post_recv = op_post_recv;
-	ctx->ops.post_srq_recv = op_post_srq_recv;
+	ctx->ops.post_send = gx_post_send_op;
+	ctx->ops.post_recv = gx_post_recv_op;
+	ctx->ops.post_srq_recv = gx_post_srq_recv_op;
 	v->query_port = op_query_port;
 	v->query_device_ex = op_query_device_ex;
 	v->create_cq_ex = op_create_cq_ex;
@@ -554,9 +550,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 		return fail_null(rc);
 	}
 	struct gx_qp_ex *q = (struct gx_qp_ex *)qp;
+	q->cap = attr->cap;
+	q->bell = GX_BELL_SEND;
 	gx_wq_init(&q->sq, attr->cap.max_send_wr);
 	gx_wq_init(&q->rq, attr->srq ? 0 : attr->cap.max_recv_wr);
-	if ((rc = gx_qp_added(q))) {
+	if ((rc = gx_post_rings_alloc(q)) || (rc = gx_qp_added(q))) {
 		ibv_destroy_qp(qp);
 		return fail_null(rc);
 	}
@@ -601,152 +599,11 @@ int ibv_destroy_qp(struct ibv_qp *qp) {
 	int rc = GX_CALL(gx_destroy_qp(qp));
 	if (!rc) {
 		gx_qp_removed((struct gx_qp_ex *)qp);
+		gx_post_rings_free((struct gx_qp_ex *)qp);
 		gx_free_qp_ex((struct gx_qp_ex *)qp);
 		free(qp);
 	}
 	return rc;
-}
-
-// flatten_send resolves w's unions into f; an inline payload is gathered into inl, which has
-// room for GX_MAX_INLINE bytes. It fails with EINVAL for a longer payload.
-static int flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send_wr *f, uint8_t *inl) {
-	memset(f, 0, sizeof(*f));
-	if (w->send_flags & IBV_SEND_INLINE) {
-		size_t n = 0;
-		for (int i = 0; i < w->num_sge; i++) {
-			if (w->sg_list[i].length > GX_MAX_INLINE - n)
-				return EINVAL;
-			memcpy(inl + n, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
-			n += w->sg_list[i].length;
-		}
-		f->inline_data = inl;
-		f->inline_len = (uint32_t)n;
-	}
-	f->wr_id = w->wr_id;
-	f->sg_list = w->sg_list;
-	f->num_sge = w->num_sge;
-	f->opcode = w->opcode;
-	f->send_flags = w->send_flags;
-	switch (w->opcode) {
-	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_LOCAL_INV:
-		f->invalidate_rkey = w->invalidate_rkey;
-		break;
-	default:
-		f->imm = be32toh(w->imm_data);
-	}
-	if (qp->qp_type == IBV_QPT_UD) {
-		f->ah = w->wr.ud.ah;
-		f->remote_qpn = w->wr.ud.remote_qpn;
-		f->remote_qkey = w->wr.ud.remote_qkey;
-		return 0;
-	}
-	switch (w->opcode) {
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		f->remote_addr = w->wr.atomic.remote_addr;
-		f->compare_add = w->wr.atomic.compare_add;
-		f->swap = w->wr.atomic.swap;
-		f->rkey = w->wr.atomic.rkey;
-		break;
-	default:
-		f->remote_addr = w->wr.rdma.remote_addr;
-		f->rkey = w->wr.rdma.rkey;
-	}
-	return 0;
-}
-
-// nth returns the work request n places after first.
-#define NTH(first, n)                                                                                  \
-	({                                                                                             \
-		__typeof__(first) w_ = (first);                                                        \
-		for (int i_ = 0; i_ < (n) && w_->next; i_++)                                           \
-			w_ = w_->next;                                                                 \
-		w_;                                                                                    \
-	})
-
-// Posts take slots from the queue's count first: a post that finds the queue full fails with
-// ENOMEM at the first work request that does not fit, after posting the ones before it, as
-// providers do.
-static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
-	struct gx_wq *wq = &((struct gx_qp_ex *)qp)->sq;
-	struct gx_send_wr flat[GX_BATCH];
-	uint8_t inl[GX_BATCH][GX_MAX_INLINE];
-	if (gx_forked_child()) // before the lock, which a thread of the parent may have held
-		return EOPNOTSUPP;
-	pthread_mutex_lock(&wq->mu);
-	while (wr) {
-		struct ibv_send_wr *first = wr;
-		int room = gx_wq_reserve(wq, GX_BATCH), n = 0, rc = 0;
-		while (wr && n < room && !(rc = flatten_send(qp, wr, &flat[n], inl[n]))) {
-			wr = wr->next;
-			n++;
-		}
-		if (!rc && wr && n < GX_BATCH)
-			rc = ENOMEM;
-		int done = n;
-		if (n > 0) {
-			int prc = GX_CALL(gx_post_send(qp, flat, n, &done));
-			if (prc)
-				rc = prc;
-			else
-				done = n;
-		}
-		wq->posted += (uint64_t)done;
-		if (rc) {
-			pthread_mutex_unlock(&wq->mu);
-			if (bad_wr)
-				*bad_wr = NTH(first, done);
-			return rc;
-		}
-	}
-	pthread_mutex_unlock(&wq->mu);
-	return 0;
-}
-
-static int post_recv_list(void *q, int srq, struct gx_wq *wq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	if (gx_forked_child())
-		return EOPNOTSUPP;
-	pthread_mutex_lock(&wq->mu);
-	while (wr) {
-		struct ibv_recv_wr *first = wr;
-		int room = gx_wq_reserve(wq, GX_BATCH), n = 0, rc = 0;
-		for (; wr && n < room; wr = wr->next)
-			n++;
-		if (wr && n < GX_BATCH)
-			rc = ENOMEM;
-		int done = n;
-		if (n > 0) {
-			int prc = GX_CALL(gx_post_recv(q, srq, first, n, &done));
-			if (prc)
-				rc = prc;
-			else
-				done = n;
-		}
-		wq->posted += (uint64_t)done;
-		if (rc) {
-			pthread_mutex_unlock(&wq->mu);
-			if (bad_wr)
-				*bad_wr = NTH(first, done);
-			return rc;
-		}
-	}
-	pthread_mutex_unlock(&wq->mu);
-	return 0;
-}
-
-static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	if (qp->srq) {
-		// receives go to the SRQ: refused as rxe refuses them
-		if (bad_wr)
-			*bad_wr = wr;
-		return EINVAL;
-	}
-	return post_recv_list(qp, 0, &((struct gx_qp_ex *)qp)->rq, wr, bad_wr);
-}
-
-static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	return post_recv_list(srq, 1, &((struct gx_srq *)srq)->wq, wr, bad_wr);
 }
 
 // Shared receive queues.

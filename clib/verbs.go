@@ -25,11 +25,13 @@ type (
 	cqState struct {
 		ctx *C.struct_ibv_context // the context that created it, for its events
 		cq  *gorxe.CQ
+		dev *gorxe.Device
 	}
 	qpState struct {
-		ctx *C.struct_ibv_context
-		qp  *gorxe.QP
-		mu  sync.Mutex // guards the post scratch below
+		ctx  *C.struct_ibv_context
+		qp   *gorxe.QP
+		feed *qpFeed
+		mu   sync.Mutex // guards the post scratch below
 		posts
 	}
 	srqState struct {
@@ -281,7 +283,7 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, 
 	}
 	objects.mu.Lock()
 	defer objects.mu.Unlock()
-	objects.cqs[cq] = &cqState{ctx: cq.context, cq: c}
+	objects.cqs[cq] = &cqState{ctx: cq.context, cq: c, dev: d}
 	objects.cqC[c] = cq
 	cq.cqe = C.int(c.CQE())
 	cq.handle = objects.nextHandle()
@@ -362,9 +364,18 @@ func gx_create_qp(q *C.struct_ibv_qp, attr *C.struct_ibv_qp_init_attr) (rc C.int
 		qp.Destroy()
 		return errnoOf(err)
 	}
+	port, err := pd.Device().QueryPort(1)
+	if err != nil {
+		qp.Destroy()
+		return errnoOf(err)
+	}
+	gq := (*C.struct_gx_qp_ex)(unsafe.Pointer(q))
+	gq.max_ud = C.uint32_t(port.MaxMTU.Bytes())
+	feed := &qpFeed{q: gq}
+	qp.SetFeeder(feed)
 	objects.mu.Lock()
 	defer objects.mu.Unlock()
-	objects.qps[q] = &qpState{ctx: q.context, qp: qp}
+	objects.qps[q] = &qpState{ctx: q.context, qp: qp, feed: feed}
 	objects.qpC[qp] = q
 	q.qp_num = C.uint32_t(qp.QPN())
 	q.handle = objects.nextHandle()
@@ -416,7 +427,13 @@ func gx_modify_qp(q *C.struct_ibv_qp, a *C.struct_ibv_qp_attr, mask C.int) (rc C
 		MinRNRTimer: uint8(a.min_rnr_timer), PortNum: uint8(a.port_num), Timeout: uint8(a.timeout),
 		RetryCnt: uint8(a.retry_cnt), RNRRetry: uint8(a.rnr_retry),
 	}
-	return errnoOf(s.qp.Modify(&attr, gorxe.QPAttrMask(mask)))
+	if err := s.qp.Modify(&attr, gorxe.QPAttrMask(mask)); err != nil {
+		return errnoOf(err)
+	}
+	if gorxe.QPAttrMask(mask)&gorxe.QPAttrState != 0 && attr.State == gorxe.QPStateReset {
+		s.feed.discard() // RESET discards posted work, and post.c counts the queues afresh
+	}
+	return 0
 }
 
 //export gx_query_qp
@@ -495,35 +512,11 @@ func gx_post_send(q *C.struct_ibv_qp, flat *C.struct_gx_send_wr, n C.int, bad *C
 	defer s.mu.Unlock()
 	wrs := unsafe.Slice(flat, int(n))
 	s.send, s.sges = s.send[:0], s.sges[:0]
-	for i, f := range wrs {
-		wr := gorxe.SendWR{ID: uint64(f.wr_id), Opcode: gorxe.WROpcode(f.opcode), Flags: gorxe.SendFlags(f.send_flags),
-			ImmData: uint32(f.imm), InvalidateRKey: uint32(f.invalidate_rkey)}
-		if f.num_sge < 0 {
+	for i := range wrs {
+		wr, ok := s.sendWR(&wrs[i])
+		if !ok {
 			*bad = C.int(i)
 			return C.int(syscall.EINVAL)
-		}
-		if wr.Flags&gorxe.SendInline != 0 {
-			// gathered by the C side; gorxe copies it before PostSend returns
-			if f.inline_len > 0 {
-				wr.InlineData = unsafe.Slice((*byte)(f.inline_data), int(f.inline_len))
-			}
-		} else {
-			wr.SGList = s.sgesOf(f.sg_list, f.num_sge)
-		}
-		switch wr.Opcode {
-		case gorxe.WRAtomicCmpAndSwp, gorxe.WRAtomicFetchAndAdd:
-			wr.Atomic = gorxe.AtomicInfo{RemoteAddr: uint64(f.remote_addr), CompareAdd: uint64(f.compare_add),
-				Swap: uint64(f.swap), RKey: uint32(f.rkey)}
-		default:
-			wr.RDMA = gorxe.RDMAInfo{RemoteAddr: uint64(f.remote_addr), RKey: uint32(f.rkey)}
-		}
-		if f.ah != nil {
-			ah := lookup(&objects, objects.ahs, f.ah)
-			if ah == nil {
-				*bad = C.int(i)
-				return C.int(syscall.EINVAL)
-			}
-			wr.UD = gorxe.UDInfo{AH: ah, RemoteQPN: uint32(f.remote_qpn), RemoteQKey: uint32(f.remote_qkey)}
 		}
 		s.send = append(s.send, wr)
 	}
@@ -531,6 +524,39 @@ func gx_post_send(q *C.struct_ibv_qp, flat *C.struct_gx_send_wr, n C.int, bad *C
 		return errPost(err, bad, 0)
 	}
 	return 0
+}
+
+// sendWR converts a send work request C flattened; ok is false for a negative SGE count or an
+// address handle the library does not know.
+func (p *posts) sendWR(f *C.struct_gx_send_wr) (wr gorxe.SendWR, ok bool) {
+	wr = gorxe.SendWR{ID: uint64(f.wr_id), Opcode: gorxe.WROpcode(f.opcode), Flags: gorxe.SendFlags(f.send_flags),
+		ImmData: uint32(f.imm), InvalidateRKey: uint32(f.invalidate_rkey)}
+	if f.num_sge < 0 {
+		return wr, false
+	}
+	if wr.Flags&gorxe.SendInline != 0 {
+		// gathered by the C side; gorxe copies it when it is posted
+		if f.inline_len > 0 {
+			wr.InlineData = unsafe.Slice((*byte)(f.inline_data), int(f.inline_len))
+		}
+	} else {
+		wr.SGList = p.sgesOf(f.sg_list, f.num_sge)
+	}
+	switch wr.Opcode {
+	case gorxe.WRAtomicCmpAndSwp, gorxe.WRAtomicFetchAndAdd:
+		wr.Atomic = gorxe.AtomicInfo{RemoteAddr: uint64(f.remote_addr), CompareAdd: uint64(f.compare_add),
+			Swap: uint64(f.swap), RKey: uint32(f.rkey)}
+	default:
+		wr.RDMA = gorxe.RDMAInfo{RemoteAddr: uint64(f.remote_addr), RKey: uint32(f.rkey)}
+	}
+	if f.ah != nil {
+		ah := lookup(&objects, objects.ahs, f.ah)
+		if ah == nil {
+			return wr, false
+		}
+		wr.UD = gorxe.UDInfo{AH: ah, RemoteQPN: uint32(f.remote_qpn), RemoteQKey: uint32(f.remote_qkey)}
+	}
+	return wr, true
 }
 
 // recvWRs converts n C receive work requests from first on into p.recv.

@@ -334,6 +334,29 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	}
 }
 
+// WaitReadable blocks until a datagram waits on one of the listening sockets, reading none, or
+// the connection is closed; it may return early, so callers read with TryReceive and wait again
+// when that finds nothing. It lets a reader wait for the network without holding datagrams
+// while it sleeps: the stack's receive goroutine waits here and then reads and dispatches under
+// the lock a busy poller reads under, so that datagrams reach the engines in the order they left
+// the socket, whichever of the two read them.
+func (c *UDPConn) WaitReadable() error {
+	for {
+		if p := c.poll.Load(); p != nil {
+			return p.wait()
+		}
+		var peek [1]byte
+		err := c.listeners[0].rc.Read(func(fd uintptr) bool {
+			_, _, e := unix.Recvfrom(int(fd), peek[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			return e != unix.EAGAIN
+		})
+		if errors.Is(err, os.ErrDeadlineExceeded) && c.poll.Load() != nil {
+			continue // a join switched to polling (see kickListener)
+		}
+		return err
+	}
+}
+
 // tryReadable reads, without waiting, from the first of the readable sockets that holds
 // datagrams, starting at a different one each call for fairness. A group socket closed by a
 // concurrent LeaveGroup is passed over.

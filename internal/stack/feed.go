@@ -37,6 +37,17 @@ func (h *QP) Kick() { h.notify(true) }
 // feeder checked it as PostSend would, except for what changed since (a move to RESET, which
 // discards posted work anyway).
 func (h *QP) feed() {
+	if h.feeder.Load() == nil {
+		return
+	}
+	h.feedMu.Lock()
+	h.feedLocked()
+	h.feedMu.Unlock()
+}
+
+// feedLocked is feed with h.feedMu held, which keeps the order of the feeder's work and of
+// PostSend's.
+func (h *QP) feedLocked() {
 	fd := h.feeder.Load()
 	if fd == nil {
 		return

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,7 @@ type QP struct {
 
 	queued atomic.Bool // on w.pending, waiting for Run
 	feeder atomic.Pointer[feeder]
+	feedMu sync.Mutex // held from taking the feeder's work to posting it
 
 	// Guarded by the worker's run lock.
 	deadline time.Time
@@ -58,6 +60,15 @@ func (r *Stack) Add(q *qp.QP) (*QP, error) {
 // queue's lock the post holds anyway. In latency mode all posted work starts on the caller's
 // goroutine and leaves at once.
 func (h *QP) PostSend(wrs []qp.SendWR) error {
+	if h.feeder.Load() != nil {
+		// The feeder's work was posted first: it goes first.
+		h.feedMu.Lock()
+		h.feedLocked()
+		idle, err := h.q.PostSend(wrs)
+		h.feedMu.Unlock()
+		h.notify(idle || h.w.r.latency)
+		return err
+	}
 	idle, err := h.q.PostSend(wrs)
 	h.notify(idle || h.w.r.latency)
 	return err

@@ -95,11 +95,18 @@ func (r *Stack) receiveLoop() {
 	defer r.rxWG.Done()
 	x := r.newScratch()
 	defer x.release()
+	waiter, ordered := r.conn.(readableWaiter)
 	for {
 		x.ready()
-		n, err := r.spin(x.msgs)
-		if n == 0 && err == nil {
-			n, err = r.conn.Receive(x.msgs)
+		var n int
+		var err error
+		if ordered {
+			n, err = r.receiveOrdered(x, waiter)
+		} else {
+			n, err = r.spin(x.msgs)
+			if n == 0 && err == nil {
+				n, err = r.conn.Receive(x.msgs)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
@@ -113,10 +120,42 @@ func (r *Stack) receiveLoop() {
 			}
 			continue
 		}
-		// Every worker but one is woken to handle its batch in parallel; this goroutine runs the
-		// last one itself, saving a hand-off, and reads again once that is done, so that
-		// under load each read takes a larger batch.
-		r.dispatch(x, n, false)
+		if !ordered {
+			r.dispatch(x, n, false)
+		}
+	}
+}
+
+// readableWaiter is a network connection that can wait for datagrams without reading them
+// (netio.UDPConn).
+type readableWaiter interface{ WaitReadable() error }
+
+// receiveOrdered reads one batch and dispatches it under pollMu, the lock Poll reads and
+// dispatches under, so that batches reach the workers in the order they left the socket whoever
+// read them: a UC QP loses a message that arrives out of order for good, and an RC QP resends
+// it. It polls as spin does before it waits for the network outside the lock. Every worker but
+// one is woken to handle its batch in parallel; this goroutine runs the last one itself, saving
+// a hand-off, and reads again once that is done, so that under load each read takes a larger
+// batch.
+func (r *Stack) receiveOrdered(x *rxScratch, w readableWaiter) (int, error) {
+	start := time.Now()
+	for {
+		r.pollMu.Lock()
+		n, err := r.conn.TryReceive(x.msgs)
+		if n > 0 && err == nil {
+			r.dispatch(x, n, false)
+		}
+		r.pollMu.Unlock()
+		switch {
+		case n > 0 || err != nil:
+			return n, err
+		case r.rxPoll > 0 && time.Since(start) < r.rxPoll:
+			runtime.Gosched()
+		default:
+			if err := w.WaitReadable(); err != nil {
+				return 0, err
+			}
+		}
 	}
 }
 

@@ -1,0 +1,107 @@
+//go:build gorxe_clib
+
+package main
+
+/*
+#include "clib.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gorxe/gorxe"
+)
+
+// qpFeed is the Feeder of a QP the library created: it hands the QP's engine the work requests
+// post.c queued in the QP's post rings, and after each engine call sets the QP's bell, which
+// tells post.c's posters whether to start the engine themselves (gx_kick).
+type qpFeed struct {
+	q *C.struct_gx_qp_ex
+
+	mu                 sync.Mutex // Feed, Settled and discard: the worker's and a verb's
+	sendHead, recvHead uint64     // the ring entries taken so far
+	posts                         // the scratch the entries are converted into
+}
+
+// tail loads a post ring's tail, which C stores after writing the entry.
+func tail(r *C.struct_gx_post_ring) uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&r.tail)).Load()
+}
+
+// postEntry returns the address of a post ring's entry at position i.
+func postEntry(r *C.struct_gx_post_ring, i uint64) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(r.ents), uintptr(i%uint64(r.n))*uintptr(r.stride))
+}
+
+// Feed converts the ring entries written since the last call. post.c checked each as PostSend
+// would; an address handle destroyed since (the one check it cannot make) leaves its request
+// out, as the QP would refuse it.
+func (f *qpFeed) Feed() ([]gorxe.SendWR, []gorxe.RecvWR) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.send, f.recv, f.sges = f.send[:0], f.recv[:0], f.sges[:0]
+	for end := tail(&f.q.rring); f.recvHead != end; f.recvHead++ {
+		e := (*C.struct_gx_recv_ent)(postEntry(&f.q.rring, f.recvHead))
+		sges := (*C.struct_ibv_sge)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(*e)))
+		f.recv = append(f.recv, gorxe.RecvWR{ID: uint64(e.wr_id), SGList: f.sgesOf(sges, C.int(e.num_sge))})
+	}
+	for end := tail(&f.q.sring); f.sendHead != end; f.sendHead++ {
+		if wr, ok := f.sendWR((*C.struct_gx_send_wr)(postEntry(&f.q.sring, f.sendHead))); ok {
+			f.send = append(f.send, wr)
+		}
+	}
+	return f.send, f.recv
+}
+
+// Settled sets the bell for the posters (an idle engine needs a kick for a send; a QP in error,
+// for a receive) and reports whether they queued work after the last Feed. The bell is stored
+// before the tails are loaded, and posters store a tail before they load the bell, so a post is
+// either seen here or sees the bell (both atomics are sequentially consistent).
+func (f *qpFeed) Settled(busy, failed bool) bool {
+	var bell uint32
+	if !busy {
+		bell |= C.GX_BELL_SEND
+	}
+	if failed {
+		bell |= C.GX_BELL_RECV
+	}
+	(*atomic.Uint32)(unsafe.Pointer(&f.q.bell)).Store(bell)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return tail(&f.q.sring) != f.sendHead || tail(&f.q.rring) != f.recvHead
+}
+
+// discard drops what the rings hold: a move to RESET discards posted work.
+func (f *qpFeed) discard() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sendHead, f.recvHead = tail(&f.q.sring), tail(&f.q.rring)
+}
+
+// gx_kick starts the engine of a QP whose bell a post found set.
+//
+//export gx_kick
+func gx_kick(q *C.struct_ibv_qp) {
+	var rc C.int
+	defer catch("post_send", &rc)
+	if s := lookup(&objects, objects.qps, q); s != nil {
+		s.qp.Kick()
+	}
+}
+
+// gx_poll_network runs what the network holds on the calling thread, for a poll that found the
+// CQ's ring empty.
+//
+//export gx_poll_network
+func gx_poll_network(cq *C.struct_ibv_cq) C.int {
+	var rc C.int
+	defer catch("poll_cq", &rc)
+	s := lookup(&objects, objects.cqs, cq)
+	if s != nil && s.dev.PollNetwork() {
+		return 1
+	}
+	return 0
+}
