@@ -145,12 +145,8 @@ static void to_wc(const struct gx_ring_wc *f, struct ibv_wc *w) {
 	w->dlid_path_bits = f->dlid_path_bits;
 }
 
-int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
-	struct gx_cq *c = gcq(cq);
-	if (gx_forked_child()) // the ring is the parent's, and its lock may be held there
-		return -EOPNOTSUPP;
-	if (num_entries <= 0)
-		return 0;
+// poll_ring moves up to num_entries completions from the ring into wc.
+static int poll_ring(struct gx_cq *c, int num_entries, struct ibv_wc *wc) {
 	pthread_mutex_lock(&c->poll_mu);
 	struct gx_ring_header *h = c->hdr;
 	uint64_t head = h->head;
@@ -167,9 +163,21 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	__atomic_store_n(&h->head, head + (uint64_t)n, __ATOMIC_RELEASE);
 	int overrun = n == 0 && __atomic_load_n(&h->overrun, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->poll_mu);
-	if (n == 0 && !overrun && gx_poll_network(cq))
-		return gx_poll_cq(cq, num_entries, wc);
 	return overrun ? -EINVAL : n;
+}
+
+// gx_poll_cq reads the ring; when it is empty, it runs what the network holds and what the
+// engine has due on the program's thread, as rxe's kernel side runs on the CPU a packet arrives
+// on, and reads the ring again.
+int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
+	if (gx_forked_child()) // the ring is the parent's, and its lock may be held there
+		return -EOPNOTSUPP;
+	if (num_entries <= 0)
+		return 0;
+	int n = poll_ring(gcq(cq), num_entries, wc);
+	if (n == 0 && gx_poll_network(cq))
+		n = poll_ring(gcq(cq), num_entries, wc);
+	return n;
 }
 
 int gx_req_notify_cq(struct ibv_cq *cq, int solicited_only) {

@@ -137,27 +137,59 @@ type readableWaiter interface{ WaitReadable() error }
 // one is woken to handle its batch in parallel; this goroutine runs the last one itself, saving
 // a hand-off, and reads again once that is done, so that under load each read takes a larger
 // batch.
+//
+// While an application busy-polls (Poll), it takes the datagrams first: this goroutine, woken for
+// each of them, finds the socket empty. After a few such wake-ups in a row it stops waiting for
+// the network for a while (pollerBackoff), leaving the datagrams to the poller and the cores to
+// the application and its peer; the first datagram it reads again ends that.
 func (r *Stack) receiveOrdered(x *rxScratch, w readableWaiter) (int, error) {
 	start := time.Now()
+	woken, lost := false, 0
 	for {
-		r.pollMu.Lock()
-		n, err := r.conn.TryReceive(x.msgs)
-		if n > 0 && err == nil {
-			r.dispatch(x, n, false)
+		if r.pollMu.TryLock() {
+			n, err := r.conn.TryReceive(x.msgs)
+			if n > 0 && err == nil {
+				r.dispatch(x, n, false)
+			}
+			r.pollMu.Unlock()
+			if n > 0 || err != nil {
+				return n, err
+			}
+			if woken {
+				lost++
+			}
+		} else {
+			// A poller reads: it takes what woke this goroutine. Blocking on the lock would
+			// only cost the poller a wake-up of this goroutine when it unlocks.
+			lost++
 		}
-		r.pollMu.Unlock()
-		switch {
-		case n > 0 || err != nil:
-			return n, err
-		case r.rxPoll > 0 && time.Since(start) < r.rxPoll:
+		woken = false
+		if r.rxPoll > 0 && time.Since(start) < r.rxPoll {
 			runtime.Gosched()
-		default:
-			if err := w.WaitReadable(); err != nil {
-				return 0, err
+			continue
+		}
+		if lost >= pollerLosses {
+			lost = 0
+			select {
+			case <-r.done:
+				return 0, net.ErrClosed
+			case <-time.After(pollerBackoff):
 			}
 		}
+		if err := w.WaitReadable(); err != nil {
+			return 0, err
+		}
+		woken = true
 	}
 }
+
+// pollerLosses wake-ups in a row that find the socket emptied by a busy poller make the receive
+// goroutine leave the network to the poller for pollerBackoff. An application that stops polling
+// (to sleep on a completion channel) waits at most that long for its next datagram to be read.
+const (
+	pollerLosses  = 4
+	pollerBackoff = 200 * time.Microsecond
+)
 
 // spin polls the network for up to rxPoll (BusyPoll or ReceivePoll) and returns what it read,
 // yielding the processor between polls so that the goroutines the last read readied (an
@@ -198,7 +230,15 @@ func (r *Stack) Poll() bool {
 	x.ready()
 	n, err := r.conn.TryReceive(x.msgs)
 	if n == 0 || err != nil {
-		return false // the receive goroutine meets and counts the same errors
+		// Nothing arrived (the receive goroutine meets and counts the same errors): run what
+		// the workers have due instead, so that a busy-polling application drives its engines'
+		// timers and queued runs without waiting for their goroutines to be scheduled beside it.
+		ran := false
+		now := r.clk.Now()
+		for _, w := range r.workers {
+			ran = w.runDue(now) || ran
+		}
+		return ran
 	}
 	r.dispatch(x, n, true)
 	return true

@@ -45,6 +45,7 @@ type worker struct {
 	stamp    uint64           // counts received batches, to find each QP's last packet in one
 	timer    clock.Timer
 	timerAt  time.Time
+	dueAt    atomic.Int64 // timerAt in Unix nanoseconds (0: none), for runDue
 	timers   clock.Queue[*QP] // QP deadlines; an entry that no longer matches its QP's deadline is stale
 	out      transport.Output
 	msgs     []netio.Message
@@ -192,6 +193,7 @@ func (w *worker) drain() {
 		}
 		if w.timerDue.Swap(false) {
 			w.timerAt = time.Time{}
+			w.dueAt.Store(0)
 			w.expire(now)
 		}
 		w.admit(now)
@@ -295,6 +297,7 @@ func (w *worker) arm(now time.Time) {
 				w.timer.Stop()
 			}
 			w.timerAt = time.Time{}
+			w.dueAt.Store(0)
 			return
 		}
 		if !c.dead && c.deadline.Equal(t) {
@@ -307,11 +310,31 @@ func (w *worker) arm(now time.Time) {
 		return
 	}
 	w.timerAt = at
+	w.dueAt.Store(at.UnixNano())
 	if w.timer == nil {
 		w.timer = w.r.clk.AfterFunc(at.Sub(now), w.onTimer)
 	} else {
 		w.timer.Reset(at.Sub(now))
 	}
+}
+
+// runDue drains the worker on the calling goroutine if it has work due (a run asked for, a timer
+// expired at now) and nobody runs it; it reports whether it did.
+func (w *worker) runDue(now time.Time) bool {
+	due := w.dueAt.Load()
+	expired := due != 0 && now.UnixNano() >= due
+	if !expired && len(w.kick) == 0 {
+		return false
+	}
+	if !w.run.TryLock() {
+		return false
+	}
+	if expired {
+		w.timerDue.Store(true)
+	}
+	w.drain()
+	w.run.Unlock()
+	return true
 }
 
 // onTimer runs on the clock's goroutine: it only flags the expiry for the worker.
