@@ -55,6 +55,7 @@ type options struct {
 	gorxeBin      string
 	udpceilingBin string
 	goBin         string
+	clibDir       string
 }
 
 func main() {
@@ -77,6 +78,7 @@ func main() {
 	flag.StringVar(&runRE, "run", "", "only the gorxe measurements whose id matches this regular expression")
 	flag.StringVar(&o.gorxeBin, "gorxe", "", "a gorxe binary to use instead of building one")
 	flag.StringVar(&o.udpceilingBin, "udpceiling", "", "a UDP ceiling binary to use instead of building one")
+	flag.StringVar(&o.clibDir, "clib", "", "a directory holding gorxe's C library (libibverbs.so.1) to use instead of building one with make clib")
 	flag.StringVar(&o.goBin, "go", "go", "the go command that builds the binaries")
 	flag.IntVar(&internalIdle, "internal-idle-qps", 0, "internal: run as the idle-QP process")
 	flag.Parse()
