@@ -67,13 +67,18 @@ type side struct {
 }
 
 // sides are the server and client of a case's tool pair: gorxe's Go tool bound to each address,
-// or the C perftest tool on gorxe's library with GORXE_ADDR naming it. Both get the RoCE UDP port
-// and GOMAXPROCS (r.maxProcs, or none with defaultProcs: the runtime of the C library reads it
-// too). The Go tools print their device counters (--counters) and the client writes its result
-// to jsonFile when the binary takes those flags; perftest's C tools print text only.
+// or the C perftest tool on gorxe's library with GORXE_ADDR naming it. Both get the RoCE UDP port.
+// The Go tools get GOMAXPROCS r.maxProcs, or none with defaultProcs; the C tools none, as a user
+// starts them with LD_LIBRARY_PATH and GORXE_ADDR alone. (A C thread's empty polls and posts that
+// start the engine each take a P to run Go code: with one P per process on two cores, one run
+// measured ib_send_bw -s 64 at 0.033 M msg/s and ib_write_bw 64 KiB at 254 MB/s, against 0.096
+// and 509 with the default; ib_send_lat, whose two processes spin, did better with one P.) The
+// Go tools print
+// their device counters (--counters) and the client writes its result to jsonFile when the
+// binary takes those flags; perftest's C tools print text only.
 func (r *runner) sides(c benchCase, port int, args []string, jsonFile string) (srv, cli side) {
 	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort), "GOMAXPROCS=" + strconv.Itoa(r.maxProcs)}
-	if c.defaultProcs {
+	if c.defaultProcs || c.cPerftest {
 		env[1] = "GOMAXPROCS"
 	}
 	common := slices.Concat([]string{"-p", strconv.Itoa(port)}, args)

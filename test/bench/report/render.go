@@ -238,9 +238,10 @@ func cTable(all, cRows []Row) string {
 	}
 	var b strings.Builder
 	b.WriteString("The distribution's C perftest tools (ib_write_bw, ib_send_bw, ib_send_lat) on gorxe's C library " +
-		"(libibverbs.so.1 from make clib, LD_LIBRARY_PATH and GORXE_ADDR), client and server both C, on the same " +
-		"addresses and with the same arguments and GOMAXPROCS as gorxe's Go tools, each run right after the Go tool's runs. " +
-		"C vs Go is C ÷ Go for rates and C − Go for times; the other columns are the C run's.\n\n")
+		"(libibverbs.so.1 from make clib), client and server both C, on the same addresses and with the same arguments " +
+		"as gorxe's Go tools, each run right after the Go tool's runs, started as a user starts them: LD_LIBRARY_PATH and " +
+		"GORXE_ADDR, no GOMAXPROCS. C vs Go is C ÷ Go for rates and C − Go for times, against the Go tool's row above; " +
+		"the other columns are the C run's.\n\n")
 	fmt.Fprintf(&b, "| measurement | gorxe Go tool | C perftest on the library | C vs Go | target | C vs ceiling | CPU per message | %s |\n",
 		switchesHeader)
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
