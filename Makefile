@@ -67,7 +67,8 @@ fuzz-long:
 	done
 
 # The micro-benchmarks, then the report: gorxe's tools as two processes against this machine's
-# UDP ceiling measured in the same run.
+# UDP ceiling measured in the same run, and perftest's C tools on gorxe's C library (built by the
+# report with make clib) against gorxe's tools.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
 	$(MAKE) bench-report

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 }
 
 // needLibrary skips a test when the library could not be built, and needs each of tools.
-func needLibrary(t *testing.T, tools ...string) {
+func needLibrary(t testing.TB, tools ...string) {
 	t.Helper()
 	if libDir == "" {
 		t.Skip("the C library cannot be built here: " + skipWhy)

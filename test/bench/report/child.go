@@ -201,3 +201,51 @@ func (l *lineBuffer) tail() string {
 	}
 	return s
 }
+
+// listenPollInterval is how often waitListening looks at the kernel's socket tables.
+const listenPollInterval = 5 * time.Millisecond
+
+// waitListening waits until a TCP socket listens on port, as /proc/net/tcp and tcp6 show, for a
+// server whose output says nothing until it exits; it fails if the process exits first.
+func (c *child) waitListening(port int, timeout time.Duration) error {
+	tick := time.NewTicker(listenPollInterval)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for {
+		var tables []string
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			if b, err := os.ReadFile(f); err == nil {
+				tables = append(tables, string(b))
+			}
+		}
+		if listensOn(tables, port) {
+			return nil
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("%s exited (%v) before listening on TCP port %d: %s", c.name, c.err, port, c.errOut.tail())
+		case <-deadline:
+			return fmt.Errorf("%s is not listening on TCP port %d after %v", c.name, port, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// tcpListen is the state column's value of a listening socket in /proc/net/tcp.
+const tcpListen = "0A"
+
+// listensOn says whether a table in the format of /proc/net/tcp has a listening socket on port:
+// its local_address field (the second) ends in the port in hexadecimal, its state (the fourth)
+// is LISTEN.
+func listensOn(tables []string, port int) bool {
+	suffix := fmt.Sprintf(":%04X", port)
+	for _, t := range tables {
+		for l := range strings.SplitSeq(t, "\n") {
+			f := strings.Fields(l)
+			if len(f) > 3 && strings.HasSuffix(f[1], suffix) && f[3] == tcpListen {
+				return true
+			}
+		}
+	}
+	return false
+}

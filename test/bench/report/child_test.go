@@ -108,3 +108,25 @@ func TestChildWithoutVariable(t *testing.T) {
 	require.NoError(t, c.wait(time.Minute))
 	assert.Equal(t, "[unset]\n", c.out.String())
 }
+
+// listensOn reads the kernel's TCP tables: a socket in LISTEN on the port, IPv4 or IPv6.
+func TestListensOn(t *testing.T) {
+	tcp := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		"   0: 00000000:4A39 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n" +
+		"   1: 0100007F:1F90 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0 20 4 30 10 -1\n"
+	tcp6 := "  sl  local_address                         remote_address                        st\n" +
+		"   0: 00000000000000000000000000000000:0050 00000000000000000000000000000000:0000 0A 00000000:00000000\n"
+	assert.True(t, listensOn([]string{tcp}, 0x4A39))
+	assert.False(t, listensOn([]string{tcp}, 0x1F90), "established, not listening")
+	assert.False(t, listensOn([]string{tcp}, 0x39), "the whole port, not its tail")
+	assert.True(t, listensOn([]string{tcp, tcp6}, 80))
+	assert.False(t, listensOn(nil, 80))
+}
+
+// waitListening sees a server that exits before it listens.
+func TestWaitListeningSeesEarlyExit(t *testing.T) {
+	c, err := startChild(context.Background(), "early", nil, "/bin/sh", "-c", "echo bye >&2; exit 3")
+	require.NoError(t, err)
+	err = c.waitListening(1, time.Minute)
+	require.ErrorContains(t, err, "early exited (exit status 3) before listening on TCP port 1: bye")
+}

@@ -30,8 +30,18 @@ func bwRow(c benchCase, r bwResult, cpu time.Duration, ceil *ceilingReport) Row 
 			row.Compare = ratio(fmt.Sprintf("GSO+GRO, %d B datagrams", datagram), row.Value, t.ReceivedBytesPerS)
 		}
 	}
-	row.Target = judge(c.target, row.Value, row.Compare)
+	setTarget(&row, c.target)
 	return row
+}
+
+// setTarget judges a target on the row's ceiling comparison now, or keeps a C row's target
+// for compareWithGo.
+func setTarget(row *Row, t *targetSpec) {
+	if row.CPerftest {
+		row.goal = t
+		return
+	}
+	row.Target = judge(t, row.Value, row.Compare)
 }
 
 // latRows turns a latency tool's result into two rows, the typical (median) and the 99th
@@ -61,9 +71,9 @@ func latRows(c benchCase, r latResult, cpu time.Duration, ceil *ceilingReport) [
 			row.Compare = difference("UDP ping-pong "+p.name, row.Value, float64(p.udpNS))
 		}
 		if p.name == "p50" {
-			row.Target = judge(c.target, row.Value, row.Compare)
+			setTarget(&row, c.target)
 		} else {
-			row.Target = judge(c.tailTarget, row.Value, row.Compare)
+			setTarget(&row, c.tailTarget)
 		}
 		rows[i] = row
 	}
@@ -72,13 +82,30 @@ func latRows(c benchCase, r latResult, cpu time.Duration, ceil *ceilingReport) [
 
 // failedRows stands in for the rows of a case whose run failed.
 func failedRows(c benchCase, err error) []Row {
+	rows := emptyRows(c)
+	for i := range rows {
+		rows[i].Error = err.Error()
+	}
+	return rows
+}
+
+// skippedRows stand in for the rows of a case this machine cannot run, saying why.
+func skippedRows(c benchCase, why string) []Row {
+	rows := emptyRows(c)
+	for i := range rows {
+		rows[i].Skipped = why
+	}
+	return rows
+}
+
+// emptyRows are the rows of a case, without figures.
+func emptyRows(c benchCase) []Row {
 	if c.kind != kindLatency {
 		row := baseRow(c)
 		row.Unit = unitBytesPerS
 		if c.kind == kindRate {
 			row.Unit = unitMsgsPerS
 		}
-		row.Error = err.Error()
 		return []Row{row}
 	}
 	var rows []Row
@@ -87,14 +114,41 @@ func failedRows(c benchCase, err error) []Row {
 		row.ID += "-" + name
 		row.Label = latLabel(c, name)
 		row.Unit = unitNS
-		row.Error = err.Error()
 		rows = append(rows, row)
 	}
 	return rows
 }
 
 func baseRow(c benchCase) Row {
-	return Row{ID: c.id(), Label: label(c), Tool: c.tool(), DefaultProcs: c.defaultProcs}
+	return Row{ID: c.id(), Label: label(c), Tool: c.tool(), DefaultProcs: c.defaultProcs, CPerftest: c.cPerftest}
+}
+
+// compareWithGo relates each measured C perftest row to the row of gorxe's Go tool for the same
+// measurement in the same run (pinned GOMAXPROCS, as the C run): rates as C ÷ Go, times as
+// C − Go, and judges the C row's target on that. A row whose Go counterpart failed or was not
+// run gets neither, and a target it keeps counts as missed.
+func compareWithGo(rows []Row) {
+	goRows := map[string]Row{}
+	for _, r := range rows {
+		if !r.CPerftest && !r.DefaultProcs && r.Error == "" && r.Skipped == "" {
+			goRows[r.ID] = r
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if !r.CPerftest || r.Error != "" || r.Skipped != "" {
+			continue
+		}
+		if g, ok := goRows[strings.TrimPrefix(r.ID, cToolPrefix)]; ok && g.Value > 0 {
+			what := "gorxe " + g.Tool
+			if r.Unit == unitNS {
+				r.VsGo = difference(what, r.Value, g.Value)
+			} else {
+				r.VsGo = ratio(what, r.Value, g.Value)
+			}
+		}
+		r.Target = judge(r.goal, r.Value, r.VsGo)
+	}
 }
 
 // fastByDefaultShare is the target for the tools as a user starts them: at least this
@@ -184,11 +238,11 @@ func judge(t *targetSpec, value float64, cmp *Comparison) *Target {
 	}
 	out := &Target{Text: targetText(t)}
 	switch t.kind {
-	case targetMinRatio:
+	case targetMinRatio, targetMinVsGo:
 		out.Met = cmp != nil && cmp.Ratio != nil && *cmp.Ratio >= t.value
 	case targetMinValue:
 		out.Met = value >= t.value
-	case targetMaxDiff:
+	case targetMaxDiff, targetMaxDiffVsGo:
 		out.Met = cmp != nil && cmp.DiffNS != nil && *cmp.DiffNS <= t.value
 	}
 	return out
@@ -202,6 +256,10 @@ func targetText(t *targetSpec) string {
 		return fmt.Sprintf("≥ %g M msg/s", t.value/1e6)
 	case targetMinVsPinned:
 		return fmt.Sprintf("≥ %g× pinned", t.value)
+	case targetMinVsGo:
+		return fmt.Sprintf("≥ %g× Go", t.value)
+	case targetMaxDiffVsGo:
+		return fmt.Sprintf("≤ Go + %g µs", t.value/1000)
 	case targetMaxDiff:
 		if t.value == 0 {
 			return "≤ UDP"

@@ -165,3 +165,62 @@ func TestSizeText(t *testing.T) {
 		assert.Equal(t, want, sizeText(n), n)
 	}
 }
+
+// Each C row is set against the pinned Go row of the same measurement: rates as C ÷ Go, times
+// as C − Go, judged by the targets; the p99 difference is shown without a target.
+func TestCompareWithGo(t *testing.T) {
+	ceil := testCeiling()
+	write := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1}
+	rate := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}
+	lat := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}
+	rows := []Row{
+		bwRow(write, bwResult{Messages: 10, BytesPerS: 1000e6}, 0, ceil),
+		bwRow(write.atDefault(), bwResult{Messages: 10, BytesPerS: 2000e6}, 0, ceil),
+		bwRow(write.inC(), bwResult{Messages: 10, BytesPerS: 950e6}, 0, ceil),
+		bwRow(rate, bwResult{Messages: 10, MsgsPerS: 400e3}, 0, ceil),
+		bwRow(rate.inC(), bwResult{Messages: 10, MsgsPerS: 300e3}, 0, ceil),
+	}
+	rows = append(rows, latRows(lat, latResult{Iterations: 10, TypicalUS: 10, P99US: 20}, 0, ceil)...)
+	rows = append(rows, latRows(lat.inC(), latResult{Iterations: 10, TypicalUS: 10.5, P99US: 30}, 0, ceil)...)
+	compareWithGo(rows)
+
+	w := rows[2]
+	require.NotNil(t, w.VsGo)
+	assert.InDelta(t, 0.95, *w.VsGo.Ratio, 1e-9, "against the pinned Go row, not the default one")
+	assert.Equal(t, "gorxe write_bw", w.VsGo.Ceiling)
+	assert.Equal(t, &Target{Text: "≥ 0.9× Go", Met: true}, w.Target)
+	require.NotNil(t, w.Compare, "the C row keeps its ceiling")
+	assert.InDelta(t, 950e6/2056e6, *w.Compare.Ratio, 1e-9)
+
+	assert.InDelta(t, 0.75, *rows[4].VsGo.Ratio, 1e-9)
+	assert.Equal(t, &Target{Text: "≥ 0.8× Go", Met: false}, rows[4].Target)
+
+	p50, p99 := rows[7], rows[8]
+	assert.InDelta(t, 500.0, *p50.VsGo.DiffNS, 1e-9)
+	assert.Equal(t, &Target{Text: "≤ Go + 1 µs", Met: true}, p50.Target)
+	assert.InDelta(t, 10000.0, *p99.VsGo.DiffNS, 1e-9)
+	assert.Nil(t, p99.Target)
+
+	for _, r := range rows {
+		if !r.CPerftest {
+			assert.Nil(t, r.VsGo, r.ID)
+		}
+	}
+}
+
+// A C row whose Go row failed has nothing to compare with and misses its target; a skipped C
+// row is left alone.
+func TestCompareWithGoWithoutGoRow(t *testing.T) {
+	rate := benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}
+	rows := append(failedRows(rate, errors.New("refused")), bwRow(rate.inC(), bwResult{Messages: 10, MsgsPerS: 300e3}, 0, nil))
+	rows = append(rows, skippedRows(benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}.inC(), "ib_send_lat is not installed (perftest)")...)
+	compareWithGo(rows)
+	assert.Nil(t, rows[1].VsGo)
+	assert.Equal(t, &Target{Text: "≥ 0.8× Go", Met: false}, rows[1].Target)
+	for _, r := range rows[2:] {
+		assert.Nil(t, r.Target)
+		assert.Empty(t, r.Error)
+		assert.Equal(t, "ib_send_lat is not installed (perftest)", r.Skipped)
+	}
+	assert.Equal(t, []string{"ib_send_lat-64-p50", "ib_send_lat-64-p99"}, []string{rows[2].ID, rows[3].ID})
+}

@@ -13,13 +13,16 @@
 // message on the bandwidth and rate rows. Results come from the clients' --out_json files, or from the
 // tools' perftest-format text output when the binary predates that flag. Bandwidth is compared with the GSO+GRO byte rate at the datagram
 // size of a full packet, the SEND rate with the sendmmsg datagram rate at 80 bytes, and latency
-// with a UDP ping-pong as a difference. Targets are shown, not enforced: the exit status says
-// only whether every measurement ran.
+// with a UDP ping-pong as a difference. The distribution's C perftest tools (ib_write_bw,
+// ib_send_bw, ib_send_lat) then run the Go tools' headline cases on gorxe's C library, built with
+// make clib, and are set against the Go figures (C ÷ Go, C − Go); where the machine lacks perftest
+// or what the library's build needs, those rows say so and count as not run. Targets are shown,
+// not enforced: the exit status says only whether every measurement that could run did.
 //
 // Usage:
 //
 //	report [-duration 2s] [-lat-iters 10000] [-qps 1,16,256,1024] [-idle-qps 1024]
-//	       [-json] [-out DIR] [-readme README.md] [-run REGEXP]
+//	       [-json] [-out DIR] [-readme README.md] [-run REGEXP] [-clib DIR]
 package main
 
 import (
@@ -55,6 +58,7 @@ type options struct {
 	gorxeBin      string
 	udpceilingBin string
 	goBin         string
+	clibDir       string
 }
 
 func main() {
@@ -77,6 +81,7 @@ func main() {
 	flag.StringVar(&runRE, "run", "", "only the gorxe measurements whose id matches this regular expression")
 	flag.StringVar(&o.gorxeBin, "gorxe", "", "a gorxe binary to use instead of building one")
 	flag.StringVar(&o.udpceilingBin, "udpceiling", "", "a UDP ceiling binary to use instead of building one")
+	flag.StringVar(&o.clibDir, "clib", "", "a directory holding gorxe's C library (libibverbs.so.1) to use instead of building one with make clib")
 	flag.StringVar(&o.goBin, "go", "go", "the go command that builds the binaries")
 	flag.IntVar(&internalIdle, "internal-idle-qps", 0, "internal: run as the idle-QP process")
 	flag.Parse()

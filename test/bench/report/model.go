@@ -56,7 +56,18 @@ type Row struct {
 	DefaultProcs bool     `json:"default_gomaxprocs,omitempty"`
 	VsPinned     *float64 `json:"vs_pinned,omitempty"`
 
+	// CPerftest marks a run of the distribution's C perftest tool on gorxe's C library; VsGo is
+	// its figure relative to the same measurement of gorxe's Go tool in this run (see
+	// compareWithGo), and Target is on that.
+	CPerftest bool        `json:"c_perftest,omitempty"`
+	VsGo      *Comparison `json:"vs_go,omitempty"`
+	// goal is a C row's target, judged once the Go row it is relative to is known.
+	goal *targetSpec
+
 	Error string `json:"error,omitempty"`
+	// Skipped says why the measurement could not run on this machine (no perftest installed, the
+	// C library cannot be built); unlike Error, it is not a failure of the run.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // ProcessCost is what one tool process cost per message, over its whole life scaled to the
@@ -80,12 +91,13 @@ const (
 	unitBytes     = "bytes"
 )
 
-// Comparison relates a gorxe figure to a UDP ceiling: rates as a ratio, times as a difference.
+// Comparison relates a gorxe figure to a reference, a UDP ceiling or (VsGo) the Go tool's
+// figure: rates as a ratio, times as a difference.
 type Comparison struct {
-	Ceiling      string   `json:"ceiling"` // which ceiling, in words
+	Ceiling      string   `json:"ceiling"` // which reference, in words
 	CeilingValue float64  `json:"ceiling_value"`
-	Ratio        *float64 `json:"ratio,omitempty"`   // gorxe / ceiling
-	DiffNS       *float64 `json:"diff_ns,omitempty"` // gorxe - ceiling
+	Ratio        *float64 `json:"ratio,omitempty"`   // gorxe / reference
+	DiffNS       *float64 `json:"diff_ns,omitempty"` // gorxe - reference
 }
 
 // Target is the goal set for a figure and whether this run met it.

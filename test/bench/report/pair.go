@@ -25,6 +25,13 @@ type runner struct {
 	toolJSON          bool          // the tools write --out_json files
 	toolCounters      bool          // the tools print their device counters with --counters
 	jsonDir           string        // where the clients write them
+	// clibDir holds gorxe's C library for the C perftest rows, and cTools the path of each
+	// perftest binary found; cSkip says why those rows cannot run here, cErr why they failed.
+	workDir string // the run's temporary directory, removed at its end
+	clibDir string
+	cTools  map[string]string
+	cSkip   string
+	cErr    error
 }
 
 // toolMaxProcs is the GOMAXPROCS of each of the two tool processes: half the machine each, as
@@ -52,13 +59,52 @@ type pairResult struct {
 // serverReady is the line a perftest server prints once it listens for the client.
 const serverReady = "Waiting for client to connect"
 
-// runPair runs a perftest tool as a server on r.server and a client on r.client, with the same
-// arguments, and returns their output once both have exited successfully.
-//
-// With defaultProcs the tools run with no GOMAXPROCS in their environment, as a user starts
-// them; otherwise with r.maxProcs. Both sides print their device counters (--counters) when
-// the tools take the flag.
-func (r *runner) runPair(ctx context.Context, id, tool string, args []string, defaultProcs bool) (pairResult, error) {
+// side is how one process of a tool pair starts.
+type side struct {
+	bin  string
+	args []string
+	env  []string // startChild's changes
+}
+
+// sides are the server and client of a case's tool pair: gorxe's Go tool bound to each address,
+// or the C perftest tool on gorxe's library with GORXE_ADDR naming it. Both get the RoCE UDP port.
+// The Go tools get GOMAXPROCS r.maxProcs, or none with defaultProcs; the C tools none, as a user
+// starts them with LD_LIBRARY_PATH and GORXE_ADDR alone. (A C thread's empty polls and posts that
+// start the engine each take a P to run Go code: with one P per process on two cores, one run
+// measured ib_send_bw -s 64 at 0.033 M msg/s and ib_write_bw 64 KiB at 254 MB/s, against 0.096
+// and 509 with the default; ib_send_lat, whose two processes spin, did better with one P.) The
+// Go tools print
+// their device counters (--counters) and the client writes its result to jsonFile when the
+// binary takes those flags; perftest's C tools print text only.
+func (r *runner) sides(c benchCase, port int, args []string, jsonFile string) (srv, cli side) {
+	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort), "GOMAXPROCS=" + strconv.Itoa(r.maxProcs)}
+	if c.defaultProcs || c.cPerftest {
+		env[1] = "GOMAXPROCS"
+	}
+	common := slices.Concat([]string{"-p", strconv.Itoa(port)}, args)
+	if c.cPerftest {
+		env = append(env, "LD_LIBRARY_PATH="+r.clibDir)
+		srv = side{bin: r.cTools[c.tool()], args: common, env: append(slices.Clone(env), "GORXE_ADDR="+r.server.String())}
+		cli = side{bin: srv.bin, args: append(slices.Clone(common), r.server.String()),
+			env: append(slices.Clone(env), "GORXE_ADDR="+r.client.String())}
+		return srv, cli
+	}
+	common = slices.Concat([]string{c.tool()}, common)
+	if r.toolCounters {
+		common = append(common, "--counters")
+	}
+	srv = side{bin: r.gorxe, args: slices.Concat(common, []string{"--bind", r.server.String()}), env: env}
+	cliArgs := slices.Concat(common, []string{"--bind", r.client.String()})
+	if jsonFile != "" {
+		cliArgs = append(cliArgs, "--out_json", "--out_json_file", jsonFile)
+	}
+	cli = side{bin: r.gorxe, args: append(cliArgs, r.server.String()), env: env}
+	return srv, cli
+}
+
+// runPair runs a case's tool pair, a server on r.server and a client on r.client with the same
+// arguments (see sides), and returns their output once both have exited successfully.
+func (r *runner) runPair(ctx context.Context, c benchCase, args []string) (pairResult, error) {
 	var res pairResult
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -66,33 +112,32 @@ func (r *runner) runPair(ctx context.Context, id, tool string, args []string, de
 	if err != nil {
 		return res, err
 	}
-	env := []string{"GORXE_PORT=" + strconv.Itoa(r.udpPort), "GOMAXPROCS=" + strconv.Itoa(r.maxProcs)}
-	if defaultProcs {
-		env[1] = "GOMAXPROCS"
+	id := c.id()
+	jsonFile := ""
+	if r.toolJSON && !c.cPerftest {
+		jsonFile = filepath.Join(r.jsonDir, id+".client.json")
+		_ = os.Remove(jsonFile)
 	}
-	common := slices.Concat([]string{tool, "-p", strconv.Itoa(port)}, args)
-	if r.toolCounters {
-		common = append(common, "--counters")
-	}
+	srvSide, cliSide := r.sides(c, port, args, jsonFile)
 
-	srv, err := startChild(ctx, tool+" server", env, r.gorxe, slices.Concat(common, []string{"--bind", r.server.String()})...)
+	srv, err := startChild(ctx, c.tool()+" server", srvSide.env, srvSide.bin, srvSide.args...)
 	if err != nil {
 		return res, err
 	}
 	// Deferred in this order so that a process is dead before its output is saved.
 	defer r.keepLog(id+".server", srv)
 	defer srv.kill()
-	if err := srv.waitLine(serverReady, r.timeout); err != nil {
+	// A C server's stdout is a pipe, which its stdio buffers: its ready line comes at exit, so
+	// the server is ready when its TCP port listens.
+	if c.cPerftest {
+		err = srv.waitListening(port, r.timeout)
+	} else {
+		err = srv.waitLine(serverReady, r.timeout)
+	}
+	if err != nil {
 		return res, err
 	}
-	cliArgs := slices.Concat(common, []string{"--bind", r.client.String()})
-	jsonFile := ""
-	if r.toolJSON {
-		jsonFile = filepath.Join(r.jsonDir, id+".client.json")
-		_ = os.Remove(jsonFile)
-		cliArgs = append(cliArgs, "--out_json", "--out_json_file", jsonFile)
-	}
-	cli, err := startChild(ctx, tool+" client", env, r.gorxe, append(cliArgs, r.server.String())...)
+	cli, err := startChild(ctx, c.tool()+" client", cliSide.env, cliSide.bin, cliSide.args...)
 	if err != nil {
 		return res, err
 	}

@@ -77,3 +77,47 @@ func TestParseRejectsTheOtherKind(t *testing.T) {
 	_, err = parseLat(dur)
 	require.ErrorContains(t, err, "with percentiles")
 }
+
+// perftest's own C tools, run on gorxe's library (testdata/ib_*: their output as it came), print
+// the tables the text parsers read: a run by duration with no peak, a run by iterations with one,
+// and a latency run by iterations with percentiles, which a C server prints too.
+func TestParsePerftestCOutput(t *testing.T) {
+	r, err := parseBW(readTestdata(t, "ib_write_bw-65536-mtu4096-q1.client.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, bwResult{Size: 65536, Messages: 27770, BytesPerS: 867.80 * bytesPerMB, MsgsPerS: 13885}, r)
+
+	r, err = parseBW(readTestdata(t, "ib_send_bw-64-q1.client.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, 64, r.Size)
+	assert.Equal(t, uint64(1000), r.Messages)
+	assert.InDelta(t, 5.50*bytesPerMB, r.BytesPerS, 1e-6)
+	assert.InDelta(t, 21.36*bytesPerMB, r.PeakBytesPS, 1e-6)
+	assert.InDelta(t, 90070.0, r.MsgsPerS, 1e-6)
+
+	for _, side := range []string{"client", "server"} {
+		l, err := parseLat(readTestdata(t, "ib_send_lat-64."+side+".txt"))
+		require.NoError(t, err, side)
+		assert.Equal(t, 64, l.Size)
+		assert.Equal(t, uint64(1000), l.Iterations)
+	}
+	l, err := parseLat(readTestdata(t, "ib_send_lat-64.client.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, latResult{Size: 64, Iterations: 1000, MinUS: 13.82, MaxUS: 1791.07, TypicalUS: 43.15,
+		AvgUS: 62.50, StdevUS: 98.64, P99US: 714.85, P999US: 1791.07}, l)
+
+	_, err = parseLat(readTestdata(t, "ib_send_bw-64-q1.client.txt"))
+	require.ErrorContains(t, err, "not a latency result header")
+}
+
+// A C row is built from the tool's text output like a Go tool's without --out_json.
+func TestRowsFromCRun(t *testing.T) {
+	c := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}.inC()
+	rows, err := rowsFromRun(c, pairResult{client: readTestdata(t, "ib_send_lat-64.client.txt")}, testCeiling())
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, "ib_send_lat-64-p50", rows[0].ID)
+	assert.True(t, rows[0].CPerftest)
+	assert.Equal(t, "ib_send_lat", rows[0].Tool)
+	assert.InDelta(t, 43150.0, rows[0].Value, 1e-6)
+	assert.Nil(t, rows[0].Target, "judged against the Go row once the run is over")
+}

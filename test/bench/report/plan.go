@@ -32,6 +32,10 @@ type benchCase struct {
 	// defaultProcs runs the tools with no GOMAXPROCS in their environment, as a user starts
 	// them, instead of the report's pinned setting (see toolMaxProcs).
 	defaultProcs bool
+	// cPerftest runs the distribution's C perftest tool of the same name (ib_write_bw for
+	// write_bw) on gorxe's C library instead of gorxe's Go tool; its targets are on its figures
+	// relative to the Go tool's in the same run (see compareWithGo).
+	cPerftest bool
 }
 
 // targetKind says how a target is judged.
@@ -42,6 +46,8 @@ const (
 	targetMinValue                      // gorxe's own figure at least value
 	targetMaxDiff                       // gorxe - ceiling at most value (ns)
 	targetMinVsPinned                   // speed at the default GOMAXPROCS / pinned speed at least value
+	targetMinVsGo                       // C tool / Go tool at least value
+	targetMaxDiffVsGo                   // C tool - Go tool at most value (ns)
 )
 
 type targetSpec struct {
@@ -76,19 +82,56 @@ func (c benchCase) atDefault() benchCase {
 	return c
 }
 
+// The targets of the C perftest rows, from the issue: the C tools on the library reach this
+// share of the Go tools' bandwidth and message rate, and their typical half round trip is at
+// most this much longer.
+const (
+	cBandwidthVsGo = 0.9
+	cRateVsGo      = 0.8
+	cLatencyVsGoNS = 1000
+)
+
+// inC is the case run with the distribution's C perftest tool on gorxe's library.
+func (c benchCase) inC() benchCase {
+	c.cPerftest = true
+	c.target, c.tailTarget = nil, nil
+	switch c.kind {
+	case kindBandwidth:
+		c.target = &targetSpec{targetMinVsGo, cBandwidthVsGo}
+	case kindRate:
+		c.target = &targetSpec{targetMinVsGo, cRateVsGo}
+	case kindLatency:
+		c.target = &targetSpec{targetMaxDiffVsGo, cLatencyVsGoNS}
+	}
+	return c
+}
+
+// tool is the Go tool's name as `gorxe TOOL` takes it, or the C perftest binary's.
 func (c benchCase) tool() string {
 	suffix := "_bw"
 	if c.kind == kindLatency {
 		suffix = "_lat"
 	}
+	name := "send" + suffix
 	switch c.verb {
 	case "WRITE":
-		return "write" + suffix
+		name = "write" + suffix
 	case "READ":
-		return "read" + suffix
+		name = "read" + suffix
 	}
-	return "send" + suffix
+	if c.cPerftest {
+		return cToolPrefix + name
+	}
+	return name
 }
+
+// cToolPrefix begins the name of each of perftest's C binaries; without it, the name is that of
+// gorxe's Go tool, and a C row's id without it that of the Go row it is compared with.
+const cToolPrefix = "ib_"
+
+// cGIDIndex is the GID index the C tools are given (-x): gorxe's library lists a device's IPv4
+// address at index 1, as rxe does; perftest's default, 0, is the link-local GID.
+const cGIDIndex = 1
 
 // marginSeconds is cut off each end of a timed bandwidth run (perftest's -f margin), so that a
 // run is measured for the seconds asked: the first second of a run of many QPs goes to filling
@@ -120,6 +163,9 @@ func (c benchCase) args(seconds, latIters int) []string {
 	if c.mtu != 0 {
 		a = append(a, "-m", strconv.Itoa(c.mtu))
 	}
+	if c.cPerftest {
+		a = append(a, "-x", strconv.Itoa(cGIDIndex))
+	}
 	return a
 }
 
@@ -135,7 +181,9 @@ func (c benchCase) effectiveMTU() int {
 // SEND message rate and the three latencies, then WRITE bandwidth and SEND rate at every QP
 // count (a count of 1 is the first section's run and is not repeated). Each headline case (64 KiB
 // WRITE at MTU 4096, 64 KiB READ, the 64 B SEND rate and half round trip, one QP each) is
-// followed by the same case at the default GOMAXPROCS, so that the two run minutes apart at most.
+// followed by the same case at the default GOMAXPROCS, so that the two run minutes apart at most,
+// and the headline cases perftest's C tools compare on (all but READ) then by the C tool on
+// gorxe's library.
 func plan(qpCounts []int) []benchCase {
 	const kib, mib = 1 << 10, 1 << 20
 	var cases []benchCase
@@ -161,6 +209,9 @@ func plan(qpCounts []int) []benchCase {
 		withDefaults = append(withDefaults, c)
 		if c.headline() {
 			withDefaults = append(withDefaults, c.atDefault())
+			if c.verb != "READ" {
+				withDefaults = append(withDefaults, c.inC())
+			}
 		}
 	}
 	cases = withDefaults
@@ -185,7 +236,7 @@ func plan(qpCounts []int) []benchCase {
 // headline says whether the case is one of the figures the README's summary rests on, which are
 // also measured at the default GOMAXPROCS.
 func (c benchCase) headline() bool {
-	if c.qps != 1 || c.defaultProcs {
+	if c.qps != 1 || c.defaultProcs || c.cPerftest {
 		return false
 	}
 	switch {

@@ -22,9 +22,10 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 	assert.Equal(t, []string{
 		"write_bw-4096-mtu1024-q1", "write_bw-65536-mtu1024-q1", "write_bw-1048576-mtu1024-q1",
 		"write_bw-4096-mtu4096-q1", "write_bw-65536-mtu4096-q1",
-		"write_bw-65536-mtu4096-q1-default", "write_bw-1048576-mtu4096-q1",
-		"read_bw-65536-mtu4096-q1", "read_bw-65536-mtu4096-q1-default", "send_bw-64-q1", "send_bw-64-q1-default",
-		"send_lat-64", "send_lat-64-default", "write_lat-64", "read_lat-64",
+		"write_bw-65536-mtu4096-q1-default", "ib_write_bw-65536-mtu4096-q1", "write_bw-1048576-mtu4096-q1",
+		"read_bw-65536-mtu4096-q1", "read_bw-65536-mtu4096-q1-default",
+		"send_bw-64-q1", "send_bw-64-q1-default", "ib_send_bw-64-q1",
+		"send_lat-64", "send_lat-64-default", "ib_send_lat-64", "write_lat-64", "read_lat-64",
 		"write_bw-65536-mtu4096-q16", "send_bw-64-q16",
 		"write_bw-65536-mtu4096-q256", "send_bw-64-q256",
 		"write_bw-65536-mtu4096-q1024", "send_bw-64-q1024",
@@ -47,6 +48,10 @@ func TestPlanCoversTheIssueOnce(t *testing.T) {
 		"send_bw-64-q1":             {targetMinValue, 1e6},
 		"send_lat-64":               {targetMaxDiff, 2000},
 		"send_lat-64-p99":           {targetMaxDiff, 0},
+		// The issue's targets for perftest's C tools on the library, against the Go tools.
+		"ib_write_bw-65536-mtu4096-q1": {targetMinVsGo, 0.9},
+		"ib_send_bw-64-q1":             {targetMinVsGo, 0.8},
+		"ib_send_lat-64":               {targetMaxDiffVsGo, 1000},
 	}, targets, "a default run's target is judged against its pinned run")
 }
 
@@ -82,6 +87,21 @@ func TestCaseArgs(t *testing.T) {
 	lat := benchCase{kind: kindLatency, verb: "READ", size: 64, qps: 1}
 	assert.Equal(t, []string{"-s", "64", "-n", "500"}, lat.args(2, 500))
 	assert.Equal(t, "read_lat", lat.tool())
+}
+
+// A C case runs perftest's binary of the same name with the same arguments, and the GID index
+// of the device's IPv4 address.
+func TestCCaseArgs(t *testing.T) {
+	bw := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1}.inC()
+	assert.Equal(t, "ib_write_bw", bw.tool())
+	assert.Equal(t, "ib_write_bw-65536-mtu4096-q1", bw.id())
+	assert.Equal(t, []string{"-s", "65536", "-D", "4", "-f", "1", "-m", "4096", "-x", "1"}, bw.args(2, 500))
+	assert.False(t, bw.headline())
+
+	lat := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}.inC()
+	assert.Equal(t, "ib_send_lat", lat.tool())
+	assert.Equal(t, []string{"-s", "64", "-n", "500", "-x", "1"}, lat.args(2, 500))
+	assert.Nil(t, lat.tailTarget, "the p99 difference is shown, not judged")
 }
 
 func TestLabels(t *testing.T) {

@@ -24,10 +24,14 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	b.WriteString("| measurement | gorxe | UDP ceiling (same run) | gorxe vs ceiling | target | CPU per message | " +
 		syscallsHeader + " | " + switchesHeader + " |\n")
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
-	var defaults []Row
+	var defaults, cRows []Row
 	for _, row := range r.Rows {
 		if row.DefaultProcs {
 			defaults = append(defaults, row)
+			continue
+		}
+		if row.CPerftest {
+			cRows = append(cRows, row)
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, valueText(row),
@@ -37,6 +41,10 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	if len(defaults) > 0 {
 		b.WriteString("\n")
 		b.WriteString(defaultsTable(r.Settings, r.Rows, defaults))
+	}
+	if len(cRows) > 0 {
+		b.WriteString("\n")
+		b.WriteString(cTable(r.Rows, cRows))
 	}
 	if c := r.Ceiling; c != nil {
 		b.WriteString("\n")
@@ -82,6 +90,9 @@ func (m Machine) busy() bool {
 }
 
 func valueText(row Row) string {
+	if row.Skipped != "" {
+		return "not run: " + oneLine(row.Skipped)
+	}
 	if row.Error != "" {
 		return "failed: " + oneLine(row.Error)
 	}
@@ -212,6 +223,35 @@ func defaultsTable(s Settings, all, defaults []Row) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, pinnedText, valueText(row), speed,
 			targetCell(row.Target), compareText(row.Compare), cpuText(row), syscallsText(row), switchesText(row))
+	}
+	return b.String()
+}
+
+// cTable sets the figures of the distribution's C perftest tools on gorxe's C library next to
+// the same figures of gorxe's Go tools in the run, with C ÷ Go for rates and C − Go for times.
+func cTable(all, cRows []Row) string {
+	byID := map[string]Row{}
+	for _, r := range all {
+		if !r.CPerftest && !r.DefaultProcs {
+			byID[r.ID] = r
+		}
+	}
+	var b strings.Builder
+	b.WriteString("The distribution's C perftest tools (ib_write_bw, ib_send_bw, ib_send_lat) on gorxe's C library " +
+		"(libibverbs.so.1 from make clib), client and server both C, on the same addresses and with the same arguments " +
+		"as gorxe's Go tools, each run right after the Go tool's runs, started as a user starts them: LD_LIBRARY_PATH and " +
+		"GORXE_ADDR, no GOMAXPROCS. C vs Go is C ÷ Go for rates and C − Go for times, against the Go tool's row above; " +
+		"the other columns are the C run's.\n\n")
+	fmt.Fprintf(&b, "| measurement | gorxe Go tool | C perftest on the library | C vs Go | target | C vs ceiling | CPU per message | %s |\n",
+		switchesHeader)
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
+	for _, row := range cRows {
+		goText := "—"
+		if g, ok := byID[strings.TrimPrefix(row.ID, cToolPrefix)]; ok {
+			goText = valueText(g)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Label, goText, valueText(row),
+			compareText(row.VsGo), targetCell(row.Target), compareText(row.Compare), cpuText(row), switchesText(row))
 	}
 	return b.String()
 }

@@ -152,6 +152,40 @@ func TestCompleteness(t *testing.T) {
 	assert.False(t, r.complete(), "a failed row")
 	r.Rows = r.Rows[:6]
 	assert.True(t, r.complete())
+	r.Rows = append(r.Rows, skippedRows(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}.inC(), "no perftest")...)
+	assert.True(t, r.complete(), "a row this machine cannot run is no failure")
+}
+
+// The C rows get a table of their own, next to the Go rows they are compared with; one that
+// cannot run here says why.
+func TestMarkdownCRows(t *testing.T) {
+	ceil := testCeiling()
+	write := benchCase{kind: kindBandwidth, verb: "WRITE", size: 65536, mtu: 4096, qps: 1}
+	lat := benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1}
+	cw := bwRow(write.inC(), bwResult{Messages: 10, BytesPerS: 930e6}, 20*time.Microsecond, ceil)
+	cw.Client = &ProcessCost{ContextSwitches: 0.5}
+	cw.Server = &ProcessCost{ContextSwitches: 0.25}
+	rows := []Row{bwRow(write, bwResult{Messages: 10, BytesPerS: 1028e6}, 0, ceil), cw}
+	rows = append(rows, latRows(lat, latResult{Iterations: 10, TypicalUS: 6.25, P99US: 12.5}, 0, ceil)...)
+	rows = append(rows, skippedRows(lat.inC(), "ib_send_lat is not installed (perftest)")...)
+	rows = append(rows, failedRows(benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1}.inC(), assertErr("make clib: exit status 2"))...)
+	compareWithGo(rows)
+	r := &Report{Settings: Settings{ClientAddr: "127.0.0.1", ServerAddr: "127.0.0.2"}, Rows: rows}
+	var b bytes.Buffer
+	require.NoError(t, r.writeMarkdown(&b))
+	md := b.String()
+	for _, want := range []string{
+		"| measurement | gorxe Go tool | C perftest on the library | C vs Go | target | C vs ceiling | CPU per message | " +
+			"context switches per message, client / server |\n|---|---:|---:|---:|---|---:|---:|---:|\n" +
+			"| RC WRITE 64 KiB, MTU 4096 | 1028 MB/s | 930 MB/s | 0.90× | ≥ 0.9× Go ✓ | 0.45× | 2.00 µs | 0.500 / 0.250 |\n" +
+			"| RC SEND 64 B half RTT p50 | 6.25 µs | not run: ib_send_lat is not installed (perftest) | — |  | — |  |  |\n" +
+			"| RC SEND 64 B half RTT p99 | 12.50 µs | not run: ib_send_lat is not installed (perftest) | — |  | — |  |  |\n" +
+			"| RC SEND 64 B message rate | — | failed: make clib: exit status 2 | — |  | — |  |  |\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.Equal(t, 1, strings.Count(md, "| RC WRITE 64 KiB, MTU 4096 | 1028 MB/s | 2056 MB/s"), "the Go row stays in the main table, the C row leaves it")
+	assert.False(t, r.complete(), "a C row that failed is a failure")
 }
 
 func keys(m map[string]any) []string {

@@ -40,6 +40,7 @@ func run(ctx context.Context, o *options) int {
 		progress("  failed: %v", err)
 	}
 	cases := plan(o.qps)
+	r.prepareC(ctx, o, cases)
 	for i, c := range cases {
 		if o.run != nil && !o.run.MatchString(c.id()) {
 			continue
@@ -56,7 +57,9 @@ func run(ctx context.Context, o *options) int {
 		progress("[%d/%d] %s %s%s", i+1, len(cases), c.tool(), strings.Join(args, " "), procs)
 		rows := r.measureCase(ctx, c, args, c.measuredShare(o.seconds()), rep.Ceiling)
 		for _, row := range rows {
-			if row.Error != "" {
+			if row.Skipped != "" {
+				progress("  not run: %s", row.Skipped)
+			} else if row.Error != "" {
 				progress("  failed: %s", row.Error)
 			} else {
 				progress("  %s: %s", row.Label, quantity(row.Unit, row.Value))
@@ -76,13 +79,22 @@ func run(ctx context.Context, o *options) int {
 		rep.Rows = append(rep.Rows, row)
 	}
 	fastByDefault(rep.Rows)
+	compareWithGo(rep.Rows)
 	return finish(rep, o, ctx.Err() != nil)
 }
 
 // measureCase runs one case's tool pair and turns its output into rows.
 // share is the part of the run its result covers (benchCase.measuredShare).
 func (r *runner) measureCase(ctx context.Context, c benchCase, args []string, share float64, ceil *ceilingReport) []Row {
-	res, err := r.runPair(ctx, c.id(), c.tool(), args, c.defaultProcs)
+	if c.cPerftest {
+		if r.cErr != nil {
+			return failedRows(c, r.cErr)
+		}
+		if why := r.cSkipReason(c); why != "" {
+			return skippedRows(c, why)
+		}
+	}
+	res, err := r.runPair(ctx, c, args)
 	if err != nil {
 		return failedRows(c, err)
 	}
@@ -166,7 +178,7 @@ func newRunner(ctx context.Context, o *options) (*runner, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	r.jsonDir = dir
+	r.jsonDir, r.workDir = dir, dir
 	for _, b := range []struct {
 		dst *string
 		pkg string
