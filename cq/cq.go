@@ -290,6 +290,9 @@ func (c *CQ) Destroy() error {
 	h := c.ring.Header
 	h.Notify.Store(RingNotifyNone)
 	h.Head.Store(h.Tail.Load())
+	if c.toks == nil {
+		c.ring = Ring{Header: new(RingHeader)} // a NewRing CQ's memory is its consumer's to free now
+	}
 	c.mu.Unlock()
 	c.end()
 	if c.channel != nil {
