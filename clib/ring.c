@@ -1,9 +1,10 @@
 //go:build gorxe_clib
 
-// The data path's C half. poll_cq and req_notify_cq never call into Go: the engine writes each
-// completion into its CQ's ring (gorxe's CreateCQOnRing) and poll_cq reads it from there, as
-// rxe's provider reads the ring the kernel fills; ibv_req_notify_cq stores the ring's arm, which
-// the engine reads when it writes a completion. Because the engine cannot see a poll, the slots
+// The completion side of the data path, in C: the engine writes each completion into its CQ's
+// ring (gorxe's CreateCQOnRing) and poll_cq reads it from there, as rxe's provider reads the ring
+// the kernel fills, calling into Go only when the ring is empty, to run what the network holds on
+// the program's thread; ibv_req_notify_cq stores the ring's arm, which the engine reads when it
+// writes a completion. Because the engine cannot see a poll, the slots
 // rule (a work request holds its queue slot until its completion is polled) is kept here: each
 // queue counts its posts, and poll_cq gives back the slots each completion carries to the queue
 // of the QP it names, found by number.
@@ -49,35 +50,55 @@ int gx_wq_reserve(struct gx_wq *wq, int want) {
 	return want < room ? want : (int)room;
 }
 
-// The QPs by number: a two-level table, read without a lock (the poller's miss path) and changed
-// under qpn_mu. A QP leaves it before it is freed, and gx_qp_removed then waits out the pollers
-// of its CQs, so a poller never holds a freed QP.
-#define QPN_LOW 12
-static struct gx_qp_ex **qpn_table[1 << (24 - QPN_LOW)];
+// The QPs by device and number (each device numbers its QPs from the same start), in a hash
+// table under qpn_mu, read on a poller's miss path only (each CQ remembers the last QP it
+// credited). A QP leaves the table before it is freed, and gx_qp_removed then waits out the
+// pollers of its CQs, so a poller never holds a freed QP.
+struct qpn_node {
+	struct gx_qp_ex *q;
+	struct qpn_node *next;
+};
+
+#define QPN_BUCKETS 1024
+static struct qpn_node *qpn_table[QPN_BUCKETS];
 static pthread_mutex_t qpn_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static struct gx_qp_ex *qp_by_num(uint32_t qpn) {
-	struct gx_qp_ex **low = __atomic_load_n(&qpn_table[(qpn >> QPN_LOW) & ((1 << (24 - QPN_LOW)) - 1)], __ATOMIC_ACQUIRE);
-	return low ? __atomic_load_n(&low[qpn & ((1 << QPN_LOW) - 1)], __ATOMIC_ACQUIRE) : NULL;
+static struct gx_qp_ex *qp_by_num(struct ibv_device *dev, uint32_t qpn) {
+	struct gx_qp_ex *q = NULL;
+	pthread_mutex_lock(&qpn_mu);
+	for (struct qpn_node *n = qpn_table[qpn % QPN_BUCKETS]; n; n = n->next)
+		if (n->q->ex.qp_base.qp_num == qpn && n->q->ex.qp_base.context->device == dev) {
+			q = n->q;
+			break;
+		}
+	pthread_mutex_unlock(&qpn_mu);
+	return q;
 }
 
-static int set_qp(uint32_t qpn, struct gx_qp_ex *q) {
+int gx_qp_added(struct gx_qp_ex *q) {
+	struct qpn_node *n = malloc(sizeof(*n));
+	if (!n)
+		return ENOMEM;
+	n->q = q;
 	pthread_mutex_lock(&qpn_mu);
-	struct gx_qp_ex ***top = &qpn_table[(qpn >> QPN_LOW) & ((1 << (24 - QPN_LOW)) - 1)];
-	if (!*top) {
-		struct gx_qp_ex **low = calloc(1 << QPN_LOW, sizeof(*low));
-		if (!low) {
-			pthread_mutex_unlock(&qpn_mu);
-			return ENOMEM;
-		}
-		__atomic_store_n(top, low, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&(*top)[qpn & ((1 << QPN_LOW) - 1)], q, __ATOMIC_RELEASE);
+	struct qpn_node **b = &qpn_table[q->ex.qp_base.qp_num % QPN_BUCKETS];
+	n->next = *b;
+	*b = n;
 	pthread_mutex_unlock(&qpn_mu);
 	return 0;
 }
 
-int gx_qp_added(struct gx_qp_ex *q) { return set_qp(q->ex.qp_base.qp_num, q); }
+static void forget_qpn(struct gx_qp_ex *q) {
+	pthread_mutex_lock(&qpn_mu);
+	for (struct qpn_node **p = &qpn_table[q->ex.qp_base.qp_num % QPN_BUCKETS]; *p; p = &(*p)->next)
+		if ((*p)->q == q) {
+			struct qpn_node *n = *p;
+			*p = n->next;
+			free(n);
+			break;
+		}
+	pthread_mutex_unlock(&qpn_mu);
+}
 
 static struct gx_cq *gcq(struct ibv_cq *cq) { return (struct gx_cq *)cq; }
 
@@ -105,7 +126,7 @@ static void forget(struct gx_cq *c, struct gx_qp_ex *q) {
 }
 
 void gx_qp_removed(struct gx_qp_ex *q) {
-	set_qp(q->ex.qp_base.qp_num, NULL);
+	forget_qpn(q);
 	struct ibv_qp *qp = &q->ex.qp_base;
 	forget(gcq(qp->send_cq), q);
 	if (qp->recv_cq != qp->send_cq)
@@ -117,7 +138,7 @@ static void credit(struct gx_cq *c, const struct gx_ring_entry *e) {
 	if (!e->slots)
 		return;
 	if (!c->last || c->last_qpn != e->wc.qp_num) {
-		c->last = qp_by_num(e->wc.qp_num);
+		c->last = qp_by_num(c->ex.context->device, e->wc.qp_num);
 		c->last_qpn = e->wc.qp_num;
 		if (!c->last)
 			return;
