@@ -65,9 +65,10 @@ type Command struct {
 }
 
 // Exec runs c with args and returns the exit status. Ctrl-C and SIGTERM cancel the run's
-// context, unless c.Execs. Every failure is one line on stderr, "gorxe NAME: why".
+// context, unless c.Execs, or c.Main, which has no context to cancel: there they keep their
+// default effect and end the process. Every failure is one line on stderr, "gorxe NAME: why".
 func Exec(c Command, args []string, stdout, stderr io.Writer) int {
-	if c.Execs {
+	if c.Execs || c.Main != nil {
 		return ExecContext(context.Background(), c, args, stdout, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
