@@ -16,8 +16,8 @@ struct gx_send_wr {
 	uint32_t send_flags;
 	uint32_t imm;             // the immediate value in host order (imm_data is big-endian)
 	uint32_t invalidate_rkey; // SEND_WITH_INV, LOCAL_INV
-	uint32_t rkey;
-	uint64_t remote_addr;
+	uint32_t rkey;            // RDMA, atomics; BIND_MW: the window's new rkey (bind_mw.rkey)
+	uint64_t remote_addr;     // RDMA, atomics; BIND_MW: the window's first byte
 	uint64_t compare_add;
 	uint64_t swap;
 	struct ibv_ah *ah;        // UD
@@ -25,6 +25,10 @@ struct gx_send_wr {
 	uint32_t remote_qkey;
 	uint32_t inline_len;      // IBV_SEND_INLINE: the payload gathered from sg_list
 	uint8_t *inline_data;
+	uint32_t mw_rkey;         // BIND_MW: the window's current rkey
+	uint32_t mr_lkey;         // BIND_MW: the lkey of the region bound to (0: none)
+	uint32_t mw_access;       // BIND_MW: the rights the window grants
+	uint64_t mw_length;       // BIND_MW: the window's length (0 unbinds a type 1 window)
 };
 
 // The most inline data one work request carries (the device's max_inline_data).
@@ -168,6 +172,11 @@ void gx_qp_removed(struct gx_qp_ex *q);
 int gx_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int gx_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+// The context's memory window ops (mw.c).
+struct ibv_mw *gx_alloc_mw_op(struct ibv_pd *pd, enum ibv_mw_type type);
+int gx_dealloc_mw_op(struct ibv_mw *mw);
+int gx_bind_mw_op(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
 // gx_post_rings_alloc sets up a QP's post rings for its capabilities (ENOMEM without memory);
 // gx_post_rings_free frees them.

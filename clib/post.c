@@ -41,6 +41,18 @@ static int flatten_send(struct ibv_qp *qp, struct ibv_send_wr *w, struct gx_send
 	case IBV_WR_LOCAL_INV:
 		f->invalidate_rkey = w->invalidate_rkey;
 		break;
+	case IBV_WR_BIND_MW: {
+		// without a region (a type 1 unbind) there is no lkey; without a window, no key, which
+		// gorxe refuses
+		const struct ibv_mw_bind_info *b = &w->bind_mw.bind_info;
+		f->mw_rkey = w->bind_mw.mw ? w->bind_mw.mw->rkey : 0;
+		f->rkey = w->bind_mw.rkey;
+		f->mr_lkey = b->mr ? b->mr->lkey : 0;
+		f->remote_addr = b->addr;
+		f->mw_length = b->length;
+		f->mw_access = b->mw_access_flags;
+		return 0;
+	}
 	default:
 		f->imm = be32toh(w->imm_data);
 	}
@@ -126,6 +138,8 @@ static int send_check(struct gx_qp_ex *q, const struct ibv_send_wr *w) {
 		atomic = 1;
 		may_inline = 0;
 		break;
+	case IBV_WR_BIND_MW:
+		return w->bind_mw.mw ? -1 : EINVAL;
 	default:
 		return -1;
 	}

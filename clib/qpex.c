@@ -10,12 +10,13 @@
 
 #include "clib.h"
 
-// The operations an extended QP offers; creating one that asks for others (memory window binds,
-// TSO, XRC, atomic writes) fails with EOPNOTSUPP.
+// The operations an extended QP offers; creating one that asks for others (TSO, XRC, atomic
+// writes) fails with EOPNOTSUPP.
 #define SUPPORTED_OPS                                                                                   \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |         \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |      \
+	 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static struct gx_qp_ex *of(struct ibv_qp_ex *qp) { return (struct gx_qp_ex *)qp; }
 
@@ -73,6 +74,19 @@ static void wr_local_inv(struct ibv_qp_ex *qp, uint32_t rkey) {
 	struct ibv_send_wr *w = next(qp, IBV_WR_LOCAL_INV);
 	if (w)
 		w->invalidate_rkey = rkey;
+}
+
+// wr_bind_mw binds mw (of either type) with the new key rkey, which the program chose (usually
+// ibv_inc_rkey of mw->rkey) and keeps: mw->rkey is left as it is, as with ibv_post_send.
+static void wr_bind_mw(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info) {
+	struct ibv_send_wr *w = next(qp, IBV_WR_BIND_MW);
+	if (w && !info) {
+		fail(of(qp), EINVAL);
+	} else if (w) {
+		w->bind_mw.mw = mw;
+		w->bind_mw.rkey = rkey;
+		w->bind_mw.bind_info = *info;
+	}
 }
 
 static void rdma(struct ibv_qp_ex *qp, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr, __be32 imm) {
@@ -223,6 +237,7 @@ struct ibv_qp *gx_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_a
 	struct ibv_qp_ex *x = &q->ex;
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_bind_mw = wr_bind_mw;
 	x->wr_local_inv = wr_local_inv;
 	x->wr_rdma_read = wr_rdma_read;
 	x->wr_rdma_write = wr_rdma_write;

@@ -103,6 +103,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device) {
 	ctx->ops.post_send = gx_post_send_op;
 	ctx->ops.post_recv = gx_post_recv_op;
 	ctx->ops.post_srq_recv = gx_post_srq_recv_op;
+	ctx->ops.alloc_mw = gx_alloc_mw_op;
+	ctx->ops.dealloc_mw = gx_dealloc_mw_op;
+	ctx->ops.bind_mw = gx_bind_mw_op;
 	v->query_port = op_query_port;
 	v->query_device_ex = op_query_device_ex;
 	v->create_cq_ex = op_create_cq_ex;

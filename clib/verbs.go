@@ -54,6 +54,7 @@ type objectTable struct {
 	mu    sync.RWMutex
 	pds   map[*C.struct_ibv_pd]*gorxe.PD
 	mrs   map[*C.struct_ibv_mr]*gorxe.MR
+	mws   map[*C.struct_ibv_mw]*gorxe.MW
 	chans map[*C.struct_ibv_comp_channel]*gorxe.CompChannel
 	cqs   map[*C.struct_ibv_cq]*cqState
 	qps   map[*C.struct_ibv_qp]*qpState
@@ -68,7 +69,7 @@ type objectTable struct {
 }
 
 var objects = objectTable{
-	pds: map[*C.struct_ibv_pd]*gorxe.PD{}, mrs: map[*C.struct_ibv_mr]*gorxe.MR{},
+	pds: map[*C.struct_ibv_pd]*gorxe.PD{}, mrs: map[*C.struct_ibv_mr]*gorxe.MR{}, mws: map[*C.struct_ibv_mw]*gorxe.MW{},
 	chans: map[*C.struct_ibv_comp_channel]*gorxe.CompChannel{}, cqs: map[*C.struct_ibv_cq]*cqState{},
 	qps: map[*C.struct_ibv_qp]*qpState{}, srqs: map[*C.struct_ibv_srq]*srqState{},
 	ahs: map[*C.struct_ibv_ah]*gorxe.AH{}, cqC: map[*gorxe.CQ]*C.struct_ibv_cq{},
@@ -543,6 +544,9 @@ func (p *posts) sendWR(f *C.struct_gx_send_wr) (wr gorxe.SendWR, ok bool) {
 		wr.SGList = p.sgesOf(f.sg_list, f.num_sge)
 	}
 	switch wr.Opcode {
+	case gorxe.WRBindMW:
+		wr.BindMW = gorxe.MWBind{MWKey: uint32(f.mw_rkey), NewKey: uint32(f.rkey), MRKey: uint32(f.mr_lkey),
+			Addr: uint64(f.remote_addr), Length: uint64(f.mw_length), Access: gorxe.Access(f.mw_access)}
 	case gorxe.WRAtomicCmpAndSwp, gorxe.WRAtomicFetchAndAdd:
 		wr.Atomic = gorxe.AtomicInfo{RemoteAddr: uint64(f.remote_addr), CompareAdd: uint64(f.compare_add),
 			Swap: uint64(f.swap), RKey: uint32(f.rkey)}

@@ -33,8 +33,10 @@ const accessKnown = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | Ac
 const accessRemote = AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic |
 	AccessFlushGlobal | AccessFlushPersistent
 
-// accessMWBindable is what a window bind may grant: remote rights plus zero-based addressing.
-const accessMWBindable = accessRemote | AccessZeroBased
+// accessMWBindable is what a window bind may carry: remote rights plus zero-based addressing, and
+// LOCAL_WRITE, which grants nothing through a window (it is reached by rkey only) but which
+// rxe and mlx5 accept and rdma-core's own tests bind with, so it is accepted and ignored.
+const accessMWBindable = accessRemote | AccessZeroBased | AccessLocalWrite
 
 var accessNames = [...]struct {
 	a    Access

@@ -134,7 +134,7 @@ func TestMWBindChecks(t *testing.T) {
 		{"range past region", e.pd, w2, Bind{MRKey: good.LKey(), Addr: base + 4000, Length: 97, Access: AccessRemoteRead}, ErrOutOfRange},
 		{"range before region", e.pd, w2, Bind{MRKey: good.LKey(), Addr: base - 1, Length: 8, Access: AccessRemoteRead}, ErrOutOfRange},
 		{"type 2 needs a length", e.pd, w2, Bind{MRKey: good.LKey(), Addr: base, Length: 0}, ErrOutOfRange},
-		{"local access flag", e.pd, w2, Bind{MRKey: good.LKey(), Addr: base, Length: 8, Access: AccessLocalWrite}, ErrAccessFlags},
+		{"MW_BIND on a window", e.pd, w2, Bind{MRKey: good.LKey(), Addr: base, Length: 8, Access: AccessMWBind}, ErrAccessFlags},
 		{"window from another PD", e.pd, wOther, Bind{MRKey: good.LKey(), Addr: base, Length: 8}, ErrPDMismatch},
 		{"region from another PD", e.pd, w2, Bind{MRKey: otherPDMR.LKey(), Addr: base, Length: 8}, ErrPDMismatch},
 		{"free fast-reg region", e.pd, w2, Bind{MRKey: freeMR.LKey(), Addr: 0, Length: 8}, ErrMRInvalidState},
@@ -191,4 +191,25 @@ func TestMWFlushRange(t *testing.T) {
 	require.ErrorIs(t, e.t.Flush(k, e.pd, 0, AccessFlushPersistent, FlushMR, 0, 0), ErrAccessDenied)
 	require.Equal(t, int32(0), m.g.holds.Load())
 	require.Equal(t, int32(0), w.g.holds.Load())
+}
+
+// TestMWBindLocalWrite binds windows carrying LOCAL_WRITE, as rdma-core's tests do and rxe and
+// mlx5 accept: the bind succeeds, and the flag grants nothing through the window.
+func TestMWBindLocalWrite(t *testing.T) {
+	e := newEnv(t)
+	buf := pattern(make([]byte, 4096), 5)
+	base := uint64(addrOf(buf))
+	m := e.reg(t, buf, AccessLocalWrite|AccessMWBind)
+	w, err := e.t.AllocMW(e.pd, MWType1)
+	require.NoError(t, err)
+	k := IncKey(w.RKey())
+	require.NoError(t, e.t.BindMW(e.pd, 1, &Bind{MWKey: w.RKey(), NewKey: k, MRKey: m.LKey(), Addr: base, Length: 64, Access: AccessLocalWrite}))
+	_, err = readAll(t, e.t, k, e.pd, 3, base, 8)
+	require.ErrorIs(t, err, ErrAccessDenied)
+
+	k2 := IncKey(k)
+	require.NoError(t, e.t.BindMW(e.pd, 1, &Bind{MWKey: k, NewKey: k2, MRKey: m.LKey(), Addr: base, Length: 64, Access: AccessLocalWrite | AccessRemoteRead}))
+	got, err := readAll(t, e.t, k2, e.pd, 3, base, 8)
+	require.NoError(t, err)
+	require.Equal(t, buf[:8], got)
 }

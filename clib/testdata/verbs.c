@@ -122,8 +122,6 @@ int main(void) {
 	errno = 0;
 	CHECK(!ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0) && errno == EINVAL);
 	CHECK(ibv_dealloc_pd(pd) == EBUSY);
-	errno = 0;
-	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_2) && errno == EOPNOTSUPP);
 	struct ibv_cq_init_attr_ex cqx = {.cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
 	errno = 0;
 	CHECK(!ibv_create_cq_ex(ctx, &cqx) && errno == EOPNOTSUPP);
@@ -288,7 +286,7 @@ int main(void) {
 	CHECK(ibv_qp_to_qp_ex(a) == NULL);
 	struct ibv_qp_init_attr_ex xia = {.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC, .pd = pd,
 					  .cap = ia.cap, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-					  .send_ops_flags = IBV_QP_EX_WITH_BIND_MW};
+					  .send_ops_flags = IBV_QP_EX_WITH_TSO};
 	errno = 0;
 	CHECK(!ibv_create_qp_ex(ctx, &xia) && errno == EOPNOTSUPP);
 	xia.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM;
