@@ -45,7 +45,7 @@ type worker struct {
 	stamp    uint64           // counts received batches, to find each QP's last packet in one
 	timer    clock.Timer
 	timerAt  time.Time
-	dueAt    atomic.Int64 // timerAt in Unix nanoseconds (0: none), for runDue
+	dueAt    atomic.Int64     // timerAt in Unix nanoseconds (0: none), for runDue
 	timers   clock.Queue[*QP] // QP deadlines; an entry that no longer matches its QP's deadline is stale
 	out      transport.Output
 	msgs     []netio.Message
