@@ -14,42 +14,9 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "line %d: check failed: %s (errno %d: %s)\n", __LINE__, \
-				#cond, errno, strerror(errno));                               \
-			exit(1);                                                             \
-		}                                                                            \
-	} while (0)
+#include "gxtest.h"
 
-enum { SIZE = 64, GID_INDEX = 1, WARMUP = 1000 };
-
-static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid) {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dest_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					   IBV_QP_MAX_QP_RD_ATOMIC) == 0);
-}
+enum { SIZE = 64, WARMUP = 1000 };
 
 // write_and_wait posts one signaled WRITE and busy-polls cq until its completion.
 static void write_and_wait(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_send_wr *wr) {
@@ -89,8 +56,8 @@ int main(int argc, char **argv) {
 	ia.send_cq = ia.recv_cq = peer_cq;
 	struct ibv_qp *b = ibv_create_qp(pd, &ia);
 	CHECK(a && b);
-	connect_qp(a, b->qp_num, &gid);
-	connect_qp(b, a->qp_num, &gid);
+	connect_rc(a, b->qp_num, &gid, IBV_MTU_4096, IBV_ACCESS_REMOTE_WRITE);
+	connect_rc(b, a->qp_num, &gid, IBV_MTU_4096, IBV_ACCESS_REMOTE_WRITE);
 
 	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = SIZE, .lkey = mr->lkey};
 	struct ibv_send_wr wr = {.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,

@@ -12,51 +12,13 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "line %d: check failed: %s (errno %d: %s)\n", __LINE__, \
-				#cond, errno, strerror(errno));                               \
-			exit(1);                                                             \
-		}                                                                            \
-	} while (0)
+#include "gxtest.h"
 
-enum { SIZE = 4096, GID_INDEX = 1, WIN_OFF = 256, WIN_LEN = 128 };
+enum { SIZE = 4096, WIN_OFF = 256, WIN_LEN = 128 };
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid;
-
-// wait_wc busy-polls cq for one completion, for at most five seconds.
-static struct ibv_wc wait_wc(struct ibv_cq *cq) {
-	struct ibv_wc wc;
-	time_t end = time(NULL) + 5;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		CHECK(time(NULL) < end);
-	CHECK(n == 1);
-	return wc;
-}
-
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { CHECK(ibv_modify_qp(qp, a, mask) == 0); }
-
-static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn) {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest_qpn,
-				 .max_dest_rd_atomic = 1, .min_rnr_timer = 12};
-	a.ah_attr = (struct ibv_ah_attr){.is_global = 1, .port_num = 1};
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 1;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-				 .max_rd_atomic = 1};
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			       IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 // A connected pair: the writer a, and b, which owns the windows (an extended QP, so that it can
 // bind with ibv_wr_bind_mw). Each has its own CQ. A remote access error breaks a pair, so each
@@ -79,8 +41,8 @@ static struct pair new_pair(void) {
 					  .send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV};
 	p.b = ibv_create_qp_ex(ctx, &xia);
 	CHECK(p.a && p.b);
-	connect_qp(p.a, p.b->qp_num);
-	connect_qp(p.b, p.a->qp_num);
+	connect_rc(p.a, p.b->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE);
+	connect_rc(p.b, p.a->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE);
 	return p;
 }
 

@@ -17,27 +17,9 @@
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "line %d: check failed: %s (errno %d: %s)\n", __LINE__, \
-				#cond, errno, strerror(errno));                               \
-			exit(1);                                                             \
-		}                                                                            \
-	} while (0)
+#include "gxtest.h"
 
-enum { SIZE = 64, GID_INDEX = 1 };
-
-static struct ibv_wc poll_one(struct ibv_cq *cq) {
-	struct ibv_wc wc;
-	time_t end = time(NULL) + 5;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		CHECK(time(NULL) < end);
-	CHECK(n == 1);
-	CHECK(wc.status == IBV_WC_SUCCESS);
-	return wc;
-}
+enum { SIZE = 64 };
 
 static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
 	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -45,30 +27,6 @@ static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq) {
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
 	CHECK(qp);
 	return qp;
-}
-
-static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid) {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					   IBV_QP_MAX_QP_RD_ATOMIC) == 0);
 }
 
 static void *default_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t type) {
@@ -161,8 +119,8 @@ int main(int argc, char **argv) {
 	struct ibv_cq *icq = ibv_create_cq(imp, 8, NULL, NULL, 0);
 	CHECK(cq && icq);
 	struct ibv_qp *qp = rc_qp(pdom, cq), *iqp = rc_qp(ipd, icq);
-	connect_qp(qp, iqp->qp_num, &gid);
-	connect_qp(iqp, qp->qp_num, &gid);
+	connect_rc(qp, iqp->qp_num, &gid, IBV_MTU_1024, 0);
+	connect_rc(iqp, qp->qp_num, &gid, IBV_MTU_1024, 0);
 	struct ibv_sge rsge = {.addr = (uintptr_t)buf + SIZE, .length = SIZE, .lkey = mr->lkey};
 	struct ibv_recv_wr rwr = {.wr_id = 1, .sg_list = &rsge, .num_sge = 1}, *bad_rwr;
 	CHECK(ibv_post_recv(qp, &rwr, &bad_rwr) == 0);

@@ -14,57 +14,9 @@
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "line %d: check failed: %s (errno %d: %s)\n", __LINE__, \
-				#cond, errno, strerror(errno));                               \
-			exit(1);                                                             \
-		}                                                                            \
-	} while (0)
+#include "gxtest.h"
 
-enum { SIZE = 4096, GID_INDEX = 1 };
-
-// poll_one busy-polls cq for one completion, for at most five seconds.
-static struct ibv_wc poll_one(struct ibv_cq *cq) {
-	struct ibv_wc wc;
-	time_t end = time(NULL) + 5;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		CHECK(time(NULL) < end);
-	CHECK(n == 1);
-	CHECK(wc.status == IBV_WC_SUCCESS);
-	return wc;
-}
-
-static void connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, union ibv_gid *gid) {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-	CHECK(qp->state == IBV_QPS_INIT);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					   IBV_QP_MAX_QP_RD_ATOMIC) == 0);
-	CHECK(qp->state == IBV_QPS_RTS);
-}
+enum { SIZE = 4096 };
 
 static void ready_ud(struct ibv_qp *qp) {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
@@ -155,8 +107,8 @@ int main(void) {
 	qa.qp_state = IBV_QPS_INIT;
 	CHECK(ibv_modify_qp(a, &qa, IBV_QP_STATE) == EINVAL);
 
-	connect_qp(a, b->qp_num, &gid);
-	connect_qp(b, a->qp_num, &gid);
+	connect_rc(a, b->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	connect_rc(b, a->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	struct ibv_qp_attr got;
 	struct ibv_qp_init_attr gotInit;
 	CHECK(ibv_query_qp(b, &got, IBV_QP_STATE | IBV_QP_DEST_QPN, &gotInit) == 0);
@@ -295,8 +247,8 @@ int main(void) {
 	CHECK(xa && xb);
 	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(xa);
 	CHECK(qx && ibv_qp_to_qp_ex(xb));
-	connect_qp(xa, xb->qp_num, &gid);
-	connect_qp(xb, xa->qp_num, &gid);
+	connect_rc(xa, xb->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	connect_rc(xb, xa->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	CHECK(ibv_post_recv(xb, &rwr, &rbad) == 0);
 	memset(buf, 'x', 32);
 	char note[6] = "wr_*!";
