@@ -294,19 +294,25 @@ func gx_cm_bind(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
 		if s.state != idIdle {
 			return syscall.EINVAL
 		}
-		if !ap.Addr().IsUnspecified() {
-			if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
-				return syscall.EADDRNOTAVAIL
-			}
-			id.verbs, id.port_num = s.ctx, 1
-		}
-		if ap.Port() == 0 {
-			ap = netip.AddrPortFrom(ap.Addr(), rdmacm.EphemeralPort())
-		}
-		s.local, s.state = ap, idBound
-		setAddr(srcAddr(id), ap)
-		return nil
+		return s.bind(id, ap)
 	})
+}
+
+// bind binds the idle id to ap: an address of one device, or the wildcard (every device); port 0
+// takes an ephemeral port.
+func (s *cmID) bind(id *C.struct_rdma_cm_id, ap netip.AddrPort) error {
+	if !ap.Addr().IsUnspecified() {
+		if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
+			return syscall.EADDRNOTAVAIL
+		}
+		id.verbs, id.port_num = s.ctx, 1
+	}
+	if ap.Port() == 0 {
+		ap = netip.AddrPortFrom(ap.Addr(), rdmacm.EphemeralPort())
+	}
+	s.local, s.state = ap, idBound
+	setAddr(srcAddr(id), ap)
+	return nil
 }
 
 // srcAddr and dstAddr are the id's route.addr fields (unions in C).
@@ -418,6 +424,13 @@ func gx_cm_listen(id *C.struct_rdma_cm_id, backlog C.int) C.int {
 	return cmCall("rdma_listen", id, func(s *cmID) error {
 		if s.state == idListening {
 			return nil // librdmacm lets a program listen again to change the backlog
+		}
+		if s.state == idIdle {
+			// As the kernel's rdma_listen does, an unbound id binds to the IPv4 wildcard and an
+			// ephemeral port first (rdma_get_src_port tells which).
+			if err := s.bind(id, netip.AddrPortFrom(netip.IPv4Unspecified(), 0)); err != nil {
+				return err
+			}
 		}
 		if s.state != idBound {
 			return syscall.EINVAL

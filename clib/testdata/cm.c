@@ -121,8 +121,14 @@ int main(int argc, char **argv) {
 	CHECK(rdma_resolve_route(id, 100) == -1 && errno == EINVAL);
 	errno = 0;
 	CHECK(rdma_accept(id, NULL) == -1 && errno == EINVAL);
+	// rdma_listen on an unbound id binds it to the IPv4 wildcard and an ephemeral port first, as
+	// the kernel's does; binding it again is then the wrong state.
+	CHECK(rdma_listen(id, 1) == 0);
+	CHECK(rdma_get_local_addr(id)->sa_family == AF_INET && rdma_get_src_port(id) != 0);
+	CHECK(((struct sockaddr_in *)rdma_get_local_addr(id))->sin_addr.s_addr == htonl(INADDR_ANY));
+	struct sockaddr_in any = addr("0.0.0.0", 0);
 	errno = 0;
-	CHECK(rdma_listen(id, 1) == -1 && errno == EINVAL);
+	CHECK(rdma_bind_addr(id, (struct sockaddr *)&any) == -1 && errno == EINVAL);
 	CHECK(rdma_destroy_id(id) == 0);
 
 	// rdma_migrate_id moves an id's events to another channel.
