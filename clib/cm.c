@@ -19,6 +19,7 @@
 
 #include "clib.h"
 #include "cm.h"
+#include <rdma/rdma_verbs.h>
 #include "_cgo_export.h"
 
 #define ERR(e) (errno = (e), -1)
@@ -559,6 +560,8 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 		return -1;
 	struct gx_id *g = gid_of(id);
 	struct ibv_qp_init_attr a = *qp_init_attr;
+	if (!a.srq)
+		a.srq = id->srq; // rdma_create_srq's
 	if (!a.send_cq && !a.recv_cq) {
 		if (!(id->send_cq = make_cq(id, a.cap.max_send_wr, &id->send_cq_channel)))
 			goto fail;
@@ -615,6 +618,51 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr) {
 	if (!rc)
 		attr->cap = a.cap;
 	return rc;
+}
+
+// An id's shared receive queue (rdma_create_srq): rdma_create_qp puts the id's QP on it, and
+// rdma_post_recv posts to it. XRC SRQs need XRC domains, which gorxe lacks, as rxe does.
+int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr) {
+	if (BAD(id) || !attr || !id->verbs)
+		return ERR(EINVAL);
+	if (id->srq)
+		return ERR(EBUSY);
+	if (attr->comp_mask & ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD))
+		return ERR(EOPNOTSUPP);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)
+		return ERR(EOPNOTSUPP);
+	struct ibv_pd *pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? attr->pd : NULL;
+	if (pd && pd->context != id->verbs)
+		return ERR(EINVAL);
+	if (!pd && !(pd = id->pd ? id->pd : default_pd(id->verbs)))
+		return -1;
+	struct ibv_srq_init_attr a = {.srq_context = attr->srq_context, .attr = attr->attr};
+	struct ibv_srq *srq = ibv_create_srq(pd, &a);
+	if (!srq)
+		return -1;
+	attr->attr = a.attr;
+	id->srq = srq;
+	id->pd = pd;
+	return 0;
+}
+
+int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr) {
+	if (!attr)
+		return ERR(EINVAL);
+	struct ibv_srq_init_attr_ex x = {.srq_context = attr->srq_context, .attr = attr->attr,
+					 .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | (pd ? IBV_SRQ_INIT_ATTR_PD : 0),
+					 .srq_type = IBV_SRQT_BASIC, .pd = pd};
+	int rc = rdma_create_srq_ex(id, &x);
+	if (!rc)
+		attr->attr = x.attr;
+	return rc;
+}
+
+void rdma_destroy_srq(struct rdma_cm_id *id) {
+	if (BAD(id) || !id->srq)
+		return;
+	if (!ibv_destroy_srq(id->srq))
+		id->srq = NULL;
 }
 
 void rdma_destroy_qp(struct rdma_cm_id *id) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #include "clib.h"
 #include "cm.h"
@@ -131,6 +132,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id) {
 	if (!gx_handle_live(id))
 		return;
 	rdma_destroy_qp(id);
+	rdma_destroy_srq(id);
 	rdma_destroy_id(id);
 }
 

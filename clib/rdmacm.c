@@ -19,9 +19,6 @@
 		return -1;  \
 	} while (0)
 
-int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr) { FAIL; }
-int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr) { FAIL; }
-void rdma_destroy_srq(struct rdma_cm_id *id) {}
 int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) { FAIL; }
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { FAIL; }
 

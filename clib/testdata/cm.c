@@ -169,6 +169,22 @@ int main(int argc, char **argv) {
 	ack_next(RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
 	CHECK(rdma_destroy_id(id) == 0);
 
+	// An id's SRQ: its QP goes on it; XRC SRQs are not supported.
+	id = resolved(ip, port);
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 8, .max_sge = 1}};
+	struct ibv_srq_init_attr_ex xa = {.comp_mask = IBV_SRQ_INIT_ATTR_TYPE, .srq_type = IBV_SRQT_XRC};
+	errno = 0;
+	CHECK(rdma_create_srq_ex(id, &xa) == -1 && errno == EOPNOTSUPP);
+	CHECK(rdma_create_srq(id, NULL, &sa) == 0 && id->srq != NULL && sa.attr.max_wr >= 8);
+	errno = 0;
+	CHECK(rdma_create_srq(id, NULL, &sa) == -1 && errno == EBUSY);
+	make_qp(id);
+	CHECK(id->qp->srq == id->srq && id->srq->pd == id->pd);
+	rdma_destroy_qp(id);
+	rdma_destroy_srq(id);
+	CHECK(id->srq == NULL);
+	CHECK(rdma_destroy_id(id) == 0);
+
 	// Nobody listens on the port: the peer's CM refuses with reason 8 (invalid service ID).
 	id = resolved(ip, port);
 	make_qp(id);
