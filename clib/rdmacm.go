@@ -669,9 +669,6 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		}
 		o := connOptions(id, qp, p)
 		if qp == nil {
-			if s.ps != C.RDMA_PS_TCP {
-				return syscall.EOPNOTSUPP
-			}
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}
 		o.Source = s.local
@@ -765,9 +762,6 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		}
 		o := connOptions(id, qp, p)
 		if qp == nil {
-			if s.udReq != nil {
-				return syscall.EOPNOTSUPP
-			}
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}
 		if s.udReq != nil {

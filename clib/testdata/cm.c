@@ -321,6 +321,40 @@ int main(int argc, char **argv) {
 	rdma_destroy_qp(id);
 	CHECK(rdma_destroy_id(id) == 0);
 
+	// UD ids on QPs the programs keep themselves (conn_param's qp_num, no rdma_create_qp): the
+	// client's ESTABLISHED names the server's QP and the UDP port space's Q_Key.
+	struct rdma_cm_id *ulisten;
+	CHECK(rdma_create_id(ch, &ulisten, NULL, RDMA_PS_UDP) == 0);
+	struct sockaddr_in ula = addr(ip, port + 3);
+	CHECK(rdma_bind_addr(ulisten, (struct sockaddr *)&ula) == 0);
+	CHECK(rdma_listen(ulisten, 1) == 0);
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&ula, 2000) == 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	CHECK(rdma_resolve_route(id, 2000) == 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	struct ibv_pd *upd = ibv_alloc_pd(id->verbs);
+	struct ibv_cq *ucq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0);
+	CHECK(upd && ucq);
+	struct ibv_qp_init_attr own = {.send_cq = ucq, .recv_cq = ucq, .qp_type = IBV_QPT_UD,
+				       .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *cqp = ibv_create_qp(upd, &own), *sqp = ibv_create_qp(upd, &own);
+	CHECK(cqp && sqp);
+	struct rdma_conn_param up = {.qp_num = cqp->qp_num};
+	CHECK(rdma_connect(id, &up) == 0);
+	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	struct rdma_cm_id *ureq = e->id;
+	CHECK(rdma_ack_cm_event(e) == 0);
+	up.qp_num = sqp->qp_num;
+	CHECK(rdma_accept(ureq, &up) == 0);
+	e = next(RDMA_CM_EVENT_ESTABLISHED, 0);
+	CHECK(e->id == id && e->param.ud.qp_num == sqp->qp_num && e->param.ud.qkey == RDMA_UDP_QKEY);
+	CHECK(e->param.ud.ah_attr.is_global && memcmp(&e->param.ud.ah_attr.grh.dgid.raw[12], &ula.sin_addr, 4) == 0);
+	CHECK(rdma_ack_cm_event(e) == 0);
+	CHECK(rdma_destroy_id(ureq) == 0 && rdma_destroy_id(id) == 0 && rdma_destroy_id(ulisten) == 0);
+	CHECK(ibv_destroy_qp(cqp) == 0 && ibv_destroy_qp(sqp) == 0);
+	CHECK(ibv_destroy_cq(ucq) == 0 && ibv_dealloc_pd(upd) == 0);
+
 	// A listener destroyed while a request waits on its channel unretrieved: the request goes
 	// with it, refused (REJECTED, reason 28).
 	struct rdma_event_channel *ch2 = rdma_create_event_channel();

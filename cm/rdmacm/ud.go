@@ -41,7 +41,8 @@ type UDConn struct {
 	closeErr    error
 }
 
-// QP returns the UD queue pair, ready to send and receive (RTS) with Q_Key mad.UDPQKey.
+// QP returns the UD queue pair, ready to send and receive (RTS) with Q_Key mad.UDPQKey; nil
+// for the caller's own QP (Options.QPN), which the caller readies itself.
 func (c *UDConn) QP() *gorxe.QP { return c.res.qp }
 
 // PD returns the protection domain of the QP and of the address handle.
@@ -116,6 +117,13 @@ func newUDConn(a *agent, o *UDOptions, local, peer netip.AddrPort, peerGID [16]b
 	res, err := newResourcesOf(a.dev, &o.Options, gorxe.QPTypeUD, 0, nil)
 	if err != nil {
 		return nil, err
+	}
+	if res.pd == nil {
+		// The caller's own QP (Options.QPN) with no PD given: the address handle needs one.
+		if res.pd, err = a.dev.AllocPD(); err != nil {
+			return nil, err
+		}
+		res.ownPD = true
 	}
 	c := &UDConn{a: a, res: res, local: local, peer: peer, remoteGID: gorxe.GID(peerGID), remoteQKey: mad.UDPQKey}
 	if err := c.createAH(o.TrafficClass); err != nil {

@@ -78,7 +78,7 @@ func (l *UDListener) accept(ctx context.Context, r *udRequest, o *UDOptions) (*U
 	}
 	c.privateData = r.user
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
-		return a.mgr.ReplySIDR(now, r.id, cm.SIDRReply{Status: mad.SIDRSuccess, QPN: c.res.qp.QPN(), QKey: mad.UDPQKey,
+		return a.mgr.ReplySIDR(now, r.id, cm.SIDRReply{Status: mad.SIDRSuccess, QPN: c.res.localQPN(), QKey: mad.UDPQKey,
 			PrivateData: o.PrivateData}, out)
 	})
 	if err != nil {

@@ -258,3 +258,34 @@ func TestUDListenBacklog(t *testing.T) {
 		})
 	}
 }
+
+// TestUDOwnQP resolves a UD endpoint for QPs the callers keep themselves (rdma_connect and
+// rdma_accept with conn_param's qp_num and no QP on the id): the SIDR_REP names the server's QP
+// number, and each side gets an address handle on a PD of its own.
+func TestUDOwnQP(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		devs := fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())
+		as := agents(t, devs...)
+		l, err := as[1].ListenUD(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *UDConn, 1)
+		go func() {
+			c, err := l.Accept(ctx, &UDOptions{Options: Options{QPN: 0x4321}})
+			assert.NoError(t, err)
+			accepted <- c
+		}()
+		client, err := as[0].DialUD(ctx, serverAddr, &UDOptions{Options: Options{QPN: 0x1234}})
+		require.NoError(t, err)
+		server := <-accepted
+		require.NotNil(t, server)
+		assert.Equal(t, uint32(0x4321), client.RemoteQPN())
+		assert.Nil(t, client.QP())
+		assert.Nil(t, server.QP())
+		require.NotNil(t, client.AH())
+		assert.Equal(t, gorxe.GIDFromAddr(serverAddr.Addr()), gorxe.GID(client.AH().Attr().GRH.DGID))
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+	})
+}
