@@ -127,8 +127,8 @@ func (m *MR) PD() *PD { return m.pd.Load() }
 func (m *MR) Valid() bool { return m.mr.Valid() }
 
 // Rereg changes the region's protection domain, access rights and/or memory (ibv_rereg_mr);
-// flags say which of pd, buf and access are used. The key gets a new variant, so keys handed out
-// before stop working. On error the region is unchanged.
+// flags say which of pd, buf and access are used. The keys stay, as on kernel rxe and mlx5: a
+// peer's rkey reaches the region with its new attributes. On error the region is unchanged.
 func (m *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 	if err := m.dev.check("rereg_mr"); err != nil {
 		return err

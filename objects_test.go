@@ -36,13 +36,12 @@ func TestPDAndMRLifecycle(t *testing.T) {
 	require.Equal(t, uint64(0x1000_0000), io.Addr(), "RegMRIOVA: %v", err)
 	require.Equal(t, uint64(100), io.Length(), "RegMRIOVA: %v", err)
 
-	// Rereg to another PD changes the key variant and the PD.
+	// Rereg to another PD changes the PD and keeps the keys.
 	pd2, _ := d.AllocPD()
 	old := m.LKey()
 	require.NoError(t, m.Rereg(ReregChangePD|ReregChangeAccess, pd2, nil, AccessLocalWrite))
 	assert.Same(t, pd2, m.PD(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
-	assert.NotEqual(t, old, m.LKey(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
-	assert.Equal(t, old>>8, m.LKey()>>8, "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
+	assert.Equal(t, old, m.LKey(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
 	assert.Equal(t, AccessLocalWrite, m.Access(), "after rereg: pd %p key %#x (was %#x) access %v", m.PD(), m.LKey(), old, m.Access())
 	assert.ErrorIs(t, m.Rereg(0, nil, nil, 0), ErrReregFlags, "Rereg without flags")
 	assert.ErrorIs(t, m.Rereg(ReregChangePD, nil, nil, 0), ErrNilObject, "Rereg to a nil PD")

@@ -71,8 +71,8 @@ struct gx_ring_wc {
 
 struct gx_ring_entry {
 	struct gx_ring_wc wc;
-	uint32_t slots; // work-queue slots its poll frees
-	uint32_t reserved;
+	uint32_t slots;   // work-queue slots its poll frees
+	uint32_t dropped; // poll_cq skips it (its QP was reset or destroyed); the engine writes 0
 };
 
 // A work queue's count of outstanding work requests, kept in C: a work request holds its slot
@@ -157,8 +157,9 @@ void gx_free_qp_ex(struct gx_qp_ex *q);
 // The data path in C (ring.c). gx_ring_alloc allocates a CQ ring of n entries, gx_ring_free
 // frees one; gx_poll_cq and gx_req_notify_cq are the context's ops; gx_wq_init sets a queue up;
 // gx_wq_reserve takes up to want slots of wq for a post (its lock held) and returns how many it
-// got; gx_qp_added and gx_qp_removed keep the table that finds a completion's QP by number,
-// gx_qp_removed also forgetting the QP's completions still in its CQs.
+// got; gx_qp_added and gx_qp_removed keep the table that finds a completion's QP by number;
+// gx_qp_reset, for a QP moved to RESET, and gx_qp_removed drop the QP's completions still in its
+// CQs and count its queues afresh.
 int gx_ring_alloc(uint32_t n, struct gx_ring_header **hdr, struct gx_ring_entry **ents);
 void gx_ring_free(struct gx_ring_header *hdr, struct gx_ring_entry *ents);
 int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
@@ -167,6 +168,7 @@ void gx_wq_init(struct gx_wq *wq, uint32_t depth);
 int gx_wq_reserve(struct gx_wq *wq, int want);
 int gx_qp_added(struct gx_qp_ex *q);
 void gx_qp_removed(struct gx_qp_ex *q);
+void gx_qp_reset(struct gx_qp_ex *q);
 
 // The context's post ops (post.c).
 int gx_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

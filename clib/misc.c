@@ -226,9 +226,23 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struc
 	return ibv_create_ah(pd, &attr);
 }
 
+// ibv_rereg_mr keeps the region's keys, as rxe's and mlx5's do. Bad input is
+// IBV_REREG_MR_ERR_INPUT, a refusal of the change IBV_REREG_MR_ERR_CMD, each with errno set.
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	if (gx_forked_child())
+		return IBV_REREG_MR_ERR_INPUT;
+	if (!mr || flags <= 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) || (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	int rc = gx_rereg_mr(mr, flags, pd, addr, length, (unsigned int)access);
+	if (rc) {
+		errno = rc;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	return 0;
 }
 
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,

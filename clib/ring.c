@@ -107,30 +107,48 @@ static struct gx_wq *recv_wq(struct gx_qp_ex *q) {
 	return srq ? &((struct gx_srq *)srq)->wq : &q->rq;
 }
 
-// forget drops the QP's completions still in c: their slots go back to the QP's SRQ, the one
-// queue that outlives the QP, and a QP that reuses the number gets none of them.
-static void forget(struct gx_cq *c, struct gx_qp_ex *q) {
+// drop removes q's completions still queued in c, which poll_cq then skips, as mlx5's provider
+// cleans a QP's completions from its CQs when the QP is reset or destroyed: they belong to work
+// the reset discarded. Their slots go back to the QP's SRQ, the one queue that outlives the QP; a
+// QP that reuses the number gets none of them.
+static void drop(struct gx_cq *c, struct gx_qp_ex *q) {
 	uint32_t qpn = q->ex.qp_base.qp_num;
 	pthread_mutex_lock(&c->poll_mu);
 	for (uint64_t i = c->hdr->head, tail = __atomic_load_n(&c->hdr->tail, __ATOMIC_ACQUIRE); i < tail; i++) {
 		struct gx_ring_entry *e = &c->ents[i % c->n];
-		if (e->wc.qp_num != qpn || !e->slots)
+		if (e->wc.qp_num != qpn || e->dropped)
 			continue;
 		if ((e->wc.opcode & IBV_WC_RECV) && q->ex.qp_base.srq)
 			__atomic_add_fetch(&recv_wq(q)->freed, e->slots, __ATOMIC_RELEASE);
-		e->slots = 0;
+		e->dropped = 1;
 	}
 	if (c->last == q)
 		c->last = NULL;
 	pthread_mutex_unlock(&c->poll_mu);
 }
 
+static void drop_from_cqs(struct gx_qp_ex *q) {
+	struct ibv_qp *qp = &q->ex.qp_base;
+	drop(gcq(qp->send_cq), q);
+	if (qp->recv_cq != qp->send_cq)
+		drop(gcq(qp->recv_cq), q);
+}
+
 void gx_qp_removed(struct gx_qp_ex *q) {
 	forget_qpn(q);
-	struct ibv_qp *qp = &q->ex.qp_base;
-	forget(gcq(qp->send_cq), q);
-	if (qp->recv_cq != qp->send_cq)
-		forget(gcq(qp->recv_cq), q);
+	drop_from_cqs(q);
+}
+
+// gx_qp_reset: the reset discarded the QP's outstanding work, whose completions are dropped, so
+// each of its queues starts empty.
+void gx_qp_reset(struct gx_qp_ex *q) {
+	drop_from_cqs(q);
+	struct gx_wq *wqs[] = {&q->sq, &q->rq};
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_lock(&wqs[i]->mu);
+		wqs[i]->posted = __atomic_load_n(&wqs[i]->freed, __ATOMIC_ACQUIRE);
+		pthread_mutex_unlock(&wqs[i]->mu);
+	}
 }
 
 // credit gives back the slots of a polled completion to its queue.
@@ -172,16 +190,19 @@ static int poll_ring(struct gx_cq *c, int num_entries, struct ibv_wc *wc) {
 	struct gx_ring_header *h = c->hdr;
 	uint64_t head = h->head;
 	uint64_t avail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) - head;
-	int n = avail < (uint64_t)num_entries ? (int)avail : num_entries;
+	int n = 0;
+	uint64_t taken = 0;
 	uint32_t at = (uint32_t)(head % c->n);
-	for (int i = 0; i < n; i++) {
+	for (; taken < avail && n < num_entries; taken++) {
 		const struct gx_ring_entry *e = &c->ents[at];
-		to_wc(&e->wc, &wc[i]);
-		credit(c, e);
 		if (++at == c->n)
 			at = 0;
+		if (e->dropped)
+			continue;
+		to_wc(&e->wc, &wc[n++]);
+		credit(c, e);
 	}
-	__atomic_store_n(&h->head, head + (uint64_t)n, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->head, head + taken, __ATOMIC_RELEASE);
 	int overrun = n == 0 && __atomic_load_n(&h->overrun, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->poll_mu);
 	return overrun ? -EINVAL : n;

@@ -17,6 +17,7 @@ enum {
 	gx_off_pkey_index = offsetof(struct gx_ring_wc, pkey_index),
 	gx_off_dlid_path_bits = offsetof(struct gx_ring_wc, dlid_path_bits),
 	gx_off_slots = offsetof(struct gx_ring_entry, slots),
+	gx_off_dropped = offsetof(struct gx_ring_entry, dropped),
 	gx_size_entry = sizeof(struct gx_ring_entry),
 };
 */
@@ -44,6 +45,7 @@ var (
 	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.PKeyIndex)-C.gx_off_pkey_index]
 	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.WC.DLIDPathBits)-C.gx_off_dlid_path_bits]
 	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.Slots)-C.gx_off_slots]
+	_         = [1]struct{}{}[unsafe.Offsetof(ringEntry.Flags)-C.gx_off_dropped]
 	_         = [1]struct{}{}[unsafe.Sizeof(ringEntry)-C.gx_size_entry]
 	_         = [1]struct{}{}[uintptr(gorxe.MaxCQE)-C.GX_MAX_CQE]
 )

@@ -564,22 +564,12 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr) {
 	return qp;
 }
 
-// reset_wqs forgets the work a move to RESET discarded: it will never complete.
-static void reset_wqs(struct gx_qp_ex *q) {
-	struct gx_wq *wqs[] = {&q->sq, &q->rq};
-	for (int i = 0; i < 2; i++) {
-		pthread_mutex_lock(&wqs[i]->mu);
-		wqs[i]->posted = __atomic_load_n(&wqs[i]->freed, __ATOMIC_ACQUIRE);
-		pthread_mutex_unlock(&wqs[i]->mu);
-	}
-}
-
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask) {
 	int rc = GX_CALL(gx_modify_qp(qp, attr, attr_mask));
 	if (!rc && (attr_mask & IBV_QP_STATE)) {
 		qp->state = attr->qp_state;
 		if (attr->qp_state == IBV_QPS_RESET)
-			reset_wqs((struct gx_qp_ex *)qp);
+			gx_qp_reset((struct gx_qp_ex *)qp);
 	}
 	return rc;
 }

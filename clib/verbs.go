@@ -214,6 +214,39 @@ func gx_reg_mr(m *C.struct_ibv_mr, iova C.uint64_t, access C.uint) (rc C.int) {
 	return 0
 }
 
+// gx_rereg_mr changes the region as flags say (C checked the input) and keeps ibv_mr's fields
+// true; its keys stay.
+//
+//export gx_rereg_mr
+func gx_rereg_mr(m *C.struct_ibv_mr, flags C.int, pd *C.struct_ibv_pd, addr unsafe.Pointer, length C.size_t, access C.uint) (rc C.int) {
+	defer catch("rereg_mr", &rc)
+	r := lookup(&objects, objects.mrs, m)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	var p *gorxe.PD
+	if flags&C.IBV_REREG_MR_CHANGE_PD != 0 {
+		if p = lookup(&objects, objects.pds, pd); p == nil {
+			return C.int(syscall.EINVAL)
+		}
+	}
+	var buf []byte
+	if flags&C.IBV_REREG_MR_CHANGE_TRANSLATION != 0 {
+		buf = unsafe.Slice((*byte)(addr), int(length))
+	}
+	if err := r.Rereg(gorxe.ReregFlags(flags), p, buf, gorxe.Access(access)); err != nil {
+		return errnoOf(err)
+	}
+	if p != nil {
+		m.pd = pd
+	}
+	if buf != nil {
+		m.addr, m.length = addr, length
+	}
+	m.lkey, m.rkey = C.uint32_t(r.LKey()), C.uint32_t(r.RKey())
+	return 0
+}
+
 //export gx_dereg_mr
 func gx_dereg_mr(m *C.struct_ibv_mr) (rc C.int) {
 	defer catch("dereg_mr", &rc)

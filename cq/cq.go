@@ -170,7 +170,7 @@ func (c *CQ) Push(wc *WC, solicited bool, tok Token) error {
 	tail := h.Tail.Load()
 	at := int(tail % uint64(len(c.ring.Entries)))
 	e := &c.ring.Entries[at]
-	e.WC, e.Slots = *wc, uint32(tok.n)
+	*e = RingEntry{WC: *wc, Slots: uint32(tok.n)}
 	if c.toks != nil {
 		c.toks[at] = tok
 	} else if tok.f != nil {

@@ -49,7 +49,9 @@ type RingEntry struct {
 	// when it polls, which keeps the rule that a work request holds its slot until its completion
 	// is polled (see Freed).
 	Slots uint32
-	_     uint32
+	// Flags is the consumer's: the C library marks entries it drops (those of a QP moved to
+	// RESET). Push writes it 0.
+	Flags uint32
 }
 
 // len returns how many completions wait in the ring.

@@ -114,8 +114,8 @@ func translate(buf []byte) (pageTable, *Buffer, error) {
 }
 
 // ReregMR changes a user region (ibv_rereg_mr): its PD, its access, and/or its translation (buf,
-// with the IOVA rules of RegMR). The key gets a new variant, so keys handed out before stop working.
-// It fails with ErrMWBound while windows are bound and leaves the region unchanged on any error.
+// with the IOVA rules of RegMR). Its keys stay; accesses through them see the new attributes. It
+// fails with ErrMWBound while windows are bound and leaves the region unchanged on any error.
 func (m *MR) ReregMR(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,9 +175,11 @@ func (m *MR) rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 		newIOVA = uint64(addrOf(m.pt.pages[0]))
 	}
 	oldPD, oldPins := m.pd, m.pins
-	key := m.t.rekeyMR(m.index)
+	// The keys stay: kernel rxe and mlx5 keep them, and programs (rdma-core's tests among them)
+	// go on using the rkey their peer already has; an access through them sees the new
+	// attributes once the guard reopens, and none through the old ones is still in progress.
 	prev := m.g.close()
-	m.pd, m.access, m.iova, m.pt, m.pins, m.key = newPD, newAccess, newIOVA, newPT, newPins, key
+	m.pd, m.access, m.iova, m.pt, m.pins = newPD, newAccess, newIOVA, newPT, newPins
 	m.g.open(prev)
 	if oldPD != newPD {
 		oldPD.Release()

@@ -109,14 +109,6 @@ func (s *slots[T]) release(index uint32) {
 	c.taken[j] = false
 }
 
-// rekey returns a new random variant for an index and records it; Table.mu held.
-func (s *slots[T]) rekey(index uint32) uint8 {
-	c, j := s.at(index)
-	v := nextVariant(c.variant[j])
-	c.variant[j] = v
-	return v
-}
-
 // record notes a caller-chosen variant (fast registration, bind) so later random ones avoid it.
 func (s *slots[T]) record(index uint32, v uint8) {
 	c, j := s.at(index)
@@ -135,12 +127,6 @@ func (t *Table) newMWIndex() (uint32, uint8, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.mws.reserve()
-}
-
-func (t *Table) rekeyMR(index uint32) uint32 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return MakeKey(index, t.mrs.rekey(index))
 }
 
 func (t *Table) recordMR(key uint32) {

@@ -162,6 +162,23 @@ int main(void) {
 	wc = poll_one(scq);
 	CHECK(wc.wr_id == 3 && wc.opcode == IBV_WC_RDMA_READ && buf[0] == 'w' && buf[99] == 'w');
 
+	// ibv_rereg_mr keeps the region's keys, as rxe's and mlx5's do: the rkey a peer already has
+	// still reaches the region.
+	uint32_t lkey = mr->lkey, rkey = mr->rkey;
+	errno = 0;
+	CHECK(ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL);
+	errno = 0;
+	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL);
+	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, access) == 0);
+	CHECK(mr->lkey == lkey && mr->rkey == rkey && mr->addr == buf && mr->length == 2 * SIZE);
+	memset(buf, 'r', 100);
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.wr_id = 5;
+	swr.wr.rdma.remote_addr = (uintptr_t)buf + SIZE + 400;
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	wc = poll_one(scq);
+	CHECK(wc.wr_id == 5 && buf[SIZE + 400] == 'r' && buf[SIZE + 499] == 'r');
+
 	// A work request holds its send queue slot until its completion is polled, so a CQ as deep
 	// as its queues never overruns: ten RDMA WRITEs fill a's eight slots and fail at the ninth
 	// with ENOMEM; one poll gives one slot back.
