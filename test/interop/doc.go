@@ -10,10 +10,13 @@
 // since it opens no socket). The distribution's own pingpongs (RC, UC, UD, SRQ) and perftest's
 // ib_write_bw, ib_read_bw and ib_send_bw (RC and UD) also run unmodified on the host on gorxe's C
 // library (role "clib", built with `make clib` into the cache; if the build fails, those rows
-// fail) against the same tools in the VM, in both roles, IPv4, path MTU 1024 and 4096. Every run
-// is captured on the VM's bridge port; `gorxe dump` verifies the ICRC of every packet, and the
-// capture is checked against rxe's own packet counters. A kernel rxe <-> kernel rxe run between
-// two VMs comes first as the control.
+// fail) against the same tools in the VM, in both roles, IPv4, path MTU 1024 and 4096; so do the
+// distribution's RDMA-CM tools, rping, ucmatose, udaddy, rdma_server / rdma_client and perftest
+// with -R (ib_send_bw RC and UD, ib_write_bw), IPv4. Such a C server on the library prints nothing
+// to await, so it is taken as listening once its process has bound UDP 4791, which the library
+// does when the program listens. Every run is captured on the VM's bridge port; `gorxe dump`
+// verifies the ICRC of every packet, and the capture is checked against rxe's own packet
+// counters. A kernel rxe <-> kernel rxe run between two VMs comes first as the control.
 //
 // It needs root, installs its own Debian packages, downloads one kernel image package and builds
 // its own initramfs, guest agent and gorxe's C library; artefacts go to test/interop/.cache. It

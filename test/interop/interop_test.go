@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/test/interop/guestrpc"
 )
 
 func TestGIDString(t *testing.T) {
@@ -157,10 +161,10 @@ func TestCMArgvs(t *testing.T) {
 	assert.Equal(t, "gorxe ucmatose -s fd67:6f72:7865::11 -p 18601 -C 10", strings.Join(cli, " "))
 	assert.Equal(t, "ipv6 -C 10", describe(phase{}, c(ucmatose, 6, 1024, 0, "-C", "10")))
 
-	var cmRuns []string
+	var cmRuns []string // the Go tools' (TestLibraryCases lists the library's)
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
-			if rc.tool.cm != nil && !p.loss && !rc.tool.perftest {
+			if rc.tool.cm != nil && !p.loss && !rc.tool.perftest && !rc.onLibrary {
 				cmRuns = append(cmRuns, rc.tool.c+" "+familyName(rc.family))
 			}
 		}
@@ -266,7 +270,7 @@ func TestPerftestCMArgvs(t *testing.T) {
 	var runs []string
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
-			if rc.tool.cm != nil && rc.tool.perftest {
+			if rc.tool.cm != nil && rc.tool.perftest && !rc.onLibrary {
 				runs = append(runs, p.label+" "+rc.tool.c+" "+describe(p, rc))
 			}
 		}
@@ -307,13 +311,43 @@ func TestLibraryArgvs(t *testing.T) {
 	assert.Equal(t, []string{hostIP4.Addr().String()}, capturePeers(ud, lib, rxe), "a UD send_bw server only receives")
 	ud.tool = withCM(sendBW)
 	assert.Len(t, capturePeers(ud, lib, rxe), 2, "with -R the server answers the SIDR request")
-	ok, err := lib.cmListening(nil, rping, 18602, 0)
+
+	rc = c(rping, 4, 1024, 0, "-C", "10", "-v")
+	rc.onLibrary = true
+	srv, cli = cmArgvs(rc, rxe, lib, 18602)
+	assert.Equal(t, "rping -s -a "+hostIP4.Addr().String()+" -p 18602 -C 10 -v", strings.Join(srv, " "),
+		"the C server gets no gorxe-only options")
+	assert.Equal(t, "rping -c -a "+hostIP4.Addr().String()+" -p 18602 -C 10 -v", strings.Join(cli, " "))
+	rc = c(withCM(sendBW), 4, 1024, 0, "-R", "-c", "UD", "-s", "1024", "-n", "100")
+	rc.onLibrary = true
+	srv, cli = toolArgvs(rc, rxe, lib, 1, 1, 18603)
+	assert.Equal(t, "ib_send_bw -d gorxe_"+bridgeName+" -i 1 -x 1 -p 18603 -F -R -c UD -s 1024 -n 100", strings.Join(srv, " "))
+	assert.Equal(t, "ib_send_bw -d rxe0 -i 1 -x 1 -p 18603 -F -R -c UD -s 1024 -n 100 "+hostIP4.Addr().String(), strings.Join(cli, " "))
+}
+
+// TestLibraryCMListening: a C RDMA-CM server on the library is listening once its process has
+// bound RoCE's UDP port; one that ends before it does never listened.
+func TestLibraryCMListening(t *testing.T) {
+	lib := newLibEndpoint("/lib/dir")
+	quitter := hostJob{guestrpc.Start([]string{"true"}, nil, time.Minute)}
+	ok, err := lib.cmListening(quitter, rping, 18602, time.Minute)
 	assert.False(t, ok)
-	assert.ErrorIs(t, err, errNoLibCMServer)
+	assert.ErrorContains(t, err, "rping never bound UDP 4791")
+
+	// This test binary, run as the helper below, binds the port (on an address of its own).
+	binder := hostJob{guestrpc.Start([]string{os.Args[0], "-test.run=^TestHoldRoCEPort$"},
+		[]string{envHoldRoCEPort + "=127.71.88.1"}, time.Minute)}
+	defer binder.kill()
+	ok, err = lib.cmListening(binder, rping, 18602, time.Minute)
+	if !ok {
+		r, _ := binder.wait(time.Second)
+		require.Fail(t, fmt.Sprintf("the helper did not bind: %v\n%s", err, r.Output))
+	}
 }
 
 // TestLibraryCases: the C tools on gorxe's library cover the pingpongs and perftest's RC and UD
-// tools at both path MTUs, with IPv4 GIDs, in phases whose netdev MTU carries the path MTU.
+// tools at both path MTUs, with IPv4 GIDs, in phases whose netdev MTU carries the path MTU, and
+// the RDMA-CM tools (perftest's with -R) with IPv4 addresses.
 func TestLibraryCases(t *testing.T) {
 	var runs []string
 	for _, p := range gorxeMatrix() {
@@ -322,7 +356,6 @@ func TestLibraryCases(t *testing.T) {
 				continue
 			}
 			assert.False(t, p.loss, "%s runs under loss on the library", rc.tool.c)
-			assert.Nil(t, rc.tool.cm, "%s: no RDMA-CM server can be awaited on the library", rc.tool.c)
 			assert.Empty(t, rc.gorxeOpts, "%s: the C tool takes no gorxe options", rc.tool.c)
 			assert.GreaterOrEqual(t, p.netMTU, rc.pathMTU+100, "%s: the netdev MTU does not carry path MTU %d", rc.tool.c, rc.pathMTU)
 			runs = append(runs, p.label+" "+rc.tool.c+" "+describe(p, rc))
@@ -338,6 +371,13 @@ func TestLibraryCases(t *testing.T) {
 		"mtu1500 ibv_srq_pingpong ipv4 mtu1024 -s 4096 -n 100",
 		"mtu1500 ib_write_bw ipv4 mtu1024 -s 65536 -n 100",
 		"mtu1500 ib_send_bw ipv4 mtu1024 -s 1 -n 200",
+		"mtu1500 rping ipv4 -C 10 -v",
+		"mtu1500 ucmatose ipv4 -C 10",
+		"mtu1500 udaddy ipv4 -C 10",
+		"mtu1500 rdma_server ipv4 ",
+		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
+		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 100",
+		"mtu1500 ib_write_bw ipv4 -R -s 65536 -n 100",
 		"mtu9000 ibv_rc_pingpong ipv4 mtu4096 -s 16384 -n 100",
 		"mtu9000 ibv_ud_pingpong ipv4 mtu4096 -s 4096 -n 100",
 		"mtu9000 ib_read_bw ipv4 mtu4096 -s 65536 -n 100",
@@ -358,4 +398,21 @@ func TestLibraryNotBuilt(t *testing.T) {
 	assert.False(t, s.rows[1].pass)
 	assert.Contains(t, s.rows[1].detail, "not run")
 	assert.True(t, (&suite{o: &options{libDir: "/lib/dir"}}).libraryBuilt("x", "y", "z"))
+}
+
+// envHoldRoCEPort makes TestHoldRoCEPort bind RoCE's UDP port on the address it names and wait.
+const envHoldRoCEPort = "GORXE_INTEROP_TEST_HOLD_ROCE_PORT"
+
+// TestHoldRoCEPort is TestLibraryCMListening's stand-in for a server, a process that binds UDP
+// 4791 and holds it until it is killed; run directly, it does nothing.
+func TestHoldRoCEPort(t *testing.T) {
+	addr := os.Getenv(envHoldRoCEPort)
+	if addr == "" {
+		t.Skip("a helper process of TestLibraryCMListening")
+	}
+	conn, err := net.ListenPacket("udp", fmt.Sprintf("%s:%d", addr, roceUDP))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, _, err = conn.ReadFrom(make([]byte, 1)) // until killed
+	require.NoError(t, err)
 }

@@ -300,6 +300,29 @@ func libraryCases(mtu int) []runCase {
 	return cases
 }
 
+// libraryCMCases are the distribution's RDMA-CM tools on gorxe's C library against kernel rxe,
+// IPv4: rping, ucmatose, udaddy (UD, SIDR), rdma_server / rdma_client, and perftest with -R over
+// RC (send and write) and UD. The Go tools' cases cover IPv6 and loss; these prove the C programs'
+// path through the library's librdmacm.
+func libraryCMCases() []runCase {
+	const t = 30 * time.Second
+	pings := c(rping, 4, 1024, t, "-C", "10", "-v")
+	pings.clientSays = "ping data: rdma-ping-9: "
+	cases := []runCase{
+		pings,
+		c(ucmatose, 4, 1024, t, "-C", "10"),
+		c(udaddy, 4, 1024, t, "-C", "10"),
+		c(rdmaServer, 4, 1024, t),
+		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+		c(withCM(sendBW), 4, 1024, t, "-R", "-c", "UD", "-s", "1024", "-n", "100"),
+		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
+	}
+	for i := range cases {
+		cases[i].onLibrary = true
+	}
+	return cases
+}
+
 // rcOnly keeps the cases whose tool runs over RC.
 func rcOnly(cases []runCase) []runCase {
 	var out []runCase
@@ -313,7 +336,7 @@ func rcOnly(cases []runCase) []runCase {
 
 // gorxeMatrix is the gorxe <-> kernel rxe matrix: every tool with IPv4 and IPv6 GIDs at path MTU
 // 1024 and 4096, a size sweep, a few tools on the link-local GIDs, the RC tools under loss, and
-// the C tools on gorxe's C library at both path MTUs.
+// the C tools on gorxe's C library at both path MTUs (its RDMA-CM tools at 1024).
 func gorxeMatrix() []phase {
 	return []phase{
 		{label: "mtu1500", netMTU: 1500, cases: concat(
@@ -328,7 +351,8 @@ func gorxeMatrix() []phase {
 			librdmacmExamples(),
 			mcCases(),
 			perftestCMCases(),
-			libraryCases(1024))},
+			libraryCases(1024),
+			libraryCMCases())},
 		{label: "mtu9000", netMTU: 9000, cases: concat(
 			everyTool(6, 4096, "100"),
 			[]runCase{

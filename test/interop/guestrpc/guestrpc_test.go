@@ -3,6 +3,7 @@ package guestrpc
 import (
 	"fmt"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -21,6 +22,33 @@ func TestTCPListening(t *testing.T) {
 	if ok, err := TCPListening(port); err != nil || ok {
 		require.Fail(t, fmt.Sprintf("TCPListening(%d) = %v, %v after close", port, ok, err))
 	}
+}
+
+// TestUDPBound: a UDP socket of this process shows while it is open, on its port only; a socket
+// of another process on the same port is not this process's.
+func TestUDPBound(t *testing.T) {
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	ok, err := UDPBound(os.Getpid(), port)
+	require.NoError(t, err)
+	assert.True(t, ok, "bound")
+	ok, err = UDPBound(os.Getpid(), port+1)
+	require.NoError(t, err)
+	assert.False(t, ok, "another port")
+
+	sleeper := Start([]string{"sleep", "30"}, nil, time.Minute)
+	defer sleeper.Kill()
+	ok, err = UDPBound(sleeper.Pid(), port)
+	require.NoError(t, err)
+	assert.False(t, ok, "another process's socket")
+
+	conn.Close()
+	ok, err = UDPBound(os.Getpid(), port)
+	require.NoError(t, err)
+	assert.False(t, ok, "closed")
+	_, err = UDPBound(0x7ffffff0, port)
+	assert.Error(t, err, "no such process")
 }
 
 func TestStartCollectsOutputAndExitCode(t *testing.T) {

@@ -90,6 +90,14 @@ func (p *Process) Kill() {
 	}
 }
 
+// Pid is the process's id, or 0 if it could not start.
+func (p *Process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Output is what the process has written so far, for a caller that waits for a line.
 func (p *Process) Output() string { return p.out.String() }
 
