@@ -139,9 +139,10 @@ type readableWaiter interface{ WaitReadable() error }
 // batch.
 //
 // While an application busy-polls (Poll), it takes the datagrams first: this goroutine, woken for
-// each of them, finds the socket empty. After a few such wake-ups in a row it stops waiting for
-// the network for a while (pollerBackoff), leaving the datagrams to the poller and the cores to
-// the application and its peer; the first datagram it reads again ends that.
+// each of them, finds the socket empty. Once that happens it stops polling the socket itself
+// (rxPoll), and after a few such wake-ups in a row it stops waiting for the network for a while
+// (pollerBackoff), leaving the datagrams to the poller and the cores to the application and its
+// peer; the first datagram it reads again ends that.
 func (r *Stack) receiveOrdered(x *rxScratch, w readableWaiter) (int, error) {
 	start := time.Now()
 	woken, lost := false, 0
@@ -164,7 +165,7 @@ func (r *Stack) receiveOrdered(x *rxScratch, w readableWaiter) (int, error) {
 			lost++
 		}
 		woken = false
-		if r.rxPoll > 0 && time.Since(start) < r.rxPoll {
+		if r.rxPoll > 0 && lost == 0 && time.Since(start) < r.rxPoll {
 			runtime.Gosched()
 			continue
 		}
