@@ -21,9 +21,16 @@ import (
 type qpFeed struct {
 	q *C.struct_gx_qp_ex
 
-	mu                 sync.Mutex // Feed, Settled and discard: the worker's and a verb's
-	sendHead, recvHead uint64     // the ring entries taken so far
-	posts                         // the scratch the entries are converted into
+	mu sync.Mutex // Feed's taking of entries against discard's (a verb's)
+	// sendHead and recvHead count the ring entries taken so far; stored under mu, loaded
+	// without it, so that a Feed with nothing new (most packets) and Settled take no lock.
+	sendHead, recvHead atomic.Uint64
+	posts              // the scratch the entries are converted into, under mu
+}
+
+// pending reports whether the rings hold entries Feed has not taken.
+func (f *qpFeed) pending() bool {
+	return tail(&f.q.sring) != f.sendHead.Load() || tail(&f.q.rring) != f.recvHead.Load()
 }
 
 // tail loads a post ring's tail, which C stores after writing the entry.
@@ -40,19 +47,26 @@ func postEntry(r *C.struct_gx_post_ring, i uint64) unsafe.Pointer {
 // would; an address handle destroyed since (the one check it cannot make) leaves its request
 // out, as the QP would refuse it.
 func (f *qpFeed) Feed() ([]gorxe.SendWR, []gorxe.RecvWR) {
+	if !f.pending() {
+		return nil, nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.send, f.recv, f.sges = f.send[:0], f.recv[:0], f.sges[:0]
-	for end := tail(&f.q.rring); f.recvHead != end; f.recvHead++ {
-		e := (*C.struct_gx_recv_ent)(postEntry(&f.q.rring, f.recvHead))
+	head, end := f.recvHead.Load(), tail(&f.q.rring)
+	for ; head != end; head++ {
+		e := (*C.struct_gx_recv_ent)(postEntry(&f.q.rring, head))
 		sges := (*C.struct_ibv_sge)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(*e)))
 		f.recv = append(f.recv, gorxe.RecvWR{ID: uint64(e.wr_id), SGList: f.sgesOf(sges, C.int(e.num_sge))})
 	}
-	for end := tail(&f.q.sring); f.sendHead != end; f.sendHead++ {
-		if wr, ok := f.sendWR((*C.struct_gx_send_wr)(postEntry(&f.q.sring, f.sendHead))); ok {
+	f.recvHead.Store(head)
+	head, end = f.sendHead.Load(), tail(&f.q.sring)
+	for ; head != end; head++ {
+		if wr, ok := f.sendWR((*C.struct_gx_send_wr)(postEntry(&f.q.sring, head))); ok {
 			f.send = append(f.send, wr)
 		}
 	}
+	f.sendHead.Store(head)
 	return f.send, f.recv
 }
 
@@ -69,16 +83,15 @@ func (f *qpFeed) Settled(busy, failed bool) bool {
 		bell |= C.GX_BELL_RECV
 	}
 	(*atomic.Uint32)(unsafe.Pointer(&f.q.bell)).Store(bell)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return tail(&f.q.sring) != f.sendHead || tail(&f.q.rring) != f.recvHead
+	return f.pending()
 }
 
 // discard drops what the rings hold: a move to RESET discards posted work.
 func (f *qpFeed) discard() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sendHead, f.recvHead = tail(&f.q.sring), tail(&f.q.rring)
+	f.sendHead.Store(tail(&f.q.sring))
+	f.recvHead.Store(tail(&f.q.rring))
 }
 
 // gx_kick starts the engine of a QP whose bell a post found set.
