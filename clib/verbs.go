@@ -617,30 +617,26 @@ func gx_post_recv(obj unsafe.Pointer, isSRQ C.int, first *C.struct_ibv_recv_wr, 
 		if s == nil {
 			return C.int(errBadObject)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		wrs, badAt := s.recvWRs(first, n)
-		if badAt >= 0 {
-			*bad = C.int(badAt)
-			return C.int(syscall.EINVAL)
-		}
-		if err := s.srq.PostRecv(wrs); err != nil {
-			return errPost(err, bad, 0)
-		}
-		return 0
+		return postRecvs(&s.mu, &s.posts, s.srq.PostRecv, first, n, bad)
 	}
 	s := lookup(&objects, objects.qps, (*C.struct_ibv_qp)(obj))
 	if s == nil {
 		return C.int(errBadObject)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	wrs, badAt := s.recvWRs(first, n)
+	return postRecvs(&s.mu, &s.posts, s.qp.PostRecv, first, n, bad)
+}
+
+// postRecvs converts n receive work requests from first on into p's scratch, which mu guards,
+// and posts them; a bad one's index goes to bad.
+func postRecvs(mu *sync.Mutex, p *posts, post func([]gorxe.RecvWR) error, first *C.struct_ibv_recv_wr, n C.int, bad *C.int) C.int {
+	mu.Lock()
+	defer mu.Unlock()
+	wrs, badAt := p.recvWRs(first, n)
 	if badAt >= 0 {
 		*bad = C.int(badAt)
 		return C.int(syscall.EINVAL)
 	}
-	if err := s.qp.PostRecv(wrs); err != nil {
+	if err := post(wrs); err != nil {
 		return errPost(err, bad, 0)
 	}
 	return 0
