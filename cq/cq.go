@@ -120,8 +120,12 @@ func (c *CQ) Poll(wcs []WC) int {
 	n := min(len(wcs), h.len())
 	// Runs of completions of one queue free their slots with one atomic add.
 	var run Token
+	next := int(head % uint64(len(c.ring.Entries)))
 	for i := range n {
-		at := int((head + uint64(i)) % uint64(len(c.ring.Entries)))
+		at := next
+		if next++; next == len(c.ring.Entries) {
+			next = 0
+		}
 		wcs[i] = c.ring.Entries[at].WC
 		if c.toks == nil {
 			continue
