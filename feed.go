@@ -1,5 +1,7 @@
 package gorxe
 
+import "github.com/gorxe/gorxe/qp"
+
 // A Feeder supplies a QP with work its program queues outside Go, for a poster that should not
 // call into gorxe for each post: the C library's ibv_post_send and ibv_post_recv write work
 // requests into rings in C memory, as rxe's provider writes the rings the kernel reads, and the
@@ -29,3 +31,14 @@ func (q *QP) Kick() {
 		q.h.Kick()
 	}
 }
+
+// An SRQFeeder supplies a shared receive queue with receive work requests its program queues
+// outside Go, as the C library's ibv_post_srq_recv does. The SRQ takes them whenever something
+// reads it (a message arriving on one of its QPs, a post, Len, Query, Modify), so they count,
+// for the limit event too, as posted ones do. Feed runs under the SRQ's lock, one call at a time;
+// its slice stays the feeder's and is read before the next call; a work request the SRQ refuses
+// as PostRecv would is dropped, so the feeder checks them first.
+type SRQFeeder = qp.SRQFeeder
+
+// SetFeeder makes f supply the SRQ's work requests from now on, beside PostRecv (nil stops it).
+func (s *SRQ) SetFeeder(f SRQFeeder) { s.s.SetFeeder(f) }

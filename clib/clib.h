@@ -97,11 +97,6 @@ struct gx_cq {
 	uint32_t last_qpn;
 };
 
-// Every SRQ is allocated as a gx_srq.
-struct gx_srq {
-	struct ibv_srq srq; // first
-	struct gx_wq wq;
-};
 
 // How many work requests or completions cross into Go per call.
 #define GX_BATCH 32
@@ -126,6 +121,18 @@ struct gx_recv_ent {
 	uint64_t wr_id;
 	int32_t num_sge;
 	uint32_t reserved;
+};
+
+// Every SRQ is allocated as a gx_srq. Its post ring keeps the size the SRQ had when created while
+// ibv_modify_srq may resize the queue, so posters also check how far the engine took the ring
+// (fed, stored by it): a post that finds the ring full goes through Go, which takes the ring
+// first, so the order holds.
+struct gx_srq {
+	struct ibv_srq srq; // first
+	struct gx_wq wq;
+	struct gx_post_ring ring;
+	uint64_t fed;     // ring entries the engine took
+	uint32_t max_sge; // per work request, as the SRQ was created
 };
 
 // What the engine asks of posters after each of its runs (gx_qp_ex.bell): a poster that finds
@@ -184,6 +191,11 @@ int gx_bind_mw_op(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_b
 // gx_post_rings_free frees them.
 int gx_post_rings_alloc(struct gx_qp_ex *q);
 void gx_post_rings_free(struct gx_qp_ex *q);
+
+// gx_srq_ring_alloc sets up an SRQ's post ring for the queue as created (ENOMEM without memory);
+// gx_srq_ring_free frees it.
+int gx_srq_ring_alloc(struct gx_srq *g, uint32_t max_wr, uint32_t max_sge);
+void gx_srq_ring_free(struct gx_srq *g);
 
 // The name of the memfd behind each context's cmd_fd.
 #define GX_CONTEXT_FILE "gorxe-context"

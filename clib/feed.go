@@ -53,14 +53,10 @@ func (f *qpFeed) Feed() ([]gorxe.SendWR, []gorxe.RecvWR) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.send, f.recv, f.sges = f.send[:0], f.recv[:0], f.sges[:0]
-	head, end := f.recvHead.Load(), tail(&f.q.rring)
-	for ; head != end; head++ {
-		e := (*C.struct_gx_recv_ent)(postEntry(&f.q.rring, head))
-		sges := (*C.struct_ibv_sge)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(*e)))
-		f.recv = append(f.recv, gorxe.RecvWR{ID: uint64(e.wr_id), SGList: f.sgesOf(sges, C.int(e.num_sge))})
-	}
-	f.recvHead.Store(head)
-	head, end = f.sendHead.Load(), tail(&f.q.sring)
+	end := tail(&f.q.rring)
+	f.recvEntries(&f.q.rring, f.recvHead.Load(), end)
+	f.recvHead.Store(end)
+	head, end := f.sendHead.Load(), tail(&f.q.sring)
 	for ; head != end; head++ {
 		if wr, ok := f.sendWR((*C.struct_gx_send_wr)(postEntry(&f.q.sring, head))); ok {
 			f.send = append(f.send, wr)
@@ -68,6 +64,15 @@ func (f *qpFeed) Feed() ([]gorxe.SendWR, []gorxe.RecvWR) {
 	}
 	f.sendHead.Store(head)
 	return f.send, f.recv
+}
+
+// recvEntries appends the receive ring entries from head to end to p.recv.
+func (p *posts) recvEntries(r *C.struct_gx_post_ring, head, end uint64) {
+	for ; head != end; head++ {
+		e := (*C.struct_gx_recv_ent)(postEntry(r, head))
+		sges := (*C.struct_ibv_sge)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(*e)))
+		p.recv = append(p.recv, gorxe.RecvWR{ID: uint64(e.wr_id), SGList: p.sgesOf(sges, C.int(e.num_sge))})
+	}
 }
 
 // Settled sets the bell for the posters (an idle engine needs a kick for a send; a QP in error,
@@ -92,6 +97,28 @@ func (f *qpFeed) discard() {
 	defer f.mu.Unlock()
 	f.sendHead.Store(tail(&f.q.sring))
 	f.recvHead.Store(tail(&f.q.rring))
+}
+
+// srqFeed is the SRQFeeder of an SRQ the library created: it hands the SRQ the work requests
+// post.c queued in the SRQ's ring. The SRQ calls Feed under its lock, so the scratch and the
+// count of entries taken (g.fed, which posters load to see room in the ring) need no lock of
+// their own.
+type srqFeed struct {
+	g *C.struct_gx_srq
+	posts
+}
+
+// Feed converts the ring entries written since the last call; post.c checked each.
+func (f *srqFeed) Feed() []gorxe.RecvWR {
+	fed := (*atomic.Uint64)(unsafe.Pointer(&f.g.fed))
+	head, end := fed.Load(), tail(&f.g.ring)
+	if head == end {
+		return nil
+	}
+	f.recv, f.sges = f.recv[:0], f.sges[:0]
+	f.recvEntries(&f.g.ring, head, end)
+	fed.Store(end)
+	return f.recv
 }
 
 // gx_kick starts the engine of a QP whose bell a post found set.

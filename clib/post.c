@@ -4,9 +4,10 @@
 // request is checked here as gorxe's PostSend would check it, takes a slot of its queue (ring.c)
 // and goes into the QP's post ring, which the engine takes from each time it runs (feed.go), as
 // rxe's provider writes the rings the kernel reads. Only a post that finds the engine idle (the
-// bell set) calls into Go, to start it. The operations the ring does not carry (local
-// invalidation, SEND with invalidate, memory windows, ...) and SRQ receives cross into Go
-// directly; the engine takes a QP's ring before such a post, so the order holds.
+// bell set) calls into Go, to start it. SRQ receives go into the SRQ's ring, which its QPs'
+// engines take whenever a message needs a receive. The operations the ring does not carry (local
+// invalidation, SEND with invalidate, memory windows, ...) cross into Go directly; the engine
+// takes a QP's ring before such a post, so the order holds.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -109,6 +110,15 @@ void gx_post_rings_free(struct gx_qp_ex *q) {
 }
 
 static uint8_t *entry(struct gx_post_ring *r) { return r->ents + (size_t)(r->tail % r->n) * r->stride; }
+
+// ring_recv writes w into r.
+static void ring_recv(struct gx_post_ring *r, const struct ibv_recv_wr *w) {
+	struct gx_recv_ent *e = (struct gx_recv_ent *)entry(r);
+	e->wr_id = w->wr_id;
+	e->num_sge = w->num_sge;
+	memcpy(e + 1, w->sg_list, (size_t)w->num_sge * sizeof(struct ibv_sge));
+	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
+}
 
 // send_check applies gorxe's post-time checks to w, with the errno its direct path gives: 0 means
 // w may go to the ring, -1 that it takes the direct path.
@@ -244,12 +254,7 @@ int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 			wq->posted++;
 			continue;
 		}
-		struct gx_post_ring *r = &q->rring;
-		struct gx_recv_ent *e = (struct gx_recv_ent *)entry(r);
-		e->wr_id = wr->wr_id;
-		e->num_sge = wr->num_sge;
-		memcpy(e + 1, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
-		__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
+		ring_recv(&q->rring, wr);
 		wq->posted++;
 		rang = 1;
 	}
@@ -262,43 +267,45 @@ int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	return rc;
 }
 
-// NTH returns the work request n places after first.
-#define NTH(first, n)                                                                                  \
-	({                                                                                             \
-		__typeof__(first) w_ = (first);                                                        \
-		for (int i_ = 0; i_ < (n) && w_->next; i_++)                                           \
-			w_ = w_->next;                                                                 \
-		w_;                                                                                    \
-	})
+int gx_srq_ring_alloc(struct gx_srq *g, uint32_t max_wr, uint32_t max_sge) {
+	g->max_sge = max_sge;
+	struct ibv_qp_cap cap = {.max_recv_sge = max_sge};
+	return ring_alloc(&g->ring, max_wr, recv_stride(&cap));
+}
 
+void gx_srq_ring_free(struct gx_srq *g) {
+	free(g->ring.ents);
+	g->ring.ents = NULL;
+}
+
+// An SRQ needs no bell: its QPs' engines take the ring whenever a message needs a receive.
 int gx_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr) {
-	struct gx_wq *wq = &((struct gx_srq *)srq)->wq;
+	struct gx_srq *g = (struct gx_srq *)srq;
+	struct gx_wq *wq = &g->wq;
 	if (gx_forked_child())
 		return EOPNOTSUPP;
+	int rc = 0;
 	pthread_mutex_lock(&wq->mu);
-	while (wr) {
-		struct ibv_recv_wr *first = wr;
-		int room = gx_wq_reserve(wq, GX_BATCH), n = 0, rc = 0;
-		for (; wr && n < room; wr = wr->next)
-			n++;
-		if (wr && n < GX_BATCH)
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > g->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (!gx_wq_reserve(wq, 1)) {
 			rc = ENOMEM;
-		int done = n;
-		if (n > 0) {
-			int prc = gx_post_recv(srq, 1, first, n, &done);
-			if (prc)
-				rc = prc;
-			else
-				done = n;
+			break;
 		}
-		wq->posted += (uint64_t)done;
-		if (rc) {
-			pthread_mutex_unlock(&wq->mu);
-			if (bad_wr)
-				*bad_wr = NTH(first, done);
-			return rc;
+		if (g->ring.tail - __atomic_load_n(&g->fed, __ATOMIC_SEQ_CST) < g->ring.n) {
+			ring_recv(&g->ring, wr);
+		} else {
+			int bad = 0;
+			if ((rc = gx_post_recv(srq, 1, wr, 1, &bad)))
+				break;
 		}
+		wq->posted++;
 	}
 	pthread_mutex_unlock(&wq->mu);
-	return 0;
+	if (rc && bad_wr)
+		*bad_wr = wr;
+	return rc;
 }

@@ -613,7 +613,10 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	srq->pd = pd;
 	pthread_mutex_init(&srq->mutex, NULL);
 	pthread_cond_init(&srq->cond, NULL);
+	// The SRQ's feeder reads the ring only once a post moved its tail, after this returns.
 	int rc = GX_CALL(gx_create_srq(srq, &attr->attr));
+	if (!rc && (rc = gx_srq_ring_alloc(g, attr->attr.max_wr, attr->attr.max_sge)))
+		gx_destroy_srq(srq);
 	if (rc) {
 		free(g);
 		return fail_null(rc);
@@ -638,8 +641,10 @@ int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) { return GX_CA
 
 int ibv_destroy_srq(struct ibv_srq *srq) {
 	int rc = GX_CALL(gx_destroy_srq(srq));
-	if (!rc)
+	if (!rc) {
+		gx_srq_ring_free((struct gx_srq *)srq);
 		free(srq);
+	}
 	return rc;
 }
 

@@ -661,6 +661,7 @@ func gx_create_srq(srq *C.struct_ibv_srq, attr *C.struct_ibv_srq_attr) (rc C.int
 	if err != nil {
 		return errnoOf(err)
 	}
+	s.SetFeeder(&srqFeed{g: (*C.struct_gx_srq)(unsafe.Pointer(srq))})
 	if got, err := s.Query(); err == nil {
 		setSRQAttr(attr, got)
 	}

@@ -90,3 +90,13 @@ func TestSharedPDProgram(t *testing.T) {
 	addr, _ := addressPair()
 	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
 }
+
+// TestSRQProgram runs testdata/srq.c: an SRQ's posts (ENOMEM past its depth, EINVAL for too many
+// SGEs, posts beyond the depth it was created with after ibv_modify_srq grew it), SENDs landing
+// in its receives in the order they were posted while its post ring wraps, and the limit event.
+func TestSRQProgram(t *testing.T) {
+	needLibrary(t)
+	bin := buildProgram(t, "srq")
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+}

@@ -1,6 +1,7 @@
 package qp
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,20 @@ type SRQ struct {
 	maxSGE    int
 	limit     int
 	destroyed bool
+	feeder    SRQFeeder // guarded by mu
+}
+
+// An SRQFeeder supplies an SRQ with receive work requests its program queues outside Go (the C
+// library's ibv_post_srq_recv writes them into a ring in C memory). The SRQ takes them before
+// anything reads its queue: a pop for an arriving message, a post, a query, a resize. So a WQE
+// queued there counts, for the limit event too, exactly as if it had been posted, and a post
+// needs no call into Go.
+type SRQFeeder interface {
+	// Feed returns the work requests queued since the last call, oldest first. It runs under
+	// the SRQ's lock, so calls never overlap; the slice stays the feeder's and is read before
+	// the next call. A request the SRQ refuses as PostRecv would is dropped, so the feeder
+	// checks them first.
+	Feed() []RecvWR
 }
 
 // CreateSRQ creates a shared receive queue (ibv_create_srq). A non-zero SRQLimit arms the limit
@@ -74,10 +89,24 @@ func (s *SRQ) Context() any { return s.context }
 // PD returns the SRQ's protection domain.
 func (s *SRQ) PD() *mr.PD { return s.pd }
 
+// SetFeeder makes f supply the SRQ's work requests from now on, beside PostRecv (nil stops it).
+func (s *SRQ) SetFeeder(f SRQFeeder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.feeder = f
+}
+
 // PostRecv appends receive work requests (ibv_post_srq_recv); see PostError for partial posts.
+// What the feeder queued was posted first, so it goes first.
 func (s *SRQ) PostRecv(wrs []RecvWR) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.feedLocked()
+	return s.pushLocked(wrs)
+}
+
+// pushLocked appends wrs with s.mu held.
+func (s *SRQ) pushLocked(wrs []RecvWR) error {
 	for i := range wrs {
 		if s.destroyed {
 			return &PostError{Op: "post_srq_recv", Index: i, Err: ErrDestroyed}
@@ -93,11 +122,29 @@ func (s *SRQ) PostRecv(wrs []RecvWR) error {
 	return nil
 }
 
+// feedLocked appends what the feeder queued, with s.mu held; a request the SRQ refuses is
+// dropped and the ones after it still go in.
+func (s *SRQ) feedLocked() {
+	if s.feeder == nil {
+		return
+	}
+	wrs := s.feeder.Feed()
+	for len(wrs) > 0 {
+		err := s.pushLocked(wrs)
+		var pe *PostError
+		if !errors.As(err, &pe) {
+			return
+		}
+		wrs = wrs[pe.Index+1:]
+	}
+}
+
 // pop hands the oldest WQE to a QP for good and fires the armed limit event when the number of
 // WQEs left drops below the limit (once; the limit disarms).
 func (s *SRQ) pop(dst *RecvWQE) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.feedLocked()
 	if !s.ring.pop(dst) {
 		return false
 	}
@@ -118,6 +165,7 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
 	if s.destroyed {
 		return ErrDestroyed
 	}
+	s.feedLocked() // a resize may not go below what the feeder holds
 	if mask&^(SRQMaxWR|SRQLimit) != 0 {
 		return attrErr("srq_attr_mask", uint64(mask), "a subset of MAX_WR|LIMIT")
 	}
@@ -156,6 +204,7 @@ func (s *SRQ) Query() SRQAttr {
 func (s *SRQ) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.feedLocked()
 	return int(s.ring.waiting())
 }
 
@@ -170,6 +219,7 @@ func (s *SRQ) Destroy() error {
 		return ErrDestroyed
 	}
 	s.destroyed = true
+	s.feeder = nil // its memory may go once Destroy returns
 	s.pd.Release()
 	return nil
 }

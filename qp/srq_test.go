@@ -62,3 +62,52 @@ func TestSRQModifyAndQuery(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 3, 4, 5}, got, "order after resize")
 	require.ErrorIs(t, srq.Modify(&SRQAttr{SRQLimit: 17}, SRQLimit), ErrInvalidAttr, "limit above max_wr")
 }
+
+// queueFeeder is an SRQFeeder over a slice the test appends to.
+type queueFeeder struct{ queued []RecvWR }
+
+func (f *queueFeeder) Feed() []RecvWR {
+	wrs := f.queued
+	f.queued = nil
+	return wrs
+}
+
+func TestSRQFeeder(t *testing.T) {
+	e := newEnv(t)
+	srq, err := e.table.CreateSRQ(e.pd, &SRQInitAttr{Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	require.NoError(t, err)
+	q, _ := e.table.CreateQP(e.pd, &InitAttr{Type: TypeUD, SendCQ: e.cq(4), RecvCQ: e.cq(8), SRQ: srq, Cap: defaultCaps()})
+	e.to(q, StateRTR)
+	f := &queueFeeder{}
+	srq.SetFeeder(f)
+	var w RecvWQE
+	require.False(t, q.PopRecv(&w), "pop with nothing queued")
+
+	// Queued work is taken by the pop that needs it, oldest first; a request the SRQ refuses
+	// (two SGEs on a one-SGE SRQ) is dropped and the ones after it still go in.
+	f.queued = []RecvWR{{ID: 1}, {ID: 2, SGList: append(sge(1), sge(1)...)}, {ID: 3}}
+	require.True(t, q.PopRecv(&w))
+	require.Equal(t, uint64(1), w.ID)
+	require.Equal(t, 1, srq.Len(), "after one pop")
+
+	// A post goes after what the feeder queued before it.
+	f.queued = []RecvWR{{ID: 4}}
+	require.NoError(t, srq.PostRecv([]RecvWR{{ID: 5}}))
+	// Queued work counts for the limit: 3 waiting plus 2 queued, limit 4.
+	f.queued = []RecvWR{{ID: 6}, {ID: 7}}
+	require.NoError(t, srq.Modify(&SRQAttr{SRQLimit: 4}, SRQLimit))
+	var got []uint64
+	for q.PopRecv(&w) {
+		got = append(got, w.ID)
+		if len(got) == 1 {
+			require.Empty(t, e.events.types(), "limit event with 4 left")
+		}
+	}
+	require.Equal(t, []uint64{3, 4, 5, 6, 7}, got, "order")
+	require.Equal(t, []EventType{EventSRQLimitReached}, e.events.types(), "events")
+
+	// Without a feeder nothing is asked.
+	srq.SetFeeder(nil)
+	f.queued = []RecvWR{{ID: 8}}
+	require.False(t, q.PopRecv(&w), "fed after SetFeeder(nil)")
+}
