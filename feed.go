@@ -13,6 +13,10 @@ type Feeder interface {
 	// its next call. A work request the QP refuses as PostSend or PostRecv would is dropped, so
 	// the feeder checks them first.
 	Feed() (send []SendWR, recv []RecvWR)
+	// Pending reports whether Feed has work to return. It is asked before each engine call,
+	// so that a QP whose feeder holds nothing (most packets) takes no lock for it; it must not
+	// block, and may report true spuriously.
+	Pending() bool
 	// Settled runs after each engine call: busy says another engine call comes without a Kick
 	// (work in flight, a timer set), failed that the QP is in the error state, where posts
 	// complete at once. The feeder tells its posters whether to Kick, then reports whether work

@@ -13,14 +13,22 @@ type queueFeeder struct {
 	mu      sync.Mutex
 	send    []SendWR
 	settled []bool // busy of each Settled call
+	feeds   int    // Feed calls
 }
 
 func (f *queueFeeder) Feed() ([]SendWR, []RecvWR) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.feeds++
 	send := f.send
 	f.send = nil
 	return send, nil
+}
+
+func (f *queueFeeder) Pending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.send) > 0
 }
 
 func (f *queueFeeder) Settled(busy, _ bool) bool {
@@ -70,4 +78,25 @@ func TestFeeder(t *testing.T) {
 	assert.Equal(t, "fed", string(b.buf[0:3]))
 	assert.Equal(t, "posted", string(b.buf[64:70]))
 	assert.Equal(t, "fed2", string(b.buf[128:132]))
+}
+
+// The worker asks Pending before it takes the feeder's work: a feeder with nothing pending is not
+// fed, however often its QP's engine runs.
+func TestFeederPending(t *testing.T) {
+	a, b := fabricPair(t)
+	qa, qb := rcPair(t, a, b, MTU1024)
+	f := &queueFeeder{}
+	qa.SetFeeder(f)
+	defer qa.SetFeeder(nil)
+	const n = 4
+	for i := range n {
+		require.NoError(t, qa.PostRecv([]RecvWR{{ID: uint64(i), SGList: a.sge(i*64, 64)}}))
+		require.NoError(t, qb.PostSend([]SendWR{{ID: uint64(i), Opcode: WRSend, Flags: SendSignaled, SGList: b.sge(0, 8)}}))
+	}
+	require.Len(t, b.wait(t, n), n)
+	require.Len(t, a.wait(t, n), n)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.NotEmpty(t, f.settled, "the engine ran")
+	assert.Zero(t, f.feeds, "fed with nothing pending")
 }

@@ -28,8 +28,8 @@ type qpFeed struct {
 	posts              // the scratch the entries are converted into, under mu
 }
 
-// pending reports whether the rings hold entries Feed has not taken.
-func (f *qpFeed) pending() bool {
+// Pending reports whether the rings hold entries Feed has not taken.
+func (f *qpFeed) Pending() bool {
 	return tail(&f.q.sring) != f.sendHead.Load() || tail(&f.q.rring) != f.recvHead.Load()
 }
 
@@ -47,7 +47,7 @@ func postEntry(r *C.struct_gx_post_ring, i uint64) unsafe.Pointer {
 // would; an address handle destroyed since (the one check it cannot make) leaves its request
 // out, as the QP would refuse it.
 func (f *qpFeed) Feed() ([]gorxe.SendWR, []gorxe.RecvWR) {
-	if !f.pending() {
+	if !f.Pending() {
 		return nil, nil
 	}
 	f.mu.Lock()
@@ -88,7 +88,7 @@ func (f *qpFeed) Settled(busy, failed bool) bool {
 		bell |= C.GX_BELL_RECV
 	}
 	(*atomic.Uint32)(unsafe.Pointer(&f.q.bell)).Store(bell)
-	return f.pending()
+	return f.Pending()
 }
 
 // discard drops what the rings hold: a move to RESET discards posted work.

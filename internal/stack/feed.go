@@ -10,6 +10,10 @@ type Feeder interface {
 	// Feed returns the work requests queued since the last call, oldest first; the slices are
 	// the feeder's and are read before the next call.
 	Feed() (send []qp.SendWR, recv []qp.RecvWR)
+	// Pending reports whether Feed has work to return. It is asked before each engine call,
+	// so that a QP whose feeder holds nothing (most packets) takes no lock for it; it must not
+	// block, and may report true spuriously.
+	Pending() bool
 	// Settled follows each engine call. busy says another engine call is coming without a Kick
 	// (work in flight, a timer set, a run queued); failed says the QP is in the error state,
 	// where posted work completes at once. The feeder tells its posters whether to Kick, then
@@ -37,7 +41,7 @@ func (h *QP) Kick() { h.notify(true) }
 // feeder checked it as PostSend would, except for what changed since (a move to RESET, which
 // discards posted work anyway).
 func (h *QP) feed() {
-	if h.feeder.Load() == nil {
+	if fd := h.feeder.Load(); fd == nil || !fd.f.Pending() {
 		return
 	}
 	h.feedMu.Lock()
