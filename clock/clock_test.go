@@ -160,3 +160,16 @@ func TestFakeWaitNextDeadline(t *testing.T) {
 	err := f.WaitNextDeadline(ctx, armedAt)
 	assert.ErrorIs(t, err, context.Canceled, "after Stop, WaitNextDeadline = %v, want context.Canceled", err)
 }
+
+func TestFakeSlipLeavesTimersForAdvance(t *testing.T) {
+	start := time.Unix(100, 0)
+	f := NewFake(start)
+	fired := 0
+	f.AfterFunc(time.Second, func() { fired++ })
+	f.Slip(2 * time.Second)
+	require.Equal(t, start.Add(2*time.Second), f.Now())
+	require.Zero(t, fired, "slip ran a timer")
+	f.Advance(0)
+	require.Equal(t, 1, fired, "the timer that fell due during the slip")
+	require.Equal(t, start.Add(2*time.Second), f.Now(), "time went back")
+}

@@ -122,6 +122,18 @@ func (f *Fake) AdvanceTo(t time.Time) {
 	}
 }
 
+// Slip moves the clock forward by d without running the timers that fall due, as a real clock's
+// time passes while the goroutines of its timers wait to be scheduled; they run at the next
+// Advance. Tests use it for code that checks deadlines itself rather than waiting for a timer.
+func (f *Fake) Slip(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}
+
 // NextDeadline returns the deadline of the earliest pending timer, and false if none is pending.
 // Tests use it to step straight to the next event.
 func (f *Fake) NextDeadline() (time.Time, bool) {

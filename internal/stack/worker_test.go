@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -413,3 +414,44 @@ func TestClassifyAllocations(t *testing.T) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// Poll that finds the network empty runs the engines whose deadline passed, on the polling
+// goroutine: a program that busy-polls drives its QPs' timers although the timer's goroutine
+// has not run (the fake clock's time slips past the deadline without firing it).
+func TestPollRunsDueWork(t *testing.T) {
+	x := newRig(t, "10.0.0.1")
+	q, e := x.create(t, qp.TypeUD)
+	due := x.clk.Now().Add(10 * time.Millisecond)
+	e.mu.Lock()
+	e.onRun = func(now time.Time, _ *transport.Output) {
+		e.mu.Lock()
+		if now.Before(due) {
+			e.deadline = due
+		} else {
+			e.deadline = time.Time{}
+		}
+		e.mu.Unlock()
+	}
+	e.mu.Unlock()
+	require.NoError(t, q.PostSend(nil))
+	waitRan(t, e)
+	waitTimer(t, x, due)
+
+	x.clk.Slip(10 * time.Millisecond)
+	// Poll may find the receive goroutine holding the network; it then returns false at once.
+	end := time.Now().Add(10 * time.Second)
+	for ran := false; !ran; {
+		require.True(t, time.Now().Before(end), "Poll never ran the due engine")
+		x.rt.Poll()
+		select {
+		case <-e.ran:
+			ran = true
+		default:
+			runtime.Gosched()
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Equal(t, 2, e.runs, "the post's run and the due one")
+	assert.True(t, e.deadline.IsZero(), "the due run saw the deadline passed")
+}
