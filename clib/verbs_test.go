@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -99,4 +100,15 @@ func TestSRQProgram(t *testing.T) {
 	bin := buildProgram(t, "srq")
 	addr, _ := addressPair()
 	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+}
+
+// TestMcastProgram runs testdata/mcast.c: a UD QP attached to an IPv4 group with
+// ibv_attach_mcast receives a UD SEND to the group and, detached, no longer does; EINVAL for an
+// RC QP, a unicast GID and a QP that is not attached.
+func TestMcastProgram(t *testing.T) {
+	needLibrary(t)
+	bin := buildProgram(t, "mcast")
+	addr, _ := addressPair()
+	n := groups.Add(1)
+	require.Equal(t, "ok\n", start(t, addr, bin, fmt.Sprintf("%d.1", 100+n%150)).wait(t))
 }
