@@ -88,6 +88,13 @@ type Options struct {
 	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
 	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.
 	RTSAtAccept bool
+	// ECE is our Enhanced Connection Establishment (rdma_set_local_ece): Dial sends it in the REQ,
+	// Accept in the REP, and the peer reads it with Request.RemoteECE or Conn.RemoteECE. The CM
+	// carries it and interprets nothing; the vendor ID must fit 24 bits (else the call fails with
+	// cm.ErrInvalidParam). librdmacm's rdma_accept answers with the REQ's vendor ID and its own
+	// options: a Go server that does the same sets VendorID from the Request's RemoteECE. UD's
+	// service ID resolution carries no ECE here.
+	ECE cm.ECE
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
 	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's
 	// retransmission may find room; a SIDR_REQ is refused. Zero means 16.

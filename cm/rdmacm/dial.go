@@ -55,7 +55,7 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 		Path:      tosPath(cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)), o.TrafficClass),
 		Transport: mad.TransportRC, LocalQPN: res.localQPN(),
 		ResponderResources: o.responder(), InitiatorDepth: o.initiator(),
-		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata,
+		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata, ECE: o.ECE,
 	}
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
 		id, err := a.mgr.Connect(now, params, out)

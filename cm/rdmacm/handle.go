@@ -57,6 +57,7 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 	a := c.a
 	c.attrs = e.Attrs
 	c.privateData = e.PrivateData
+	c.remoteECE = e.ECE
 	if c.res.qp == nil {
 		// The caller moves its QP and sends the RTU itself (Options.QPN, Conn.SendRTU).
 		c.handshake(e)
@@ -93,7 +94,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 		return
 	}
 	_, port, _ := mad.SplitServiceID(e.ServiceID)
-	r := &request{id: e.Conn, attrs: e.Attrs, user: user,
+	r := &request{id: e.Conn, attrs: e.Attrs, user: user, ece: e.ECE,
 		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
 	select {
 	case l.core.backlog <- r:
