@@ -654,6 +654,9 @@ func failure(err error) (C.enum_rdma_cm_event_type, int) {
 		return C.RDMA_CM_EVENT_REJECTED, int(rej.Reason)
 	case errors.Is(err, cm.ErrTimeout):
 		return C.RDMA_CM_EVENT_UNREACHABLE, -int(syscall.ETIMEDOUT)
+	case errors.Is(err, rdmacm.ErrECEVendor):
+		// librdmacm's status for a REP of another vendor is its ERR(EINVAL) helper's -1.
+		return C.RDMA_CM_EVENT_CONNECT_ERROR, -1
 	}
 	return C.RDMA_CM_EVENT_CONNECT_ERROR, -int(errnoOf(err))
 }
@@ -676,9 +679,11 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if qp == nil {
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}
-		// librdmacm sends the local ECE as it is; the kernel keeps the vendor ID's 24 bits.
+		// librdmacm sends the local ECE as it is; the kernel keeps the vendor ID's 24 bits. With
+		// the id's QP, librdmacm refuses a REP of another vendor: CONNECT_ERROR (see failure).
 		g := (*C.struct_gx_id)(unsafe.Pointer(id))
 		o.ECE = cm.ECE{VendorID: uint32(g.local_ece.vendor_id) & mad.QPNMask, Options: uint32(g.local_ece.options)}
+		o.CheckECEVendor = qp != nil
 		o.Source = s.local
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting

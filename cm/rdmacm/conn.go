@@ -20,7 +20,10 @@ type Conn struct {
 	local, peer netip.AddrPort
 	privateData []byte
 	remoteECE   cm.ECE
-	attrs       cm.QPAttrs
+	// eceVendor is the only vendor ID besides 0 a REP may carry (Options.CheckECEVendor).
+	eceVendor      uint32
+	checkECEVendor bool
+	attrs          cm.QPAttrs
 
 	hs     chan cm.Event // handshake events for the Dial or Accept in progress
 	events chan Event

@@ -111,3 +111,49 @@ func TestECEVendorIDTooWide(t *testing.T) {
 		require.ErrorIs(t, err, cm.ErrInvalidParam)
 	})
 }
+
+// TestCheckECEVendor: with CheckECEVendor, Dial takes a REP without ECE or with its own vendor ID
+// and refuses one naming another vendor, as librdmacm's rdma_connect does for an id with a QP: the
+// server's Accept sees the REJ (consumer defined) and Dial fails with ErrECEVendor.
+func TestCheckECEVendor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ours     cm.ECE
+		theirs   cm.ECE
+		accepted bool
+	}{
+		{"no ECE back", cm.ECE{VendorID: 0x02c9a1, Options: 1}, cm.ECE{}, true},
+		{"same vendor", cm.ECE{VendorID: 0x02c9a1, Options: 1}, cm.ECE{VendorID: 0x02c9a1, Options: 2}, true},
+		{"other vendor", cm.ECE{}, cm.ECE{VendorID: 0x02c9a1, Options: 2}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testCtx(t)
+				as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+				l, err := as[1].Listen(ctx, serverAddr, &Options{ECE: tc.theirs})
+				require.NoError(t, err)
+				defer l.Close()
+				accepted := make(chan error, 1)
+				go func() {
+					c, err := l.Accept(ctx)
+					if err == nil {
+						assert.NoError(t, c.Close())
+						drain(t, ctx, c)
+					}
+					accepted <- err
+				}()
+				client, err := as[0].Dial(ctx, serverAddr, &Options{ECE: tc.ours, CheckECEVendor: true})
+				if tc.accepted {
+					require.NoError(t, err)
+					assert.Equal(t, tc.theirs, client.RemoteECE())
+					require.NoError(t, client.Close())
+					drain(t, ctx, client)
+					require.NoError(t, <-accepted)
+					return
+				}
+				require.ErrorIs(t, err, ErrECEVendor)
+				require.ErrorIs(t, <-accepted, &cm.RejectError{Reason: mad.RejConsumerDefined})
+			})
+		})
+	}
+}
