@@ -55,9 +55,9 @@ const (
 // vendor (IBTA comment 9434), is split over the low bytes of three words,
 // most significant first (CM_REP_VENDOR_ID_H, _M, _L in the kernel's
 // ibta_vol1_c12.h); its options travel in the MAD header's attribute
-// modifier. TgtAckDly is the target ACK delay, FO failover accepted, E end-to-end flow
-// control, RNR the RNR retry count and S SRQ. A REP must be at least
-// [REPSize] bytes; methods do not bound-check.
+// modifier. TgtAckDly is the target ACK delay, FO failover accepted, E
+// end-to-end flow control, RNR the RNR retry count and S SRQ. A REP must be
+// at least [REPSize] bytes; methods do not bound-check.
 type REP []byte
 
 // REPFields holds the values of a REP for [REP.Encode].
