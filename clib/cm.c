@@ -381,11 +381,45 @@ int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) {
 	return rc ? ERR(rc) : 0;
 }
 
-int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) {
+// reject refuses a request with a REJ whose reason is rdma_reject's (consumer defined, 28) or,
+// with ece, rdma_reject_ece's (vendor option not supported, 35); a UD id's request gets a
+// SIDR_REP of status "rejected" either way, as the kernel's rdma_reject sends it.
+static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len, int ece) {
 	if (BAD(id))
 		return ERR(EINVAL);
-	int rc = GX_CALL(gx_cm_reject(id, (void *)private_data, private_data_len));
+	int rc = GX_CALL(gx_cm_reject(id, (void *)private_data, private_data_len, ece));
 	return rc ? ERR(rc) : 0;
+}
+
+int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) {
+	return reject(id, private_data, private_data_len, 0);
+}
+
+int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) {
+	return reject(id, private_data, private_data_len, 1);
+}
+
+// rdma_set_local_ece and rdma_get_remote_ece serve programs that move their own QP, as
+// librdmacm's do: both refuse an id with a QP (EINVAL), and a local ECE needs a vendor ID and no
+// comp_mask bits. rdma_connect sends the local ECE in the REQ; rdma_accept answers with the
+// REQ's vendor ID and the local options, as librdmacm does.
+int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) {
+	if (BAD(id) || id->qp || !ece || !ece->vendor_id || ece->comp_mask)
+		return ERR(EINVAL);
+	struct gx_id *g = gid_of(id);
+	g->local_ece.vendor_id = ece->vendor_id;
+	g->local_ece.options = ece->options;
+	return 0;
+}
+
+int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) {
+	if (BAD(id) || id->qp || !ece)
+		return ERR(EINVAL);
+	struct gx_id *g = gid_of(id);
+	ece->vendor_id = g->remote_ece.vendor_id;
+	ece->options = g->remote_ece.options;
+	ece->comp_mask = 0;
+	return 0;
 }
 
 int rdma_establish(struct rdma_cm_id *id) {
@@ -593,6 +627,19 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 		errno = e;
 		goto fail;
 	}
+	// As librdmacm's rdma_create_qp: the id's local ECE becomes the QP's (ibv_query_ece). rxe's
+	// provider, which this library follows, has none (EOPNOTSUPP), so librdmacm zeroes it,
+	// whatever rdma_set_local_ece set; it would then offer a request's ECE to the QP with
+	// ibv_set_ece, which has nothing to take it either.
+	struct ibv_ece ece = {0};
+	int erc = ibv_query_ece(qp, &ece);
+	if (erc && erc != EOPNOTSUPP) {
+		ibv_destroy_qp(qp);
+		errno = erc;
+		goto fail;
+	}
+	g->local_ece.vendor_id = ece.vendor_id;
+	g->local_ece.options = ece.options;
 	qp_init_attr->cap = a.cap;
 	id->qp = qp;
 	id->pd = pd;

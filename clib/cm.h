@@ -42,6 +42,10 @@ struct gx_id {
 	int own_send_cq, own_recv_cq;
 	// the path rdma_resolve_route resolved (route.path_rec points here)
 	struct ibv_sa_path_rec path;
+	// Enhanced Connection Establishment, as librdmacm keeps it: local_ece is rdma_set_local_ece's
+	// (replaced by the QP's when rdma_create_qp creates one), remote_ece the peer's, from the
+	// REQ of a request's id or the REP of a connecting id.
+	struct ibv_ece local_ece, remote_ece;
 	// rdma_set_option
 	int tos_set;
 	uint8_t tos;

@@ -206,6 +206,22 @@ func TestCMProgram(t *testing.T) {
 	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
 }
 
+// TestECEProgram runs testdata/ece.c: rdma_set_local_ece and rdma_get_remote_ece on ids whose
+// programs move their own QPs, the ECE each side reads from the other (the REQ's at the server,
+// the REP's, carrying the REQ's vendor ID and the server's options, at the client), their EINVAL
+// for bad arguments and for ids with a QP (whose REQ carries no ECE, rxe's provider having none),
+// ibv_query_ece and ibv_set_ece answering EOPNOTSUPP as libibverbs does on rxe, and
+// rdma_reject_ece (REJECTED, status 35, with the private data).
+func TestECEProgram(t *testing.T) {
+	needLibrary(t)
+	bin := filepath.Join(t.TempDir(), "ece")
+	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/ece.c",
+		filepath.Join(libDir, "librdmacm.so.1")).CombinedOutput()
+	require.NoError(t, err, "cc: %s", out)
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
+}
+
 var groups atomic.Uint32
 
 // TestMckey runs the distribution's mckey as a receiver and a sender of one IPv4 multicast group

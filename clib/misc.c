@@ -259,8 +259,15 @@ struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle) { 
 
 void ibv_unimport_dm(struct ibv_dm *dm) {}
 
+// ECE on a QP: rxe's provider implements neither call, so libibverbs answers with its generic
+// EOPNOTSUPP (returned, not set in errno), after refusing a zero vendor ID in ibv_set_ece with
+// errno EOPNOTSUPP as well. librdmacm takes EOPNOTSUPP as "the QP has no ECE" (see rdma_create_qp).
 int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece) { return EOPNOTSUPP; }
 
-int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece) { return EOPNOTSUPP; }
+int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece) {
+	if (!ece->vendor_id)
+		errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+}
 
 int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags) { return 0; }

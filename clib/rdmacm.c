@@ -1,6 +1,6 @@
 //go:build gorxe_clib
 
-// The part of librdmacm's interface gorxe does not implement yet (SRQs on ids, ECE, rsockets),
+// The part of librdmacm's interface gorxe does not implement yet (rdma_notify, rsockets),
 // present so that programs linked against librdmacm.so.1 (a symlink to this library) load: every
 // call fails with EOPNOTSUPP (-1 and errno, librdmacm's convention). The connection manager
 // itself is in cm.c and cmep.c.
@@ -19,7 +19,6 @@
 		return -1;  \
 	} while (0)
 
-int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len) { FAIL; }
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event) { FAIL; }
 
 const char *rdma_event_str(enum rdma_cm_event_type event) {
@@ -60,9 +59,6 @@ const char *rdma_event_str(enum rdma_cm_event_type event) {
 		return "UNKNOWN EVENT";
 	}
 }
-
-int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL; }
-int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece) { FAIL; }
 
 // rsockets.
 

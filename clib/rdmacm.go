@@ -168,7 +168,7 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 	}
 	cmMu.Unlock()
 	for i, cs := range orphanStates {
-		cs.rejectRequest(nil)
+		cs.rejectRequest(nil, false)
 		cs.agent.Close()
 		C.gx_cm_free_id(orphans[i])
 	}
@@ -180,7 +180,7 @@ func gx_cm_destroy(id *C.struct_rdma_cm_id) (rc C.int) {
 		l.Close()
 	}
 	if s.state == idRequest {
-		s.rejectRequest(nil)
+		s.rejectRequest(nil, false)
 	}
 	for _, m := range s.groups {
 		_ = m.Leave()
@@ -588,6 +588,7 @@ func postRequest[R request](listen *C.struct_rdma_cm_id, ls *cmID, req R, dctx *
 	switch r := any(req).(type) {
 	case *rdmacm.Request:
 		s.req = r
+		setRemoteECE(child, r.RemoteECE())
 		param := C.struct_rdma_conn_param{responder_resources: C.uint8_t(r.ResponderResources()),
 			initiator_depth: C.uint8_t(r.InitiatorDepth())}
 		C.gx_cm_post(child, listen, C.RDMA_CM_EVENT_CONNECT_REQUEST, 0, p, C.int(len(pdata)), &param, nil)
@@ -599,11 +600,15 @@ func postRequest[R request](listen *C.struct_rdma_cm_id, ls *cmID, req R, dctx *
 	return true
 }
 
-// rejectRequest refuses the id's request.
-func (s *cmID) rejectRequest(pdata []byte) error {
+// rejectRequest refuses the id's request: rdma_reject's REJ, or with ece rdma_reject_ece's (a UD
+// request's SIDR_REP says "rejected" either way, as the kernel's does).
+func (s *cmID) rejectRequest(pdata []byte, ece bool) error {
 	s.state = idDisconnected
-	if s.udReq != nil {
+	switch {
+	case s.udReq != nil:
 		return s.udReq.Reject(pdata)
+	case ece:
+		return s.req.RejectECE(pdata)
 	}
 	return s.req.Reject(pdata)
 }
@@ -649,6 +654,9 @@ func failure(err error) (C.enum_rdma_cm_event_type, int) {
 		return C.RDMA_CM_EVENT_REJECTED, int(rej.Reason)
 	case errors.Is(err, cm.ErrTimeout):
 		return C.RDMA_CM_EVENT_UNREACHABLE, -int(syscall.ETIMEDOUT)
+	case errors.Is(err, rdmacm.ErrECEVendor):
+		// librdmacm's status for a REP of another vendor is its ERR(EINVAL) helper's -1.
+		return C.RDMA_CM_EVENT_CONNECT_ERROR, -1
 	}
 	return C.RDMA_CM_EVENT_CONNECT_ERROR, -int(errnoOf(err))
 }
@@ -671,6 +679,11 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if qp == nil {
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}
+		// librdmacm sends the local ECE as it is; the kernel keeps the vendor ID's 24 bits. With
+		// the id's QP, librdmacm refuses a REP of another vendor: CONNECT_ERROR (see failure).
+		g := (*C.struct_gx_id)(unsafe.Pointer(id))
+		o.ECE = cm.ECE{VendorID: uint32(g.local_ece.vendor_id) & mad.QPNMask, Options: uint32(g.local_ece.options)}
+		o.CheckECEVendor = qp != nil
 		o.Source = s.local
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting
@@ -720,8 +733,10 @@ func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmac
 	s.conn, s.state = c, idConnected
 	ev := C.enum_rdma_cm_event_type(C.RDMA_CM_EVENT_ESTABLISHED)
 	if s.manual && s.req == nil {
-		// The REP arrived; the program moves its QP and calls rdma_establish.
+		// The REP arrived; the program moves its QP and calls rdma_establish, and may read the
+		// REP's ECE first.
 		ev = C.RDMA_CM_EVENT_CONNECT_RESPONSE
+		setRemoteECE(id, c.RemoteECE())
 	}
 	post(id, nil, ev, 0, c.PrivateData(), nil)
 	cmMu.Unlock()
@@ -737,6 +752,12 @@ func established(ctx context.Context, id *C.struct_rdma_cm_id, s *cmID, c *rdmac
 			}
 		}
 	}
+}
+
+// setRemoteECE records the peer's ECE on the id, for rdma_get_remote_ece.
+func setRemoteECE(id *C.struct_rdma_cm_id, e cm.ECE) {
+	g := (*C.struct_gx_id)(unsafe.Pointer(id))
+	g.remote_ece.vendor_id, g.remote_ece.options = C.uint32_t(e.VendorID), C.uint32_t(e.Options)
 }
 
 // disconnected posts the id's DISCONNECTED event, once.
@@ -774,8 +795,11 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 			return c.Close() // the endpoint's own address handle; the QP is the program's
 		}
 		// As librdmacm's: the QP is in RTS and the REP has left when rdma_accept returns;
-		// ESTABLISHED follows the RTU.
+		// ESTABLISHED follows the RTU. The REP carries the REQ's ECE vendor ID with the local
+		// options, librdmacm's answer.
 		o.RTSAtAccept = true
+		g := (*C.struct_gx_id)(unsafe.Pointer(id))
+		o.ECE = cm.ECE{VendorID: uint32(g.remote_ece.vendor_id), Options: uint32(g.local_ece.options)}
 		c, err := s.req.SendREP(context.Background(), &o)
 		if err != nil {
 			return err
@@ -794,7 +818,7 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 }
 
 //export gx_cm_reject
-func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int) C.int {
+func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int, ece C.int) C.int {
 	return cmCall("rdma_reject", id, func(s *cmID) error {
 		if s.state != idRequest {
 			return syscall.EINVAL
@@ -803,7 +827,7 @@ func gx_cm_reject(id *C.struct_rdma_cm_id, pdata unsafe.Pointer, n C.int) C.int 
 		if pdata != nil && n > 0 {
 			b = C.GoBytes(pdata, n)
 		}
-		return s.rejectRequest(b)
+		return s.rejectRequest(b, ece != 0)
 	})
 }
 

@@ -40,13 +40,16 @@ type ConnectParams struct {
 	// PrivateData goes in the REQ (at most 92 bytes). RDMA-CM consumers
 	// start it with the CMA header (mad.AppendCMAPrivateData).
 	PrivateData []byte
+	// ECE goes in the REQ; the passive side's answer is the REPReceived
+	// event's ECE.
+	ECE ECE
 }
 
 // Connect starts a connection: it sends a REQ to the CM at
 // params.Path.RemoteGID and returns the new connection, in REQSent.
 func (m *Manager) Connect(now time.Time, p ConnectParams, out *Output) (ConnID, error) {
 	if p.LocalQPN > mad.QPNMask || !p.Path.MTU.Valid() || p.RetryCount > 7 || p.RNRRetryCount > 7 ||
-		(p.Transport != mad.TransportRC && p.Transport != mad.TransportUC) {
+		(p.Transport != mad.TransportRC && p.Transport != mad.TransportUC) || !p.ECE.valid() {
 		return 0, ErrInvalidParam
 	}
 	if len(p.PrivateData) > mad.REQPrivateDataSize {
@@ -96,9 +99,10 @@ func (m *Manager) Connect(now time.Time, p ConnectParams, out *Output) (ConnID, 
 		// the kernel's CM fills it.
 		path.LocalLID, path.RemoteLID = mad.PermissiveLID, mad.PermissiveLID
 	}
-	msg := mad.New(mad.AttrREQ, c.tid)
+	msg := newECEMAD(mad.AttrREQ, c.tid, p.ECE)
 	_ = mad.REQ(msg.Data()).Encode(&mad.REQFields{
 		LocalCommID:             c.id,
+		VendorID:                p.ECE.VendorID,
 		ServiceID:               p.ServiceID,
 		LocalCAGUID:             m.cfg.CAGUID,
 		LocalQPN:                p.LocalQPN,
@@ -187,7 +191,7 @@ func (m *Manager) onREP(now time.Time, from Addr, msg mad.MAD, out *Output) {
 	m.register(c)
 	c.state = StateREPRcvd
 	out.event(Event{Type: EventREPReceived, Conn: ConnID(c.id), State: c.state, ServiceID: c.serviceID, Peer: c.peer,
-		Attrs: c.attrs, PrivateData: clone(r.PrivateData())})
+		Attrs: c.attrs, PrivateData: clone(r.PrivateData()), ECE: ECE{VendorID: r.VendorID(), Options: msg.Header().AttrMod()}})
 }
 
 // SendRTU completes the handshake on the active side after the consumer

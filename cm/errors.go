@@ -27,7 +27,8 @@ var (
 	ErrTooManyConns = errors.New("cm: too many connections")
 
 	// ErrInvalidParam means a parameter is out of range (a QPN wider than
-	// 24 bits, an invalid MTU, a transport other than RC or UC).
+	// 24 bits, an invalid MTU, a transport other than RC or UC, an ECE vendor
+	// ID wider than 24 bits).
 	ErrInvalidParam = errors.New("cm: invalid parameter")
 
 	// ErrTimeout means the peer never answered: every retransmission of a

@@ -92,6 +92,9 @@ type Event struct {
 	// messages do not carry its length): REQ, REP, RTU, REJ, DREQ, DREP,
 	// SIDR_REQ, SIDR_REP.
 	PrivateData []byte
+	// ECE is the peer's Enhanced Connection Establishment: the REQ's
+	// (REQReceived) or the REP's (REPReceived).
+	ECE ECE
 	// ARI is a copy of a REJ's additional rejection information.
 	ARI []byte
 	// ServiceTimeout is an MRA's service timeout exponent.

@@ -21,6 +21,9 @@ type AcceptParams struct {
 	FlowControl        bool
 	// PrivateData goes in the REP (at most 196 bytes; no CMA header).
 	PrivateData []byte
+	// ECE goes in the REP: the kernel sends what its consumer gives, and
+	// librdmacm gives the REQ's vendor ID with its own options.
+	ECE ECE
 }
 
 // onREQ handles a connection request: a duplicate of one we know, or a new
@@ -90,7 +93,7 @@ func (m *Manager) onREQ(now time.Time, from Addr, msg mad.MAD, out *Output) {
 	m.register(c)
 	c.state = StateREQRcvd
 	out.event(Event{Type: EventREQReceived, Conn: ConnID(c.id), State: c.state, ServiceID: c.serviceID, Peer: c.peer,
-		Attrs: c.attrs, PrivateData: clone(r.PrivateData())})
+		Attrs: c.attrs, PrivateData: clone(r.PrivateData()), ECE: ECE{VendorID: r.VendorID(), Options: msg.Header().AttrMod()}})
 }
 
 // dupREQ answers a REQ we have seen before (the active side retransmitted
@@ -144,7 +147,7 @@ func (m *Manager) Accept(now time.Time, id ConnID, p AcceptParams, out *Output) 
 	if c.state != StateREQRcvd && c.state != StateMRAREQSent {
 		return ErrState
 	}
-	if p.LocalQPN > mad.QPNMask || p.RNRRetryCount > 7 {
+	if p.LocalQPN > mad.QPNMask || p.RNRRetryCount > 7 || !p.ECE.valid() {
 		return ErrInvalidParam
 	}
 	if len(p.PrivateData) > mad.REPPrivateDataSize {
@@ -154,12 +157,13 @@ func (m *Manager) Accept(now time.Time, id ConnID, p AcceptParams, out *Output) 
 	c.attrs.MaxDestRdAtomic = p.ResponderResources
 	c.attrs.MaxRdAtomic = p.InitiatorDepth
 	c.attrs.SRQ = p.SRQ
-	msg := mad.New(mad.AttrREP, c.peerTID)
+	msg := newECEMAD(mad.AttrREP, c.peerTID, p.ECE)
 	_ = mad.REP(msg.Data()).Encode(&mad.REPFields{
 		LocalCommID:         c.id,
 		RemoteCommID:        c.remoteID,
 		LocalQPN:            p.LocalQPN,
 		StartingPSN:         c.attrs.RQPSN,
+		VendorID:            p.ECE.VendorID,
 		ResponderResources:  p.ResponderResources,
 		InitiatorDepth:      p.InitiatorDepth,
 		TargetAckDelay:      m.cfg.CAAckDelay,

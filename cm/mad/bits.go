@@ -14,7 +14,8 @@ func putUint24(b []byte, v uint32) {
 	b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v)
 }
 
-// QPNMask masks a value to 24 bits: QPNs, EECNs and PSNs in CM messages.
+// QPNMask masks a value to 24 bits: QPNs, EECNs, PSNs and ECE vendor IDs in CM
+// messages.
 const QPNMask = 0xFFFFFF
 
 func bit(v bool, mask byte) byte {

@@ -13,9 +13,12 @@ const (
 	repLocalCommID   = 0
 	repRemoteCommID  = 4
 	repLocalQKey     = 8
-	repLocalQPN      = 12 // 24 bits
-	repLocalEECN     = 16 // 24 bits
-	repStartingPSN   = 20 // 24 bits
+	repLocalQPN      = 12 // 24 bits, then VendorID bits 23:16
+	repLocalEECN     = 16 // 24 bits, then VendorID bits 15:8
+	repStartingPSN   = 20 // 24 bits, then VendorID bits 7:0
+	repVendorIDHigh  = 15
+	repVendorIDMid   = 19
+	repVendorIDLow   = 23
 	repRespResources = 24
 	repInitDepth     = 25
 	repByte26        = 26 // TargetAckDelay:5 FailoverAccepted:2 E2EFlowControl:1
@@ -35,11 +38,11 @@ const (
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                          Local Q_Key                          |  8
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                Local QPN                      |   Reserved    | 12
+//	|                Local QPN                      | Vendor ID hi  | 12
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                Local EE Context Number        |   Reserved    | 16
+//	|                Local EE Context Number        | Vendor ID mid | 16
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                Starting PSN                   |   Reserved    | 20
+//	|                Starting PSN                   | Vendor ID lo  | 20
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	| Resp. Resour. | Initiator Dep.|TgtAckDly|FO |E| RNR |S|  Rsvd   | 24
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -48,9 +51,13 @@ const (
 //	|                  Private Data (196 bytes)                     | 36
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// TgtAckDly is the target ACK delay, FO failover accepted, E end-to-end flow
-// control, RNR the RNR retry count and S SRQ. A REP must be at least
-// [REPSize] bytes; methods do not bound-check.
+// The 24-bit Vendor ID, the replier's Enhanced Connection Establishment
+// vendor (IBTA comment 9434), is split over the low bytes of three words,
+// most significant first (CM_REP_VENDOR_ID_H, _M, _L in the kernel's
+// ibta_vol1_c12.h); its options travel in the MAD header's attribute
+// modifier. TgtAckDly is the target ACK delay, FO failover accepted, E
+// end-to-end flow control, RNR the RNR retry count and S SRQ. A REP must be
+// at least [REPSize] bytes; methods do not bound-check.
 type REP []byte
 
 // REPFields holds the values of a REP for [REP.Encode].
@@ -61,6 +68,7 @@ type REPFields struct {
 	LocalQPN            uint32 // 24 bits
 	LocalEECN           uint32 // 24 bits
 	StartingPSN         uint32 // 24 bits
+	VendorID            uint32 // 24 bits
 	ResponderResources  uint8
 	InitiatorDepth      uint8
 	TargetAckDelay      uint8 // 5 bits
@@ -91,6 +99,12 @@ func (r REP) LocalEECN() uint32 { return uint24(r[repLocalEECN:]) }
 // queue pair expects to receive, from which the receiver of this message
 // starts sending (ib_cm's reading, which every kernel peer follows).
 func (r REP) StartingPSN() uint32 { return uint24(r[repStartingPSN:]) }
+
+// VendorID returns the 24-bit "Vendor ID" from its three bytes: the ECE
+// vendor of the replier, 0 when it answers with no ECE options.
+func (r REP) VendorID() uint32 {
+	return uint32(r[repVendorIDHigh])<<16 | uint32(r[repVendorIDMid])<<8 | uint32(r[repVendorIDLow])
+}
 
 // ResponderResources returns the "Responder Resources" field.
 func (r REP) ResponderResources() uint8 { return r[repRespResources] }
@@ -134,6 +148,7 @@ func (r REP) Encode(f *REPFields) error {
 	putUint24(r[repLocalQPN:], f.LocalQPN)
 	putUint24(r[repLocalEECN:], f.LocalEECN)
 	putUint24(r[repStartingPSN:], f.StartingPSN)
+	r[repVendorIDHigh], r[repVendorIDMid], r[repVendorIDLow] = byte(f.VendorID>>16), byte(f.VendorID>>8), byte(f.VendorID)
 	r[repRespResources] = f.ResponderResources
 	r[repInitDepth] = f.InitiatorDepth
 	r[repByte26] = f.TargetAckDelay<<3 | (f.FailoverAccepted&0x03)<<1 | bit(f.EndToEndFlowControl, 0x01)
@@ -151,6 +166,7 @@ func (r REP) Fields() REPFields {
 		LocalQPN:            r.LocalQPN(),
 		LocalEECN:           r.LocalEECN(),
 		StartingPSN:         r.StartingPSN(),
+		VendorID:            r.VendorID(),
 		ResponderResources:  r.ResponderResources(),
 		InitiatorDepth:      r.InitiatorDepth(),
 		TargetAckDelay:      r.TargetAckDelay(),

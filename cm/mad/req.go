@@ -11,6 +11,7 @@ const (
 
 const (
 	reqLocalCommID   = 0
+	reqVendorID      = 5 // 24 bits, after a reserved byte
 	reqServiceID     = 8
 	reqLocalCAGUID   = 16
 	reqLocalQKey     = 28
@@ -39,7 +40,7 @@ const (
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                     Local Communication ID                    |  0
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//	|                           Reserved                            |  4
+//	|   Reserved    |                  Vendor ID                    |  4
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|                     ServiceID (8 bytes)                       |  8
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -66,7 +67,10 @@ const (
 //	|                  Private Data (92 bytes)                      |140
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// RemCMTO and LocCMTO are the remote and local CM response timeouts, TT the
+// Vendor ID is the sender's Enhanced Connection Establishment vendor (IBTA
+// comment 9434; CM_REQ_VENDOR_ID in the kernel's ibta_vol1_c12.h), whose
+// options travel in the MAD header's attribute modifier. RemCMTO and LocCMTO
+// are the remote and local CM response timeouts, TT the
 // transport service type, E end-to-end flow control, R RDC exists, MaxCMR
 // the maximum CM retries, S SRQ and XT the extended transport type. A REQ
 // must be at least [REQSize] bytes; methods do not bound-check.
@@ -75,6 +79,7 @@ type REQ []byte
 // REQFields holds the values of a REQ for [REQ.Encode].
 type REQFields struct {
 	LocalCommID             uint32
+	VendorID                uint32 // 24 bits
 	ServiceID               uint64
 	LocalCAGUID             uint64
 	LocalQKey               uint32
@@ -104,6 +109,10 @@ type REQFields struct {
 
 // LocalCommID returns the "Local Communication ID" field.
 func (r REQ) LocalCommID() uint32 { return binary.BigEndian.Uint32(r[reqLocalCommID:]) }
+
+// VendorID returns the 24-bit "Vendor ID" field: the ECE vendor of the
+// sender, 0 when it proposes no ECE options.
+func (r REQ) VendorID() uint32 { return uint24(r[reqVendorID:]) }
 
 // ServiceID returns the "ServiceID" field, which selects the listener.
 func (r REQ) ServiceID() uint64 { return binary.BigEndian.Uint64(r[reqServiceID:]) }
@@ -197,6 +206,7 @@ func (r REQ) Encode(f *REQFields) error {
 	}
 	clear(r[:reqPrivateData])
 	binary.BigEndian.PutUint32(r[reqLocalCommID:], f.LocalCommID)
+	putUint24(r[reqVendorID:], f.VendorID)
 	binary.BigEndian.PutUint64(r[reqServiceID:], f.ServiceID)
 	binary.BigEndian.PutUint64(r[reqLocalCAGUID:], f.LocalCAGUID)
 	binary.BigEndian.PutUint32(r[reqLocalQKey:], f.LocalQKey)
@@ -221,6 +231,7 @@ func (r REQ) Encode(f *REQFields) error {
 func (r REQ) Fields() REQFields {
 	return REQFields{
 		LocalCommID:             r.LocalCommID(),
+		VendorID:                r.VendorID(),
 		ServiceID:               r.ServiceID(),
 		LocalCAGUID:             r.LocalCAGUID(),
 		LocalQKey:               r.LocalQKey(),

@@ -44,7 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		d := make([]byte, DataSize)
 
-		req := REQFields{LocalCommID: r.Uint32(), ServiceID: r.Uint64(), LocalCAGUID: r.Uint64(), LocalQKey: r.Uint32(),
+		req := REQFields{LocalCommID: r.Uint32(), VendorID: r.Uint32() & 0xffffff, ServiceID: r.Uint64(), LocalCAGUID: r.Uint64(), LocalQKey: r.Uint32(),
 			LocalQPN: r.Uint32() & QPNMask, ResponderResources: u8(0xff), LocalEECN: r.Uint32() & QPNMask,
 			InitiatorDepth: u8(0xff), RemoteEECN: r.Uint32() & QPNMask, RemoteCMResponseTimeout: u8(0x1f),
 			TransportType: TransportType(u8(3)), EndToEndFlowControl: b(), StartingPSN: r.Uint32() & QPNMask,
@@ -58,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 
 		rep := REPFields{LocalCommID: r.Uint32(), RemoteCommID: r.Uint32(), LocalQKey: r.Uint32(),
 			LocalQPN: r.Uint32() & QPNMask, LocalEECN: r.Uint32() & QPNMask, StartingPSN: r.Uint32() & QPNMask,
-			ResponderResources: u8(0xff), InitiatorDepth: u8(0xff), TargetAckDelay: u8(0x1f), FailoverAccepted: u8(3),
+			VendorID: r.Uint32() & 0xffffff, ResponderResources: u8(0xff), InitiatorDepth: u8(0xff), TargetAckDelay: u8(0x1f), FailoverAccepted: u8(3),
 			EndToEndFlowControl: b(), RNRRetryCount: u8(7), SRQ: b(), LocalCAGUID: r.Uint64(),
 			PrivateData: randBytes(r, REPPrivateDataSize)}
 		require.NoError(t, REP(d).Encode(&rep))

@@ -247,3 +247,83 @@ func TestNames(t *testing.T) {
 		require.Equal(t, bytes != 0, m.Valid())
 	}
 }
+
+// TestECEExactBytes pins where Enhanced Connection Establishment travels: the vendor ID in a
+// REQ's bytes 5-7 and in the low bytes of a REP's words at 12, 16 and 20 (most significant
+// first), the options in the MAD header's attribute modifier, as the kernel's cm_format_req and
+// cm_format_rep place them. The neighbouring 24-bit fields are all ones, so a vendor ID written
+// one byte off would show. Wireshark 4.0, which has no vendor ID fields, decodes these MADs with
+// every field it knows unchanged, the attribute modifier as 0xfedcba98 and the REQ's vendor ID
+// inside its "Reserved" word 0x0002c9a1.
+func TestECEExactBytes(t *testing.T) {
+	const vendor, options = 0x02c9a1, 0xfedcba98 // an OUI-sized vendor ID, every options bit pattern
+	hdr := func(attr AttrID) []byte {
+		return []byte{
+			0x01, 0x07, 0x02, 0x03, // base version, CM class, class version 2, Send
+			0x00, 0x00, 0x00, 0x00, // status, class specific
+			0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, // TID
+			0x00, byte(attr), 0x00, 0x00, // attribute ID, reserved
+			0xfe, 0xdc, 0xba, 0x98, // attribute modifier: the ECE options
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		attr   AttrID
+		encode func(d []byte) error
+		want   func(d []byte)
+		decode func(d []byte) uint32
+	}{
+		{
+			name: "REQ",
+			attr: AttrREQ,
+			encode: func(d []byte) error {
+				return REQ(d).Encode(&REQFields{LocalCommID: 0xa1b2c3d4, VendorID: vendor, ServiceID: 0x0000000001061c06,
+					LocalQPN: 0xffffff, ResponderResources: 0xff, PathMTU: MTU1024})
+			},
+			want: func(d []byte) {
+				copy(d[0:], []byte{0xa1, 0xb2, 0xc3, 0xd4})
+				d[4] = 0x00                                         // reserved
+				d[5], d[6], d[7] = 0x02, 0xc9, 0xa1                 // vendor ID
+				copy(d[8:], []byte{0, 0, 0, 0, 1, 6, 0x1c, 6})      // service ID
+				d[32], d[33], d[34], d[35] = 0xff, 0xff, 0xff, 0xff // local QPN, responder resources
+				d[50] = byte(MTU1024) << 4
+			},
+			decode: func(d []byte) uint32 { return REQ(d).VendorID() },
+		},
+		{
+			name: "REP",
+			attr: AttrREP,
+			encode: func(d []byte) error {
+				return REP(d).Encode(&REPFields{LocalCommID: 1, RemoteCommID: 2, LocalQPN: 0xffffff,
+					LocalEECN: 0xffffff, StartingPSN: 0xffffff, VendorID: vendor, ResponderResources: 0xff})
+			},
+			want: func(d []byte) {
+				d[3], d[7] = 1, 2
+				d[12], d[13], d[14], d[15] = 0xff, 0xff, 0xff, 0x02 // local QPN, vendor ID bits 23:16
+				d[16], d[17], d[18], d[19] = 0xff, 0xff, 0xff, 0xc9 // local EECN, bits 15:8
+				d[20], d[21], d[22], d[23] = 0xff, 0xff, 0xff, 0xa1 // starting PSN, bits 7:0
+				d[24] = 0xff
+			},
+			decode: func(d []byte) uint32 { return REP(d).VendorID() },
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(tc.attr, 0x1122334455667788)
+			h := CMHeader(tc.attr, 0x1122334455667788)
+			h.AttrMod = options
+			m.Header().Encode(&h)
+			for i := range m.Data() {
+				m.Data()[i] = 0xcc // Encode must overwrite stale bytes
+			}
+			require.NoError(t, tc.encode(m.Data()))
+			want := make([]byte, Size)
+			copy(want, hdr(tc.attr))
+			tc.want(want[HeaderSize:])
+			require.Equal(t, want, []byte(m))
+			p, err := Parse(m)
+			require.NoError(t, err)
+			require.Equal(t, uint32(options), p.Header().AttrMod())
+			require.Equal(t, uint32(vendor), tc.decode(p.Data()))
+		})
+	}
+}

@@ -59,10 +59,11 @@ func (l *Listener) sendREP(ctx context.Context, r *request, o *Options) (*Conn, 
 	c := newConn(a, res, r.local, r.peer)
 	c.id = r.id
 	c.privateData = r.user
+	c.remoteECE = r.ece
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
 		err := a.mgr.Accept(now, r.id, cm.AcceptParams{
 			LocalQPN: res.localQPN(), ResponderResources: attrs.MaxDestRdAtomic, InitiatorDepth: attrs.MaxRdAtomic,
-			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData}, out)
+			RNRRetryCount: o.rnrRetry(), PrivateData: o.PrivateData, ECE: o.ECE}, out)
 		if err != nil {
 			return err
 		}

@@ -88,6 +88,19 @@ type Options struct {
 	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
 	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.
 	RTSAtAccept bool
+	// ECE is our Enhanced Connection Establishment (rdma_set_local_ece): Dial sends it in the REQ,
+	// Accept in the REP, and the peer reads it with Request.RemoteECE or Conn.RemoteECE. The CM
+	// carries it and interprets nothing; the vendor ID must fit 24 bits (else the call fails with
+	// cm.ErrInvalidParam). librdmacm's rdma_accept answers with the REQ's vendor ID and its own
+	// options: a Go server that does the same sets VendorID from the Request's RemoteECE. UD's
+	// service ID resolution carries no ECE here.
+	ECE cm.ECE
+	// CheckECEVendor makes Dial refuse a REP whose ECE vendor ID is neither 0 (no ECE) nor
+	// ECE.VendorID, as librdmacm's rdma_connect does for an id with a QP, whose ECE came from the
+	// QP's vendor: the REP is rejected (REJ, consumer defined) and Dial fails with an error
+	// matching ErrECEVendor. A caller that moves its QP itself (QPN) reads the REP's ECE instead
+	// and decides; the check does not apply to it.
+	CheckECEVendor bool
 	// Backlog is rdma_listen's backlog, for Listen and ListenUD: how many requests may wait for
 	// Accept. Beyond it a REQ is dropped unanswered, as the kernel drops it, so that the peer's
 	// retransmission may find room; a SIDR_REQ is refused. Zero means 16.

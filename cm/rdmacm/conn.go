@@ -19,7 +19,11 @@ type Conn struct {
 	res         *resources
 	local, peer netip.AddrPort
 	privateData []byte
-	attrs       cm.QPAttrs
+	remoteECE   cm.ECE
+	// eceVendor is the only vendor ID besides 0 a REP may carry (Options.CheckECEVendor).
+	eceVendor      uint32
+	checkECEVendor bool
+	attrs          cm.QPAttrs
 
 	hs     chan cm.Event // handshake events for the Dial or Accept in progress
 	events chan Event
@@ -68,6 +72,10 @@ func (c *Conn) RemoteAddr() netip.AddrPort { return c.peer }
 // side, the REP's on the active side. CM messages carry no length, so it is the whole area,
 // zero-padded.
 func (c *Conn) PrivateData() []byte { return c.privateData }
+
+// RemoteECE returns the peer's Enhanced Connection Establishment (rdma_get_remote_ece): the
+// REP's on the active side, the REQ's on the passive side; zero from a peer that sent none.
+func (c *Conn) RemoteECE() cm.ECE { return c.remoteECE }
 
 // Attrs returns the QP attributes the connection was established with.
 func (c *Conn) Attrs() cm.QPAttrs { return c.attrs }

@@ -50,12 +50,13 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 		return nil, errors.Join(err, res.destroy())
 	}
 	c := newConn(a, res, local, peer)
+	c.eceVendor, c.checkECEVendor = o.ECE.VendorID, o.CheckECEVendor
 	params := cm.ConnectParams{
 		ServiceID: mad.ServiceID(mad.PortSpaceTCP, addr.Port()),
 		Path:      tosPath(cm.RDMACMPath(local, peer, portMTU(a.dev, o.MTU)), o.TrafficClass),
 		Transport: mad.TransportRC, LocalQPN: res.localQPN(),
 		ResponderResources: o.responder(), InitiatorDepth: o.initiator(),
-		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata,
+		RetryCount: o.retry(), RNRRetryCount: o.rnrRetry(), PrivateData: pdata, ECE: o.ECE,
 	}
 	err = a.do(ctx, func(now time.Time, out *cm.Output) error {
 		id, err := a.mgr.Connect(now, params, out)

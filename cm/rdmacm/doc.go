@@ -22,6 +22,12 @@
 // arrives, or when the QP's first packet raises Communication Established, which stands in for a
 // lost RTU.
 //
+// Enhanced Connection Establishment rides along as librdmacm's rdma_set_local_ece,
+// rdma_get_remote_ece and rdma_reject_ece have it: Options.ECE goes in the REQ or REP, the peer's
+// is Request.RemoteECE and Conn.RemoteECE, and Request.RejectECE refuses a request's options (REJ
+// reason 35). The package carries the vendor ID and options without interpreting them, as gorxe,
+// like rxe, has no vendor options of its own.
+//
 // Close disconnects (DREQ, answered by a DREP) and releases the QP at once; the connection itself
 // lingers in timewait so late MADs are answered, and Done is closed when it is gone. A peer's DREQ
 // moves the QP to the error state (its posted work completes flushed) and is answered with a DREP.

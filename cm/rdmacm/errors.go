@@ -21,6 +21,8 @@ var (
 	ErrAddress = errors.New("rdmacm: unusable address")
 	// ErrOptions: Options that contradict each other.
 	ErrOptions = errors.New("rdmacm: invalid options")
+	// ErrECEVendor: the peer answered with another vendor's ECE (Options.CheckECEVendor).
+	ErrECEVendor = errors.New("rdmacm: the peer's ECE names another vendor")
 )
 
 // closedErr reports a call that found the device closed as a failure of that call ("rdmacm:

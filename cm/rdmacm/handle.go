@@ -57,9 +57,14 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 	a := c.a
 	c.attrs = e.Attrs
 	c.privateData = e.PrivateData
+	c.remoteECE = e.ECE
 	if c.res.qp == nil {
 		// The caller moves its QP and sends the RTU itself (Options.QPN, Conn.SendRTU).
 		c.handshake(e)
+		return
+	}
+	if v := e.ECE.VendorID; c.checkECEVendor && v != 0 && v != c.eceVendor {
+		c.refuseREP(now, fmt.Errorf("%w: REP vendor %#06x, ours %#06x", ErrECEVendor, v, c.eceVendor), out)
 		return
 	}
 	err := c.res.toRTR(a.dev, &c.attrs)
@@ -67,11 +72,17 @@ func (c *Conn) onREP(now time.Time, e cm.Event, out *cm.Output) {
 		err = c.res.toRTS(&c.attrs)
 	}
 	if err != nil {
-		_ = a.mgr.Reject(now, c.id, mad.RejConsumerDefined, nil, nil, out)
-		c.handshake(cm.Event{Type: cm.EventRejected, Conn: c.id, Err: fmt.Errorf("moving the QP to RTR and RTS: %w", err)})
+		c.refuseREP(now, fmt.Errorf("moving the QP to RTR and RTS: %w", err), out)
 		return
 	}
 	_ = a.mgr.SendRTU(now, c.id, nil, out)
+}
+
+// refuseREP rejects the REP the connection received (consumer defined, what the kernel sends when
+// librdmacm's program gives up on an id whose REP it could not use) and fails the Dial with err.
+func (c *Conn) refuseREP(now time.Time, err error, out *cm.Output) {
+	_ = c.a.mgr.Reject(now, c.id, mad.RejConsumerDefined, nil, nil, out)
+	c.handshake(cm.Event{Type: cm.EventRejected, Conn: c.id, Err: err})
 }
 
 // onREQ queues a REQ for the listener of its service ID after checking the CMA header's
@@ -93,7 +104,7 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 		return
 	}
 	_, port, _ := mad.SplitServiceID(e.ServiceID)
-	r := &request{id: e.Conn, attrs: e.Attrs, user: user,
+	r := &request{id: e.Conn, attrs: e.Attrs, user: user, ece: e.ECE,
 		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
 	select {
 	case l.core.backlog <- r:

@@ -21,6 +21,7 @@ type request struct {
 	id          cm.ConnID
 	attrs       cm.QPAttrs
 	user        []byte
+	ece         cm.ECE // the REQ's
 	peer, local netip.AddrPort
 }
 

@@ -43,6 +43,10 @@ func (q *Request) ResponderResources() uint8 { return q.r.attrs.MaxDestRdAtomic 
 // InitiatorDepth returns the REQ's initiator depth; see ResponderResources.
 func (q *Request) InitiatorDepth() uint8 { return q.r.attrs.MaxRdAtomic }
 
+// RemoteECE returns the REQ's Enhanced Connection Establishment: the peer's vendor ID and
+// options (rdma_get_remote_ece on the request's id), zero from a peer that sent none.
+func (q *Request) RemoteECE() cm.ECE { return q.r.ece }
+
 // Attrs returns the QP attributes the REQ asks for, from the passive side's point of view: what
 // a caller that moves its QP itself (Options.QPN) applies for RTR and RTS before SendREP
 // (rdma_init_qp_attr on the request's id).
@@ -70,9 +74,20 @@ func (q *Request) SendREP(ctx context.Context, opts *Options) (*Conn, error) {
 // Reject refuses the request with a REJ, reason consumer-defined (28), carrying privateData
 // (rdma_reject); the peer sees RDMA_CM_EVENT_REJECTED with status 28.
 func (q *Request) Reject(privateData []byte) error {
+	return q.reject(mad.RejConsumerDefined, privateData)
+}
+
+// RejectECE refuses the request because its ECE options are not acceptable (rdma_reject_ece): a
+// REJ with reason 35, vendor option not supported, carrying privateData; the peer sees
+// RDMA_CM_EVENT_REJECTED with status 35, and its Dial fails with that reason.
+func (q *Request) RejectECE(privateData []byte) error {
+	return q.reject(mad.RejVendorOptionNotSupported, privateData)
+}
+
+func (q *Request) reject(reason mad.RejectReason, privateData []byte) error {
 	a := q.l.core.a
 	return a.do(context.Background(), func(now time.Time, out *cm.Output) error {
-		return a.mgr.Reject(now, q.r.id, mad.RejConsumerDefined, nil, privateData, out)
+		return a.mgr.Reject(now, q.r.id, reason, nil, privateData, out)
 	})
 }
 

@@ -1,0 +1,159 @@
+package rdmacm
+
+import (
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cm"
+	"github.com/gorxe/gorxe/cm/mad"
+)
+
+// TestECEBothWays: the client's Options.ECE reaches the server's Request and Conn, the server's
+// reaches the client's Conn; the server answers as librdmacm's rdma_accept does, with the REQ's
+// vendor ID and options of its own.
+func TestECEBothWays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		l, err := as[1].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		clientECE := cm.ECE{VendorID: 0x02c9a1, Options: 0xfedcba98}
+		accepted := make(chan *Conn, 1)
+		go func() {
+			defer close(accepted)
+			req, err := l.Next(ctx)
+			if !assert.NoError(t, err) {
+				return
+			}
+			assert.Equal(t, clientECE, req.RemoteECE())
+			c, err := req.Accept(ctx, &Options{ECE: cm.ECE{VendorID: req.RemoteECE().VendorID, Options: 0x5}})
+			if assert.NoError(t, err) {
+				accepted <- c
+			}
+		}()
+		client, err := as[0].Dial(ctx, serverAddr, &Options{ECE: clientECE})
+		require.NoError(t, err)
+		server := <-accepted
+		require.NotNil(t, server)
+		assert.Equal(t, cm.ECE{VendorID: 0x02c9a1, Options: 0x5}, client.RemoteECE())
+		assert.Equal(t, clientECE, server.RemoteECE())
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
+}
+
+// TestECEDefaultZero: without Options.ECE both sides read zero, what a peer without ECE sends.
+func TestECEDefaultZero(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		l, err := as[1].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *Conn, 1)
+		go func() {
+			defer close(accepted)
+			c, err := l.Accept(ctx)
+			if assert.NoError(t, err) {
+				accepted <- c
+			}
+		}()
+		client, err := as[0].Dial(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		server := <-accepted
+		require.NotNil(t, server)
+		assert.Zero(t, client.RemoteECE())
+		assert.Zero(t, server.RemoteECE())
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
+}
+
+// TestRequestRejectECE refuses a request's ECE options (rdma_reject_ece): Dial fails with reason
+// 35, vendor option not supported, and the REJ's private data, as the kernel reports a REJ to
+// librdmacm (RDMA_CM_EVENT_REJECTED, status 35).
+func TestRequestRejectECE(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		l, err := as[1].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		go func() {
+			req, err := l.Next(ctx)
+			if assert.NoError(t, err) {
+				assert.NoError(t, req.RejectECE([]byte("ece")))
+			}
+		}()
+		_, err = as[0].Dial(ctx, serverAddr, &Options{ECE: cm.ECE{VendorID: 0x02c9a1, Options: 1}})
+		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejVendorOptionNotSupported})
+		var rej *RejectedError
+		require.True(t, errors.As(err, &rej))
+		assert.Equal(t, "ece", string(rej.PrivateData[:3]))
+	})
+}
+
+// TestECEVendorIDTooWide: Dial refuses a vendor ID wider than its 24-bit field.
+func TestECEVendorIDTooWide(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		_, err := as[0].Dial(ctx, serverAddr, &Options{ECE: cm.ECE{VendorID: 1 << 24}})
+		require.ErrorIs(t, err, cm.ErrInvalidParam)
+	})
+}
+
+// TestCheckECEVendor: with CheckECEVendor, Dial takes a REP without ECE or with its own vendor ID
+// and refuses one naming another vendor, as librdmacm's rdma_connect does for an id with a QP: the
+// server's Accept sees the REJ (consumer defined) and Dial fails with ErrECEVendor.
+func TestCheckECEVendor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ours     cm.ECE
+		theirs   cm.ECE
+		accepted bool
+	}{
+		{"no ECE back", cm.ECE{VendorID: 0x02c9a1, Options: 1}, cm.ECE{}, true},
+		{"same vendor", cm.ECE{VendorID: 0x02c9a1, Options: 1}, cm.ECE{VendorID: 0x02c9a1, Options: 2}, true},
+		{"other vendor", cm.ECE{}, cm.ECE{VendorID: 0x02c9a1, Options: 2}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testCtx(t)
+				as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+				l, err := as[1].Listen(ctx, serverAddr, &Options{ECE: tc.theirs})
+				require.NoError(t, err)
+				defer l.Close()
+				accepted := make(chan error, 1)
+				go func() {
+					c, err := l.Accept(ctx)
+					if err == nil {
+						assert.NoError(t, c.Close())
+						drain(t, ctx, c)
+					}
+					accepted <- err
+				}()
+				client, err := as[0].Dial(ctx, serverAddr, &Options{ECE: tc.ours, CheckECEVendor: true})
+				if tc.accepted {
+					require.NoError(t, err)
+					assert.Equal(t, tc.theirs, client.RemoteECE())
+					require.NoError(t, client.Close())
+					drain(t, ctx, client)
+					require.NoError(t, <-accepted)
+					return
+				}
+				require.ErrorIs(t, err, ErrECEVendor)
+				require.ErrorIs(t, <-accepted, &cm.RejectError{Reason: mad.RejConsumerDefined})
+			})
+		})
+	}
+}
