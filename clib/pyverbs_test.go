@@ -33,9 +33,12 @@ const pyverbsPassFloor = 95
 const pyverbsTimeout = 5 * time.Minute
 
 // pyverbsForked are the tests that fail under the device view, and why: test_rdmacm's setUp
-// finds the device's interface and address there, and then runs each side of the connection in
-// a child of fork() of the process that loaded the library, which cannot call into it (its Go
-// runtime does not survive fork). Without the view they skip in setUp.
+// finds the device's interface and its first address there (without the view it skips), and then
+// runs both sides of each connection in children of fork() of the process that loaded the
+// library, which cannot call into it (its Go runtime does not survive fork). Past that they would
+// meet the process model's other rule: both sides bind that same address, which two processes on
+// gorxe cannot share (run in processes of their own, started by fork and exec, the second side
+// gets EADDRINUSE).
 var pyverbsForked = []string{
 	"test_rdmacm.test_rdmacm_async_ex_leave_multicast_traffic: ERROR",
 	"test_rdmacm.test_rdmacm_async_ex_multicast_traffic: ERROR",
