@@ -104,31 +104,6 @@ var (
 	byCDev  = map[*C.struct_ibv_device]*devEntry{}
 )
 
-// deviceConfigs says which devices exist: the one GORXE_ADDR names, or one per interface that is
-// up and has an address, as rxe has one per netdev it is added to.
-func deviceConfigs() ([]gorxe.Config, error) {
-	if os.Getenv(devselect.EnvAddr) != "" {
-		cfg, err := devselect.Selection{}.Config(os.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		return []gorxe.Config{cfg}, nil
-	}
-	var out []gorxe.Config
-	for _, n := range devselect.Interfaces() {
-		out = append(out, gorxe.Config{Interface: n})
-	}
-	return out, nil
-}
-
-// deviceName is the name gorxe.Open gives a device of cfg.
-func deviceName(cfg gorxe.Config) string {
-	if cfg.Interface != "" {
-		return devselect.DeviceNamePrefix + cfg.Interface
-	}
-	return devselect.DeviceNamePrefix + cfg.Addr.WithZone("").String()
-}
-
 // setString copies s into a fixed C char array, NUL-terminated and truncated to fit.
 func setString(dst *C.char, size int, s string) {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(dst)), size)
@@ -139,7 +114,7 @@ func setString(dst *C.char, size int, s string) {
 // entryFor returns the entry of the device cfg describes, made on first listing: a name stands
 // for one configuration, so a device listed again is the same entry, at the same C address.
 func entryFor(cfg gorxe.Config) *devEntry {
-	name := deviceName(cfg)
+	name := devselect.DeviceName(cfg)
 	if e, ok := devices[name]; ok {
 		return e
 	}
@@ -167,7 +142,7 @@ func gx_device_list(num *C.int) (list **C.struct_ibv_device) {
 		}
 	}()
 	defer catch("get_device_list", &rc)
-	cfgs, err := deviceConfigs()
+	cfgs, err := devselect.Configs(os.Getenv)
 	if err != nil {
 		warn("%v", err)
 		rc = C.int(syscall.ENODEV)

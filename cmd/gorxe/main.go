@@ -81,6 +81,7 @@ var environment = []struct{ name, meaning string }{
 }
 
 func main() {
+	launch.RunStage()
 	os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -205,6 +205,25 @@ func Interfaces() []string {
 	return out
 }
 
+// Configs lists the devices a program on gorxe's C library sees, in the order
+// ibv_get_device_list gives them: the one GORXE_ADDR names when it is set (getenv reads it), else
+// one per interface that is up and has an address, as rxe has one per netdev it is added to.
+// DeviceName names each.
+func Configs(getenv func(string) string) ([]gorxe.Config, error) {
+	if getenv(EnvAddr) != "" {
+		cfg, err := Selection{}.Config(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return []gorxe.Config{cfg}, nil
+	}
+	var out []gorxe.Config
+	for _, n := range Interfaces() {
+		out = append(out, gorxe.Config{Interface: n})
+	}
+	return out, nil
+}
+
 // OpenUnbound opens a device of cfg on a private in-memory network, with one worker: it answers
 // queries (attributes, port, GID table) without binding a UDP port, which another program may
 // hold. The port still shows the link of the interface the address is on.

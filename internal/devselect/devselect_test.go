@@ -159,3 +159,26 @@ func TestDeviceNamesAreInterfaces(t *testing.T) {
 		assert.NotZero(t, ifi.Flags&net.FlagUp, "%s is listed but down", n)
 	}
 }
+
+// TestConfigs: GORXE_ADDR names the one device; without it there is one per interface that is up
+// and has an address, in the kernel's order; a GORXE_ADDR that names nothing is an error.
+func TestConfigs(t *testing.T) {
+	cfgs, err := Configs(env(EnvAddr, "127.0.0.9"))
+	require.NoError(t, err)
+	assert.Equal(t, []gorxe.Config{{Addr: netip.MustParseAddr("127.0.0.9")}}, cfgs)
+
+	cfgs, err = Configs(env(EnvAddr, "gorxe_lo"))
+	require.NoError(t, err)
+	assert.Equal(t, []gorxe.Config{{Interface: "lo"}}, cfgs)
+
+	cfgs, err = Configs(env())
+	require.NoError(t, err)
+	var want []gorxe.Config
+	for _, n := range Interfaces() {
+		want = append(want, gorxe.Config{Interface: n})
+	}
+	assert.Equal(t, want, cfgs)
+
+	_, err = Configs(env(EnvAddr, "nosuch0"))
+	assert.EqualError(t, err, "GORXE_ADDR: IB device nosuch0 not found: IB device not found")
+}

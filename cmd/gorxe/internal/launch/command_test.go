@@ -19,14 +19,16 @@ func TestParseArgs(t *testing.T) {
 		args []string
 		want options
 	}{
-		{[]string{"ibv_devinfo"}, options{argv: []string{"ibv_devinfo"}}},
+		{[]string{"ibv_devinfo"}, options{sysfs: "auto", argv: []string{"ibv_devinfo"}}},
 		{[]string{"--addr", "127.0.0.2", "--", "ib_write_bw", "-d", "x"},
-			options{addr: "127.0.0.2", argv: []string{"ib_write_bw", "-d", "x"}}},
+			options{addr: "127.0.0.2", sysfs: "auto", argv: []string{"ib_write_bw", "-d", "x"}}},
 		{[]string{"--addr=eth0", "--lib=/opt/gorxe", "rping", "-s", "--addr", "x"},
-			options{addr: "eth0", lib: "/opt/gorxe", argv: []string{"rping", "-s", "--addr", "x"}}},
-		{[]string{"--ad", "lo", "--", "--", "x"}, options{addr: "lo", argv: []string{"--", "x"}}},
-		{[]string{"--", "-h"}, options{argv: []string{"-h"}}},
-		{[]string{"ibv_devinfo", "-h"}, options{argv: []string{"ibv_devinfo", "-h"}}},
+			options{addr: "eth0", lib: "/opt/gorxe", sysfs: "auto", argv: []string{"rping", "-s", "--addr", "x"}}},
+		{[]string{"--ad", "lo", "--", "--", "x"}, options{addr: "lo", sysfs: "auto", argv: []string{"--", "x"}}},
+		{[]string{"--", "-h"}, options{sysfs: "auto", argv: []string{"-h"}}},
+		{[]string{"ibv_devinfo", "-h"}, options{sysfs: "auto", argv: []string{"ibv_devinfo", "-h"}}},
+		{[]string{"--sysfs=off", "x"}, options{sysfs: "off", argv: []string{"x"}}},
+		{[]string{"--sysfs", "on", "x", "--sysfs=off"}, options{sysfs: "on", argv: []string{"x", "--sysfs=off"}}},
 	}
 	for _, tc := range tests {
 		got, err := parseArgs(tc.args)
@@ -46,6 +48,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"--addr"}, "option '--addr' requires an argument"},
 		{[]string{"--addr=", "x"}, "--addr : empty: give an interface name or an address"},
 		{[]string{"--lib", "", "x"}, "--lib : empty: give a directory"},
+		{[]string{"--sysfs=yes", "x"}, "--sysfs yes: give auto, on or off"},
 		{[]string{"-d", "x", "prog"}, "invalid option -- 'd'"},
 		{[]string{"--bind", "x", "prog"}, "unrecognized option '--bind'"},
 	}

@@ -42,3 +42,16 @@ func environ(env []string, lib, addr string) []string {
 	}
 	return out
 }
+
+// envLookup returns a getenv for env (KEY=VALUE entries): the value of a variable's first entry,
+// which is what getenv reads in a program given env.
+func envLookup(env []string) func(string) string {
+	return func(key string) string {
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}

@@ -23,6 +23,10 @@ import (
 const asGorxeExec = "GORXE_LAUNCH_TEST_AS_EXEC"
 
 func TestMain(m *testing.M) {
+	RunStage()
+	if os.Getenv(asSignalWaiter) != "" {
+		signalWaiter()
+	}
 	if os.Getenv(asGorxeExec) != "" {
 		os.Unsetenv(asGorxeExec)
 		os.Exit(tool.Exec(Command, os.Args[1:], os.Stdout, os.Stderr))
@@ -48,7 +52,7 @@ func TestExecReplacesItself(t *testing.T) {
 
 	var out bytes.Buffer
 	cmd := gorxeExec(t, []string{"LD_LIBRARY_PATH=/opt/a", "GORXE_ADDR=eth-ignored"},
-		"--lib", lib, "--addr", "127.21.0.1", "--", "sh", "-c", `echo "$$ $LD_LIBRARY_PATH $GORXE_ADDR"; exit 7`)
+		"--lib", lib, "--addr", "127.21.0.1", "--sysfs=off", "--", "sh", "-c", `echo "$$ $LD_LIBRARY_PATH $GORXE_ADDR"; exit 7`)
 	cmd.Stdout = &out
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -72,8 +76,8 @@ func TestExecReplacesItself(t *testing.T) {
 }
 
 // TestExecKeepsIgnoredInterrupt: a program started from a shell that ignores SIGINT (as a
-// script's background job does) still ignores it through gorxe exec, which would not be so had
-// gorxe exec caught Ctrl-C itself.
+// script's background job does) still ignores it through gorxe exec, with the device view or
+// without, which would not be so had gorxe exec caught Ctrl-C itself.
 func TestExecKeepsIgnoredInterrupt(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc/self/status to read the ignored signals from")
@@ -82,15 +86,17 @@ func TestExecKeepsIgnoredInterrupt(t *testing.T) {
 	writeFile(t, filepath.Join(lib, libFile), "")
 	self, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), "sh", "-c", `trap "" INT; exec "$0" --lib "$1" -- grep SigIgn /proc/self/status`, self, lib)
-	cmd.Env = append(os.Environ(), asGorxeExec+"=1")
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	hex, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "SigIgn:")
-	require.True(t, ok, "%q", out)
-	mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-	require.NoError(t, err)
-	assert.NotZero(t, mask&(1<<(syscall.SIGINT-1)), "SIGINT is not ignored in the program: SigIgn %#x", mask)
+	for _, mode := range []string{sysfsOff, sysfsAuto} { // becoming the program, and under the view where the machine allows it
+		cmd := exec.CommandContext(t.Context(), "sh", "-c", `trap "" INT; exec "$0" --lib "$1" --sysfs "$2" -- grep SigIgn /proc/self/status`, self, lib, mode)
+		cmd.Env = append(os.Environ(), asGorxeExec+"=1")
+		out, err := cmd.Output()
+		require.NoError(t, err, mode)
+		hex, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "SigIgn:")
+		require.True(t, ok, "%s: %q", mode, out)
+		mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+		require.NoError(t, err, mode)
+		assert.NotZero(t, mask&(1<<(syscall.SIGINT-1)), "--sysfs=%s: SIGINT is not ignored in the program: SigIgn %#x", mode, mask)
+	}
 }
 
 // TestExecDevinfo runs the distribution's ibv_devinfo through gorxe exec on the library make clib
