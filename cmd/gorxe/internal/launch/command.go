@@ -87,15 +87,16 @@ rping, ...), on gorxe: it puts gorxe's libibverbs.so.1 and librdmacm.so.1 first 
 LD_LIBRARY_PATH, ahead of the directories already there, and sets $%[1]s. CMD is looked up on
 $PATH as a shell does.
 
-Where the machine allows user namespaces (as root, or where unprivileged ones are enabled), CMD
+Where the machine allows it (as root, or where unprivileged user namespaces are enabled), CMD
 also gets a device view, for programs that read an RDMA device's files instead of asking the
-library (UCX, rdma-core's RDMA-CM tests): in a user and mount namespace of its own, where every
-id is itself, /sys/class/infiniband/<dev> and /sys/class/infiniband_verbs/uverbsN describe the
-devices the library lists (GUIDs, port state, GID table, device/net/<iface>), and
-/dev/infiniband/uverbsN and rdma_cm exist (empty files); the rest of /sys/class and /dev is as
-before. gorxe exec then waits for CMD, passes on SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and exits
-as CMD did. Without the view (--sysfs=off, or where the machine refuses it) gorxe exec becomes CMD
-(execve), so that CMD's pid is its own; everything that goes through the library works the same.
+library (UCX, rdma-core's RDMA-CM tests): in a mount namespace of its own (for a user other than
+root, inside a user namespace where their ids are themselves), /sys/class/infiniband/<dev> and
+/sys/class/infiniband_verbs/uverbsN describe the devices the library lists (GUIDs, port state,
+GID table, device/net/<iface>), and /dev/infiniband/uverbsN and rdma_cm exist (empty files); the
+rest of /sys/class and /dev is as before. gorxe exec then waits for CMD, passes on SIGTERM,
+SIGHUP, SIGUSR1 and SIGUSR2, and exits as CMD did. Without the view (--sysfs=off, or where the
+machine refuses it) gorxe exec becomes CMD (execve), so that CMD's pid is its own; everything
+that goes through the library works the same.
 
 Options (they end at CMD or at --; what follows CMD is CMD's):
   --addr=<iface|addr>  the interface or local address CMD's device binds to, as $%[1]s takes

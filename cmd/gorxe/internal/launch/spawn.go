@@ -33,20 +33,27 @@ var (
 	fromTTY   = []os.Signal{syscall.SIGINT, syscall.SIGQUIT}
 )
 
-// idMaps returns the user namespace's uid and gid maps and whether setgroups stays allowed: each
-// id maps to itself. Root maps every id, so that files keep their owners and root its access to
-// them; anyone else can map only their own ids, and then may not call setgroups.
-func idMaps() (uids, gids []syscall.SysProcIDMap, setgroups bool) {
+// namespaces returns how the stage's process is made: root gets a new mount namespace alone,
+// keeping its privileges over the host's network (a user namespace would take from the program
+// what root may do there: ports below 1024, raw sockets, socket buffers past the system's
+// limits); anyone else gets a user namespace too, in which their own uid and gid map to
+// themselves (setgroups then denied), and keeps its CAP_SYS_ADMIN across the stage's execve,
+// which a user other than root would lose, to mount the view. The stage drops it before the
+// program's execve.
+func namespaces() *syscall.SysProcAttr {
 	if os.Geteuid() == 0 {
-		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		return all, all, true
+		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	}
 	uid, gid := os.Geteuid(), os.Getegid()
-	return []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		[]syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}, false
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+	}
 }
 
-// execInView runs the program in new user and mount namespaces where the device view is
+// execInView runs the program in a new mount namespace (and user namespace, see namespaces) where the device view is
 // mounted, and ends gorxe exec with the program's exit status. It returns an error matching
 // errNoView when the view cannot be made (the program has not run), and the error l.exec would
 // give when the program cannot be run.
@@ -67,24 +74,15 @@ func (l launch) execInView() error {
 	}
 	defer reportR.Close()
 
-	uids, gids, setgroups := idMaps()
 	cmd := &exec.Cmd{
-		Path:       selfExe,
-		Args:       []string{os.Args[0]},
-		Env:        append(os.Environ(), stageEnv+"=1"),
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		ExtraFiles: []*os.File{specR, reportW}, // stageSpecFD, stageReportFD
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings:                uids,
-			GidMappings:                gids,
-			GidMappingsEnableSetgroups: setgroups,
-			// The stage keeps the namespace's CAP_SYS_ADMIN across its execve, which a user other
-			// than root would lose, to mount the view; it drops it before the program's execve.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-		},
+		Path:        selfExe,
+		Args:        []string{os.Args[0]},
+		Env:         append(os.Environ(), stageEnv+"=1"),
+		Stdin:       os.Stdin,
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		ExtraFiles:  []*os.File{specR, reportW}, // stageSpecFD, stageReportFD
+		SysProcAttr: namespaces(),
 	}
 	// The signals are caught before the program starts, so none is lost in between; a signal
 	// gorxe's caller ignored stays ignored, and the program inherits that.
@@ -100,7 +98,7 @@ func (l launch) execInView() error {
 	specR.Close()
 	reportW.Close()
 	if err != nil {
-		return fmt.Errorf("%w: new user and mount namespaces: %w", errNoView, err)
+		return fmt.Errorf("%w: new namespaces: %w", errNoView, err)
 	}
 	// The spec fits in the pipe's buffer only for a few devices, so it is written while the
 	// stage reads.

@@ -41,7 +41,7 @@ func needView(t *testing.T, lib string) {
 	cmd := gorxeExec(t, []string{"GORXE_ADDR="}, "--lib", lib, "--addr", "127.0.0.1", "--sysfs=on", "--", "true")
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Skipf("the machine refuses the device view (it needs a user namespace: root, or unprivileged ones enabled): %v: %s", err, stderr.String())
+		t.Skipf("the machine refuses the device view (it needs root, or unprivileged user namespaces): %v: %s", err, stderr.String())
 	}
 }
 
