@@ -12,7 +12,6 @@ type AH struct {
 	av        AddressVector
 	pd        *mr.PD
 	route     packet.Envelope // av resolved by Config.Route when the AH was created
-	routeOK   bool
 	destroyed atomic.Bool
 }
 
@@ -36,17 +35,25 @@ func (t *Table) resolveAH(h AddressHandle) *AH {
 	return t.cfg.ResolveAH(h)
 }
 
-// CreateAH validates av for RoCE (a GRH is required) and creates an address handle (ibv_create_ah).
+// CreateAH validates av for RoCE (a GRH is required), resolves it (Config.Route) and creates an
+// address handle (ibv_create_ah). A source GID index that resolves to no local address of the
+// destination's family fails with an *AttrError for ErrInvalidGIDIndex, as the kernel's
+// ibv_create_ah fails (EINVAL) when it cannot resolve the source GID and the route: an AH that
+// exists always has its route, so a datagram never meets an unroutable one.
 func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 	if err := checkAV(av, "ah_attr", &t.cfg.Limits); err != nil {
 		return nil, err
 	}
-	if err := pd.Acquire(); err != nil {
-		return nil, err
-	}
 	ah := &AH{av: *av, pd: pd}
 	if t.cfg.Route != nil {
-		ah.route, ah.routeOK = t.cfg.Route(av)
+		var ok bool
+		if ah.route, ok = t.cfg.Route(av); !ok {
+			return nil, tableErr(ErrInvalidGIDIndex, "ah_attr.grh.sgid_index", uint64(av.GRH.SGIDIndex),
+				"a local address of the destination's family")
+		}
+	}
+	if err := pd.Acquire(); err != nil {
+		return nil, err
 	}
 	return ah, nil
 }
@@ -55,9 +62,8 @@ func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 func (ah *AH) Attr() AddressVector { return ah.av }
 
 // Route returns the framing of the packets sent through the AH, resolved once when it was created
-// (Config.Route), as rxe resolves an AH's addresses when it creates it; ok is false when the
-// source GID index named no local address then, or the table has no Config.Route.
-func (ah *AH) Route() (route packet.Envelope, ok bool) { return ah.route, ah.routeOK }
+// (Config.Route), as rxe resolves an AH's addresses when it creates it.
+func (ah *AH) Route() packet.Envelope { return ah.route }
 
 // PD returns the AH's protection domain.
 func (ah *AH) PD() *mr.PD { return ah.pd }

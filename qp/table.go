@@ -25,8 +25,8 @@ type Config struct {
 	// addresses a work request.
 	ResolveAH func(AddressHandle) *AH
 	// Route resolves an address vector into the framing of the packets sent along it (the
-	// transport's Env.Route), once per AH when CreateAH makes it. May be nil: then no AH has a
-	// route and datagrams sent through one are lost.
+	// transport's Env.Route), once per AH when CreateAH makes it; ok false fails CreateAH. May
+	// be nil only in a table whose AHs send nothing (their routes are empty).
 	Route func(*AddressVector) (packet.Envelope, bool)
 }
 

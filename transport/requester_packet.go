@@ -31,9 +31,9 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
-		var udPath packet.Envelope
-		udPath, pathOK = r.datagramHeaders(w, &h)
-		path = &udPath
+		// An address handle exists only with its route (qp.Table.CreateAH).
+		udPath := r.datagramHeaders(w, &h)
+		path, pathOK = &udPath, true
 		n = w.Length
 		h.BTH.Opcode = packet.UDSendOnly
 		if wr.Opcode == qp.WRSendWithImm {
@@ -85,8 +85,8 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 			return st, false
 		}
 	} else {
-		// No local address for the path's source GID: the packet is lost as if the route had
-		// failed; RC retransmits it, UC and UD lose the message.
+		// A connected QP's path names no local address of the destination's family: the packet
+		// is lost as if the route had failed; RC retransmits it, UC loses the message.
 		r.e.ctr.Inc(counter.SendErr)
 	}
 
@@ -205,10 +205,9 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
 // work request's address handle, resolved when the handle was created.
-func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) (packet.Envelope, bool) {
+func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) packet.Envelope {
 	wr := &w.WR
-	path, ok := w.AH.Route()
-	path = withSourcePort(path, packet.DefaultUDPSourcePort(r.a.qpn))
+	path := withSourcePort(w.AH.Route(), packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {
 		// IBTA 10.2.5: a Q_Key with the high bit set in the work request means "use the QP's".
@@ -225,7 +224,7 @@ func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) (packet.En
 	// GSI: the P_Key comes from the work request's pkey_index; gorxe's table holds only the
 	// default key, so every index sends 0xFFFF.
 	h.DETH = packet.DETHFields{QKey: qkey, SrcQP: r.a.qpn}
-	return path, ok
+	return path
 }
 
 // dataOperation returns the SEND or RDMA WRITE operation for a packet at the given position.
