@@ -161,11 +161,33 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig, ifindex int
 // [UDPConfig.SetIPv4ID]). If the kernel refuses a segmented send, the socket stops using GSO and
 // the run is sent again as single datagrams, so nothing is lost.
 func (c *UDPConn) Send(msgs []Message) (int, error) {
+	b := getBatch()
+	n, err := c.send(b, msgs)
+	putBatch(b)
+	return n, err
+}
+
+// NewSender returns a Sender with a sendmmsg batch of its own (see [NewSender]): it sends as
+// Send does, without taking a batch from the free list all of the process's Sends share.
+func (c *UDPConn) NewSender() Sender { return &udpSender{c: c, b: newBatch()} }
+
+// udpSender is a UDPConn's Sender: its batch is used by one goroutine at a time.
+type udpSender struct {
+	c *UDPConn
+	b *mmsgBatch
+}
+
+func (s *udpSender) Send(msgs []Message) (int, error) {
+	n, err := s.c.send(s.b, msgs)
+	s.b.release()
+	return n, err
+}
+
+// send is Send with the batch b.
+func (c *UDPConn) send(b *mmsgBatch, msgs []Message) (int, error) {
 	if c.closed.Load() {
 		return 0, net.ErrClosed
 	}
-	b := getBatch()
-	defer putBatch(b)
 	done := 0
 	var run *udpSocket // the socket of the prepared entries
 	var last *Message  // the last message socketFor accepted, which left from run
