@@ -44,18 +44,30 @@ func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 	if err := checkAV(av, "ah_attr", &t.cfg.Limits); err != nil {
 		return nil, err
 	}
-	ah := &AH{av: *av, pd: pd}
-	if t.cfg.Route != nil {
-		var ok bool
-		if ah.route, ok = t.cfg.Route(av); !ok {
-			return nil, tableErr(ErrInvalidGIDIndex, "ah_attr.grh.sgid_index", uint64(av.GRH.SGIDIndex),
-				"a local address of the destination's family")
-		}
+	route, err := t.resolve(av, "ah_attr")
+	if err != nil {
+		return nil, err
 	}
+	ah := &AH{av: *av, pd: pd, route: route}
 	if err := pd.Acquire(); err != nil {
 		return nil, err
 	}
 	return ah, nil
+}
+
+// resolve resolves av, a valid address vector named name, through Config.Route: a source GID
+// index that names no local address of the destination's family is an *AttrError for
+// ErrInvalidGIDIndex. Without Config.Route it returns an empty route.
+func (t *Table) resolve(av *AddressVector, name string) (packet.Envelope, error) {
+	if t.cfg.Route == nil {
+		return packet.Envelope{}, nil
+	}
+	route, ok := t.cfg.Route(av)
+	if !ok {
+		return route, tableErr(ErrInvalidGIDIndex, name+".grh.sgid_index", uint64(av.GRH.SGIDIndex),
+			"a local address of the destination's family")
+	}
+	return route, nil
 }
 
 // Attr returns the address vector (ibv_query_ah).

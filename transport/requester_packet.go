@@ -26,14 +26,14 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
 	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
+	// The path resolves: a connected QP's was checked when Modify set it, before the QP could
+	// send, and an address handle exists only with its route (qp.Table.CreateAH).
 	path := &r.e.at.path
-	pathOK := r.e.at.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
-		// An address handle exists only with its route (qp.Table.CreateAH).
 		udPath := r.datagramHeaders(w, &h)
-		path, pathOK = &udPath, true
+		path = &udPath
 		n = w.Length
 		h.BTH.Opcode = packet.UDSendOnly
 		if wr.Opcode == qp.WRSendWithImm {
@@ -80,14 +80,8 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	}
 	h.BTH.AckReq = ackReq
 
-	if pathOK {
-		if st, ok := r.emit(w, out, &h, int(n), path); !ok {
-			return st, false
-		}
-	} else {
-		// A connected QP's path names no local address of the destination's family: the packet
-		// is lost as if the route had failed; RC retransmits it, UC loses the message.
-		r.e.ctr.Inc(counter.SendErr)
+	if st, ok := r.emit(w, out, &h, int(n), path); !ok {
+		return st, false
 	}
 
 	p.Sent = off + n
