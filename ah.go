@@ -11,7 +11,9 @@ type AH struct {
 
 // CreateAH creates an address handle for UD and GSI sends (ibv_create_ah). RoCE needs a GRH:
 // attr.IsGlobal set and attr.GRH.DGID the peer's GID; attr.GRH.SGIDIndex must name one of this
-// device's addresses.
+// device's addresses, of the same IP family as the DGID, or CreateAH fails with
+// ErrInvalidGIDIndex. The route is resolved here, once, and every datagram sent through the
+// handle uses it.
 func (pd *PD) CreateAH(attr *AHAttr) (*AH, error) {
 	const op = "create_ah"
 	d := pd.dev

@@ -89,7 +89,7 @@ func TestVerbsAfterCloseReturnErrDeviceClosed(t *testing.T) {
 	require.NoError(t, err)
 	mw, err := x.pd.AllocMW(MWType1)
 	require.NoError(t, err)
-	gid, err := d.QueryGID(0)
+	gid, err := d.QueryGID(1)
 	require.NoError(t, err)
 	ah, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: gid, SGIDIndex: 1}})
 	require.NoError(t, err)

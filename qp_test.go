@@ -142,6 +142,13 @@ func TestQPModifyMisuse(t *testing.T) {
 	rtr.AHAttr.GRH.SGIDIndex = 7
 	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidGIDIndex, "RTR with sgid_index 7")
 	rtr.AHAttr.GRH.SGIDIndex = 1
+	// The device's only address is IPv4: no path to an IPv6 GID leaves from it (the kernel's
+	// modify_qp fails with EINVAL when it cannot resolve the path).
+	rtr.AHAttr.GRH.DGID = GIDFromAddr(mustAddr("fd00::2"))
+	err = q.Modify(&rtr, rcRTRMask)
+	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "RTR from an IPv4 GID to an IPv6 one")
+	assert.EqualError(t, err, "gorxe: modify_qp: invalid GID index: ah_attr.grh.sgid_index = 1, must be a local address of the destination's family")
+	rtr.AHAttr.GRH.DGID = GIDFromAddr(mustAddr("10.0.0.2"))
 	rtr.PathMTU = 9
 	assert.ErrorIs(t, q.Modify(&rtr, rcRTRMask), ErrInvalidAttr, "RTR with path MTU 9")
 	assert.Equal(t, QPStateInit, q.State(), "a failed Modify changed the state to %v", q.State())
@@ -303,6 +310,12 @@ func TestAddressHandles(t *testing.T) {
 	require.NoError(t, ud.PostSend([]SendWR{{Opcode: WRSend, UD: UDInfo{AH: ah, RemoteQPN: 2, RemoteQKey: 1}}}))
 	_, err = x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: dgid, SGIDIndex: 0}})
 	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "AH from the link-local GID")
+	// An IPv6 destination from the device's only address, an IPv4 one: no route, so no AH (the
+	// kernel's ibv_create_ah fails with EINVAL when source and destination families differ).
+	ah6, err := x.pd.CreateAH(&AHAttr{IsGlobal: true, PortNum: 1, GRH: GlobalRoute{DGID: GIDFromAddr(mustAddr("fd00::2")), SGIDIndex: 1}})
+	assert.Nil(t, ah6)
+	assert.ErrorIs(t, err, ErrInvalidGIDIndex, "AH from an IPv4 GID to an IPv6 one")
+	assert.EqualError(t, err, "gorxe: create_ah: invalid GID index: ah_attr.grh.sgid_index = 1, must be a local address of the destination's family")
 	_, err = x.pd.CreateAH(&AHAttr{PortNum: 1})
 	assert.True(t, errors.Is(err, ErrInvalidAH) || errors.Is(err, ErrInvalidAttr), "AH without a GRH: %v", err)
 	_, err = x.pd.CreateAH(nil)

@@ -78,6 +78,24 @@ func eachDatagram(m *Message, f func(*Message)) {
 	m.Buf = run.Buf
 }
 
+// Sender sends batches of datagrams as [Conn.Send] does, for one goroutine at a time: a caller
+// that sends often from one goroutine (a device's worker) keeps one, which owns what its system
+// calls need, so that senders on different cores share no lock and no written memory.
+type Sender interface {
+	Send(msgs []Message) (n int, err error)
+}
+
+// NewSender returns a Sender on c for one goroutine at a time: one with scratch of its own when c
+// offers it (a [UDPConn], or a [Tap] over one), and c itself otherwise, whose Send serves any
+// goroutine. A connection that wraps another by embedding the Conn interface therefore sends
+// through its own Send.
+func NewSender(c Conn) Sender {
+	if sc, ok := c.(interface{ NewSender() Sender }); ok {
+		return sc.NewSender()
+	}
+	return c
+}
+
 // Conn sends and receives batches of datagrams on a set of local addresses. All methods are safe for
 // concurrent use.
 type Conn interface {

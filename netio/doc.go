@@ -13,7 +13,9 @@
 //
 // # Ownership
 //
-// Buffers belong to the caller. Send reads msgs[i].Buf and keeps no reference after it returns;
+// Buffers belong to the caller. Send (a Conn's, or a [Sender]'s: one goroutine's own sender,
+// [NewSender], whose system call scratch is its own) reads msgs[i].Buf and keeps no reference
+// after it returns;
 // Receive writes into msgs[i].Buf[:cap(msgs[i].Buf)] and re-slices Buf to what it received, so
 // the same messages can be handed back to Receive after re-slicing each Buf to its capacity (the
 // UDP backend may exchange Buf slices among the messages of one call, but every filled Buf is one

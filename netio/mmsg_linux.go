@@ -25,9 +25,13 @@ const cmsgWords = 3 * (unix.SizeofCmsghdr + 8) / 8
 const batchIovecs = 4 * IdealBatchSize
 
 // mmsgBatch is the scratch for one sendmmsg or recvmmsg call: headers, I/O vectors, addresses and
-// control buffers for up to IdealBatchSize entries. Batches are recycled through a free list, so
-// Send and Receive allocate nothing in steady state and may run concurrently. (A sync.Pool would
+// control buffers for up to IdealBatchSize entries. A Sender owns one; the calls made without one
+// (Conn.Send, and a Receive that meets another on the same socket) recycle theirs through a free
+// list, so that they allocate nothing in steady state and may run concurrently. (A sync.Pool would
 // do, except that it sheds items at random under the race detector and at every GC.)
+//
+// The headers point only into the batch itself (I/O vectors, addresses, control buffers) and are
+// rewritten whole when an entry is prepared; the I/O vectors point at the caller's buffers.
 //
 // On send, an entry is one datagram or a run of datagrams the kernel segments (see gso_linux.go);
 // on receive, entry i reads into iovs[i].
@@ -44,7 +48,6 @@ type mmsgBatch struct {
 	op       uintptr // unix.SYS_SENDMMSG or unix.SYS_RECVMMSG
 	first    int     // first header the next call passes
 	count    int     // headers prepared
-	dirty    int     // headers that may hold references to caller buffers
 	dirtyIov int     // I/O vectors that may hold references to caller buffers
 	wait     bool    // wait in the netpoller while the socket is not ready
 	n        int
@@ -81,19 +84,20 @@ func newBatch() *mmsgBatch {
 	return b
 }
 
-// putBatch drops the batch's references to caller buffers before pooling it.
+// putBatch releases the batch and pools it.
 func putBatch(b *mmsgBatch) {
-	b.reset()
-	for i := 0; i < b.dirty; i++ {
-		b.hdrs[i] = unix.Mmsghdr{}
-	}
-	for i := 0; i < b.dirtyIov; i++ {
-		b.iovs[i] = unix.Iovec{}
-	}
-	b.dirty, b.dirtyIov = 0, 0
+	b.release()
 	batches.Lock()
 	batches.free = append(batches.free, b)
 	batches.Unlock()
+}
+
+// release empties the batch and drops its references to the caller's buffers, so that a batch
+// kept between calls does not keep them alive.
+func (b *mmsgBatch) release() {
+	b.reset()
+	clear(b.iovs[:b.dirtyIov])
+	b.dirtyIov = 0
 }
 
 // reset empties the batch for the next call.
@@ -196,7 +200,6 @@ func (b *mmsgBatch) runOn(fd uintptr) (int, error) {
 func (b *mmsgBatch) openSend(m *Message, dst netip.AddrPort, scope uint32) {
 	i := b.count
 	b.count++
-	b.dirty = max(b.dirty, b.count)
 	b.segs[i] = 1
 	h := &b.hdrs[i].Hdr
 	*h = unix.Msghdr{}
@@ -284,7 +287,6 @@ func (b *mmsgBatch) pointReceive(i int, buf []byte) {
 
 // setReceive fills slot i to receive into buf[:cap(buf)].
 func (b *mmsgBatch) setReceive(i int, buf []byte) {
-	b.dirty = max(b.dirty, i+1)
 	b.dirtyIov = max(b.dirtyIov, i+1)
 	h := &b.hdrs[i].Hdr
 	*h = unix.Msghdr{}

@@ -84,6 +84,22 @@ func (t *tapConn) Send(msgs []Message) (int, error) {
 	return t.Conn.Send(msgs)
 }
 
+// NewSender returns a Sender that shows fn what it sends, then sends it through a Sender of the
+// tapped connection (see [NewSender]).
+func (t *tapConn) NewSender() Sender { return &tapSender{fn: t.fn, inner: NewSender(t.Conn)} }
+
+type tapSender struct {
+	fn    TapFunc
+	inner Sender
+}
+
+func (t *tapSender) Send(msgs []Message) (int, error) {
+	for i := range msgs {
+		t.fn(Sent, &msgs[i])
+	}
+	return t.inner.Send(msgs)
+}
+
 func (t *tapConn) Receive(msgs []Message) (int, error) {
 	n, err := t.Conn.Receive(msgs)
 	for i := range msgs[:n] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -31,9 +32,12 @@ type UDPConn struct {
 	gmu    sync.Mutex // guards groups and the changes of readable and poll
 	groups map[netip.Addr]*groupSocket
 
-	mu        sync.RWMutex // guards senders and dropsKept
-	senders   map[netip.AddrPort]*udpSocket
-	dropsKept bool // Close moved the listeners' kernel drop counts into counters
+	// senders holds the source-port sockets opened so far. Send reads it without a lock; it is
+	// replaced, never changed, under mu, so the table every send looks its socket up in is a
+	// cache line nobody writes.
+	senders   atomic.Pointer[map[netip.AddrPort]*udpSocket]
+	mu        sync.Mutex // guards the replacement of senders, and dropsKept
+	dropsKept bool       // Close moved the listeners' kernel drop counts into counters
 
 	closed   atomic.Bool
 	next     atomic.Uint32 // where a multi-socket Receive starts looking, for fairness
@@ -79,8 +83,8 @@ func ListenUDP(cfg UDPConfig) (*UDPConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &UDPConn{cfg: cfg, locals: locals, senders: make(map[netip.AddrPort]*udpSocket),
-		ifindex: interfaceIndexes(locals), groups: make(map[netip.Addr]*groupSocket)}
+	c := &UDPConn{cfg: cfg, locals: locals, ifindex: interfaceIndexes(locals), groups: make(map[netip.Addr]*groupSocket)}
+	c.senders.Store(new(map[netip.AddrPort]*udpSocket{}))
 	for _, l := range locals {
 		s, err := openSocket(l, true, &c.cfg, c.ifindex[l.Addr()])
 		if err != nil {
@@ -157,11 +161,33 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig, ifindex int
 // [UDPConfig.SetIPv4ID]). If the kernel refuses a segmented send, the socket stops using GSO and
 // the run is sent again as single datagrams, so nothing is lost.
 func (c *UDPConn) Send(msgs []Message) (int, error) {
+	b := getBatch()
+	n, err := c.send(b, msgs)
+	putBatch(b)
+	return n, err
+}
+
+// NewSender returns a Sender with a sendmmsg batch of its own (see [NewSender]): it sends as
+// Send does, without taking a batch from the free list all of the process's Sends share.
+func (c *UDPConn) NewSender() Sender { return &udpSender{c: c, b: newBatch()} }
+
+// udpSender is a UDPConn's Sender: its batch is used by one goroutine at a time.
+type udpSender struct {
+	c *UDPConn
+	b *mmsgBatch
+}
+
+func (s *udpSender) Send(msgs []Message) (int, error) {
+	n, err := s.c.send(s.b, msgs)
+	s.b.release()
+	return n, err
+}
+
+// send is Send with the batch b.
+func (c *UDPConn) send(b *mmsgBatch, msgs []Message) (int, error) {
 	if c.closed.Load() {
 		return 0, net.ErrClosed
 	}
-	b := getBatch()
-	defer putBatch(b)
 	done := 0
 	var run *udpSocket // the socket of the prepared entries
 	var last *Message  // the last message socketFor accepted, which left from run
@@ -265,33 +291,34 @@ func (c *UDPConn) socketFor(m *Message) (*udpSocket, error) {
 		return c.listeners[li], nil
 	}
 	key := netip.AddrPortFrom(local.Addr(), port)
-	c.mu.RLock()
-	s := c.senders[key]
-	c.mu.RUnlock()
-	if s != nil {
+	if s := (*c.senders.Load())[key]; s != nil {
 		return s, nil
 	}
 	return c.openSender(key)
 }
 
-// openSender creates the socket for source key on first use.
+// openSender creates the socket for source key on first use, in a copy of the table that then
+// replaces it.
 func (c *UDPConn) openSender(key netip.AddrPort) (*udpSocket, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.senders[key]; s != nil {
+	old := *c.senders.Load()
+	if s := old[key]; s != nil {
 		return s, nil
 	}
 	if c.closed.Load() {
 		return nil, net.ErrClosed
 	}
-	if len(c.senders) >= c.cfg.MaxSendSockets {
+	if len(old) >= c.cfg.MaxSendSockets {
 		return nil, ErrTooManySendSockets
 	}
 	s, err := openSocket(key, false, &c.cfg, c.ifindex[key.Addr()])
 	if err != nil {
 		return nil, err
 	}
-	c.senders[key] = s
+	senders := maps.Clone(old)
+	senders[key] = s
+	c.senders.Store(&senders)
 	return s, nil
 }
 
@@ -481,8 +508,8 @@ func (c *UDPConn) LocalAddrs() []netip.AddrPort { return append([]netip.AddrPort
 // a listening socket, nearly always because its receive buffer was full.
 func (c *UDPConn) Counters() Counters {
 	s := c.counters.snapshot()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if !c.dropsKept {
 		s.Drops[DropQueueFull] += c.listenerDrops()
 	}
@@ -501,11 +528,7 @@ func (c *UDPConn) listenerDrops() uint64 {
 }
 
 // SendSockets returns the number of source-port sockets opened so far.
-func (c *UDPConn) SendSockets() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.senders)
-}
+func (c *UDPConn) SendSockets() int { return len(*c.senders.Load()) }
 
 // Close implements [Conn].
 func (c *UDPConn) Close() error {
@@ -522,10 +545,10 @@ func (c *UDPConn) Close() error {
 	for _, s := range c.listeners {
 		s.conn.Close()
 	}
-	for k, s := range c.senders {
+	for _, s := range *c.senders.Load() {
 		s.conn.Close()
-		delete(c.senders, k)
 	}
+	c.senders.Store(new(map[netip.AddrPort]*udpSocket{}))
 	c.mu.Unlock()
 	c.closeGroups()
 	if p := c.poll.Load(); p != nil {

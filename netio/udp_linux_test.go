@@ -158,7 +158,7 @@ func TestUDPSocketOptions(t *testing.T) {
 		}
 	}
 	socks := append([]*udpSocket(nil), c.listeners...)
-	for _, s := range c.senders {
+	for _, s := range *c.senders.Load() {
 		socks = append(socks, s)
 	}
 	require.Len(t, socks, 4, "%d sockets, want 2 listeners and 2 senders", len(socks))

@@ -12,7 +12,6 @@ type AH struct {
 	av        AddressVector
 	pd        *mr.PD
 	route     packet.Envelope // av resolved by Config.Route when the AH was created
-	routeOK   bool
 	destroyed atomic.Bool
 }
 
@@ -36,28 +35,47 @@ func (t *Table) resolveAH(h AddressHandle) *AH {
 	return t.cfg.ResolveAH(h)
 }
 
-// CreateAH validates av for RoCE (a GRH is required) and creates an address handle (ibv_create_ah).
+// CreateAH validates av for RoCE (a GRH is required), resolves it (Config.Route) and creates an
+// address handle (ibv_create_ah). A source GID index that resolves to no local address of the
+// destination's family fails with an *AttrError for ErrInvalidGIDIndex, as the kernel's
+// ibv_create_ah fails (EINVAL) when it cannot resolve the source GID and the route: an AH that
+// exists always has its route, so a datagram never meets an unroutable one.
 func (t *Table) CreateAH(pd *mr.PD, av *AddressVector) (*AH, error) {
 	if err := checkAV(av, "ah_attr", &t.cfg.Limits); err != nil {
 		return nil, err
 	}
+	route, err := t.resolve(av, "ah_attr")
+	if err != nil {
+		return nil, err
+	}
+	ah := &AH{av: *av, pd: pd, route: route}
 	if err := pd.Acquire(); err != nil {
 		return nil, err
 	}
-	ah := &AH{av: *av, pd: pd}
-	if t.cfg.Route != nil {
-		ah.route, ah.routeOK = t.cfg.Route(av)
-	}
 	return ah, nil
+}
+
+// resolve resolves av, a valid address vector named name, through Config.Route: a source GID
+// index that names no local address of the destination's family is an *AttrError for
+// ErrInvalidGIDIndex. Without Config.Route it returns an empty route.
+func (t *Table) resolve(av *AddressVector, name string) (packet.Envelope, error) {
+	if t.cfg.Route == nil {
+		return packet.Envelope{}, nil
+	}
+	route, ok := t.cfg.Route(av)
+	if !ok {
+		return route, tableErr(ErrInvalidGIDIndex, name+".grh.sgid_index", uint64(av.GRH.SGIDIndex),
+			"a local address of the destination's family")
+	}
+	return route, nil
 }
 
 // Attr returns the address vector (ibv_query_ah).
 func (ah *AH) Attr() AddressVector { return ah.av }
 
 // Route returns the framing of the packets sent through the AH, resolved once when it was created
-// (Config.Route), as rxe resolves an AH's addresses when it creates it; ok is false when the
-// source GID index named no local address then, or the table has no Config.Route.
-func (ah *AH) Route() (route packet.Envelope, ok bool) { return ah.route, ah.routeOK }
+// (Config.Route), as rxe resolves an AH's addresses when it creates it.
+func (ah *AH) Route() packet.Envelope { return ah.route }
 
 // PD returns the AH's protection domain.
 func (ah *AH) PD() *mr.PD { return ah.pd }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 )
 
 func TestAttrRanges(t *testing.T) {
@@ -93,6 +94,39 @@ func TestPortMTULimit(t *testing.T) {
 	err := q.Modify(&a, AttrState|transitions[StateInit][StateRTR].req[TypeRC])
 	require.ErrorAs(t, err, &ae, "MTU above port max")
 	require.Equal(t, "path_mtu", ae.Name, "MTU above port max")
+}
+
+// TestModifyChecksRoute: a path whose address vector does not resolve (Config.Route) is refused
+// with the GID index's error and changes nothing; one that resolves is applied, and a Modify that
+// does not set the path does not resolve it.
+func TestModifyChecksRoute(t *testing.T) {
+	e := newEnv(t)
+	resolves, calls := false, 0
+	e.table = NewTable(Config{Limits: DefaultLimits(), Route: func(*AddressVector) (packet.Envelope, bool) {
+		calls++
+		return packet.Envelope{}, resolves
+	}})
+	q := e.qp(TypeRC, defaultCaps())
+	e.to(q, StateInit)
+	assert.Zero(t, calls, "RESET->INIT sets no path")
+	a := fullAttr()
+	a.State = StateRTR
+	mask := AttrState | transitions[StateInit][StateRTR].req[TypeRC]
+	err := q.Modify(&a, mask)
+	var ae *AttrError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, &AttrError{Name: "ah_attr.grh.sgid_index", Value: 1, Limit: "a local address of the destination's family",
+		Err: ErrInvalidGIDIndex}, ae)
+	assert.ErrorIs(t, err, ErrInvalidAttr)
+	assert.Equal(t, StateInit, q.State(), "a refused path changed the state")
+	got, _ := q.Query()
+	assert.Equal(t, AddressVector{}, got.AHAttr, "a refused path was applied")
+
+	resolves = true
+	require.NoError(t, q.Modify(&a, mask))
+	got, _ = q.Query()
+	assert.Equal(t, a.AHAttr, got.AHAttr)
+	assert.Equal(t, 2, calls)
 }
 
 func TestAppliedValues(t *testing.T) {

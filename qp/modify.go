@@ -10,7 +10,9 @@ const psnMask = 1<<24 - 1
 
 // Modify changes attributes and state (ibv_modify_qp). The mask is checked against the IBTA state
 // table for the QP type (*ModifyError names a missing or disallowed attribute), every selected
-// value against its range and the device limits (*AttrError), then all of it is applied at once:
+// value against its range and the device limits (*AttrError), a path against the device's
+// addresses (Config.Route: *AttrError for ErrInvalidGIDIndex when the source GID has no local
+// address of the destination's family), then all of it is applied at once:
 // nothing changes when an error is returned. Entering ERR flushes both queues before Modify
 // returns; entering SQD starts a drain that ends with EventSQDrained.
 func (q *QP) Modify(attr *Attr, mask AttrMask) error {
@@ -43,6 +45,13 @@ func (q *QP) modifyLocked(attr *Attr, mask AttrMask) error {
 	}
 	if err := checkAttrRanges(attr, mask, &q.table.cfg.Limits); err != nil {
 		return err
+	}
+	if mask&AttrAV != 0 {
+		// A path that does not resolve is refused here, as the kernel's modify_qp refuses one it
+		// cannot resolve (EINVAL), so that a connected QP never sends on an unroutable path.
+		if _, err := q.table.resolve(&attr.AHAttr, "ah_attr"); err != nil {
+			return err
+		}
 	}
 	q.applyLocked(attr, mask)
 	if to != from {

@@ -25,8 +25,9 @@ type Config struct {
 	// addresses a work request.
 	ResolveAH func(AddressHandle) *AH
 	// Route resolves an address vector into the framing of the packets sent along it (the
-	// transport's Env.Route), once per AH when CreateAH makes it. May be nil: then no AH has a
-	// route and datagrams sent through one are lost.
+	// transport's Env.Route): once per AH when CreateAH makes it, and to check a connected
+	// QP's path when Modify sets it; ok false fails either. May be nil only in a table whose
+	// QPs send nothing (AH routes are then empty, paths unchecked).
 	Route func(*AddressVector) (packet.Envelope, bool)
 }
 

@@ -100,30 +100,39 @@ func TestAH(t *testing.T) {
 }
 
 // TestAHRoute: CreateAH resolves the address vector through Config.Route once, and the AH hands
-// the result back; a table without Route leaves AHs unrouted.
+// the result back; an address vector that does not resolve fails CreateAH with the GID index's
+// error and leaves the PD unreferenced; a table without Route leaves AHs with an empty route.
 func TestAHRoute(t *testing.T) {
 	e := newEnv(t)
 	av := testAV()
 	calls := 0
 	want := packet.Envelope{HopLimit: 9}
+	resolves := true
 	routed := NewTable(Config{Limits: DefaultLimits(), Route: func(got *AddressVector) (packet.Envelope, bool) {
 		calls++
 		assert.Equal(t, av, *got)
-		return want, true
+		return want, resolves
 	}})
 	ah, err := routed.CreateAH(e.pd, &av)
 	require.NoError(t, err)
 	for range 2 {
-		r, ok := ah.Route()
-		require.True(t, ok)
-		require.Equal(t, want, r)
+		require.Equal(t, want, ah.Route())
 	}
 	require.Equal(t, 1, calls, "Route calls")
 	require.NoError(t, ah.Destroy())
 
+	resolves = false
+	ah, err = routed.CreateAH(e.pd, &av)
+	require.Nil(t, ah)
+	var ae *AttrError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, &AttrError{Name: "ah_attr.grh.sgid_index", Value: uint64(av.GRH.SGIDIndex),
+		Limit: "a local address of the destination's family", Err: ErrInvalidGIDIndex}, ae)
+	assert.ErrorIs(t, err, ErrInvalidAttr)
+
 	ah, err = e.table.CreateAH(e.pd, &av)
 	require.NoError(t, err)
-	_, ok := ah.Route()
-	require.False(t, ok, "no Config.Route")
+	require.Equal(t, packet.Envelope{}, ah.Route(), "no Config.Route")
 	require.NoError(t, ah.Destroy())
+	require.NoError(t, e.pd.DeallocPD(), "a failed CreateAH holds no reference to the PD")
 }

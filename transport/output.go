@@ -77,7 +77,8 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 	return pkt, payload
 }
 
-// finish computes the ICRC of pkt for the framing env (built by pathTo, so as sent) and queues it.
+// finish computes the ICRC of pkt for the framing env (resolved by Env.Route, so as sent) and
+// queues it.
 func (o *Output) finish(pkt []byte, env *packet.Envelope) {
 	if err := env.PutICRC(pkt); err != nil {
 		panic("transport: ICRC of a built packet: " + err.Error())

@@ -26,13 +26,13 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	n := uint64(0) // payload bytes from the WQE's data
 	var h packet.Headers
 	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.a.destQPN, PSN: psn}
+	// The path resolves: a connected QP's was checked when Modify set it, before the QP could
+	// send, and an address handle exists only with its route (qp.Table.CreateAH).
 	path := &r.e.at.path
-	pathOK := r.e.at.pathOK
 
 	switch r.a.typ {
 	case qp.TypeUD, qp.TypeGSI:
-		var udPath packet.Envelope
-		udPath, pathOK = r.datagramHeaders(w, &h)
+		udPath := r.datagramHeaders(w, &h)
 		path = &udPath
 		n = w.Length
 		h.BTH.Opcode = packet.UDSendOnly
@@ -80,14 +80,8 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 	}
 	h.BTH.AckReq = ackReq
 
-	if pathOK {
-		if st, ok := r.emit(w, out, &h, int(n), path); !ok {
-			return st, false
-		}
-	} else {
-		// No local address for the path's source GID: the packet is lost as if the route had
-		// failed; RC retransmits it, UC and UD lose the message.
-		r.e.ctr.Inc(counter.SendErr)
+	if st, ok := r.emit(w, out, &h, int(n), path); !ok {
+		return st, false
 	}
 
 	p.Sent = off + n
@@ -205,10 +199,9 @@ func (r *requester) requestHeaders(w *qp.SendWQE, t packet.Transport, off uint64
 
 // datagramHeaders fills the BTH and DETH of a UD or GSI packet and returns the path to the
 // work request's address handle, resolved when the handle was created.
-func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) (packet.Envelope, bool) {
+func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) packet.Envelope {
 	wr := &w.WR
-	path, ok := w.AH.Route()
-	path = withSourcePort(path, packet.DefaultUDPSourcePort(r.a.qpn))
+	path := withSourcePort(w.AH.Route(), packet.DefaultUDPSourcePort(r.a.qpn))
 	qkey := wr.UD.RemoteQKey
 	if qkey&0x80000000 != 0 {
 		// IBTA 10.2.5: a Q_Key with the high bit set in the work request means "use the QP's".
@@ -225,7 +218,7 @@ func (r *requester) datagramHeaders(w *qp.SendWQE, h *packet.Headers) (packet.En
 	// GSI: the P_Key comes from the work request's pkey_index; gorxe's table holds only the
 	// default key, so every index sends 0xFFFF.
 	h.DETH = packet.DETHFields{QKey: qkey, SrcQP: r.a.qpn}
-	return path, ok
+	return path
 }
 
 // dataOperation returns the SEND or RDMA WRITE operation for a packet at the given position.

@@ -17,7 +17,7 @@ type snapshot struct {
 	gen    uint64
 	attr   qp.Attr
 	path   packet.Envelope // RC and UC: where packets go, from the QP's own source port
-	pathOK bool            // the path's source GID index resolves to a local address
+	pathOK bool            // the QP has a path: its address vector was set (qp.Modify checked it resolves)
 }
 
 // unread is the snapshot's version before the first read: qp.AttrVersion counts up from zero and

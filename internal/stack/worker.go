@@ -49,6 +49,7 @@ type worker struct {
 	timers   clock.Queue[*QP] // QP deadlines; an entry that no longer matches its QP's deadline is stale
 	out      transport.Output
 	msgs     []netio.Message
+	tx       netio.Sender // this worker's own: its sends share no scratch or lock with other workers'
 	lastSend error
 	budget   transport.SendBudget // this worker's share of the device's in-flight bound
 	starved  []*QP                // QPs waiting for room in budget, oldest first
@@ -75,7 +76,8 @@ const flushThreshold = netio.IdealBatchSize
 const yieldBeforeSend = 8
 
 func newWorker(r *Stack, idx int) *worker {
-	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{})}
+	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{}),
+		tx: netio.NewSender(r.conn)}
 	w.out.Alloc = getBuf
 	w.initBudget(len(r.workers))
 	return w
@@ -365,7 +367,7 @@ func (w *worker) flush() {
 		msgs = append(msgs, outgoing(&pkts[i]))
 	}
 	for sent := 0; sent < len(msgs); {
-		n, err := w.r.conn.Send(msgs[sent:])
+		n, err := w.tx.Send(msgs[sent:])
 		sent += n
 		if err == nil {
 			continue

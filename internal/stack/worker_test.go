@@ -96,13 +96,18 @@ type testRig struct {
 // newRig starts a stack at addr (listening on extra addresses too) and closes it when the test
 // ends.
 func newRig(t testing.TB, addr string, extra ...netip.Addr) *testRig {
+	return newRigOn(t, func(e *netio.Endpoint) netio.Conn { return e }, addr, extra...)
+}
+
+// newRigOn is newRig with the stack's connection made by wrap from the fabric endpoint.
+func newRigOn(t testing.TB, wrap func(*netio.Endpoint) netio.Conn, addr string, extra ...netip.Addr) *testRig {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	fab := netio.NewFabric(netio.FabricConfig{Clock: clk})
 	t.Cleanup(fab.Close)
-	conn, err := fab.NewEndpoint(packet.UDPPort, append([]netip.Addr{mustAddr(addr)}, extra...)...)
+	ep, err := fab.NewEndpoint(packet.UDPPort, append([]netip.Addr{mustAddr(addr)}, extra...)...)
 	require.NoError(t, err)
 	x := &testRig{fab: fab, clk: clk, made: make(chan *fakeEngine, 16), qps: qp.NewTable(qp.Config{Limits: qp.DefaultLimits()})}
-	x.rt = New(Config{Conn: conn, Workers: 2, Clock: clk, Log: slog.New(slog.DiscardHandler), Strict: true,
+	x.rt = New(Config{Conn: wrap(ep), Workers: 2, Clock: clk, Log: slog.New(slog.DiscardHandler), Strict: true,
 		NewEngine: func(_ *transport.Env, q *qp.QP) Engine {
 			e := &fakeEngine{q: q, ran: make(chan struct{}, 64)}
 			x.made <- e
