@@ -54,21 +54,7 @@ func TestECEDefaultZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
 		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
-		accepted := make(chan *Conn, 1)
-		go func() {
-			defer close(accepted)
-			c, err := l.Accept(ctx)
-			if assert.NoError(t, err) {
-				accepted <- c
-			}
-		}()
-		client, err := as[0].Dial(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		server := <-accepted
-		require.NotNil(t, server)
+		client, server := pair(t, ctx, as, nil, nil)
 		assert.Zero(t, client.RemoteECE())
 		assert.Zero(t, server.RemoteECE())
 		require.NoError(t, client.Close())
