@@ -1,5 +1,5 @@
-// What the C test programs share: CHECK, a bounded busy poll, and moving an RC QP through INIT,
-// RTR and RTS to a peer of the same device (GID index 1, the IPv4 address).
+// What the C test programs share: CHECK, opening the device, a bounded busy poll, and moving an RC
+// QP through INIT, RTR and RTS to a peer of the same device (GID index 1, the IPv4 address).
 #ifndef GXTEST_H
 #define GXTEST_H
 
@@ -38,6 +38,19 @@ static inline struct ibv_wc poll_one(struct ibv_cq *cq) {
 	struct ibv_wc wc = wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS);
 	return wc;
+}
+
+// open_only_device opens the one device the library lists (the program's GORXE_ADDR) and reads
+// its IPv4 GID into gid.
+static inline struct ibv_context *open_only_device(union ibv_gid *gid) {
+	int num = 0;
+	struct ibv_device **list = ibv_get_device_list(&num);
+	CHECK(list && num == 1);
+	struct ibv_context *ctx = ibv_open_device(list[0]);
+	CHECK(ctx);
+	ibv_free_device_list(list);
+	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, gid) == 0);
+	return ctx;
 }
 
 // connect_rc moves qp to RTS, connected to QP dest_qpn at gid, with path MTU mtu and remote

@@ -60,14 +60,8 @@ static struct ibv_ah *ah_to(struct ibv_pd *pd, const union ibv_gid *dgid) {
 
 int main(int argc, char **argv) {
 	CHECK(argc == 2);
-	int num = 0;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	CHECK(list && num == 1);
-	struct ibv_context *ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
 	union ibv_gid gid;
-	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
+	struct ibv_context *ctx = open_only_device(&gid);
 	struct ibv_device_attr dattr;
 	CHECK(ibv_query_device(ctx, &dattr) == 0 && dattr.max_mcast_grp > 0 && dattr.max_mcast_qp_attach > 0);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);

@@ -86,13 +86,7 @@ static void bind_done(struct pair p, uint64_t wr_id) {
 }
 
 int main(void) {
-	int num = 0;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	CHECK(list && num == 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
-	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
+	ctx = open_only_device(&gid);
 	pd = ibv_alloc_pd(ctx);
 	src = calloc(1, SIZE);
 	dst = calloc(1, SIZE);

@@ -54,14 +54,8 @@ static void recv_n(struct ibv_cq *bcq, uint64_t first, int n) {
 }
 
 int main(void) {
-	int num = 0;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	CHECK(list && num == 1);
-	struct ibv_context *ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
 	union ibv_gid gid;
-	CHECK(ibv_query_gid(ctx, 1, GID_INDEX, &gid) == 0);
+	struct ibv_context *ctx = open_only_device(&gid);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	CHECK(pd);
 	buf = calloc(GROWN + 1, MSG);
