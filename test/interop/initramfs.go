@@ -28,7 +28,7 @@ var guestTools = []string{
 	"/usr/bin/ib_write_bw", "/usr/bin/ib_read_bw", "/usr/bin/ib_send_bw", "/usr/bin/ib_atomic_bw",
 	"/usr/bin/ib_write_lat", "/usr/bin/ib_read_lat", "/usr/bin/ib_send_lat", "/usr/bin/ib_atomic_lat",
 	"/usr/bin/rping", "/usr/bin/ucmatose", "/usr/bin/udaddy", "/usr/bin/rdma_server", "/usr/bin/rdma_client",
-	"/usr/bin/mckey", "/usr/bin/rdma",
+	"/usr/bin/mckey", "/usr/bin/cmtime", "/usr/bin/rdma",
 }
 
 // guestFiles are loaded at run time rather than linked, so ldd does not list them: the rxe

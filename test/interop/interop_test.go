@@ -211,7 +211,11 @@ func TestLossCMCases(t *testing.T) {
 	for _, p := range gorxeMatrix() {
 		for _, rc := range p.cases {
 			if rc.tool.cm != nil && p.loss {
-				lossy = append(lossy, rc.tool.c+" "+describe(p, rc))
+				d := rc.tool.c + " " + describe(p, rc)
+				if rc.onLibrary {
+					d += " (on the library)"
+				}
+				lossy = append(lossy, d)
 			}
 		}
 	}
@@ -219,6 +223,7 @@ func TestLossCMCases(t *testing.T) {
 		"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v",
 		"ib_write_bw ipv4 loss2%-no-acks -R -s 16384 -n 100 (gorxe: -u 18)",
 		"ib_send_lat ipv4 loss2%-no-acks -R -s 2 -n 200 (gorxe: -u 18)",
+		"rping ipv4 loss2%-no-acks+25%-mads -C 10 -v (on the library)",
 	}, lossy, "rping loses MADs as well; perftest -R loses its exchange's SENDs and MADs at the usual rate, not its ACKs")
 	rules := lossRules(lossSpareACKsCM)
 	assert.Contains(t, rules, "  chain forward { type filter hook forward priority 0; policy accept;\n"+
@@ -325,6 +330,99 @@ func TestLibraryArgvs(t *testing.T) {
 	assert.Equal(t, "ib_send_bw -d rxe0 -i 1 -x 1 -p 18603 -F -R -c UD -s 1024 -n 100 "+hostIP4.Addr().String(), strings.Join(cli, " "))
 }
 
+// TestLibraryCMToolArgvs: cmtime's server binds its address and its client names it, on the
+// case's port; the library's mckey receiver gets none of gorxe's receiver options.
+func TestLibraryCMToolArgvs(t *testing.T) {
+	rxe := &rxeEndpoint{v: &vm{n: 1, ip4: netip.MustParsePrefix("198.18.0.11/24"), ip6: netip.MustParsePrefix("fd67:6f72:7865::11/64")}}
+	lib := newLibEndpoint("/lib/dir")
+	host := hostIP4.Addr().String()
+	times := c(cmtime, 4, 1024, 0, "-c", "20")
+	srv, cli := cmArgvs(times, rxe, lib, 18604)
+	assert.Equal(t, "cmtime -b "+host+" -p 18604 -c 20", strings.Join(srv, " "))
+	assert.Equal(t, "cmtime -s "+host+" -p 18604 -c 20", strings.Join(cli, " "))
+	srv, cli = cmArgvs(times, lib, rxe, 18605)
+	assert.Equal(t, "cmtime -b 198.18.0.11 -p 18605 -c 20", strings.Join(srv, " "))
+	assert.Equal(t, "cmtime -s 198.18.0.11 -p 18605 -c 20", strings.Join(cli, " "))
+	assert.Equal(t, 18605, cmtime.cm.listenPort(18605))
+
+	mc := c(mckey, 4, 1024, 0, "-C", "10")
+	srv, cli = cmArgvs(mc, rxe, lib, 18606)
+	assert.Equal(t, "mckey -m 239.18.0.1 -b "+host+" -C 10", strings.Join(srv, " "))
+	assert.Equal(t, "mckey -m 239.18.0.1 -s -b 198.18.0.11 -C 10", strings.Join(cli, " "))
+	srv, cli = cmArgvs(mc, lib, rxe, 18607)
+	assert.Equal(t, "mckey -m 239.18.0.1 -b 198.18.0.11 -C 10", strings.Join(srv, " "))
+	assert.Equal(t, "mckey -m 239.18.0.1 -s -b "+host+" -C 10", strings.Join(cli, " "))
+}
+
+// TestCmtimeFailed: cmtime exits 0 whatever became of its connections, so its output is read for
+// the lines of a failed one; a clean run's has none.
+func TestCmtimeFailed(t *testing.T) {
+	clean := "creating id\nresolving address\nresolving route\ncreating qp\nconnecting\ndisconnecting\n" +
+		"destroying id\nstep              total ms     max ms     min us  us / conn\n" +
+		"create id    :        0.91       0.88       0.00     181.40\n" +
+		"disconnect   :        1.75       1.26     730.00     350.40\n" +
+		"destroy      :        0.46       0.12      47.00      92.00\n"
+	assert.Empty(t, cmtime.cm.failed.FindString(clean))
+	assert.Contains(t, clean, c(cmtime, 4, 1024, 0).clientSays+"0.46", "the last row of the table")
+	for _, line := range []string{
+		"event: RDMA_CM_EVENT_REJECTED, error: 8",
+		"RDMA_CM_EVENT_ADDR_ERROR, error: -110",
+		"failure accepting: Invalid argument",
+		"failing connection request",
+	} {
+		assert.NotEmpty(t, cmtime.cm.failed.FindString("connecting\n"+line+"\ndisconnecting\n"), line)
+	}
+}
+
+// fakeJob is a server job that has ended (with result) or runs until killed.
+type fakeJob struct {
+	ended  bool
+	result guestrpc.Result
+	killed bool
+}
+
+func (j *fakeJob) kill() { j.killed, j.ended, j.result = true, true, guestrpc.Result{ExitCode: -1} }
+
+func (j *fakeJob) wait(time.Duration) (guestrpc.Result, bool) { return j.result, j.ended }
+
+// TestEndServer: a server ends by itself after a client that passed, unless it serves until it is
+// stopped, when it must still be running and is killed; after a client that failed it is killed.
+func TestEndServer(t *testing.T) {
+	plain, serving := c(rping, 4, 1024, 0), c(cmtime, 4, 1024, 0)
+	for _, tc := range []struct {
+		name         string
+		rc           runCase
+		job          fakeJob
+		clientPassed bool
+		wantStopped  bool
+		wantKilled   bool
+		wantFailure  string
+	}{
+		{"ended", plain, fakeJob{ended: true}, true, false, false, ""},
+		{"still running", plain, fakeJob{}, true, false, true, "server did not exit within 20s of the client"},
+		{"client failed", plain, fakeJob{}, false, false, true, ""},
+		{"serving", serving, fakeJob{}, true, true, true, ""},
+		{"serving ended", serving, fakeJob{ended: true, result: guestrpc.Result{ExitCode: 139}}, true, false, false,
+			"the server ended before it was stopped"},
+		{"serving, client failed", serving, fakeJob{}, false, false, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var failures []string
+			fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
+			j := tc.job
+			r, stopped := endServer(tc.rc, &j, tc.clientPassed, fail)
+			assert.Equal(t, tc.wantStopped, stopped)
+			assert.Equal(t, tc.wantKilled, j.killed)
+			assert.Equal(t, j.result, r)
+			if tc.wantFailure == "" {
+				assert.Empty(t, failures)
+			} else {
+				assert.Equal(t, []string{tc.wantFailure}, failures)
+			}
+		})
+	}
+}
+
 // TestLibraryCMListening: a C RDMA-CM server on the library is listening once its process has
 // bound RoCE's UDP port; one that ends before it does never listened.
 func TestLibraryCMListening(t *testing.T) {
@@ -355,7 +453,7 @@ func TestLibraryCases(t *testing.T) {
 			if !rc.onLibrary {
 				continue
 			}
-			assert.False(t, p.loss, "%s runs under loss on the library", rc.tool.c)
+			assert.True(t, !p.loss || rc.tool.cm != nil, "%s runs under loss on the library", rc.tool.c)
 			assert.Empty(t, rc.gorxeOpts, "%s: the C tool takes no gorxe options", rc.tool.c)
 			assert.GreaterOrEqual(t, p.netMTU, rc.pathMTU+100, "%s: the netdev MTU does not carry path MTU %d", rc.tool.c, rc.pathMTU)
 			runs = append(runs, p.label+" "+rc.tool.c+" "+describe(p, rc))
@@ -375,6 +473,8 @@ func TestLibraryCases(t *testing.T) {
 		"mtu1500 ucmatose ipv4 -C 10",
 		"mtu1500 udaddy ipv4 -C 10",
 		"mtu1500 rdma_server ipv4 ",
+		"mtu1500 mckey ipv4 -C 10",
+		"mtu1500 cmtime ipv4 -c 20",
 		"mtu1500 ib_send_bw ipv4 -R -s 65536 -n 100",
 		"mtu1500 ib_send_bw ipv4 -R -c UD -s 1024 -n 100",
 		"mtu1500 ib_write_bw ipv4 -R -s 65536 -n 100",
@@ -384,6 +484,7 @@ func TestLibraryCases(t *testing.T) {
 		"mtu9000 ib_send_bw ipv4 mtu4096 -s 65536 -n 100",
 		"mtu9000 ib_send_bw ipv4 mtu4096 -c UD -s 4096 -n 100",
 		"mtu9000 ib_write_bw ipv4 mtu4096 -s 1048576 -n 20",
+		"mtu1500 loss rping ipv4 loss2%-no-acks+25%-mads -C 10 -v",
 	}, runs)
 }
 

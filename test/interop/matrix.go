@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -51,6 +52,12 @@ type cmSyntax struct {
 	// clientC and clientGorxe are the client's programs when they are not the server's
 	// (rdma_server and rdma_client).
 	clientC, clientGorxe string
+	// serves is set for a server that serves until it is stopped (cmtime's): once its client has
+	// passed it must still be running, and is killed.
+	serves bool
+	// failed matches what either side prints when one of its connections failed, for a tool that
+	// exits 0 regardless (cmtime counts such a connection as done and goes on with the others).
+	failed *regexp.Regexp
 }
 
 // listenPort is the port the server of a case run on port listens on.
@@ -91,6 +98,12 @@ var (
 	rdmaServer = tool{c: "rdma_server", gorxe: "rdma_server", rc: true, cm: &cmSyntax{
 		client: "-s", gorxeListening: "rdma_server: start", anyAddr: true,
 		clientC: "rdma_client", clientGorxe: "rdma_client"}}
+	// cmtime (C only: there is no Go cmtime) times each step of -c connections made at once: its
+	// client resolves, connects and disconnects them all, its server accepts and disconnects
+	// them. It reports a failed step ("event: RDMA_CM_EVENT_REJECTED, error: 8", "failing
+	// connection request", or perror's "failure ...: reason") and carries on.
+	cmtime = tool{c: "cmtime", rc: true, cm: &cmSyntax{
+		server: "-b", client: "-s", serves: true, failed: regexp.MustCompile(`(?m)error: |^fail`)}}
 )
 
 // runCase is one tool invocation; it runs once per role.
@@ -294,33 +307,41 @@ func libraryCases(mtu int) []runCase {
 	} else {
 		cases = append(cases, c(writeBW, 4, mtu, t, "-s", "1048576", "-n", "20"))
 	}
-	for i := range cases {
-		cases[i].onLibrary = true
+	return onLibrary(cases)
+}
+
+// onLibrary is cases run on gorxe's C library: the host side is the C tool on it.
+func onLibrary(cases []runCase) []runCase {
+	out := make([]runCase, len(cases))
+	for i, rc := range cases {
+		rc.onLibrary = true
+		out[i] = rc
 	}
-	return cases
+	return out
 }
 
 // libraryCMCases are the distribution's RDMA-CM tools on gorxe's C library against kernel rxe,
-// IPv4: rping, ucmatose, udaddy (UD, SIDR), rdma_server / rdma_client, and perftest with -R over
-// RC (send and write) and UD. The Go tools' cases cover IPv6 and loss; these prove the C programs'
-// path through the library's librdmacm.
+// IPv4: rping, ucmatose, udaddy (UD, SIDR), rdma_server / rdma_client, mckey (a multicast group),
+// cmtime (connections made and torn down at once), and perftest with -R over RC (send and write)
+// and UD. The Go tools' cases cover IPv6; these prove the C programs' path through the library's
+// librdmacm.
 func libraryCMCases() []runCase {
 	const t = 30 * time.Second
 	pings := c(rping, 4, 1024, t, "-C", "10", "-v")
 	pings.clientSays = "ping data: rdma-ping-9: "
-	cases := []runCase{
+	times := c(cmtime, 4, 1024, t, "-c", "20")
+	times.clientSays = fmt.Sprintf("%-13s: ", "destroy") // its table's last row
+	return onLibrary([]runCase{
 		pings,
 		c(ucmatose, 4, 1024, t, "-C", "10"),
 		c(udaddy, 4, 1024, t, "-C", "10"),
 		c(rdmaServer, 4, 1024, t),
+		c(mckey, 4, 1024, t, "-C", "10"),
+		times,
 		c(withCM(sendBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
 		c(withCM(sendBW), 4, 1024, t, "-R", "-c", "UD", "-s", "1024", "-n", "100"),
 		c(withCM(writeBW), 4, 1024, t, "-R", "-s", "65536", "-n", "100"),
-	}
-	for i := range cases {
-		cases[i].onLibrary = true
-	}
-	return cases
+	})
 }
 
 // rcOnly keeps the cases whose tool runs over RC.
@@ -336,7 +357,8 @@ func rcOnly(cases []runCase) []runCase {
 
 // gorxeMatrix is the gorxe <-> kernel rxe matrix: every tool with IPv4 and IPv6 GIDs at path MTU
 // 1024 and 4096, a size sweep, a few tools on the link-local GIDs, the RC tools under loss, and
-// the C tools on gorxe's C library at both path MTUs (its RDMA-CM tools at 1024).
+// the C tools on gorxe's C library at both path MTUs (its RDMA-CM tools at 1024, rping under loss
+// too).
 func gorxeMatrix() []phase {
 	return []phase{
 		{label: "mtu1500", netMTU: 1500, cases: concat(
@@ -364,7 +386,8 @@ func gorxeMatrix() []phase {
 				c(rcPingpong, linkLocal, 4096, 90*time.Second, "-s", "16384", "-n", "100"),
 			},
 			libraryCases(4096))},
-		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases(), perftestCMLossCases())},
+		{label: "mtu1500 loss", netMTU: 1500, loss: true, cases: concat(lossCases(), lossCMCases(), perftestCMLossCases(),
+			onLibrary(lossCMCases()))},
 	}
 }
 

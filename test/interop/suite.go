@@ -337,6 +337,35 @@ func cmArgvs(rc runCase, cli, srv endpoint, port int) (sArgv, cArgv []string) {
 	return srv.cmArgv(rc.tool, so), cli.cmArgv(cm.clientTool(rc.tool), opts(cli, cm.client, true))
 }
 
+// endServer collects the server's result once its client has ended (clientPassed if it exited 0).
+// A server whose client passed should end at once, or, if it serves until stopped, still be
+// running a second later (long enough for it to tear down what the client left, and for a VM
+// job's end to be reported), and is then stopped (stopped); one whose client failed is stopped
+// after a short grace.
+func endServer(rc runCase, sj job, clientPassed bool, fail func(string, ...any)) (r guestrpc.Result, stopped bool) {
+	serves := rc.tool.cm != nil && rc.tool.cm.serves
+	grace := 20 * time.Second
+	switch {
+	case !clientPassed:
+		grace = 3 * time.Second
+	case serves:
+		grace = time.Second
+	}
+	r, done := sj.wait(grace)
+	if done {
+		if serves && clientPassed {
+			fail("the server ended before it was stopped")
+		}
+		return r, false
+	}
+	if clientPassed && !serves {
+		fail("server did not exit within %v of the client", grace)
+	}
+	sj.kill()
+	r, _ = sj.wait(10 * time.Second)
+	return r, clientPassed && serves
+}
+
 // run runs one case with cli as client and srv as server, captured on VM 1's tap.
 func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 	opts := describe(p, rc)
@@ -434,19 +463,7 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 			fail("client did not end")
 		}
 	}
-	// A server whose client finished should end at once; one whose client failed is stopped.
-	grace := 20 * time.Second
-	if !clientRan || cres.ExitCode != 0 {
-		grace = 3 * time.Second
-	}
-	sres, done := sj.wait(grace)
-	if !done {
-		if clientRan && cres.ExitCode == 0 {
-			fail("server did not exit within %v of the client", grace)
-		}
-		sj.kill()
-		sres, _ = sj.wait(10 * time.Second)
-	}
+	sres, serverStopped := endServer(rc, sj, clientRan && cres.ExitCode == 0, fail)
 	// The counters are read while the capture still runs, so that every packet they count was
 	// sent before the capture stopped.
 	after, err := watched.rxeCounters()
@@ -487,12 +504,19 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		argv []string
 		r    guestrpc.Result
 		ran  bool
-	}{{"server " + srv.name(), sArgv, sres, true}, {"client " + cli.name(), cArgv, cres, clientRan}} {
+		// exited is set for a side that ended by itself, whose exit status counts.
+		exited bool
+	}{{"server " + srv.name(), sArgv, sres, true, !serverStopped}, {"client " + cli.name(), cArgv, cres, clientRan, clientRan}} {
 		if !side.ran {
 			continue
 		}
-		if side.r.ExitCode != 0 || side.r.TimedOut || side.r.Error != "" {
+		if side.exited && (side.r.ExitCode != 0 || side.r.TimedOut || side.r.Error != "") {
 			fail("%s exited %d (timed out: %v) %s", side.what, side.r.ExitCode, side.r.TimedOut, side.r.Error)
+		}
+		if cm := rc.tool.cm; cm != nil && cm.failed != nil {
+			if m := cm.failed.FindString(side.r.Output); m != "" {
+				fail("%s reported a failed connection (%q)", side.what, m)
+			}
 		}
 	}
 	if clientRan && rc.clientSays != "" && !strings.Contains(cres.Output, rc.clientSays) {

@@ -17,10 +17,16 @@ import (
 
 const defaultTimeout = 60 * time.Second
 
+// process is a started command as the agent keeps it (a *guestrpc.Process).
+type process interface {
+	Wait() guestrpc.Result
+	Kill()
+}
+
 type agent struct {
 	mu     sync.Mutex
 	nextID int
-	procs  map[int]*guestrpc.Process
+	procs  map[int]process
 }
 
 func (a *agent) start(req guestrpc.StartRequest) (guestrpc.StartResponse, error) {
@@ -28,37 +34,44 @@ func (a *agent) start(req guestrpc.StartRequest) (guestrpc.StartResponse, error)
 	if req.TimeoutSec > 0 {
 		timeout = time.Duration(req.TimeoutSec * float64(time.Second))
 	}
-	p := guestrpc.Start(req.Argv, nil, timeout)
+	return guestrpc.StartResponse{ID: a.add(guestrpc.Start(req.Argv, nil, timeout))}, nil
+}
+
+// add registers p under the next id.
+func (a *agent) add(p process) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nextID++
 	a.procs[a.nextID] = p
-	return guestrpc.StartResponse{ID: a.nextID}, nil
+	return a.nextID
 }
 
-func (a *agent) lookup(id int, forget bool) (*guestrpc.Process, error) {
+func (a *agent) lookup(id int) (process, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, ok := a.procs[id]
 	if !ok {
 		return nil, fmt.Errorf("no command with id %d", id)
 	}
-	if forget {
-		delete(a.procs, id)
-	}
 	return p, nil
 }
 
+// wait answers once the command has ended, and forgets it then: until then it can still be
+// killed, which is how the suite stops a server it is already waiting for.
 func (a *agent) wait(req guestrpc.WaitRequest) (guestrpc.Result, error) {
-	p, err := a.lookup(req.ID, true)
+	p, err := a.lookup(req.ID)
 	if err != nil {
 		return guestrpc.Result{}, err
 	}
-	return p.Wait(), nil
+	r := p.Wait()
+	a.mu.Lock()
+	delete(a.procs, req.ID)
+	a.mu.Unlock()
+	return r, nil
 }
 
 func (a *agent) kill(req guestrpc.WaitRequest) (struct{}, error) {
-	p, err := a.lookup(req.ID, false)
+	p, err := a.lookup(req.ID)
 	if err == nil {
 		p.Kill()
 	}
@@ -104,7 +117,7 @@ func poweroff(struct{}) (struct{}, error) {
 }
 
 func main() {
-	a := &agent{procs: make(map[int]*guestrpc.Process)}
+	a := &agent{procs: make(map[int]process)}
 	mux := http.NewServeMux()
 	mux.HandleFunc(guestrpc.PathStart, handle(a.start))
 	mux.HandleFunc(guestrpc.PathWait, handle(a.wait))
