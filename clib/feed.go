@@ -133,7 +133,8 @@ func gx_kick(q *C.struct_ibv_qp) {
 }
 
 // gx_poll_network runs what the network holds on the calling thread, for a poll that found the
-// CQ's ring empty.
+// CQ's ring empty; finding nothing, it may give goroutines waiting for the processor their turn
+// (yieldProcessor).
 //
 //export gx_poll_network
 func gx_poll_network(cq *C.struct_ibv_cq) C.int {
@@ -143,5 +144,6 @@ func gx_poll_network(cq *C.struct_ibv_cq) C.int {
 	if s != nil && s.dev.PollNetwork() {
 		return 1
 	}
+	yieldProcessor()
 	return 0
 }
