@@ -1,0 +1,66 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestRDMACMIPv6 runs the distribution's rping and udaddy on the library over IPv6, server and
+// client on two hosts joined by one link (see twoHosts): global and link-local addresses, the
+// client's source bound by the program or resolved by the library, every device of the host or
+// the one GORXE_ADDR names. The device must be the one that owns the bound or resolved source
+// address, a link-local address must be the one of the interface its scope names, and the
+// passive side must take the REQ whose header names its address.
+func TestRDMACMIPv6(t *testing.T) {
+	needLibrary(t, "rping", "udaddy")
+	a, b := twoHosts(t)
+	for _, tc := range []struct {
+		name                   string
+		srvEnv, cliEnv         string // GORXE_ADDR
+		bound                  string // the server's address, as /proc/net/udp6 shows it bound
+		tool                   string
+		server, client         []string
+		serverWant, clientWant string
+	}{
+		{name: "rping-global", bound: "fd00:67::1", tool: "rping",
+			server: []string{"-s", "-a", "fd00:67::1"}, client: []string{"-c", "-a", "fd00:67::1", "-I", "fd00:67::2"}},
+		{name: "rping-global-resolved-source", bound: "fd00:67::1", tool: "rping",
+			server: []string{"-s", "-a", "fd00:67::1"}, client: []string{"-c", "-a", "fd00:67::1"}},
+		{name: "rping-v6any", bound: "fd00:67::1", tool: "rping",
+			server: []string{"-s", "-a", "::"}, client: []string{"-c", "-a", "fd00:67::1", "-I", "fd00:67::2"}},
+		{name: "rping-link-local", bound: "fe80::1", tool: "rping",
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1", "-I", "fe80::2%gx1"}},
+		{name: "rping-link-local-resolved-source", bound: "fe80::1", tool: "rping",
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1"}},
+		// GORXE_ADDR names one link-local address, with its interface, as the device.
+		{name: "rping-link-local-gorxe-addr", srvEnv: "fe80::1%gx0", cliEnv: "fe80::2%gx1", bound: "fe80::1", tool: "rping",
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1", "-I", "fe80::2%gx1"}},
+		// rxe's default GID, the link-local address derived from the port's MAC.
+		{name: "rping-link-local-eui64", bound: hostAEUI, tool: "rping",
+			server: []string{"-s", "-a", hostAEUI + "%gx0"}, client: []string{"-c", "-a", hostAEUI + "%gx1", "-I", hostBEUI + "%gx1"}},
+		{name: "udaddy-global", bound: "fd00:67::1", tool: "udaddy",
+			server: []string{"-b", "fd00:67::1"}, client: []string{"-s", "fd00:67::1", "-b", "fd00:67::2"}},
+		{name: "udaddy-link-local", bound: "fe80::1", tool: "udaddy",
+			server: []string{"-b", "fe80::1%gx0"}, client: []string{"-s", "fe80::1%gx1", "-b", "fe80::2%gx1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := tc.server, tc.client
+			srvWant, cliWant := "test complete\nreturn status 0\n", "test complete\nreturn status 0\n"
+			if tc.tool == "rping" {
+				// The hosts are the test's own: any port is free.
+				server = append([]string{"-v", "-C", "10", "-p", "7471"}, server...)
+				client = append([]string{"-v", "-C", "10", "-p", "7471"}, client...)
+				srvWant, cliWant = rpingPair.serverWant, rpingPair.clientWant
+			} else {
+				server = append(server, "-c", "2", "-C", "10")
+				client = append(client, "-c", "2", "-C", "10")
+			}
+			srv := a.start(t, tc.srvEnv, tc.tool, server...)
+			a.waitBound(t, tc.bound, srv)
+			cli := b.start(t, tc.cliEnv, tc.tool, client...)
+			assert.Contains(t, cli.wait(t), cliWant, cli.name)
+			assert.Contains(t, srv.wait(t), srvWant, srv.name)
+		})
+	}
+}
