@@ -1,9 +1,12 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRDMACMIPv6 runs the distribution's rping and udaddy on the library over IPv6, server and
@@ -63,4 +66,27 @@ func TestRDMACMIPv6(t *testing.T) {
 			assert.Contains(t, srv.wait(t), srvWant, srv.name)
 		})
 	}
+}
+
+// TestCMProgramIPv6 lists the GID table of the host's port with the distribution's ibv_devinfo,
+// as rxe lays it out (index 0 the link-local address derived from the MAC, then the interface's
+// IPv6 addresses in the kernel's order, global before link-local), and runs testdata/cm6.c on
+// one host with every device of the host: binding a
+// link-local address without a scope (EINVAL), with the scope of an interface that lacks it
+// (ENODEV), an address no device has (EADDRNOTAVAIL); connections over the port's global address,
+// its link-local one and rxe's MAC-derived one, whose device, ids' addresses and scope ids, path
+// record and QP address vector (GID and GID index) it checks against the GID table rxe would lay
+// out.
+func TestCMProgramIPv6(t *testing.T) {
+	needLibrary(t, "ibv_devinfo")
+	bin := filepath.Join(t.TempDir(), "cm6")
+	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/cm6.c",
+		filepath.Join(libDir, "librdmacm.so.1"), filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
+	require.NoError(t, err, "cc: %s", out)
+	a, _ := twoHosts(t)
+	info := a.start(t, "", "ibv_devinfo", "-v", "-d", "gorxe_gx0").wait(t)
+	assert.Contains(t, info, "\t\t\tGID[  0]:\t\tfe80::ff:fe00:6701, RoCE v2\n"+
+		"\t\t\tGID[  1]:\t\tfd00:67::1, RoCE v2\n"+
+		"\t\t\tGID[  2]:\t\tfe80::1, RoCE v2\n")
+	require.Equal(t, "ok\n", a.start(t, "", bin, "gx0", "fd00:67::1", "fe80::1", hostAEUI, "lo").wait(t))
 }
