@@ -23,6 +23,7 @@ func TestRDMACMIPv6(t *testing.T) {
 		srvEnv, cliEnv         string // GORXE_ADDR
 		bound                  string // the server's address, as /proc/net/udp6 shows it bound
 		tool                   string
+		goServer, goClient     bool // gorxe's Go tool in that role
 		server, client         []string
 		serverWant, clientWant string
 	}{
@@ -42,6 +43,11 @@ func TestRDMACMIPv6(t *testing.T) {
 		// rxe's default GID, the link-local address derived from the port's MAC.
 		{name: "rping-link-local-eui64", bound: hostAEUI, tool: "rping",
 			server: []string{"-s", "-a", hostAEUI + "%gx0"}, client: []string{"-c", "-a", hostAEUI + "%gx1", "-I", hostBEUI + "%gx1"}},
+		// gorxe's Go rping against the C one, both ways.
+		{name: "rping-link-local-go-server", bound: "fe80::1", tool: "rping", goServer: true,
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1", "-I", "fe80::2%gx1"}},
+		{name: "rping-link-local-go-client", bound: "fe80::1", tool: "rping", goClient: true,
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1"}},
 		{name: "udaddy-global", bound: "fd00:67::1", tool: "udaddy",
 			server: []string{"-b", "fd00:67::1"}, client: []string{"-s", "fd00:67::1", "-b", "fd00:67::2"}},
 		{name: "udaddy-link-local", bound: "fe80::1", tool: "udaddy",
@@ -59,9 +65,16 @@ func TestRDMACMIPv6(t *testing.T) {
 				server = append(server, "-c", "2", "-C", "10")
 				client = append(client, "-c", "2", "-C", "10")
 			}
-			srv := a.start(t, tc.srvEnv, tc.tool, server...)
+			cmd := func(goSide bool, args []string) []string {
+				if goSide {
+					return append(goTool(t, tc.tool), args...)
+				}
+				return append([]string{tc.tool}, args...)
+			}
+			sc, cc := cmd(tc.goServer, server), cmd(tc.goClient, client)
+			srv := a.start(t, tc.srvEnv, sc[0], sc[1:]...)
 			a.waitBound(t, tc.bound, srv)
-			cli := b.start(t, tc.cliEnv, tc.tool, client...)
+			cli := b.start(t, tc.cliEnv, cc[0], cc[1:]...)
 			assert.Contains(t, cli.wait(t), cliWant, cli.name)
 			assert.Contains(t, srv.wait(t), srvWant, srv.name)
 		})
