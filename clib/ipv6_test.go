@@ -9,15 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRDMACMIPv6 runs the distribution's rping and udaddy on the library over IPv6, server and
-// client on two hosts joined by one link (see twoHosts): global and link-local addresses, the
-// client's source bound by the program or resolved by the library, every device of the host or
-// the one GORXE_ADDR names. The device must be the one that owns the bound or resolved source
-// address, a link-local address must be the one of the interface its scope names, and the
-// passive side must take the REQ whose header names its address.
+// TestRDMACMIPv6 runs RDMA-CM programs on the library over IPv6 on two hosts joined by one link
+// (see twoHosts), which its subtests share: cm6 checks one host's port and its addresses (see
+// cm6Program), the others run the distribution's rping and udaddy as server on one host and
+// client on the other over global and link-local addresses, the client's source bound by the
+// program or resolved by the library, with every device of the host or the one GORXE_ADDR names.
+// The device must be the one that owns the bound or resolved source address, a link-local address
+// must be the one of the interface its scope names, and the passive side must take the REQ whose
+// header names its address.
 func TestRDMACMIPv6(t *testing.T) {
-	needLibrary(t, "rping", "udaddy")
+	needLibrary(t)
 	a, b := twoHosts(t)
+	t.Run("cm6", func(t *testing.T) { cm6Program(t, a) })
 	for _, tc := range []struct {
 		name                   string
 		srvEnv, cliEnv         string // GORXE_ADDR
@@ -54,6 +57,7 @@ func TestRDMACMIPv6(t *testing.T) {
 			server: []string{"-b", "fe80::1%gx0"}, client: []string{"-s", "fe80::1%gx1", "-b", "fe80::2%gx1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			needLibrary(t, tc.tool)
 			server, client := tc.server, tc.client
 			srvWant, cliWant := "test complete\nreturn status 0\n", "test complete\nreturn status 0\n"
 			if tc.tool == "rping" {
@@ -81,22 +85,20 @@ func TestRDMACMIPv6(t *testing.T) {
 	}
 }
 
-// TestCMProgramIPv6 lists the GID table of the host's port with the distribution's ibv_devinfo,
-// as rxe lays it out (index 0 the link-local address derived from the MAC, then the interface's
-// IPv6 addresses in the kernel's order, global before link-local), and runs testdata/cm6.c on
-// one host with every device of the host: binding a
-// link-local address without a scope (EINVAL), with the scope of an interface that lacks it
-// (ENODEV), an address no device has (EADDRNOTAVAIL); connections over the port's global address,
-// its link-local one and rxe's MAC-derived one, whose device, ids' addresses and scope ids, path
-// record and QP address vector (GID and GID index) it checks against the GID table rxe would lay
-// out.
-func TestCMProgramIPv6(t *testing.T) {
+// cm6Program lists the GID table of host a's port with the distribution's ibv_devinfo, as rxe
+// lays it out (index 0 the link-local address derived from the MAC, then the interface's IPv6
+// addresses in the kernel's order, global before link-local), and runs testdata/cm6.c on the
+// host with every device of the host: binding a link-local address without a scope (EINVAL),
+// with the scope of an interface that lacks it (ENODEV), an address no device has
+// (EADDRNOTAVAIL); connections over the port's global address, its link-local one and rxe's
+// MAC-derived one, whose device, ids' addresses and scope ids, path record and QP address vector
+// (GID and GID index) it checks against that GID table.
+func cm6Program(t *testing.T, a *host) {
 	needLibrary(t, "ibv_devinfo")
 	bin := filepath.Join(t.TempDir(), "cm6")
 	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/cm6.c",
 		filepath.Join(libDir, "librdmacm.so.1"), filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
 	require.NoError(t, err, "cc: %s", out)
-	a, _ := twoHosts(t)
 	info := a.start(t, "", "ibv_devinfo", "-v", "-d", "gorxe_gx0").wait(t)
 	assert.Contains(t, info, "\t\t\tGID[  0]:\t\tfe80::ff:fe00:6701, RoCE v2\n"+
 		"\t\t\tGID[  1]:\t\tfd00:67::1, RoCE v2\n"+
