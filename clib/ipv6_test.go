@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,13 +24,12 @@ func TestRDMACMIPv6(t *testing.T) {
 	a, b := twoHosts(t)
 	t.Run("cm6", func(t *testing.T) { cm6Program(t, a) })
 	for _, tc := range []struct {
-		name                   string
-		srvEnv, cliEnv         string // GORXE_ADDR
-		bound                  string // the server's address, as /proc/net/udp6 shows it bound
-		tool                   string
-		goServer, goClient     bool // gorxe's Go tool in that role
-		server, client         []string
-		serverWant, clientWant string
+		name               string
+		srvEnv, cliEnv     string // GORXE_ADDR
+		bound              string // the server's address, as /proc/net/udp6 shows it bound
+		tool, clientTool   string // clientTool defaults to tool
+		goServer, goClient bool   // gorxe's Go tool in that role
+		server, client     []string
 	}{
 		{name: "rping-global", bound: "fd00:67::1", tool: "rping",
 			server: []string{"-s", "-a", "fd00:67::1"}, client: []string{"-c", "-a", "fd00:67::1", "-I", "fd00:67::2"}},
@@ -55,34 +56,46 @@ func TestRDMACMIPv6(t *testing.T) {
 			server: []string{"-b", "fd00:67::1"}, client: []string{"-s", "fd00:67::1", "-b", "fd00:67::2"}},
 		{name: "udaddy-link-local", bound: "fe80::1", tool: "udaddy",
 			server: []string{"-b", "fe80::1%gx0"}, client: []string{"-s", "fe80::1%gx1", "-b", "fe80::2%gx1"}},
+		{name: "ucmatose-global", bound: "fd00:67::1", tool: "ucmatose",
+			server: []string{"-b", "fd00:67::1"}, client: []string{"-s", "fd00:67::1", "-b", "fd00:67::2"}},
+		{name: "ucmatose-link-local", bound: "fe80::1", tool: "ucmatose",
+			server: []string{"-b", "fe80::1%gx0"}, client: []string{"-s", "fe80::1%gx1", "-b", "fe80::2%gx1"}},
+		// rdma_getaddrinfo and rdma_create_ep; the client's source is resolved.
+		{name: "rdma_server-link-local", bound: "fe80::1", tool: "rdma_server", clientTool: "rdma_client",
+			server: []string{"-s", "fe80::1%gx0"}, client: []string{"-s", "fe80::1%gx1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			needLibrary(t, tc.tool)
-			server, client := tc.server, tc.client
-			srvWant, cliWant := "test complete\nreturn status 0\n", "test complete\nreturn status 0\n"
-			if tc.tool == "rping" {
-				// The hosts are the test's own: any port is free.
-				server = append([]string{"-v", "-C", "10", "-p", "7471"}, server...)
-				client = append([]string{"-v", "-C", "10", "-p", "7471"}, client...)
-				srvWant, cliWant = rpingPair.serverWant, rpingPair.clientWant
-			} else {
-				server = append(server, "-c", "2", "-C", "10")
-				client = append(client, "-c", "2", "-C", "10")
-			}
-			cmd := func(goSide bool, args []string) []string {
+			clientTool := cmp.Or(tc.clientTool, tc.tool)
+			needLibrary(t, tc.tool, clientTool)
+			common := ipv6Common[tc.tool]
+			server := append(slices.Clone(common.args), tc.server...)
+			client := append(slices.Clone(common.args), tc.client...)
+			cmd := func(tool string, goSide bool, args []string) []string {
 				if goSide {
-					return append(goTool(t, tc.tool), args...)
+					return append(goTool(t, tool), args...)
 				}
-				return append([]string{tc.tool}, args...)
+				return append([]string{tool}, args...)
 			}
-			sc, cc := cmd(tc.goServer, server), cmd(tc.goClient, client)
+			sc, cc := cmd(tc.tool, tc.goServer, server), cmd(clientTool, tc.goClient, client)
 			srv := a.start(t, tc.srvEnv, sc[0], sc[1:]...)
 			a.waitBound(t, tc.bound, srv)
 			cli := b.start(t, tc.cliEnv, cc[0], cc[1:]...)
-			assert.Contains(t, cli.wait(t), cliWant, cli.name)
-			assert.Contains(t, srv.wait(t), srvWant, srv.name)
+			assert.Contains(t, cli.wait(t), common.clientWant, cli.name)
+			assert.Contains(t, srv.wait(t), common.serverWant, srv.name)
 		})
 	}
+}
+
+// ipv6Common is what TestRDMACMIPv6 gives each tool in both roles (the hosts are the test's own:
+// any port is free), and what each role prints when it succeeded.
+var ipv6Common = map[string]struct {
+	args                   []string
+	serverWant, clientWant string
+}{
+	"rping":       {[]string{"-v", "-C", "10", "-p", "7471"}, rpingPair.serverWant, rpingPair.clientWant},
+	"udaddy":      {[]string{"-c", "2", "-C", "10"}, udaddyPair.serverWant, udaddyPair.clientWant},
+	"ucmatose":    {[]string{"-c", "2", "-C", "10", "-p", "7471"}, ucmatosePair.serverWant, ucmatosePair.clientWant},
+	"rdma_server": {[]string{"-p", "7471"}, rdmaServerPair.serverWant, rdmaServerPair.clientWant},
 }
 
 // cm6Program lists the GID table of host a's port with the distribution's ibv_devinfo, as rxe
