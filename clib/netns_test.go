@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// host is a network namespace of the test's own with one Ethernet port, gx0 or gx1, the two ends
+// host is a network namespace of the test's own with an Ethernet port, gx0 or gx1, the two ends
 // of a veth pair: programs on two hosts talk over one link as on two machines, each seeing the
-// devices of its own interfaces (lo and its port) unless GORXE_ADDR names one. A holder process
-// (a shell waiting on its stdin) keeps the namespace; programs join it with nsenter.
+// devices of its own interfaces (lo, its port, others that are up) unless GORXE_ADDR names one. A
+// holder process (a shell waiting on its stdin) keeps the namespace; programs join it with
+// nsenter.
 type host struct {
 	pid    int    // the holder's
 	netdev string // the port
@@ -34,8 +35,11 @@ const (
 )
 
 // twoHosts creates two hosts joined by a veth pair: gx0 with fd00:67::1 and fe80::1 on the first,
-// gx1 with fd00:67::2 and fe80::2 on the second, both up. It skips, saying why, where the test
-// cannot create namespaces (not root, namespaces refused) or lacks ip or nsenter.
+// gx1 with fd00:67::2 and fe80::2 on the second, both up. The second host has another port before
+// gx1, gy1 (up, without carrier) with fd00:68::2: its device comes first in the list, so only the
+// routing table tells a program's library that a connection to fd00:67::1 leaves from gx1. It
+// skips, saying why, where the test cannot create namespaces (not root, namespaces refused) or
+// lacks ip or nsenter.
 func twoHosts(t *testing.T) (a, b *host) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -58,7 +62,11 @@ ip addr add %[4]s/64 dev %[1]s nodad
 ip link set %[1]s up
 `, dev, mac, global, ll)
 	}
-	b = startHost(t, "gx1", "ip link set lo up\n")
+	b = startHost(t, "gx1", `ip link set lo up
+ip link add gy1 type veth peer name gy2 || exit 3
+ip addr add fd00:68::2/64 dev gy1 nodad
+ip link set gy1 up
+`)
 	a = startHost(t, "gx0", fmt.Sprintf(`ip link set lo up
 ip link add gx0 type veth peer name gx1 netns %d || exit 3
 %s
