@@ -63,6 +63,7 @@ ip link set %[1]s up
 `, dev, mac, global, ll)
 	}
 	b = startHost(t, "gx1", `ip link set lo up
+test -d /proc/sys/net/ipv6 || { echo "the kernel has no IPv6" >&2; exit 3; }
 ip link add gy1 type veth peer name gy2 || exit 3
 ip addr add fd00:68::2/64 dev gy1 nodad
 ip link set gy1 up
@@ -79,7 +80,7 @@ nsenter --net=/proc/%d/ns/net sh -e -c '%s'
 
 // startHost starts a holder in a new network namespace that runs script (sh -e) and then waits
 // for its stdin to close, which the test's cleanup does. A script exiting 3 skips the test: the
-// kernel has no veth.
+// kernel lacks what it needs (veth, IPv6), as its stderr says.
 func startHost(t *testing.T, netdev, script string) *host {
 	t.Helper()
 	cmd := exec.Command("sh", "-e", "-c", script+"echo ready\nexec cat\n")
@@ -103,7 +104,7 @@ func startHost(t *testing.T, netdev, script string) *host {
 		werr := cmd.Wait()
 		var exit *exec.ExitError
 		if errors.As(werr, &exit) && exit.ExitCode() == 3 {
-			t.Skipf("cannot create a veth pair: %s", stderr.String())
+			t.Skipf("cannot set up a host in a network namespace: %s", strings.TrimSpace(stderr.String()))
 		}
 		require.Fail(t, fmt.Sprintf("setting up a network namespace: %v, %v: %s", err, werr, stderr.String()))
 	}
