@@ -41,6 +41,9 @@ func TestRDMACMIPv6(t *testing.T) {
 			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1", "-I", "fe80::2%gx1"}},
 		{name: "rping-link-local-resolved-source", bound: "fe80::1", tool: "rping",
 			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1"}},
+		// The source's scope names the interface for a peer given without one, as in the kernel.
+		{name: "rping-link-local-unscoped-peer", bound: "fe80::1", tool: "rping",
+			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1", "-I", "fe80::2%gx1"}},
 		// GORXE_ADDR names one link-local address, with its interface, as the device.
 		{name: "rping-link-local-gorxe-addr", srvEnv: "fe80::1%gx0", cliEnv: "fe80::2%gx1", bound: "fe80::1", tool: "rping",
 			server: []string{"-s", "-a", "fe80::1%gx0"}, client: []string{"-c", "-a", "fe80::1%gx1", "-I", "fe80::2%gx1"}},
