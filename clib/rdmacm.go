@@ -14,9 +14,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -25,6 +23,7 @@ import (
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
 	"github.com/gorxe/gorxe/cm/rdmacm"
+	"github.com/gorxe/gorxe/internal/devselect"
 )
 
 // idState is where an rdma_cm_id is in librdmacm's life cycle; calls check it as the kernel's
@@ -203,10 +202,7 @@ func addrOf(sa *C.struct_sockaddr) (netip.AddrPort, bool) {
 	case C.AF_INET:
 		return netip.AddrPortFrom(netip.AddrFrom16(ip).Unmap(), uint16(port)), true
 	case C.AF_INET6:
-		a := netip.AddrFrom16(ip)
-		if scope != 0 {
-			a = a.WithZone(strconv.FormatUint(uint64(scope), 10))
-		}
+		a := netip.AddrFrom16(ip).WithZone(devselect.ZoneOf(uint32(scope)))
 		return netip.AddrPortFrom(a, uint16(port)), true
 	}
 	return netip.AddrPort{}, false
@@ -216,12 +212,7 @@ func addrOf(sa *C.struct_sockaddr) (netip.AddrPort, bool) {
 func setAddr(dst *C.struct_sockaddr_storage, ap netip.AddrPort) {
 	a := ap.Addr()
 	ip := a.As16()
-	var scope uint32
-	if a.Zone() != "" {
-		if ifc, err := net.InterfaceByName(a.Zone()); err == nil {
-			scope = uint32(ifc.Index)
-		}
-	}
+	scope := devselect.ScopeOf(a.Zone())
 	is4 := C.int(0)
 	if a.Is4() {
 		is4 = 1
@@ -241,7 +232,7 @@ func cmContexts() []*C.struct_ibv_context {
 	}
 }
 
-// ownerOf returns the context whose device has address a.
+// ownerOf returns the context whose device has address a (on a's interface, for a link-local a).
 func ownerOf(a netip.Addr) *C.struct_ibv_context {
 	for _, c := range cmContexts() {
 		dc := contextOf(c)
@@ -249,7 +240,7 @@ func ownerOf(a netip.Addr) *C.struct_ibv_context {
 			continue
 		}
 		for _, l := range dc.attrDevice().LocalAddrs() {
-			if l.Addr().Unmap() == a.WithZone("").Unmap() {
+			if devselect.SameAddr(l.Addr(), a) {
 				return c
 			}
 		}
@@ -257,10 +248,22 @@ func ownerOf(a netip.Addr) *C.struct_ibv_context {
 	return nil
 }
 
-// routeTo returns the context and source address a connection to dst leaves from: the first
-// device with an address of dst's family, preferring one whose address is as loopback and as
-// link-local as dst, as a route lookup would.
+// routeTo returns the context and source address a connection to dst leaves from. As the
+// kernel's rdma_resolve_addr does, it asks the routing table for the source address (a zoned
+// link-local dst leaves from its zone's interface) and takes the device that owns it. When no
+// device owns that address (GORXE_ADDR gave the program one address of the host), it takes the
+// first device with an address of dst's family, on dst's interface for a zoned link-local dst,
+// preferring one as loopback and as link-local as dst.
 func routeTo(dst netip.Addr) (*C.struct_ibv_context, netip.Addr) {
+	if src, err := devselect.RouteSource(dst); err == nil {
+		if c := ownerOf(src); c != nil {
+			return c, src
+		}
+	}
+	scope := uint32(0)
+	if dst.Is6() && dst.IsLinkLocalUnicast() {
+		scope = devselect.ScopeOf(dst.Zone())
+	}
 	var firstC *C.struct_ibv_context
 	var first netip.Addr
 	for _, c := range cmContexts() {
@@ -268,7 +271,11 @@ func routeTo(dst netip.Addr) (*C.struct_ibv_context, netip.Addr) {
 		if dc == nil {
 			continue
 		}
-		for _, l := range dc.attrDevice().LocalAddrs() {
+		dev := dc.attrDevice()
+		if scope != 0 && devselect.ScopeOf(dev.NetDev()) != scope {
+			continue
+		}
+		for _, l := range dev.LocalAddrs() {
 			a := l.Addr().Unmap()
 			if a.Is4() != dst.Is4() {
 				continue
@@ -302,8 +309,9 @@ func gx_cm_bind(id *C.struct_rdma_cm_id, sa *C.struct_sockaddr) C.int {
 // takes an ephemeral port.
 func (s *cmID) bind(id *C.struct_rdma_cm_id, ap netip.AddrPort) error {
 	if !ap.Addr().IsUnspecified() {
-		if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
-			return syscall.EADDRNOTAVAIL
+		var err error
+		if s.ctx, err = deviceOwning(ap.Addr()); err != nil {
+			return err
 		}
 		id.verbs, id.port_num = s.ctx, 1
 	}
@@ -313,6 +321,23 @@ func (s *cmID) bind(id *C.struct_rdma_cm_id, ap netip.AddrPort) error {
 	s.local, s.state = ap, idBound
 	setAddr(srcAddr(id), ap)
 	return nil
+}
+
+// deviceOwning returns the context of the device a program binds to address a, with the kernel's
+// errno when there is none: EINVAL for a link-local address without a scope (no interface named),
+// ENODEV for one no device has on the scope's interface, EADDRNOTAVAIL for any other address no
+// device has.
+func deviceOwning(a netip.Addr) (*C.struct_ibv_context, error) {
+	if devselect.LinkLocalNeedsScope(a) {
+		return nil, syscall.EINVAL
+	}
+	if c := ownerOf(a); c != nil {
+		return c, nil
+	}
+	if a.Is6() && a.IsLinkLocalUnicast() {
+		return nil, syscall.ENODEV
+	}
+	return nil, syscall.EADDRNOTAVAIL
 }
 
 // srcAddr and dstAddr are the id's route.addr fields (unions in C).
@@ -337,8 +362,9 @@ func gx_cm_resolve_addr(id *C.struct_rdma_cm_id, src, dst *C.struct_sockaddr) C.
 		if src != nil && s.state == idIdle {
 			if ap, ok := addrOf(src); ok && (!ap.Addr().IsUnspecified() || ap.Port() != 0) {
 				if !ap.Addr().IsUnspecified() {
-					if s.ctx = ownerOf(ap.Addr()); s.ctx == nil {
-						return syscall.EADDRNOTAVAIL
+					var err error
+					if s.ctx, err = deviceOwning(ap.Addr()); err != nil {
+						return err
 					}
 				}
 				s.local = ap

@@ -35,8 +35,8 @@ type Fabric struct {
 	hold     bool
 	line     *delayLine
 
-	mu        sync.RWMutex // guards endpoints, groups and links
-	endpoints map[netip.AddrPort]*Endpoint
+	mu        sync.RWMutex                   // guards endpoints, groups and links
+	endpoints map[netip.AddrPort]*Endpoint   // keyed by endpointKey
 	groups    map[netip.AddrPort][]*Endpoint // members of each group and port; copied on write
 	links     map[link]*faultLink
 
@@ -82,14 +82,21 @@ func (f *Fabric) NewEndpoint(port uint16, addrs ...netip.Addr) (*Endpoint, error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, l := range locals {
-		if _, taken := f.endpoints[l]; taken {
+		if _, taken := f.endpoints[endpointKey(l)]; taken {
 			return nil, fmt.Errorf("%w: %v", ErrAddressInUse, l)
 		}
 	}
 	for _, l := range locals {
-		f.endpoints[l] = e
+		f.endpoints[endpointKey(l)] = e
 	}
 	return e, nil
+}
+
+// endpointKey is the key of an endpoint's address: without its zone, since the fabric is one
+// link, and a device that zones its link-local address with its link's name still receives what
+// is sent to the address a GID carries, which has no zone.
+func endpointKey(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 }
 
 // Network returns the function that attaches a device to the fabric: called with the device's
@@ -183,7 +190,7 @@ func (f *Fabric) Close() { f.line.close() }
 func (f *Fabric) transmit(from *Endpoint, m *Message, src netip.Addr) {
 	dst := m.Dst.Addr().Unmap()
 	f.mu.RLock()
-	to := f.endpoints[netip.AddrPortFrom(dst, m.Dst.Port())]
+	to := f.endpoints[endpointKey(m.Dst)]
 	var members []*Endpoint
 	if dst.IsMulticast() {
 		members = f.groups[netip.AddrPortFrom(dst.WithZone(""), m.Dst.Port())]
@@ -238,7 +245,7 @@ func (f *Fabric) deliverBatch(batch []Message, _ []Direction) {
 		m := &batch[i]
 		dst := netip.AddrPortFrom(m.Dst.Addr().Unmap(), m.Dst.Port())
 		f.mu.RLock()
-		to := f.endpoints[dst]
+		to := f.endpoints[endpointKey(dst)]
 		var members []*Endpoint
 		if dst.Addr().IsMulticast() {
 			members = f.groups[netip.AddrPortFrom(dst.Addr().WithZone(""), dst.Port())]
@@ -257,8 +264,8 @@ func (f *Fabric) detach(e *Endpoint) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, l := range e.locals {
-		if f.endpoints[l] == e {
-			delete(f.endpoints, l)
+		if f.endpoints[endpointKey(l)] == e {
+			delete(f.endpoints, endpointKey(l))
 		}
 	}
 	for g, m := range f.groups {

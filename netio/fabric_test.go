@@ -75,6 +75,26 @@ func TestFabricIPv6AndPorts(t *testing.T) {
 	require.Equal(t, uint64(1), got, "no-route drops = %d, want 1", got)
 }
 
+// TestFabricLinkLocalZone: an endpoint on a zoned link-local address (a device names its link)
+// receives what is sent to the address a GID carries, without a zone: the fabric is one link. A
+// second endpoint on the same address in another zone finds it taken.
+func TestFabricLinkLocalZone(t *testing.T) {
+	_, _, a, _ := newPair(t, FabricConfig{})
+	c, err := a.fabric.NewEndpoint(18515, netip.MustParseAddr("fe80::2%link0"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = a.fabric.NewEndpoint(18515, netip.MustParseAddr("fe80::2%link1"))
+	require.ErrorIs(t, err, ErrAddressInUse)
+	_, err = a.Send([]Message{{Buf: []byte{1}, Dst: netip.MustParseAddrPort("[fe80::2]:18515"), Src: netip.AddrPortFrom(addr6, 0xD000)}})
+	require.NoError(t, err)
+	in := makeMsgs(2, 8)
+	n, err := c.Receive(in)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	assert.Equal(t, []byte{1}, in[0].Buf)
+	assert.Equal(t, uint64(0), a.Counters().Drops[DropNoRoute])
+}
+
 func TestFabricSendErrors(t *testing.T) {
 	_, _, a, _ := newPair(t, FabricConfig{})
 	onlyV4, err := a.fabric.NewEndpoint(0, netip.MustParseAddr("10.0.0.9"))

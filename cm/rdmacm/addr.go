@@ -63,8 +63,25 @@ func portMTU(dev *gorxe.Device, limit gorxe.MTU) mad.MTU {
 	return mad.MTU(mtu)
 }
 
-// addrPort builds an address and port, unmapping IPv4-mapped addresses.
-func addrPort(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a.Unmap(), port) }
+// requestAddrs returns the two ends of a request from its CMA header (hdr) and the service ID's
+// port. The header carries no zone: a link-local pair takes the zone of the device's own
+// link-local address, the link the request came on, so the passive side's addresses name their
+// interface as the active side's do.
+func (a *agent) requestAddrs(hdr mad.CMAHeaderFields, port uint16) (local, peer netip.AddrPort) {
+	dst, src := hdr.Dst.Unmap(), hdr.Src.Unmap()
+	if dst.Is6() && dst.IsLinkLocalUnicast() {
+		for _, ap := range a.dev.LocalAddrs() {
+			if l := ap.Addr(); l.WithZone("") == dst {
+				dst = l
+				if src.Is6() && src.IsLinkLocalUnicast() {
+					src = src.WithZone(l.Zone())
+				}
+				break
+			}
+		}
+	}
+	return netip.AddrPortFrom(dst, port), netip.AddrPortFrom(src, hdr.SrcPort)
+}
 
 // endpoints returns the two ends of an active side's connection to addr (rdma_resolve_addr):
 // source's address, else the device's first address of addr's family, and source's port, else an

@@ -104,8 +104,8 @@ func (a *agent) onREQ(now time.Time, e cm.Event, out *cm.Output) {
 		return
 	}
 	_, port, _ := mad.SplitServiceID(e.ServiceID)
-	r := &request{id: e.Conn, attrs: e.Attrs, user: user, ece: e.ECE,
-		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
+	local, peer := a.requestAddrs(hdr, port)
+	r := &request{id: e.Conn, attrs: e.Attrs, user: user, ece: e.ECE, peer: peer, local: local}
 	select {
 	case l.core.backlog <- r:
 	default:

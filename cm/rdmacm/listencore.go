@@ -51,10 +51,12 @@ func startListen[R any](ctx context.Context, a *agent, l *listenCore[R], addr ne
 	return err
 }
 
-// matches reports whether a request for dst is for this listener.
+// matches reports whether a request for dst, the CMA header's address, is for this listener. The
+// header carries no zone: the request reached this device, so a link-local address listened on
+// with its link's zone is the one it names.
 func (l *listenCore[R]) matches(dst netip.Addr) bool {
 	ip := l.addr.Addr()
-	return !ip.IsValid() || ip.IsUnspecified() || ip == dst.Unmap()
+	return !ip.IsValid() || ip.IsUnspecified() || ip.WithZone("") == dst.Unmap().WithZone("")
 }
 
 // next waits for the next request in the backlog: ErrClosed once the listener is closed, an error

@@ -41,6 +41,39 @@ func TestIPv6(t *testing.T) {
 	})
 }
 
+// TestIPv6LinkLocal connects over link-local addresses, which the devices and the programs name
+// with their link's zone: the listener takes the REQ whose CMA header names its address (a header
+// carries no zone), and each side's addresses keep the zone.
+func TestIPv6LinkLocal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := agents(t, fabricDevices(t, nil, "fe80::1%link0", "fe80::2%link0")...)
+		addr := netip.MustParseAddrPort("[fe80::2%link0]:7174")
+		l, err := as[1].Listen(ctx, addr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		accepted := make(chan *Conn, 1)
+		go func() {
+			c, err := l.Accept(ctx)
+			assert.NoError(t, err)
+			accepted <- c
+		}()
+		client, err := as[0].Dial(ctx, addr, nil)
+		require.NoError(t, err)
+		server := <-accepted
+		require.NotNil(t, server)
+		assert.Equal(t, netip.MustParseAddr("fe80::1%link0"), client.LocalAddr().Addr())
+		assert.Equal(t, addr, client.RemoteAddr())
+		assert.Equal(t, addr, server.LocalAddr())
+		assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
+		exchange(t, ctx, client, server, "over link-local IPv6")
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
+}
+
 // TestSimultaneousDisconnect has both sides disconnect at once: the DREQs cross and each side's
 // Disconnect still returns.
 func TestSimultaneousDisconnect(t *testing.T) {

@@ -62,8 +62,8 @@ func (a *agent) onSIDRREQ(now time.Time, e cm.Event, out *cm.Output) {
 		return
 	}
 	_, port, _ := mad.SplitServiceID(e.ServiceID)
-	r := &udRequest{id: e.Conn, peerGID: e.Peer.GID, user: user,
-		peer: addrPort(hdr.Src, hdr.SrcPort), local: addrPort(hdr.Dst, port)}
+	local, peer := a.requestAddrs(hdr, port)
+	r := &udRequest{id: e.Conn, peerGID: e.Peer.GID, user: user, peer: peer, local: local}
 	select {
 	case l.core.backlog <- r:
 	default:
