@@ -33,7 +33,7 @@ type hFaults struct {
 
 // hStats counts what the network did.
 type hStats struct {
-	Sent, Delivered, Lost, Reordered, Duplicated, Corrupted, CorruptDropped, Unroutable int
+	Sent, Delivered, Lost, Reordered, Duplicated, Corrupted, CorruptDropped, Unroutable, Overflowed int
 }
 
 // hPacket is a packet in flight.
@@ -88,6 +88,9 @@ type hDevice struct {
 	service   time.Duration
 	busyUntil time.Time
 	inbox     []hPacket
+	// queue, when set with service, is how many packets the inbox holds: more are dropped, as by
+	// a virtual NIC whose receive ring is full, and counted in hStats.Overflowed.
+	queue int
 	// zone, when set, is the interface an IPv6 link-local device sits on: its source address
 	// carries the zone, and packets it receives name both ends with it, as a socket bound to a
 	// link-local address reports them. The wire (and so every GID) has no zones.
@@ -434,6 +437,10 @@ func (h *harness) step() bool {
 			continue
 		}
 		if d := h.deviceAt(p.path.Dst.Addr()); d != nil && d.service > 0 {
+			if d.queue > 0 && len(d.inbox) >= d.queue {
+				h.stats.Overflowed++
+				continue
+			}
 			d.busyUntil = later(h.now, d.busyUntil).Add(d.service)
 			p.ready = d.busyUntil
 			d.inbox = append(d.inbox, *p)

@@ -53,6 +53,7 @@ type responder struct {
 
 	res  resources
 	read readReply
+	pace readPacer
 
 	// A positive ACK put off until the end of a burst of packets (see QP.ReceiveMore), with the
 	// MSN it was due with.
@@ -61,9 +62,12 @@ type responder struct {
 	ackMSN uint32
 }
 
-// readBurst bounds the RDMA READ response packets built in one call; a longer response continues
-// in Run. It keeps the output of one call (and the buffers it holds) bounded for a 2 GiB read.
-const readBurst = 1024
+// readBurst bounds the RDMA READ response packets built in one call while responses are not
+// paced (see readPacer); a longer response continues in Run, which the deadline asks for at once.
+// It keeps the output of one call (and the buffers it holds) bounded for a 2 GiB read, and lets
+// the packets that arrive meanwhile in: a repeated request replaces the rest of the answer (the
+// requester would discard it) after at most a burst, 1 MiB at MTU 4096.
+const readBurst = 256
 
 func (r *responder) init(e *Engine) {
 	r.e = e
@@ -124,6 +128,7 @@ func (r *responder) derive(out *Output) {
 		r.psn = packet.PSN(a.RQPSN)
 		r.msn = 0
 		r.nakSent = false
+		r.pace.reset(r.psn)
 		r.res.resize(int(a.MaxDestRdAtomic))
 	} else if r.res.size() != int(a.MaxDestRdAtomic) {
 		// SQD->SQD may change the number of responder resources.
@@ -201,17 +206,20 @@ func (r *responder) run(now time.Time, out *Output) {
 	r.refresh(out)
 	if r.read.active {
 		r.read.since = now
-		r.sendRead(out, readBurst)
+		r.continueRead(now, out)
 	}
 }
 
-// deadline is the time of the last call while an RDMA READ response is unfinished (Run is due at
-// once), or zero.
+// deadline is, while an RDMA READ response is unfinished, the time of the last call (Run is due
+// at once) or, when responses are paced, when the next run may send; otherwise zero.
 func (r *responder) deadline() time.Time {
-	if r.read.active {
-		return r.read.since
+	switch {
+	case !r.read.active:
+		return time.Time{}
+	case r.pace.paced():
+		return r.pace.deadline()
 	}
-	return time.Time{}
+	return r.read.since
 }
 
 // receiveRC checks an RC request's PSN and opcode sequence, lets the operation check validity,
@@ -222,8 +230,10 @@ func (r *responder) receiveRC(now time.Time, p *packet.Parsed, out *Output) {
 		// burst of it: a READ can be 2 GiB long, and one call's output must stay bounded. A
 		// request that still finds it unfinished is dropped, as by a busy receiver, and comes
 		// again with the requester's retransmission. (A requester that keeps within 128 unacked
-		// PSNs, as rxe and gorxe do, sends nothing new before the last burst of a long READ.)
-		r.sendRead(out, readBurst)
+		// PSNs, as rxe and gorxe do, sends nothing new before the last 128 packets of a long
+		// READ.) A paced response goes on past its pace here; the next run waits for it.
+		n := r.sendRead(out, readBurst)
+		r.pace.charge(now, n, r.read.psn)
 		if r.read.active {
 			r.e.ctr.Inc(counter.RcvdBusy)
 			return

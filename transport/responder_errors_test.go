@@ -60,7 +60,9 @@ func TestResponderDuplicateReadReplays(t *testing.T) {
 	rspWantResp(t, ps[0], packet.RCRDMAReadResponseFirst, 101, packet.SyndromeACKUnlimited, 2)
 	rspWantResp(t, ps[1], packet.RCRDMAReadResponseLast, 102, packet.SyndromeACKUnlimited, 2)
 	require.Equal(t, buf[rspMTUB:3*rspMTUB], append(ps[0].Payload(), ps[1].Payload()...), "replayed payload")
-	// The whole request again, from its first PSN.
+	// The whole request again, from its first PSN, once the pace the replay set allows
+	// (readPacer: the requester lost responses).
+	env.now = env.now.Add(readPaceMaxInterval)
 	ps = env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n)))
 	require.Len(t, ps, 3, "response packets")
 
@@ -78,6 +80,7 @@ func TestResponderDuplicateReadReplays(t *testing.T) {
 
 	// The region is gone by the time of a replay: the re-validation fails with a remote access error.
 	require.NoError(t, m.DeregMR())
+	env.now = env.now.Add(readPaceMaxInterval)
 	rspWantAck(t, env.deliver(env.req(packet.RCRDMAReadRequest, 100, true, nil, rspRETH(m.IOVA(), m.RKey(), n))),
 		packet.SyndromeNAKRemoteAccessError, 100, 2)
 	rspWantState(t, env.q, qp.StateErr)

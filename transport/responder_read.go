@@ -59,37 +59,51 @@ func (r *responder) readRequest(now time.Time, p *packet.Parsed, out *Output) ve
 // startRead begins the response to the READ recorded in res: length bytes at va, with PSNs from
 // psn up.
 func (r *responder) startRead(now time.Time, res *resource, psn packet.PSN, va uint64, length uint32, out *Output) {
+	if !r.read.active {
+		r.pace.begin(now, psn)
+	}
 	r.read = readReply{
 		active: true, since: now, psn: psn, va: va, rkey: res.rkey, resid: length, first: true, msn: r.msn,
 		origin: res.firstPSN,
 	}
-	r.sendRead(out, readBurst)
+	r.continueRead(now, out)
 }
 
-// retriesRead reports whether p asks again for (part of) the READ being answered: the requester
-// lost a response and goes back to it, so the rest of the current answer would be discarded
-// there, and the retry's answer replaces it.
+// continueRead sends as much of the READ response under way as the pace allows at now.
+func (r *responder) continueRead(now time.Time, out *Output) {
+	n := r.sendRead(out, r.pace.budget(now))
+	r.pace.charge(now, n, r.read.psn)
+}
+
+// retriesRead reports whether p asks again for READ responses up to the one being sent: the
+// requester lost a response of this READ or an earlier one and goes back to it, so it would
+// discard the rest of the current answer, and the retry's answer replaces it.
 func (r *responder) retriesRead(p *packet.Parsed) bool {
 	psn := p.BTH().PSN()
 	if p.Opcode().Kind() != packet.KindRDMAReadRequest || psn.Diff(r.psn) >= 0 {
 		return false
 	}
 	res := r.res.find(psn)
-	return res != nil && res.kind == packet.KindRDMAReadRequest && res.firstPSN == r.read.origin
+	return res != nil && res.kind == packet.KindRDMAReadRequest &&
+		(res.firstPSN == r.read.origin || psn.LessThan(r.read.psn))
 }
 
 // sendRead builds up to budget response packets (all of them if budget is negative), reading
-// straight from the region into the packet buffers. The region is looked up again for every
-// burst, so one deregistered or invalidated meanwhile ends the response with a remote access
-// error.
-func (r *responder) sendRead(out *Output, budget int) {
+// straight from the region into the packet buffers, and returns how many it built. The region
+// is looked up again for every burst, so one deregistered or invalidated meanwhile ends the
+// response with a remote access error.
+func (r *responder) sendRead(out *Output, budget int) int {
+	if budget == 0 {
+		return 0
+	}
 	rr := &r.read
 	span, err := r.e.dev.Mem.LookupRemote(rr.rkey, r.e.q.PD(), r.e.q.QPN(), mr.AccessRemoteRead, rr.va, uint64(rr.resid))
 	if err != nil {
 		rr.active = false
 		r.fail(accessErr, rr.psn, out)
-		return
+		return 0
 	}
+	sent := 0
 	mtu := uint32(r.mtu)
 	var h packet.Headers
 	h.BTH = packet.BTHFields{PKey: packet.DefaultPKey, DestQP: r.e.at.attr.DestQPNum}
@@ -117,9 +131,11 @@ func (r *responder) sendRead(out *Output, budget int) {
 		rr.psn = rr.psn.Add(1)
 		rr.first = false
 		rr.active = !last
+		sent++
 	}
 	span.Release()
 	rr.va += off
+	return sent
 }
 
 // atomic executes a COMPARE_SWAP or FETCH_ADD and answers with the original value.
@@ -261,7 +277,9 @@ func (r *responder) duplicate(now time.Time, p *packet.Parsed, out *Output) {
 			return
 		}
 		// rxe continues a replay with MIDDLE and LAST packets; the retried request is a request of
-		// its own, answered from its first packet (FIRST or ONLY).
+		// its own, answered from its first packet (FIRST or ONLY). The requester lost responses:
+		// the pace slows down.
+		r.pace.repeated(now, psn)
 		r.startRead(now, res, psn, va, length, out)
 	case packet.KindCompareSwap, packet.KindFetchAdd:
 		r.sendAtomicAck(psn, res.orig, out)

@@ -517,3 +517,20 @@ func TestHoldRoCEPort(t *testing.T) {
 	_, _, err = conn.ReadFrom(make([]byte, 1)) // until killed
 	require.NoError(t, err)
 }
+
+// TestReadStats counts READ responses sent twice (same QP and PSN) once among the packets needed.
+func TestReadStats(t *testing.T) {
+	r := &readStats{seen: map[[2]uint32]bool{}}
+	for _, p := range []struct {
+		qpn, psn uint32
+		n        int
+	}{{17, 100, 1024}, {17, 101, 1024}, {17, 101, 1024}, {18, 101, 512}, {17, 100, 1024}, {17, 102, 8}} {
+		r.add(p.qpn, p.psn, p.n)
+	}
+	assert.Equal(t, 6, r.Packets, "packets")
+	assert.Equal(t, 4, r.Needed, "needed")
+	assert.Equal(t, int64(1024+1024+512+8), r.Bytes, "bytes read")
+	assert.Equal(t, "6 pkts for 4 needed (1.50x, 2450 per MiB read)", r.String())
+	assert.True(t, isReadResponse(0x0D) && isReadResponse(0x10), "FIRST and ONLY are READ responses")
+	assert.False(t, isReadResponse(0x0C) || isReadResponse(0x11), "a READ request and an ACK are not")
+}

@@ -486,6 +486,17 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 		if prob := cc.problem(capturePeers(rc, cli, srv)...); prob != "" {
 			fail("capture %s: %s", pcap, prob)
 		}
+		for _, e := range []endpoint{srv, cli} {
+			st := cc.Reads[e.addr(rc.family).String()]
+			if st == nil {
+				continue
+			}
+			rw.capture += fmt.Sprintf(", %s READ responses %s", e.name(), st)
+			if e.name() != "rxe" && !p.loss && st.ratio() > maxReadResend {
+				fail("%s sent %.2fx the READ response packets the READs needed (at most %.2fx): it outran the requester, which dropped them and asked again",
+					e.name(), st.ratio(), maxReadResend)
+			}
+		}
 		// Cross-check the capture against the kernel's own count: every packet rxe sent passes
 		// its tap, so the capture must hold at least as many from it, short of what the host
 		// dropped on the way in before the capture point (counted, and recovered by the peer).
