@@ -112,3 +112,13 @@ func TestMcastProgram(t *testing.T) {
 	n := groups.Add(1)
 	require.Equal(t, "ok\n", start(t, addr, bin, fmt.Sprintf("%d.1", 100+n%150)).wait(t))
 }
+
+// TestSignalsProgram runs testdata/signals.c: a SIGALRM handler installed without SA_ONSTACK,
+// firing every 50 µs during traffic, runs only on the program's own thread, since the library's
+// threads block the signal (perftest's timed runs died now and then when it ran on one of them).
+func TestSignalsProgram(t *testing.T) {
+	needLibrary(t)
+	bin := buildProgram(t, "signals")
+	addr, _ := addressPair()
+	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+}
