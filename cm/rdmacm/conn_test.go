@@ -93,6 +93,15 @@ func drain(t *testing.T, ctx context.Context, c *Conn) []EventType {
 	}
 }
 
+// closeBoth closes both ends of a connection and waits until each is gone.
+func closeBoth(t *testing.T, ctx context.Context, client, server *Conn) {
+	t.Helper()
+	require.NoError(t, client.Close())
+	require.NoError(t, server.Close())
+	drain(t, ctx, client)
+	drain(t, ctx, server)
+}
+
 func TestDialAcceptDisconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)

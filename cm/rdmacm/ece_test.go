@@ -42,10 +42,7 @@ func TestECEBothWays(t *testing.T) {
 		require.NotNil(t, server)
 		assert.Equal(t, cm.ECE{VendorID: 0x02c9a1, Options: 0x5}, client.RemoteECE())
 		assert.Equal(t, clientECE, server.RemoteECE())
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
 
@@ -57,10 +54,7 @@ func TestECEDefaultZero(t *testing.T) {
 		client, server := pair(t, ctx, as, nil, nil)
 		assert.Zero(t, client.RemoteECE())
 		assert.Zero(t, server.RemoteECE())
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
 

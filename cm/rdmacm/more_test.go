@@ -21,23 +21,11 @@ func TestIPv6(t *testing.T) {
 		l, err := as[1].Listen(ctx, addr, nil)
 		require.NoError(t, err)
 		defer l.Close()
-		accepted := make(chan *Conn, 1)
-		go func() {
-			c, err := l.Accept(ctx)
-			assert.NoError(t, err)
-			accepted <- c
-		}()
-		client, err := as[0].Dial(ctx, addr, nil)
-		require.NoError(t, err)
-		server := <-accepted
-		require.NotNil(t, server)
+		client, server := pairOn(t, ctx, as[0], l, nil)
 		assert.Equal(t, netip.MustParseAddr("fd00::1"), server.RemoteAddr().Addr())
 		assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
 		exchange(t, ctx, client, server, "over IPv6")
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
 
@@ -52,25 +40,13 @@ func TestIPv6LinkLocal(t *testing.T) {
 		l, err := as[1].Listen(ctx, addr, nil)
 		require.NoError(t, err)
 		defer l.Close()
-		accepted := make(chan *Conn, 1)
-		go func() {
-			c, err := l.Accept(ctx)
-			assert.NoError(t, err)
-			accepted <- c
-		}()
-		client, err := as[0].Dial(ctx, addr, nil)
-		require.NoError(t, err)
-		server := <-accepted
-		require.NotNil(t, server)
+		client, server := pairOn(t, ctx, as[0], l, nil)
 		assert.Equal(t, netip.MustParseAddr("fe80::1%link0"), client.LocalAddr().Addr())
 		assert.Equal(t, addr, client.RemoteAddr())
 		assert.Equal(t, addr, server.LocalAddr())
 		assert.Equal(t, client.LocalAddr(), server.RemoteAddr())
 		exchange(t, ctx, client, server, "over link-local IPv6")
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
 
@@ -126,9 +102,6 @@ func TestAbandonedRequest(t *testing.T) {
 
 		client, server := pairOn(t, ctx, as[0], l, nil)
 		exchange(t, ctx, client, server, "second client")
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }

@@ -72,10 +72,7 @@ func TestRequestAcceptWithCallerQPs(t *testing.T) {
 		assert.Same(t, sqp, server.QP())
 		assert.Equal(t, gorxe.QPStateRTS, cqp.State())
 		assert.Equal(t, "welcome", string(client.PrivateData()[:7]))
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 		// The QPs are still the callers' (the cleanup destroys them); Close moved them to the error
 		// state.
 		assert.Equal(t, gorxe.QPStateErr, cqp.State())
@@ -192,10 +189,7 @@ func TestSendDREQ(t *testing.T) {
 			}
 			assert.Equal(t, EventDisconnected, got[len(got)-1])
 		}
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
 
@@ -264,9 +258,6 @@ func TestCallerMovesQP(t *testing.T) {
 		require.Equal(t, gorxe.WCSuccess, wcs[0].Status)
 		assert.Equal(t, "own QPs", string(rbuf[:7]))
 
-		require.NoError(t, client.Close())
-		require.NoError(t, server.Close())
-		drain(t, ctx, client)
-		drain(t, ctx, server)
+		closeBoth(t, ctx, client, server)
 	})
 }
