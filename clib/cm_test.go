@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -198,10 +196,7 @@ func TestRDMACMTools(t *testing.T) {
 // traffic over an established connection through rdma_verbs.h's helpers.
 func TestCMProgram(t *testing.T) {
 	needLibrary(t)
-	bin := filepath.Join(t.TempDir(), "cm")
-	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/cm.c",
-		filepath.Join(libDir, "librdmacm.so.1")).CombinedOutput()
-	require.NoError(t, err, "cc: %s", out)
+	bin := buildProgram(t, "cm")
 	addr, _ := addressPair()
 	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
 }
@@ -214,10 +209,7 @@ func TestCMProgram(t *testing.T) {
 // rdma_reject_ece (REJECTED, status 35, with the private data).
 func TestECEProgram(t *testing.T) {
 	needLibrary(t)
-	bin := filepath.Join(t.TempDir(), "ece")
-	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/ece.c",
-		filepath.Join(libDir, "librdmacm.so.1")).CombinedOutput()
-	require.NoError(t, err, "cc: %s", out)
+	bin := buildProgram(t, "ece")
 	addr, _ := addressPair()
 	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
 }

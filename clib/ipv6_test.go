@@ -2,8 +2,6 @@ package main
 
 import (
 	"cmp"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -111,10 +109,7 @@ var ipv6Common = map[string]struct {
 // (GID and GID index) it checks against that GID table.
 func cm6Program(t *testing.T, a *host) {
 	needLibrary(t, "ibv_devinfo")
-	bin := filepath.Join(t.TempDir(), "cm6")
-	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/cm6.c",
-		filepath.Join(libDir, "librdmacm.so.1"), filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
-	require.NoError(t, err, "cc: %s", out)
+	bin := buildProgram(t, "cm6")
 	info := a.start(t, "", "ibv_devinfo", "-v", "-d", "gorxe_gx0").wait(t)
 	assert.Contains(t, info, "\t\t\tGID[  0]:\t\tfe80::ff:fe00:6701, RoCE v2\n"+
 		"\t\t\tGID[  1]:\t\tfd00:67::1, RoCE v2\n"+

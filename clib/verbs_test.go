@@ -20,12 +20,12 @@ func buildVerbsProgram(t *testing.T) string {
 }
 
 // buildProgram compiles testdata/name.c against the distribution's headers and links it with the
-// library.
+// library, under both its names, as a program is linked with libibverbs and librdmacm.
 func buildProgram(t *testing.T, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
 	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/"+name+".c",
-		filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
+		filepath.Join(libDir, "libibverbs.so.1"), filepath.Join(libDir, "librdmacm.so.1")).CombinedOutput()
 	require.NoError(t, err, "cc: %s", out)
 	return bin
 }

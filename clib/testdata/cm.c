@@ -13,35 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, __LINE__, \
-				#cond, errno, strerror(errno));                                    \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "gxcm.h"
 
-static struct rdma_event_channel *ch;
 
-// next waits (poll on the fd) for the channel's next event and requires its type and status.
-static struct rdma_cm_event *next(enum rdma_cm_event_type want, int status) {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-	CHECK(poll(&p, 1, 20000) == 1);
-	struct rdma_cm_event *e;
-	CHECK(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != want || e->status != status) {
-		fprintf(stderr, "event %s status %d, want %s status %d\n", rdma_event_str(e->event), e->status,
-			rdma_event_str(want), status);
-		exit(1);
-	}
-	return e;
-}
 
-static void ack_next(enum rdma_cm_event_type want, int status) { CHECK(rdma_ack_cm_event(next(want, status)) == 0); }
 
 static struct sockaddr_in addr(const char *ip, int port) {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -55,10 +32,10 @@ static struct rdma_cm_id *resolved(const char *ip, int port) {
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
 	struct sockaddr_in dst = addr(ip, port);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
 	CHECK(id->verbs != NULL);
 	CHECK(rdma_resolve_route(id, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 	// The path RDMA-CM resolves on RoCE: the peer's IPv4-mapped GID, hop limit 64, the default
 	// P_Key.
 	struct ibv_sa_path_rec *path = id->route.path_rec;
@@ -166,7 +143,7 @@ int main(int argc, char **argv) {
 	struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 	CHECK(inet_pton(AF_INET6, "2001:db8::1", &v6.sin6_addr) == 1);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&v6, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
+	ack_next(RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, NULL);
 	CHECK(rdma_destroy_id(id) == 0);
 
 	// An id's SRQ: its QP goes on it; XRC SRQs are not supported.
@@ -191,7 +168,7 @@ int main(int argc, char **argv) {
 	struct rdma_conn_param cp = {.responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
 				     .rnr_retry_count = 7};
 	CHECK(rdma_connect(id, &cp) == 0);
-	ack_next(RDMA_CM_EVENT_REJECTED, 8);
+	ack_next(RDMA_CM_EVENT_REJECTED, 8, NULL);
 	rdma_destroy_qp(id);
 	CHECK(rdma_destroy_id(id) == 0);
 
@@ -210,7 +187,7 @@ int main(int argc, char **argv) {
 	cp.private_data = "hello";
 	cp.private_data_len = 6;
 	CHECK(rdma_connect(id, &cp) == 0);
-	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	CHECK(e->listen_id == listen && e->id != listen);
 	CHECK(e->param.conn.private_data_len >= 6 && memcmp(e->param.conn.private_data, "hello", 6) == 0);
 	CHECK(e->param.conn.responder_resources == 1 && e->param.conn.initiator_depth == 1);
@@ -222,7 +199,7 @@ int main(int argc, char **argv) {
 	CHECK(rdma_ack_cm_event(e) == 0);
 	CHECK(rdma_reject(req, "no", 3) == 0);
 	CHECK(rdma_destroy_id(req) == 0);
-	e = next(RDMA_CM_EVENT_REJECTED, 28);
+	e = next(RDMA_CM_EVENT_REJECTED, 28, NULL);
 	CHECK(e->param.conn.private_data_len >= 3 && memcmp(e->param.conn.private_data, "no", 3) == 0);
 	CHECK(rdma_ack_cm_event(e) == 0);
 	rdma_destroy_qp(id);
@@ -239,7 +216,7 @@ int main(int argc, char **argv) {
 	cp.private_data = "client";
 	cp.private_data_len = 7;
 	CHECK(rdma_connect(id, &cp) == 0);
-	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	req = e->id;
 	CHECK(rdma_ack_cm_event(e) == 0);
 	make_qp(req);
@@ -297,9 +274,9 @@ int main(int argc, char **argv) {
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0);
 	struct sockaddr_in udst = addr(ip, port + 2);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&udst, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
 	CHECK(rdma_resolve_route(id, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 	struct ibv_qp_init_attr ua = {.cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1},
 				      .qp_type = IBV_QPT_UD};
 	CHECK(rdma_create_qp(id, NULL, &ua) == 0);
@@ -307,7 +284,7 @@ int main(int argc, char **argv) {
 	struct sockaddr_in group = addr("239.20.250.1", 0);
 	int mc_context;
 	CHECK(rdma_join_multicast(id, (struct sockaddr *)&group, &mc_context) == 0);
-	e = next(RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	e = next(RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL);
 	CHECK(e->param.ud.qp_num == 0xffffff && e->param.ud.qkey == RDMA_UDP_QKEY);
 	CHECK(e->param.ud.private_data == &mc_context);
 	CHECK(e->param.ud.ah_attr.is_global && e->param.ud.ah_attr.grh.dgid.raw[15] == 1 &&
@@ -317,7 +294,7 @@ int main(int argc, char **argv) {
 	errno = 0;
 	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&group) == -1 && errno == EADDRNOTAVAIL);
 	CHECK(rdma_connect(id, NULL) == 0);
-	ack_next(RDMA_CM_EVENT_UNREACHABLE, 1);
+	ack_next(RDMA_CM_EVENT_UNREACHABLE, 1, NULL);
 	rdma_destroy_qp(id);
 	CHECK(rdma_destroy_id(id) == 0);
 
@@ -330,9 +307,9 @@ int main(int argc, char **argv) {
 	CHECK(rdma_listen(ulisten, 1) == 0);
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&ula, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
 	CHECK(rdma_resolve_route(id, 2000) == 0);
-	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 	struct ibv_pd *upd = ibv_alloc_pd(id->verbs);
 	struct ibv_cq *ucq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0);
 	CHECK(upd && ucq);
@@ -342,12 +319,12 @@ int main(int argc, char **argv) {
 	CHECK(cqp && sqp);
 	struct rdma_conn_param up = {.qp_num = cqp->qp_num};
 	CHECK(rdma_connect(id, &up) == 0);
-	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	struct rdma_cm_id *ureq = e->id;
 	CHECK(rdma_ack_cm_event(e) == 0);
 	up.qp_num = sqp->qp_num;
 	CHECK(rdma_accept(ureq, &up) == 0);
-	e = next(RDMA_CM_EVENT_ESTABLISHED, 0);
+	e = next(RDMA_CM_EVENT_ESTABLISHED, 0, NULL);
 	CHECK(e->id == id && e->param.ud.qp_num == sqp->qp_num && e->param.ud.qkey == RDMA_UDP_QKEY);
 	CHECK(e->param.ud.ah_attr.is_global && memcmp(&e->param.ud.ah_attr.grh.dgid.raw[12], &ula.sin_addr, 4) == 0);
 	CHECK(rdma_ack_cm_event(e) == 0);
@@ -369,7 +346,7 @@ int main(int argc, char **argv) {
 	struct pollfd p2 = {.fd = ch2->fd, .events = POLLIN};
 	CHECK(poll(&p2, 1, 20000) == 1);
 	CHECK(rdma_destroy_id(listen) == 0);
-	ack_next(RDMA_CM_EVENT_REJECTED, 28);
+	ack_next(RDMA_CM_EVENT_REJECTED, 28, NULL);
 	rdma_destroy_qp(id);
 	CHECK(rdma_destroy_id(id) == 0);
 	rdma_destroy_event_channel(ch2);

@@ -14,32 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <rdma/rdma_cma.h>
+#include "gxcm.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, __LINE__, \
-				#cond, errno, strerror(errno));                                    \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
-static struct rdma_event_channel *ch;
-
-// next waits for the channel's next event and requires its type and a zero status.
-static struct rdma_cm_event *next(enum rdma_cm_event_type want) {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-	CHECK(poll(&p, 1, 20000) == 1);
-	struct rdma_cm_event *e;
-	CHECK(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != want || e->status != 0) {
-		fprintf(stderr, "event %s status %d, want %s\n", rdma_event_str(e->event), e->status,
-			rdma_event_str(want));
-		exit(1);
-	}
-	return e;
-}
 
 static struct sockaddr_in6 addr6(const char *ip, uint32_t scope, int port) {
 	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_scope_id = scope};
@@ -91,12 +68,12 @@ static void connect_to(const char *ifname, const char *ip, uint32_t scope, int g
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&la, 2000) == 0);
-	CHECK(rdma_ack_cm_event(next(RDMA_CM_EVENT_ADDR_RESOLVED)) == 0);
+	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
 	CHECK(id->verbs == listen->verbs);
 	CHECK(is6(rdma_get_local_addr(id), ip, scope));
 	CHECK(is6(rdma_get_peer_addr(id), ip, scope));
 	CHECK(rdma_resolve_route(id, 2000) == 0);
-	CHECK(rdma_ack_cm_event(next(RDMA_CM_EVENT_ROUTE_RESOLVED)) == 0);
+	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 	struct ibv_sa_path_rec *path = id->route.path_rec;
 	CHECK(id->route.num_paths == 1 && path != NULL);
 	CHECK(memcmp(path->sgid.raw, &la.sin6_addr, 16) == 0 && memcmp(path->dgid.raw, &la.sin6_addr, 16) == 0);
@@ -107,7 +84,7 @@ static void connect_to(const char *ifname, const char *ip, uint32_t scope, int g
 	struct rdma_conn_param cp = {.responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
 				     .rnr_retry_count = 7};
 	CHECK(rdma_connect(id, &cp) == 0);
-	struct rdma_cm_event *e = next(RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_event *e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	struct rdma_cm_id *req = e->id;
 	CHECK(e->listen_id == listen && req->verbs == listen->verbs);
 	CHECK(rdma_ack_cm_event(e) == 0);
@@ -117,7 +94,7 @@ static void connect_to(const char *ifname, const char *ip, uint32_t scope, int g
 	make_qp(req);
 	CHECK(rdma_accept(req, &cp) == 0);
 	for (int up = 0; up < 2; up++)
-		CHECK(rdma_ack_cm_event(next(RDMA_CM_EVENT_ESTABLISHED)) == 0);
+		ack_next(RDMA_CM_EVENT_ESTABLISHED, 0, NULL);
 
 	// The address vector a program that moves its own QP would take: ip's GID and its index.
 	struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTR};
@@ -128,7 +105,7 @@ static void connect_to(const char *ifname, const char *ip, uint32_t scope, int g
 
 	CHECK(rdma_disconnect(id) == 0);
 	for (int down = 0; down < 2; down++)
-		CHECK(rdma_ack_cm_event(next(RDMA_CM_EVENT_DISCONNECTED)) == 0);
+		ack_next(RDMA_CM_EVENT_DISCONNECTED, 0, NULL);
 	rdma_destroy_qp(req);
 	rdma_destroy_qp(id);
 	CHECK(rdma_destroy_id(req) == 0);

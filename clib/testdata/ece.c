@@ -9,30 +9,9 @@
 // exits 0 when every check holds.
 
 #include <arpa/inet.h>
-#include <poll.h>
-#include <rdma/rdma_cma.h>
+#include "gxcm.h"
 
-#include "gxtest.h"
 
-static struct rdma_event_channel *ch;
-
-// next waits for the channel's next event and requires its type, status and id.
-static struct rdma_cm_event *next(enum rdma_cm_event_type want, int status, struct rdma_cm_id *id) {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-	CHECK(poll(&p, 1, 20000) == 1);
-	struct rdma_cm_event *e;
-	CHECK(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != want || e->status != status || (id && e->id != id)) {
-		fprintf(stderr, "event %s status %d, want %s status %d\n", rdma_event_str(e->event), e->status,
-			rdma_event_str(want), status);
-		exit(1);
-	}
-	return e;
-}
-
-static void ack_next(enum rdma_cm_event_type want, int status, struct rdma_cm_id *id) {
-	CHECK(rdma_ack_cm_event(next(want, status, id)) == 0);
-}
 
 static struct sockaddr_in addr(const char *ip, int port) {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
