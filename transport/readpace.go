@@ -22,8 +22,9 @@ import (
 // 1/readPaceGrowDiv, until the gap between packets is below readPaceMinGap and the responder
 // sends unpaced again. Only a repeat of a packet sent since the last cut cuts: a requester that
 // goes back N asks again for the READs after the lost one too (nothing of them was resent yet),
-// and one that asks again for a READ it got no answer to (its request was dropped) lost nothing. A requester that keeps up (gorxe over
-// loopback, an RNIC) never asks again, so it never sees a paced response.
+// and one that asks again for a READ it got no answer to (its request was dropped) lost nothing.
+// A requester that keeps up (gorxe over loopback, an RNIC) never asks again, so it never sees a
+// paced response.
 //
 // While paced, the responses leave in runs of up to readPaceBurst packets, one run per engine
 // deadline; the packets received between two runs are handled in between, a repeat among them at

@@ -53,7 +53,7 @@ func namespaces() *syscall.SysProcAttr {
 	}
 }
 
-// execInView runs the program in a new mount namespace (and user namespace, see namespaces) where the device view is
+// execInView runs the program in new namespaces (see namespaces) where the device view is
 // mounted, and ends gorxe exec with the program's exit status. It returns an error matching
 // errNoView when the view cannot be made (the program has not run), and the error l.exec would
 // give when the program cannot be run.
