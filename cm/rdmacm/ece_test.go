@@ -1,7 +1,6 @@
 package rdmacm
 
 import (
-	"errors"
 	"testing"
 	"testing/synctest"
 
@@ -55,30 +54,6 @@ func TestECEDefaultZero(t *testing.T) {
 		assert.Zero(t, client.RemoteECE())
 		assert.Zero(t, server.RemoteECE())
 		closeBoth(t, ctx, client, server)
-	})
-}
-
-// TestRequestRejectECE refuses a request's ECE options (rdma_reject_ece): Dial fails with reason
-// 35, vendor option not supported, and the REJ's private data, as the kernel reports a REJ to
-// librdmacm (RDMA_CM_EVENT_REJECTED, status 35).
-func TestRequestRejectECE(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
-		go func() {
-			req, err := l.Next(ctx)
-			if assert.NoError(t, err) {
-				assert.NoError(t, req.RejectECE([]byte("ece")))
-			}
-		}()
-		_, err = as[0].Dial(ctx, serverAddr, &Options{ECE: cm.ECE{VendorID: 0x02c9a1, Options: 1}})
-		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejVendorOptionNotSupported})
-		var rej *RejectedError
-		require.True(t, errors.As(err, &rej))
-		assert.Equal(t, "ece", string(rej.PrivateData[:3]))
 	})
 }
 

@@ -79,27 +79,41 @@ func TestRequestAcceptWithCallerQPs(t *testing.T) {
 	})
 }
 
-// TestRequestReject refuses a request with private data: Dial fails with reason 28 (consumer
-// defined) and a *RejectedError carrying the data.
+// TestRequestReject refuses a request with private data: Dial fails with a *RejectedError
+// carrying the data and the REJ's reason, 28 (consumer defined) for Reject and 35 (vendor option
+// not supported) for RejectECE, as librdmacm's peer sees RDMA_CM_EVENT_REJECTED with that status.
 func TestRequestReject(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
-		go func() {
-			req, err := l.Next(ctx)
-			if assert.NoError(t, err) {
-				assert.NoError(t, req.Reject([]byte("no")))
-			}
-		}()
-		_, err = as[0].Dial(ctx, serverAddr, nil)
-		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejConsumerDefined})
-		var rej *RejectedError
-		require.True(t, errors.As(err, &rej))
-		assert.Equal(t, "no", string(rej.PrivateData[:2]))
-	})
+	for _, tc := range []struct {
+		name   string
+		reject func(*Request, []byte) error
+		reason mad.RejectReason
+		opts   *Options
+	}{
+		{"reject", (*Request).Reject, mad.RejConsumerDefined, nil},
+		{"reject-ece", (*Request).RejectECE, mad.RejVendorOptionNotSupported,
+			&Options{ECE: cm.ECE{VendorID: 0x02c9a1, Options: 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testCtx(t)
+				as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+				l, err := as[1].Listen(ctx, serverAddr, nil)
+				require.NoError(t, err)
+				defer l.Close()
+				go func() {
+					req, err := l.Next(ctx)
+					if assert.NoError(t, err) {
+						assert.NoError(t, tc.reject(req, []byte("no")))
+					}
+				}()
+				_, err = as[0].Dial(ctx, serverAddr, tc.opts)
+				require.ErrorIs(t, err, &cm.RejectError{Reason: tc.reason})
+				var rej *RejectedError
+				require.True(t, errors.As(err, &rej))
+				assert.Equal(t, "no", string(rej.PrivateData[:2]))
+			})
+		})
+	}
 }
 
 // TestCallerQPOfWrongType refuses a UD QP for a connection.
