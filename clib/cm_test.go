@@ -195,10 +195,7 @@ func TestRDMACMTools(t *testing.T) {
 // and its SIDR to a port nobody listens on (UNREACHABLE, status 1), private data both ways, and
 // traffic over an established connection through rdma_verbs.h's helpers.
 func TestCMProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "cm")
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
+	runProgram(t, "cm", func(addr string) []string { return []string{addr} })
 }
 
 // TestECEProgram runs testdata/ece.c: rdma_set_local_ece and rdma_get_remote_ece on ids whose
@@ -208,10 +205,7 @@ func TestCMProgram(t *testing.T) {
 // ibv_query_ece and ibv_set_ece answering EOPNOTSUPP as libibverbs does on rxe, and
 // rdma_reject_ece (REJECTED, status 35, with the private data).
 func TestECEProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "ece")
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin, addr).wait(t))
+	runProgram(t, "ece", func(addr string) []string { return []string{addr} })
 }
 
 var groups atomic.Uint32

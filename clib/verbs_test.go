@@ -12,13 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// buildVerbsProgram compiles testdata/verbs.c against the distribution's headers and links it
-// with the library.
-func buildVerbsProgram(t *testing.T) string {
-	t.Helper()
-	return buildProgram(t, "verbs")
-}
-
 // buildProgram compiles testdata/name.c against the distribution's headers and links it with the
 // library, under both its names, as a program is linked with libibverbs and librdmacm.
 func buildProgram(t *testing.T, name string) string {
@@ -30,6 +23,20 @@ func buildProgram(t *testing.T, name string) string {
 	return bin
 }
 
+// runProgram builds testdata/name.c, runs it on the device of a fresh loopback address with the
+// arguments args gives for that address (none when nil), and requires it to print "ok" and exit 0.
+func runProgram(t *testing.T, name string, args func(addr string) []string) {
+	t.Helper()
+	needLibrary(t)
+	bin := buildProgram(t, name)
+	addr, _ := addressPair()
+	var argv []string
+	if args != nil {
+		argv = args(addr)
+	}
+	require.Equal(t, "ok\n", start(t, addr, bin, argv...).wait(t))
+}
+
 // TestVerbsProgram runs testdata/verbs.c: libibverbs' errno conventions (EINVAL, EBUSY,
 // EOPNOTSUPP, bad_wr), two contexts of one process sharing the device, RC traffic between two
 // QPs of one device (SEND with immediate, RDMA WRITE and READ, inline data), a completion channel
@@ -38,10 +45,7 @@ func buildProgram(t *testing.T, name string) string {
 // ibv_wr_* calls, an SRQ's attributes and limit, ibv_resize_cq, the port event on async_fd, and a
 // child of fork() refused at once.
 func TestVerbsProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildVerbsProgram(t)
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+	runProgram(t, "verbs", nil)
 }
 
 // TestMWProgram runs testdata/mw.c: memory windows of both types between two RC QPs. A type 1
@@ -52,17 +56,14 @@ func TestVerbsProgram(t *testing.T) {
 // window type that does not exist, for binding a type 2 or zero-based type 1 window with
 // ibv_bind_mw, and for a BIND_MW without a window.
 func TestMWProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "mw")
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+	runProgram(t, "mw", nil)
 }
 
 // TestAddressTaken runs the program on an address whose RoCE port something else holds: its
 // first verb that needs the port fails, with one line on stderr saying to set GORXE_ADDR.
 func TestAddressTaken(t *testing.T) {
 	needLibrary(t)
-	bin := buildVerbsProgram(t)
+	bin := buildProgram(t, "verbs")
 	addr, _ := addressPair()
 	held, err := net.ListenPacket("udp4", net.JoinHostPort(addr, "4791"))
 	require.NoError(t, err)
@@ -83,42 +84,27 @@ func TestAddressTaken(t *testing.T) {
 // nothing, EOPNOTSUPP for another process's context, the imported objects left to their owner
 // when unimported; and a parent domain standing for its PD, which stays busy meanwhile.
 func TestSharedPDProgram(t *testing.T) {
-	needLibrary(t)
-	bin := filepath.Join(t.TempDir(), "pd")
-	out, err := exec.Command("cc", "-Wall", "-Werror", "-o", bin, "testdata/pd.c",
-		filepath.Join(libDir, "libibverbs.so.1")).CombinedOutput()
-	require.NoError(t, err, "cc: %s", out)
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+	runProgram(t, "pd", nil)
 }
 
 // TestSRQProgram runs testdata/srq.c: an SRQ's posts (ENOMEM past its depth, EINVAL for too many
 // SGEs, posts beyond the depth it was created with after ibv_modify_srq grew it), SENDs landing
 // in its receives in the order they were posted while its post ring wraps, and the limit event.
 func TestSRQProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "srq")
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+	runProgram(t, "srq", nil)
 }
 
 // TestMcastProgram runs testdata/mcast.c: a UD QP attached to an IPv4 group with
 // ibv_attach_mcast receives a UD SEND to the group and, detached, no longer does; EINVAL for an
 // RC QP, a unicast GID and a QP that is not attached.
 func TestMcastProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "mcast")
-	addr, _ := addressPair()
-	n := groups.Add(1)
-	require.Equal(t, "ok\n", start(t, addr, bin, fmt.Sprintf("%d.1", 100+n%150)).wait(t))
+	group := fmt.Sprintf("%d.1", 100+groups.Add(1)%150)
+	runProgram(t, "mcast", func(string) []string { return []string{group} })
 }
 
 // TestSignalsProgram runs testdata/signals.c: a SIGALRM handler installed without SA_ONSTACK,
 // firing every 50 µs during traffic, runs only on the program's own thread, since the library's
 // threads block the signal (perftest's timed runs died now and then when it ran on one of them).
 func TestSignalsProgram(t *testing.T) {
-	needLibrary(t)
-	bin := buildProgram(t, "signals")
-	addr, _ := addressPair()
-	require.Equal(t, "ok\n", start(t, addr, bin).wait(t))
+	runProgram(t, "signals", nil)
 }
