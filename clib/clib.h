@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <signal.h>
 #include <infiniband/verbs.h>
 
 // A send work request with its unions resolved, as the Go side reads it: C knows the QP type and
@@ -206,6 +207,11 @@ struct ibv_pd *gx_alloc_parent_domain(struct ibv_context *context, struct ibv_pa
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);
+
+// gx_signals_hold blocks the program's asynchronous signals on the calling thread for a call into
+// Go, saving its mask in old; gx_signals_release restores it (signals.c says why).
+void gx_signals_hold(sigset_t *old);
+void gx_signals_release(const sigset_t *old);
 
 // GX_CALL runs a call into Go that returns an errno, unless in a child of fork().
 #define GX_CALL(call) (gx_forked_child() ? EOPNOTSUPP : (call))

@@ -120,6 +120,14 @@ static void ring_recv(struct gx_post_ring *r, const struct ibv_recv_wr *w) {
 	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
 }
 
+// kick starts an idle QP's engine, with the program's signals held (signals.c).
+static void kick(struct ibv_qp *qp) {
+	sigset_t old;
+	gx_signals_hold(&old);
+	gx_kick(qp);
+	gx_signals_release(&old);
+}
+
 // send_check applies gorxe's post-time checks to w, with the errno its direct path gives: 0 means
 // w may go to the ring, -1 that it takes the direct path.
 static int send_check(struct gx_qp_ex *q, const struct ibv_send_wr *w) {
@@ -223,7 +231,7 @@ int gx_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	// Set by the engine when it went idle: this poster starts it, and clears the bell so that
 	// the posters after it need not (the engine sets it again when it goes idle again).
 	if (rang && (__atomic_fetch_and(&q->bell, ~(uint32_t)GX_BELL_SEND, __ATOMIC_SEQ_CST) & GX_BELL_SEND))
-		gx_kick(qp);
+		kick(qp);
 	if (rc && bad_wr)
 		*bad_wr = wr;
 	return rc;
@@ -261,7 +269,7 @@ int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	pthread_mutex_unlock(&wq->mu);
 	// A QP in the error state flushes receives at once: the engine must take them now.
 	if (rang && (__atomic_load_n(&q->bell, __ATOMIC_SEQ_CST) & GX_BELL_RECV))
-		gx_kick(qp);
+		kick(qp);
 	if (rc && bad_wr)
 		*bad_wr = wr;
 	return rc;

@@ -217,8 +217,14 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	if (num_entries <= 0)
 		return 0;
 	int n = poll_ring(gcq(cq), num_entries, wc);
-	if (n == 0 && gx_poll_network(cq))
-		n = poll_ring(gcq(cq), num_entries, wc);
+	if (n == 0) {
+		sigset_t old;
+		gx_signals_hold(&old);
+		int ran = gx_poll_network(cq);
+		gx_signals_release(&old);
+		if (ran)
+			n = poll_ring(gcq(cq), num_entries, wc);
+	}
 	return n;
 }
 

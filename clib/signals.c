@@ -12,23 +12,36 @@
 // runtime's blocks the signals on the loading thread, and one that runs after it gives that
 // thread its mask back. Signals the runtime needs on its threads stay unblocked: the synchronous
 // ones (a fault in Go code), SIGURG (goroutine preemption) and SIGPIPE (a write to a closed pipe).
+//
+// A program's thread that calls into Go runs Go code on a goroutine's stack too, and a signal it
+// takes meanwhile would run the program's handler there. The calls the data path makes at message
+// rate and that run the engine (an empty poll running the network, the kick of an idle QP) hold
+// the same signals for their duration (gx_signals_hold, gx_signals_release): a signal that
+// arrives meanwhile waits the few microseconds until the call returns to C, where the handler
+// runs on the program's stack. The other calls into Go are rare and brief, and stay exposed.
 
 #include <pthread.h>
 #include <signal.h>
 
+#include "clib.h"
+
+static sigset_t program_signals; // what the library's threads block, and its hot calls
 static sigset_t program_mask;
 static int blocked;
 
 __attribute__((constructor(101))) static void gx_block_program_signals(void) {
-	sigset_t set;
-	sigfillset(&set);
+	sigfillset(&program_signals);
 	static const int runtime_needs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGURG, SIGPIPE};
 	for (unsigned i = 0; i < sizeof(runtime_needs) / sizeof(runtime_needs[0]); i++)
-		sigdelset(&set, runtime_needs[i]);
-	blocked = pthread_sigmask(SIG_BLOCK, &set, &program_mask) == 0;
+		sigdelset(&program_signals, runtime_needs[i]);
+	blocked = pthread_sigmask(SIG_BLOCK, &program_signals, &program_mask) == 0;
 }
 
 __attribute__((constructor)) static void gx_restore_program_signals(void) {
 	if (blocked)
 		pthread_sigmask(SIG_SETMASK, &program_mask, NULL);
 }
+
+void gx_signals_hold(sigset_t *old) { pthread_sigmask(SIG_BLOCK, &program_signals, old); }
+
+void gx_signals_release(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }

@@ -1,7 +1,8 @@
 // A verbs program whose SIGALRM handler is installed without SA_ONSTACK, as perftest's timed runs
 // install theirs, and fires every 50 µs while two RC QPs of one device exchange messages. Every
 // call of the handler must run on one of the program's own threads: on a thread of the library's
-// Go runtime it would run on a goroutine's stack. Each of the runtime's threads must block the
+// Go runtime it would run on a goroutine's stack, and so would it on the main thread while that
+// runs Go code in an empty poll or a post's kick. Each of the runtime's threads must block the
 // signal, and the main thread keep the mask it had. It prints "ok" and exits 0, or names the
 // failed check and exits 1.
 
@@ -19,14 +20,21 @@
 
 enum { MSG = 64, ROUNDS = 3000 };
 
-static volatile sig_atomic_t calls, foreign;
+static volatile sig_atomic_t calls, foreign, off_stack;
 static pid_t main_tid;
+static uintptr_t main_top; // an address near the top of the main thread's own stack
 
 static void on_alarm(int sig) {
 	(void)sig;
 	calls++;
-	if (gettid() != main_tid)
+	if (gettid() != main_tid) {
 		foreign++;
+		return;
+	}
+	// On the main thread's stack (at most 8 MiB below its top), not on a goroutine's.
+	uintptr_t here = (uintptr_t)&sig;
+	if (here > main_top || main_top - here > (8u << 20))
+		off_stack++;
 }
 
 // blocks_alarm reports whether thread tid blocks SIGALRM, from its SigBlk line.
@@ -48,6 +56,8 @@ static int blocks_alarm(const char *tid) {
 
 int main(void) {
 	main_tid = gettid();
+	int top;
+	main_top = (uintptr_t)&top;
 	struct sigaction sa = {.sa_handler = on_alarm}; // no SA_ONSTACK
 	sigemptyset(&sa.sa_mask);
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
@@ -88,6 +98,7 @@ int main(void) {
 	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
 	CHECK(calls > 0);
 	CHECK(foreign == 0);
+	CHECK(off_stack == 0);
 
 	// Every thread but the main one is the runtime's (the program starts none).
 	char self[32];
