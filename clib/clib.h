@@ -209,9 +209,10 @@ struct ibv_pd *gx_alloc_parent_domain(struct ibv_context *context, struct ibv_pa
 int gx_forked_child(void);
 
 // gx_signals_hold blocks the program's asynchronous signals on the calling thread for a call into
-// Go, saving its mask in old; gx_signals_release restores it (signals.c says why).
-void gx_signals_hold(sigset_t *old);
-void gx_signals_release(const sigset_t *old);
+// Go when a handler of the program needs it, saving the mask in old, and reports whether it did;
+// gx_signals_release restores the mask if it was held (signals.c says why).
+int gx_signals_hold(sigset_t *old);
+void gx_signals_release(int held, const sigset_t *old);
 
 // GX_CALL runs a call into Go that returns an errno, unless in a child of fork().
 #define GX_CALL(call) (gx_forked_child() ? EOPNOTSUPP : (call))

@@ -120,12 +120,12 @@ static void ring_recv(struct gx_post_ring *r, const struct ibv_recv_wr *w) {
 	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
 }
 
-// kick starts an idle QP's engine, with the program's signals held (signals.c).
+// kick starts an idle QP's engine, with the program's signals held if need be (signals.c).
 static void kick(struct ibv_qp *qp) {
 	sigset_t old;
-	gx_signals_hold(&old);
+	int held = gx_signals_hold(&old);
 	gx_kick(qp);
-	gx_signals_release(&old);
+	gx_signals_release(held, &old);
 }
 
 // send_check applies gorxe's post-time checks to w, with the errno its direct path gives: 0 means

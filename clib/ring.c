@@ -219,9 +219,9 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	int n = poll_ring(gcq(cq), num_entries, wc);
 	if (n == 0) {
 		sigset_t old;
-		gx_signals_hold(&old);
+		int held = gx_signals_hold(&old);
 		int ran = gx_poll_network(cq);
-		gx_signals_release(&old);
+		gx_signals_release(held, &old);
 		if (ran)
 			n = poll_ring(gcq(cq), num_entries, wc);
 	}
