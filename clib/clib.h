@@ -208,14 +208,12 @@ struct ibv_pd *gx_alloc_parent_domain(struct ibv_context *context, struct ibv_pa
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);
 
-// gx_signals_hold blocks the program's asynchronous signals on the calling thread for a call into
-// Go when a handler of the program needs it, saving the mask in old, and reports whether it did;
-// gx_signals_release restores the mask if it was held (signals.c says why).
-int gx_signals_hold(sigset_t *old);
-void gx_signals_release(int held, const sigset_t *old);
+// gx_signals_onstack gives the program's signal handlers SA_ONSTACK before a call into Go, looking
+// at most every 10 ms (signals.c says why).
+void gx_signals_onstack(void);
 
 // GX_CALL runs a call into Go that returns an errno, unless in a child of fork().
-#define GX_CALL(call) (gx_forked_child() ? EOPNOTSUPP : (call))
+#define GX_CALL(call) (gx_forked_child() ? EOPNOTSUPP : (gx_signals_onstack(), (call)))
 
 // gx_set_errno sets the calling thread's errno; Go calls it on the caller's thread.
 void gx_set_errno(int e);

@@ -246,6 +246,7 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 	struct gx_id *g = new_id(channel, context, ps, t);
 	if (!g)
 		return -1;
+	gx_signals_onstack();
 	int rc = gx_cm_create(&g->id);
 	if (rc) {
 		free_id(g);
@@ -306,6 +307,7 @@ int rdma_destroy_id(struct rdma_cm_id *id) {
 	while (g->unacked > 0 && pthread_cond_timedwait(&g->acked, &g->mu, &deadline) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&g->mu);
+	gx_signals_onstack();
 	int rc = gx_cm_destroy(id);
 	if (rc)
 		return ERR(rc);

@@ -237,6 +237,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, si
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
+	gx_signals_onstack();
 	int rc = gx_rereg_mr(mr, flags, pd, addr, length, (unsigned int)access);
 	if (rc) {
 		errno = rc;

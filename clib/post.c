@@ -120,12 +120,10 @@ static void ring_recv(struct gx_post_ring *r, const struct ibv_recv_wr *w) {
 	__atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_SEQ_CST);
 }
 
-// kick starts an idle QP's engine, with the program's signals held if need be (signals.c).
+// kick starts an idle QP's engine.
 static void kick(struct ibv_qp *qp) {
-	sigset_t old;
-	int held = gx_signals_hold(&old);
+	gx_signals_onstack();
 	gx_kick(qp);
-	gx_signals_release(held, &old);
 }
 
 // send_check applies gorxe's post-time checks to w, with the errno its direct path gives: 0 means
@@ -199,7 +197,10 @@ static int direct_send(struct ibv_qp *qp, struct ibv_send_wr *w) {
 	struct gx_send_wr f;
 	uint8_t inl[GX_MAX_INLINE];
 	int bad = 0, rc = flatten_send(qp, w, &f, inl);
-	return rc ? rc : gx_post_send(qp, &f, 1, &bad);
+	if (rc)
+		return rc;
+	gx_signals_onstack();
+	return gx_post_send(qp, &f, 1, &bad);
 }
 
 int gx_post_send_op(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr) {
@@ -257,6 +258,7 @@ int gx_post_recv_op(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		if (qp->state == IBV_QPS_RESET) {
 			// refused by the direct path, unless qp->state is behind a move it missed
 			int bad = 0;
+			gx_signals_onstack();
 			if ((rc = gx_post_recv(qp, 0, wr, 1, &bad)))
 				break;
 			wq->posted++;
@@ -307,6 +309,7 @@ int gx_post_srq_recv_op(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 			ring_recv(&g->ring, wr);
 		} else {
 			int bad = 0;
+			gx_signals_onstack();
 			if ((rc = gx_post_recv(srq, 1, wr, 1, &bad)))
 				break;
 		}

@@ -218,11 +218,8 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 		return 0;
 	int n = poll_ring(gcq(cq), num_entries, wc);
 	if (n == 0) {
-		sigset_t old;
-		int held = gx_signals_hold(&old);
-		int ran = gx_poll_network(cq);
-		gx_signals_release(held, &old);
-		if (ran)
+		gx_signals_onstack();
+		if (gx_poll_network(cq))
 			n = poll_ring(gcq(cq), num_entries, wc);
 	}
 	return n;

@@ -13,17 +13,19 @@
 // thread its mask back. Signals the runtime needs on its threads stay unblocked: the synchronous
 // ones (a fault in Go code), SIGURG (goroutine preemption) and SIGPIPE (a write to a closed pipe).
 //
-// A program's thread that calls into Go runs Go code on a goroutine's stack too, and a signal it
-// takes meanwhile would run the program's handler there. The calls the data path makes at message
-// rate and that run the engine (an empty poll running the network, the kick of an idle QP) hold
-// the same signals for their duration (gx_signals_hold, gx_signals_release) when the program has
-// a handler that needs it: a signal that arrives meanwhile waits the few microseconds until the
-// call returns to C, where the handler runs on the program's stack. The other calls into Go are
-// rare and brief, and stay exposed.
+// A program's thread that calls into Go runs Go code on a goroutine's stack too, and a handler
+// without SA_ONSTACK would run there if its signal came meanwhile. Go asks C code that shares a
+// process with it to install handlers with SA_ONSTACK; the library does it for the program: before
+// calls into Go (the data path's empty polls and kicks, and the verbs that return an errno), it
+// looks at the dispositions (at most every ONSTACK_TTL_NS) and adds SA_ONSTACK to each handler
+// that lacks it. Such a handler then runs on the thread's alternate stack, which the runtime gives
+// every thread that calls into Go (or the program's own, if it set one), and where no alternate
+// stack is set, on the stack it interrupts, as before. Nothing else about the handler changes.
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "clib.h"
@@ -45,17 +47,11 @@ __attribute__((constructor)) static void gx_restore_program_signals(void) {
 		pthread_sigmask(SIG_SETMASK, &program_mask, NULL);
 }
 
-// Holding costs two system calls per call into Go, about 0.4 µs here, which only a handler that
-// would run on the interrupted stack makes worth paying: the dispositions are looked at again at
-// most every HANDLERS_TTL_NS, and the calls hold the signals only while one of them is a
-// handler installed without SA_ONSTACK (one with it runs on the thread's alternate stack, which
-// the runtime gives a thread that calls into Go). A program installs its handlers long before
-// their signals come; one that installs such a handler and takes its signal within that time,
-// inside one of these calls, is not covered.
-#define HANDLERS_TTL_NS 10000000ull
+// A program installs its handlers long before their signals come; one that installs a handler
+// without SA_ONSTACK and takes its signal within this time, inside a call into Go, is not covered.
+#define ONSTACK_TTL_NS 10000000ull
 
 static uint64_t handlers_checked; // CLOCK_MONOTONIC ns of the last look, 0 for never
-static int hold_needed;
 
 static uint64_t mono_ns(void) {
 	struct timespec t;
@@ -63,33 +59,40 @@ static uint64_t mono_ns(void) {
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-// handler_on_program_stack reports whether some held signal has a handler that would run on the
-// stack the signal interrupts.
-static int handler_on_program_stack(void) {
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
-		if (!sigismember(&program_signals, sig) || sigaction(sig, NULL, &sa) != 0)
-			continue;
-		int handled = (sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN);
-		if (handled && !(sa.sa_flags & SA_ONSTACK))
-			return 1;
-	}
-	return 0;
+static int needs_onstack(const struct sigaction *sa) {
+	int handled = (sa->sa_flags & SA_SIGINFO) || (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+	return handled && !(sa->sa_flags & SA_ONSTACK);
 }
 
-int gx_signals_hold(sigset_t *old) {
+static int same_action(const struct sigaction *a, const struct sigaction *b) {
+	return a->sa_handler == b->sa_handler && a->sa_flags == b->sa_flags &&
+	       memcmp(&a->sa_mask, &b->sa_mask, sizeof a->sa_mask) == 0;
+}
+
+// onstack adds SA_ONSTACK to sig's handler. Reading and writing a disposition are two calls, and
+// a thread of the program may install another handler in between: the write returns what it
+// replaced, and if that is not what was read, the program's newer handler goes back at once (with
+// SA_ONSTACK added in turn), so the program's own choice is never lost.
+static void onstack(int sig) {
+	struct sigaction cur = {0}; // glibc fills only the kernel's part of sa_mask, which same_action compares whole
+	if (sigaction(sig, NULL, &cur) != 0 || !needs_onstack(&cur))
+		return;
+	for (int tries = 0; tries < 8; tries++) {
+		struct sigaction want = cur, replaced = {0};
+		if (needs_onstack(&want))
+			want.sa_flags |= SA_ONSTACK;
+		if (sigaction(sig, &want, &replaced) != 0 || same_action(&replaced, &cur))
+			return;
+		cur = replaced;
+	}
+}
+
+void gx_signals_onstack(void) {
 	uint64_t now = mono_ns(), last = __atomic_load_n(&handlers_checked, __ATOMIC_RELAXED);
-	if (last == 0 || now - last >= HANDLERS_TTL_NS) {
-		__atomic_store_n(&hold_needed, handler_on_program_stack(), __ATOMIC_RELAXED);
-		__atomic_store_n(&handlers_checked, now, __ATOMIC_RELAXED);
-	}
-	if (!__atomic_load_n(&hold_needed, __ATOMIC_RELAXED))
-		return 0;
-	pthread_sigmask(SIG_BLOCK, &program_signals, old);
-	return 1;
-}
-
-void gx_signals_release(int held, const sigset_t *old) {
-	if (held)
-		pthread_sigmask(SIG_SETMASK, old, NULL);
+	if (last != 0 && now - last < ONSTACK_TTL_NS)
+		return;
+	__atomic_store_n(&handlers_checked, now, __ATOMIC_RELAXED);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&program_signals, sig))
+			onstack(sig);
 }

@@ -485,6 +485,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe) {
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->poll_mu);
+	gx_signals_onstack();
 	rc = gx_resize_cq(cq, cqe, hdr, ents);
 	if (!rc) {
 		struct gx_ring_header *oh = c->hdr;

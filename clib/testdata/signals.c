@@ -1,10 +1,12 @@
 // A verbs program whose SIGALRM handler is installed without SA_ONSTACK, as perftest's timed runs
-// install theirs, and fires every 50 µs while two RC QPs of one device exchange messages. Every
-// call of the handler must run on one of the program's own threads: on a thread of the library's
-// Go runtime it would run on a goroutine's stack, and so would it on the main thread while that
-// runs Go code in an empty poll or a post's kick. Each of the runtime's threads must block the
-// signal, and the main thread keep the mask it had. It prints "ok" and exits 0, or names the
-// failed check and exits 1.
+// install theirs, and fires every 50 µs while two RC QPs of one device exchange messages; halfway,
+// it installs a second handler, also without SA_ONSTACK. Every call of a handler must run on one of
+// the program's own threads, and there on the thread's own stack or its alternate signal stack:
+// on a thread of the library's Go runtime it would run on a goroutine's stack, and so would it on
+// the main thread while that runs Go code in an empty poll or a post's kick, unless the library
+// gave the handler SA_ONSTACK. Each of the runtime's threads must block the signal, the main
+// thread keep the mask it had, and the disposition stay the program's latest handler, with
+// SA_ONSTACK. It prints "ok" and exits 0, or names the failed check and exits 1.
 
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -20,7 +23,7 @@
 
 enum { MSG = 64, ROUNDS = 3000 };
 
-static volatile sig_atomic_t calls, foreign, off_stack;
+static volatile sig_atomic_t calls, later_calls, foreign, off_stack;
 static pid_t main_tid;
 static uintptr_t main_top; // an address near the top of the main thread's own stack
 
@@ -31,10 +34,21 @@ static void on_alarm(int sig) {
 		foreign++;
 		return;
 	}
-	// On the main thread's stack (at most 8 MiB below its top), not on a goroutine's.
+	// On the main thread's stack (at most 8 MiB below its top) or its alternate signal stack,
+	// not on a goroutine's.
 	uintptr_t here = (uintptr_t)&sig;
-	if (here > main_top || main_top - here > (8u << 20))
-		off_stack++;
+	if (here <= main_top && main_top - here <= (8u << 20))
+		return;
+	stack_t alt;
+	if (sigaltstack(NULL, &alt) == 0 && !(alt.ss_flags & SS_DISABLE) && here >= (uintptr_t)alt.ss_sp &&
+	    here < (uintptr_t)alt.ss_sp + alt.ss_size)
+		return;
+	off_stack++;
+}
+
+static void on_alarm_later(int sig) {
+	later_calls++;
+	on_alarm(sig);
 }
 
 // blocks_alarm reports whether thread tid blocks SIGALRM, from its SigBlk line.
@@ -52,6 +66,30 @@ static int blocks_alarm(const char *tid) {
 	fclose(f);
 	CHECK(found);
 	return (mask >> (SIGALRM - 1)) & 1;
+}
+
+// install_later replaces the handler, with the timer stopped, and polls until the library has
+// given the new handler SA_ONSTACK (it looks every 10 ms at most; a signal taken in Go code before
+// then would still run on a goroutine's stack, as the README says).
+static void install_later(struct sigaction *sa, struct ibv_cq *cq) {
+	struct itimerval off = {0}, every = {.it_interval = {.tv_usec = 50}, .it_value = {.tv_usec = 50}};
+	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
+	sa->sa_handler = on_alarm_later;
+	CHECK(sigaction(SIGALRM, sa, NULL) == 0);
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		struct sigaction cur;
+		CHECK(sigaction(SIGALRM, NULL, &cur) == 0);
+		CHECK(cur.sa_handler == on_alarm_later);
+		if (cur.sa_flags & SA_ONSTACK)
+			break;
+		struct ibv_wc wc;
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		CHECK(now.tv_sec - start.tv_sec < 10);
+	}
+	CHECK(setitimer(ITIMER_REAL, &every, NULL) == 0);
 }
 
 int main(void) {
@@ -84,6 +122,8 @@ int main(void) {
 	struct ibv_sge ssge = {.addr = (uintptr_t)buf, .length = MSG, .lkey = mr->lkey};
 	struct ibv_sge rsge = {.addr = (uintptr_t)buf + MSG, .length = MSG, .lkey = mr->lkey};
 	for (int i = 0; i < ROUNDS; i++) {
+		if (i == ROUNDS / 2)
+			install_later(&sa, acq);
 		struct ibv_recv_wr rwr = {.wr_id = i, .sg_list = &rsge, .num_sge = 1}, *rbad;
 		CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
 		struct ibv_send_wr swr = {.wr_id = i, .sg_list = &ssge, .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -96,9 +136,13 @@ int main(void) {
 	}
 	struct itimerval off = {0};
 	CHECK(setitimer(ITIMER_REAL, &off, NULL) == 0);
-	CHECK(calls > 0);
+	CHECK(calls > 0 && later_calls > 0);
 	CHECK(foreign == 0);
 	CHECK(off_stack == 0);
+	struct sigaction now;
+	CHECK(sigaction(SIGALRM, NULL, &now) == 0);
+	CHECK(now.sa_handler == on_alarm_later);
+	CHECK(now.sa_flags & SA_ONSTACK);
 
 	// Every thread but the main one is the runtime's (the program starts none).
 	char self[32];
