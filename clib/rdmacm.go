@@ -427,7 +427,7 @@ func setPath(id *C.struct_rdma_cm_id, s *cmID) {
 	if g.tos_set != 0 {
 		rec.traffic_class = C.uint8_t(g.tos)
 	}
-	rec.pkey = C.__be16(bigEndian16(0xffff))
+	rec.pkey = C.__be16(bigEndian16(gorxe.DefaultPKey))
 	rec.mtu_selector, rec.mtu = 2, C.uint8_t(p.MTU) // 2: exactly this MTU
 	id.route.path_rec, id.route.num_paths = rec, 1
 }

@@ -90,11 +90,16 @@ type Sender interface {
 // goroutine. A connection that wraps another by embedding the Conn interface therefore sends
 // through its own Send.
 func NewSender(c Conn) Sender {
-	if sc, ok := c.(interface{ NewSender() Sender }); ok {
+	if sc, ok := c.(senderSource); ok {
 		return sc.NewSender()
 	}
 	return c
 }
+
+// senderSource is a Conn with Senders of its own, which NewSender finds by type assertion: a
+// connection that stopped offering them would go on working, every goroutine sharing its Send,
+// so the ones that must offer them say so at compile time.
+type senderSource interface{ NewSender() Sender }
 
 // Conn sends and receives batches of datagrams on a set of local addresses. All methods are safe for
 // concurrent use.

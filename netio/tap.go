@@ -88,6 +88,8 @@ func (t *tapConn) Send(msgs []Message) (int, error) {
 // tapped connection (see [NewSender]).
 func (t *tapConn) NewSender() Sender { return &tapSender{fn: t.fn, inner: NewSender(t.Conn)} }
 
+var _ senderSource = (*tapConn)(nil)
+
 type tapSender struct {
 	fn    TapFunc
 	inner Sender

@@ -44,7 +44,10 @@ type UDPConn struct {
 	counters counters
 }
 
-var _ Conn = (*UDPConn)(nil)
+var (
+	_ Conn         = (*UDPConn)(nil)
+	_ senderSource = (*UDPConn)(nil)
+)
 
 // udpSocket is one bound, unconnected UDP socket.
 type udpSocket struct {

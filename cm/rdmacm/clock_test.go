@@ -1,7 +1,6 @@
 package rdmacm
 
 import (
-	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/internal/fabrictest"
 	"github.com/gorxe/gorxe/netio"
 )
 
@@ -23,10 +23,7 @@ func TestAgentRunsOnDeviceClock(t *testing.T) {
 		clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 		fab := netio.NewFabric(netio.FabricConfig{Clock: clk})
 		t.Cleanup(fab.Close)
-		dev, err := gorxe.Open(gorxe.Config{Addr: netip.MustParseAddr(clientAddr), Workers: 2, Clock: clk,
-			Network: func(addrs []netip.Addr, port uint16) (netio.Conn, error) { return fab.NewEndpoint(port, addrs...) }})
-		require.NoError(t, err)
-		t.Cleanup(func() { dev.Close() })
+		dev := fabrictest.Devices(t, fab, fabrictest.Options{Config: gorxe.Config{Workers: 2, Clock: clk}}, clientAddr)[0]
 		require.Same(t, clk, dev.Clock())
 		cfg := fastCM
 		cfg.CM.MaxCMRetries = 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,12 +143,14 @@ func TestHelpCommand(t *testing.T) {
 	assert.True(t, strings.HasPrefix(errOut, "gorxe help: unknown command \"nosuch\"\n"), errOut)
 }
 
+// noDevice are the commands that open no device of their own, so take none of the common options.
+var noDevice = []string{"dump", "trace", "tour", "stats", "version", "devinfo", "exec"}
+
 // TestCommonOptionsInEveryHelp: every tool that opens a device lists the common options.
 func TestCommonOptionsInEveryHelp(t *testing.T) {
 	for _, c := range commands {
-		switch c.Name {
-		case "dump", "trace", "tour", "stats", "version", "devinfo", "exec":
-			continue // they open no device of their own
+		if slices.Contains(noDevice, c.Name) {
+			continue
 		}
 		_, out, _ := run(c.Name, "-h")
 		for _, opt := range []string{"bind", "pcap", "log-level", "metrics", "counters"} {
@@ -155,6 +158,27 @@ func TestCommonOptionsInEveryHelp(t *testing.T) {
 				continue // its two devices bind to -a and -b
 			}
 			assert.Contains(t, out, "-"+opt, "gorxe %s -h", c.Name)
+		}
+	}
+}
+
+// TestCommonOptionsEveryTool: every tool that opens a device takes each common option, with the
+// least of its own command line it needs besides, as its -h says.
+func TestCommonOptionsEveryTool(t *testing.T) {
+	own := map[string][]string{"rping": {"-s"}, "mckey": {"-m", "239.1.2.3"}}
+	common := []string{"--bind=127.0.0.1", "--pcap=run.pcapng", "--log-level=debug", "--metrics=127.0.0.1:0", "--counters"}
+	for _, c := range commands {
+		if slices.Contains(noDevice, c.Name) {
+			continue
+		}
+		_, err := c.Parse(own[c.Name])
+		require.NoError(t, err, "gorxe %s %s", c.Name, strings.Join(own[c.Name], " "))
+		for _, opt := range common {
+			if c.Name == "demo" && strings.HasPrefix(opt, "--bind") {
+				continue // its two devices bind to -a and -b
+			}
+			_, err := c.Parse(append([]string{opt}, own[c.Name]...))
+			assert.NoError(t, err, "gorxe %s %s", c.Name, opt)
 		}
 	}
 }

@@ -21,7 +21,7 @@ var traceCommand = tool.Command{
 	Parse: func(args []string) (tool.Run, error) {
 		o, err := trace.ParseArgs(args, io.Discard)
 		switch {
-		case errors.Is(err, trace.ErrHelp):
+		case errors.Is(err, tool.ErrHelp):
 			return nil, err
 		case err != nil:
 			return nil, &getopt.UsageError{Msg: err.Error()}

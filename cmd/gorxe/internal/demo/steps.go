@@ -265,7 +265,7 @@ func stepUCWrite(ctx context.Context, w *world) (string, error) {
 }
 
 func stepUDSend(ctx context.Context, w *world) (string, error) {
-	const n, grh = 512, 40
+	const n, grh = 512, gorxe.GRHSize
 	pattern(w.a.buf[offUD:offUD+n], 7)
 	if err := w.ud.b.PostRecv([]gorxe.RecvWR{{ID: 3, SGList: w.b.sge(offUD, n+grh)}}); err != nil {
 		return "", err
@@ -291,7 +291,7 @@ func stepUDSend(ctx context.Context, w *world) (string, error) {
 	if w.a.gid.Addr().Is4() && src != w.a.gid.Addr() {
 		return "", fmt.Errorf("the GRH names source %v, want %v", src, w.a.gid.Addr())
 	}
-	return fmt.Sprintf("B got %d bytes from QPN %#06x after a 40-byte GRH naming %v%s", n, wcB.SrcQP, src, resent), nil
+	return fmt.Sprintf("B got %d bytes from QPN %#06x after a %d-byte GRH naming %v%s", n, wcB.SrcQP, grh, src, resent), nil
 }
 
 // unreliableTries bounds how often an unreliable step sends again after a loss, and lossWait is how

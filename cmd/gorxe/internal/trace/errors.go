@@ -3,8 +3,6 @@ package trace
 import (
 	"errors"
 	"fmt"
-
-	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 var (
@@ -16,9 +14,6 @@ var (
 
 	// ErrUsage means the command line is wrong.
 	ErrUsage = errors.New("bad command line")
-
-	// ErrHelp means -h was asked for; it is the runner's one ErrHelp.
-	ErrHelp = tool.ErrHelp
 )
 
 // CaptureError reports a capture that cannot be read: not a pcap or pcapng file, or cut

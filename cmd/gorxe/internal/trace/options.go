@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // Format is the kind of file Run writes.
@@ -130,7 +132,7 @@ func newFlagSet(o *Options, out io.Writer) *flag.FlagSet {
 }
 
 // ParseArgs parses the command line after "trace". Flags may come before or after FILE. It
-// returns ErrHelp for -h, an error wrapping ErrUsage for a bad command line (the flag package
+// returns tool.ErrHelp for -h, an error wrapping ErrUsage for a bad command line (the flag package
 // has already said why on errOut), or ErrOutputFormat.
 func ParseArgs(args []string, errOut io.Writer) (Options, error) {
 	var o Options
@@ -140,7 +142,7 @@ func ParseArgs(args []string, errOut io.Writer) (Options, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return o, ErrHelp
+				return o, tool.ErrHelp
 			}
 			return o, fmt.Errorf("%w: %v", ErrUsage, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/packet"
 )
@@ -41,7 +42,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-frames", "9-1", "c.pcap"}, Options{}, ErrUsage},
 		{[]string{"-frames", "0-5", "c.pcap"}, Options{}, ErrUsage},
 		{[]string{"-frames", "12", "c.pcap"}, Options{}, ErrUsage},
-		{[]string{"-h"}, Options{}, ErrHelp},
+		{[]string{"-h"}, Options{}, tool.ErrHelp},
 	} {
 		got, err := ParseArgs(tc.args, &bytes.Buffer{})
 		if tc.err != nil {
