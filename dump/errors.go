@@ -7,22 +7,22 @@ import (
 
 var (
 	// ErrNotCapture means the input is not a pcap or pcapng file.
-	ErrNotCapture = errors.New("dump: not a pcap or pcapng capture")
+	ErrNotCapture = errors.New("not a pcap or pcapng capture")
 
 	// ErrTruncatedCapture means the capture file ends, or fails to read,
 	// in the middle of a record.
-	ErrTruncatedCapture = errors.New("dump: capture file truncated or unreadable")
+	ErrTruncatedCapture = errors.New("capture file truncated or unreadable")
 
 	// ErrNotRoCE means a frame is not a RoCEv2 packet (not UDP port 4791).
-	ErrNotRoCE = errors.New("dump: not a RoCEv2 frame")
+	ErrNotRoCE = errors.New("not a RoCEv2 frame")
 
 	// ErrFrameTruncated means a frame holds fewer bytes than its headers
 	// announce, usually because the capture's snap length cut it.
-	ErrFrameTruncated = errors.New("dump: frame shorter than its headers announce")
+	ErrFrameTruncated = errors.New("frame shorter than its headers announce")
 
 	// ErrUnsupportedLinkType means the capture's link type is not Ethernet,
 	// Linux cooked (SLL, SLL2) or raw IP.
-	ErrUnsupportedLinkType = errors.New("dump: unsupported link type")
+	ErrUnsupportedLinkType = errors.New("unsupported link type")
 )
 
 // FrameError reports a frame that could not be decoded.
@@ -41,4 +41,4 @@ func (e *FrameError) Error() string {
 func (e *FrameError) Unwrap() error { return e.Err }
 
 // ErrBadFilter means a packet filter names nothing that exists.
-var ErrBadFilter = errors.New("dump: bad filter")
+var ErrBadFilter = errors.New("bad filter")

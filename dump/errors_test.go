@@ -152,10 +152,10 @@ func TestBadFrames(t *testing.T) {
 	assert.Equal(t, wantOut, out, "stdout:\n%s\nwant:\n%s", out, wantOut)
 	wantErr := []string{
 		"frame 2 (10 bytes): bad Ethernet: ",
-		"frame 3 (50 bytes): bad RoCE packet: dump: frame shorter than its headers announce",
+		"frame 3 (50 bytes): bad RoCE packet: frame shorter than its headers announce",
 		"frame 5 (62 bytes): bad BTH: unknown opcode",
-		"frame 7 (50 bytes): bad RoCE packet: dump: frame shorter than its headers announce",
-		"frame 8 (0 bytes): bad Ethernet: dump: frame shorter than its headers announce",
+		"frame 7 (50 bytes): bad RoCE packet: frame shorter than its headers announce",
+		"frame 8 (0 bytes): bad Ethernet: frame shorter than its headers announce",
 		"frame 9 (15 bytes): bad IPv4: ",
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")

@@ -55,7 +55,7 @@ func TestAddOps(t *testing.T) {
 	require.NoError(t, f.AddOps("RTU,UD_SEND_ONLY,req"))
 	assert.Equal(t, []packet.Opcode{packet.RCSendOnly, packet.UCSendOnly, 0x44, packet.UDSendOnly}, f.Opcodes, "lists add up")
 	assert.Equal(t, []mad.AttrID{mad.AttrREQ, mad.AttrRTU}, f.CM, "lists add up")
-	assert.EqualError(t, new(Filter).AddOps("WRITE"), `dump: bad filter: "WRITE" names no opcode or connection manager message`)
+	assert.EqualError(t, new(Filter).AddOps("WRITE"), `bad filter: "WRITE" names no opcode or connection manager message`)
 }
 
 // TestFilterCM selects connection manager messages by name, alone and with opcodes, from a

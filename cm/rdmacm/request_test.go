@@ -11,6 +11,7 @@ import (
 	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cm"
 	"github.com/gorxe/gorxe/cm/mad"
+	"github.com/gorxe/gorxe/netio"
 )
 
 // callerQP creates an RC QP with its own CQs on dev, as a librdmacm program creates the QP of an
@@ -179,6 +180,52 @@ func TestSendREPWithRTSAtAccept(t *testing.T) {
 		require.NoError(t, r.c.Close())
 		drain(t, ctx, client)
 		drain(t, ctx, r.c)
+	})
+}
+
+// TestPassiveQPInRTRUntilEstablished keeps Accept's and the package's doc true: without
+// RTSAtAccept the passive side's QP is in RTR once the REP has left and goes to RTS only when the
+// connection is established. The client's first RTU is lost, so the server waits in between
+// until its REP's retransmission brings another.
+func TestPassiveQPInRTRUntilEstablished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		d := newDropper(map[mad.AttrID]int{mad.AttrRTU: 1})
+		devs := fabricDevices(t, func(c netio.Conn) netio.Conn {
+			if d.Conn == nil { // the client's
+				return d.wrap(c)
+			}
+			return c
+		}, clientAddr, serverAddr.Addr().String())
+		as := agents(t, devs...)
+		sqp, _ := callerQP(t, devs[1])
+		l, err := as[1].Listen(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer l.Close()
+		replied := make(chan *Conn, 1)
+		go func() {
+			defer close(replied)
+			req, err := l.Next(ctx)
+			if !assert.NoError(t, err) {
+				return
+			}
+			c, err := req.SendREP(ctx, &Options{QP: sqp})
+			if assert.NoError(t, err) {
+				replied <- c
+			}
+		}()
+		client, err := as[0].Dial(ctx, serverAddr, nil)
+		require.NoError(t, err)
+		defer client.Close()
+		server := <-replied
+		require.NotNil(t, server)
+		defer server.Close()
+		require.NoError(t, d.waitLost(ctx, mad.AttrRTU, 1))
+		synctest.Wait()
+		assert.Equal(t, gorxe.QPStateRTR, sqp.State(), "REP sent, not yet established")
+		require.NoError(t, server.WaitEstablished(ctx))
+		assert.Equal(t, gorxe.QPStateRTS, sqp.State(), "established")
+		exchange(t, ctx, client, server, "after the RTU")
 	})
 }
 

@@ -117,14 +117,14 @@ capture, truncated), 2 for a bad command line.
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(stderr, "gorxe: %v\n", err)
+			fmt.Fprintf(stderr, "gorxe dump: %v\n", err)
 			return exitFailure
 		}
 		defer f.Close()
 		in = f
 	}
 	if _, err := dump.RunOptions(stdout, stderr, in, opts); err != nil {
-		fmt.Fprintf(stderr, "gorxe: %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "gorxe dump: %s: %v\n", name, err)
 		return exitFailure
 	}
 	return exitOK

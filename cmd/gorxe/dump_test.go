@@ -25,7 +25,7 @@ func TestDumpStdin(t *testing.T) {
 	stdin = strings.NewReader("not a capture")
 	code, _, errOut = run("dump", "-")
 	assert.Equal(t, exitFailure, code)
-	assert.Equal(t, "gorxe: standard input: dump: not a pcap or pcapng capture\n", errOut)
+	assert.Equal(t, "gorxe dump: standard input: not a pcap or pcapng capture\n", errOut)
 }
 
 func TestDumpFlags(t *testing.T) {
@@ -92,7 +92,7 @@ func TestDumpArgs(t *testing.T) {
 		{[]string{"-v", "-op", "REQ"}, `gorxe dump: no capture file given (name one, or "-" for standard input)`},
 		{[]string{"a.pcap", "-v", "b.pcap"}, "gorxe dump: one capture file at a time, got 2: a.pcap b.pcap"},
 		{[]string{cmCapture, "-x"}, "flag provided but not defined: -x"},
-		{[]string{cmCapture, "-op", "WRITE"}, `invalid value "WRITE" for flag -op: dump: bad filter: "WRITE" names no opcode or connection manager message`},
+		{[]string{cmCapture, "-op", "WRITE"}, `invalid value "WRITE" for flag -op: bad filter: "WRITE" names no opcode or connection manager message`},
 	} {
 		code, out, errOut := run(append([]string{"dump"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, "%q", tc.args)

@@ -83,6 +83,7 @@ func shortFramePcap(t *testing.T) []byte {
 func TestDumpErrors(t *testing.T) {
 	golden, err := os.ReadFile(goldenPcapng)
 	require.NoError(t, err)
+	missing, notes := filepath.Join(t.TempDir(), "nope.pcap"), writeTemp(t, "notes.txt", []byte("hello\n"))
 	tests := []struct {
 		name      string
 		args      []string
@@ -90,8 +91,8 @@ func TestDumpErrors(t *testing.T) {
 		stdoutN   int    // lines on stdout
 		stderrHas string // substring of stderr
 	}{
-		{"missing file", []string{"dump", filepath.Join(t.TempDir(), "nope.pcap")}, exitFailure, 0, "no such file"},
-		{"not a capture", []string{"dump", writeTemp(t, "notes.txt", []byte("hello\n"))}, exitFailure, 0, "not a pcap or pcapng capture"},
+		{"missing file", []string{"dump", missing}, exitFailure, 0, "gorxe dump: open " + missing + ": no such file or directory\n"},
+		{"not a capture", []string{"dump", notes}, exitFailure, 0, "gorxe dump: " + notes + ": not a pcap or pcapng capture\n"},
 		{"truncated capture", []string{"dump", writeTemp(t, "cut.pcapng", golden[:100000])}, exitFailure, 108, "truncated"},
 		{"frame too short", []string{"dump", writeTemp(t, "short.pcap", shortFramePcap(t))}, exitOK, 0, "frame 1 (10 bytes): bad Ethernet"},
 		{"no file", []string{"dump"}, exitUsage, 0, "Usage: gorxe dump"},

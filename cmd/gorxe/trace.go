@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
@@ -27,10 +28,13 @@ var traceCommand = tool.Command{
 			return nil, &getopt.UsageError{Msg: err.Error()}
 		}
 		return func(_ context.Context, stdout, stderr io.Writer) error {
-			if err := trace.Run(o, stdout, stderr); err != nil {
+			err := trace.Run(o, stdout, stderr)
+			if _, named := errors.AsType[*fs.PathError](err); err != nil && !named {
+				// What went wrong in the capture is said after its name; a file that cannot be
+				// opened or created names itself.
 				return fmt.Errorf("%s: %w", o.Input, err)
 			}
-			return nil
+			return err
 		}, nil
 	},
 }

@@ -52,3 +52,32 @@ func TestTraceCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceErrorLines: a failure is one line, "gorxe trace: " and why, naming each file once
+// and no package ("gorxe trace: trace: ..." before).
+func TestTraceErrorLines(t *testing.T) {
+	dir := t.TempDir()
+	missing, notes := filepath.Join(dir, "missing.pcap"), writeTemp(t, "notes.txt", []byte("hello\n"))
+	unwritable := filepath.Join(dir, "none", "x.svg")
+	for _, tc := range []struct {
+		args []string
+		code int
+		line string // the first line of stderr
+	}{
+		{[]string{missing}, exitFailure, "gorxe trace: open " + missing + ": no such file or directory"},
+		{[]string{notes}, exitFailure, "gorxe trace: " + notes + ": capture unreadable after frame 0: not a pcap or pcapng capture"},
+		{[]string{traceCapture, "-o", unwritable}, exitFailure, "gorxe trace: open " + unwritable + ": no such file or directory"},
+		{[]string{"-qp", "0x999", traceCapture}, exitFailure, "gorxe trace: " + traceCapture + ": no RoCEv2 packets to draw"},
+		{[]string{"-o", "x.png", traceCapture}, exitUsage, "gorxe trace: output name must end in .svg or .html"},
+		{nil, exitUsage, "gorxe trace: bad command line: want one capture file, got 0"},
+	} {
+		code, stdout, stderr := run(append([]string{"trace"}, tc.args...)...)
+		assert.Equal(t, tc.code, code, "%q", tc.args)
+		assert.Empty(t, stdout, "%q", tc.args)
+		first, rest, _ := strings.Cut(stderr, "\n")
+		assert.Equal(t, tc.line, first, "%q", tc.args)
+		if tc.code == exitFailure {
+			assert.Empty(t, rest, "%q: one line", tc.args)
+		}
+	}
+}
