@@ -142,6 +142,26 @@ func (e *Endpoint) Receive(msgs []Message) (int, error) {
 	}
 }
 
+// WaitReadable implements [ReadableWaiter].
+func (e *Endpoint) WaitReadable() error {
+	for {
+		e.mu.Lock()
+		queued, closed := e.count, e.closed
+		e.mu.Unlock()
+		switch {
+		case closed:
+			return net.ErrClosed
+		case queued > 0:
+			return nil
+		}
+		select {
+		case <-e.notify:
+		case <-e.done:
+			return net.ErrClosed
+		}
+	}
+}
+
 // TryReceive implements [Conn].
 func (e *Endpoint) TryReceive(msgs []Message) (int, error) {
 	if err := validateReceive(msgs); err != nil {

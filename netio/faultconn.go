@@ -154,6 +154,8 @@ func (c *FaultConn) TryReceive(msgs []Message) (int, error) {
 	return n, err
 }
 
+func (c *FaultConn) receivesFrom() Conn { return c.inner }
+
 // BatchSize implements [Conn].
 func (c *FaultConn) BatchSize() int { return c.inner.BatchSize() }
 

@@ -118,4 +118,6 @@ func (t *tapConn) TryReceive(msgs []Message) (int, error) {
 	return n, err
 }
 
+func (t *tapConn) receivesFrom() Conn { return t.Conn }
+
 var _ Conn = (*tapConn)(nil)

@@ -364,12 +364,9 @@ func (c *UDPConn) Receive(msgs []Message) (int, error) {
 	}
 }
 
-// WaitReadable blocks until a datagram waits on one of the listening sockets, reading none, or
-// the connection is closed; it may return early, so callers read with TryReceive and wait again
-// when that finds nothing. It lets a reader wait for the network without holding datagrams
-// while it sleeps: the stack's receive goroutine waits here and then reads and dispatches under
-// the lock a busy poller reads under, so that datagrams reach the engines in the order they left
-// the socket, whichever of the two read them.
+var _ ReadableWaiter = (*UDPConn)(nil)
+
+// WaitReadable implements [ReadableWaiter], for the listening sockets and the joined groups'.
 func (c *UDPConn) WaitReadable() error {
 	for {
 		if p := c.poll.Load(); p != nil {

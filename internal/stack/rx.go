@@ -95,13 +95,12 @@ func (r *Stack) receiveLoop() {
 	defer r.rxWG.Done()
 	x := r.newScratch()
 	defer x.release()
-	waiter, ordered := r.conn.(readableWaiter)
 	for {
 		x.ready()
 		var n int
 		var err error
-		if ordered {
-			n, err = r.receiveOrdered(x, waiter)
+		if r.waiter != nil {
+			n, err = r.receiveOrdered(x, r.waiter)
 		} else {
 			n, err = r.spin(x.msgs)
 			if n == 0 && err == nil {
@@ -120,15 +119,11 @@ func (r *Stack) receiveLoop() {
 			}
 			continue
 		}
-		if !ordered {
+		if r.waiter == nil {
 			r.dispatch(x, n, false)
 		}
 	}
 }
-
-// readableWaiter is a network connection that can wait for datagrams without reading them
-// (netio.UDPConn).
-type readableWaiter interface{ WaitReadable() error }
 
 // receiveOrdered reads one batch and dispatches it under pollMu, the lock Poll reads and
 // dispatches under, so that batches reach the workers in the order they left the socket whoever
@@ -143,7 +138,7 @@ type readableWaiter interface{ WaitReadable() error }
 // (rxPoll), and after a few such wake-ups in a row it stops waiting for the network for a while
 // (pollerBackoff), leaving the datagrams to the poller and the cores to the application and its
 // peer; the first datagram it reads again ends that.
-func (r *Stack) receiveOrdered(x *rxScratch, w readableWaiter) (int, error) {
+func (r *Stack) receiveOrdered(x *rxScratch, w netio.ReadableWaiter) (int, error) {
 	start := time.Now()
 	woken, lost := false, 0
 	for {
@@ -229,7 +224,13 @@ func (r *Stack) Poll() bool {
 	}
 	x := r.poll
 	x.ready()
-	n, err := r.conn.TryReceive(x.msgs)
+	var n int
+	var err error
+	if r.waiter != nil {
+		// A Conn that cannot wait for datagrams is read by the receive goroutine alone, outside
+		// this lock: reading it here too could hand the workers batches out of order.
+		n, err = r.conn.TryReceive(x.msgs)
+	}
 	if n == 0 || err != nil {
 		// Nothing arrived (the receive goroutine meets and counts the same errors): run what
 		// the workers have due instead, so that a busy-polling application drives its engines'

@@ -169,3 +169,53 @@ func TestTakeRunAllocations(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "allocations per run of four packets")
 }
+
+// TestPollLeavesUnorderedConnAlone: a Conn that cannot wait for datagrams (netio.Waiter finds
+// none) is read by the receive goroutine alone, outside the poll lock; a Poll reading it too
+// could hand the workers batches out of order.
+func TestPollLeavesUnorderedConnAlone(t *testing.T) {
+	x := newRigOn(t, func(e *netio.Endpoint) netio.Conn { return &countingConn{Conn: e} }, "10.0.0.1")
+	conn := x.rt.conn.(*countingConn)
+	for range 3 {
+		x.rt.Poll()
+	}
+	assert.Zero(t, conn.tries.Load())
+}
+
+// waitingConn counts the reads of a Conn that can wait for datagrams.
+type waitingConn struct {
+	*netio.Endpoint
+	receives, tries atomic.Int32
+}
+
+func (c *waitingConn) Receive(msgs []netio.Message) (int, error) {
+	c.receives.Add(1)
+	return c.Endpoint.Receive(msgs)
+}
+
+func (c *waitingConn) TryReceive(msgs []netio.Message) (int, error) {
+	c.tries.Add(1)
+	return c.Endpoint.TryReceive(msgs)
+}
+
+// TestReceiveOrderedThroughWrappers: under a Tap and a FaultConn (a tool's --pcap and
+// GORXE_FAULTS), the receive goroutine still waits on the Conn underneath and reads under the
+// poll lock with TryReceive, never with a blocking Receive that a Poll could overtake.
+func TestReceiveOrderedThroughWrappers(t *testing.T) {
+	var inner *waitingConn
+	x := newRigOn(t, func(e *netio.Endpoint) netio.Conn {
+		inner = &waitingConn{Endpoint: e}
+		faulty, err := netio.WithFaults(inner, netio.FaultConfig{}, nil)
+		require.NoError(t, err)
+		return netio.Tap(faulty, func(netio.Direction, *netio.Message) {})
+	}, "10.0.0.1")
+	peer, err := x.fab.NewEndpoint(packet.UDPPort, mustAddr("10.0.0.2"))
+	require.NoError(t, err)
+	defer peer.Close()
+	// Any datagram will do: the stack drops this one as malformed after reading it.
+	_, err = peer.Send([]netio.Message{{Buf: []byte{1, 2, 3}, Dst: netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return inner.Queued() == 0 }, 10*time.Second, time.Millisecond)
+	assert.NotZero(t, inner.tries.Load())
+	assert.Zero(t, inner.receives.Load())
+}

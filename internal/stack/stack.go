@@ -51,10 +51,11 @@ type Config struct {
 	ReceivePoll time.Duration
 }
 
-// Runtime runs one device's traffic. All methods are safe for concurrent use.
+// Stack runs one device's traffic. All methods are safe for concurrent use.
 type Stack struct {
 	cfg     Config
 	conn    netio.Conn
+	waiter  netio.ReadableWaiter // what tells when conn has datagrams; nil: receive unordered, and Poll leaves the network alone
 	clk     clock.Clock
 	log     *slog.Logger
 	env     transport.Env
@@ -90,6 +91,7 @@ func New(cfg Config) *Stack {
 	}
 	r := &Stack{cfg: cfg, conn: cfg.Conn, clk: cfg.Clock, log: cfg.Log, env: cfg.Env, done: make(chan struct{}),
 		latency: cfg.BusyPoll > 0, rxPoll: max(cfg.BusyPoll, cfg.ReceivePoll)}
+	r.waiter, _ = netio.Waiter(cfg.Conn)
 	r.qps.init()
 	r.mcast.init(cfg.Conn)
 	r.workers = make([]*worker, max(cfg.Workers, 1))
