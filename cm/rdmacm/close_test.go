@@ -61,6 +61,22 @@ func TestBlockedCallsWakeOnClose(t *testing.T) {
 			close: closeListener, want: ErrClosed,
 		},
 		{
+			name: "Listener.Next, device closed",
+			start: func(t *testing.T, e *closeEnv) func() error {
+				l := listen(t, e)
+				return func() error { _, err := l.Next(never); return err }
+			},
+			close: closeDevice(1), want: gorxe.ErrDeviceClosed, op: "next",
+		},
+		{
+			name: "UDListener.Next, device closed",
+			start: func(t *testing.T, e *closeEnv) func() error {
+				l := listenUD(t, e)
+				return func() error { _, err := l.Next(never); return err }
+			},
+			close: closeDevice(1), want: gorxe.ErrDeviceClosed, op: "next",
+		},
+		{
 			name: "UDListener.Accept, device closed",
 			start: func(t *testing.T, e *closeEnv) func() error {
 				l := listenUD(t, e)

@@ -60,8 +60,8 @@ func (l *listenCore[R]) matches(dst netip.Addr) bool {
 }
 
 // next waits for the next request in the backlog: ErrClosed once the listener is closed, an error
-// matching gorxe.ErrDeviceClosed once its device is.
-func (l *listenCore[R]) next(ctx context.Context) (R, error) {
+// matching gorxe.ErrDeviceClosed and naming op (the caller's call) once its device is.
+func (l *listenCore[R]) next(ctx context.Context, op string) (R, error) {
 	var none R
 	select {
 	case r := <-l.backlog:
@@ -71,7 +71,7 @@ func (l *listenCore[R]) next(ctx context.Context) (R, error) {
 	case <-ctx.Done():
 		return none, ctx.Err()
 	case <-l.a.ctx.Done():
-		return none, closedErr("accept", l.addr, l.a.stopped())
+		return none, closedErr(op, l.addr, l.a.stopped())
 	}
 }
 
@@ -80,7 +80,7 @@ func (l *listenCore[R]) next(ctx context.Context) (R, error) {
 func acceptNext[R, C any](ctx context.Context, l *listenCore[R], accept func(R) (C, error)) (C, error) {
 	var none C
 	for {
-		r, err := l.next(ctx)
+		r, err := l.next(ctx, "accept")
 		if err != nil {
 			return none, err
 		}

@@ -20,7 +20,7 @@ type Request struct {
 // Next waits for the next connection request (the first half of Accept, for callers that
 // decide per request and bring their own QP, Options.QP).
 func (l *Listener) Next(ctx context.Context) (*Request, error) {
-	r, err := l.core.next(ctx)
+	r, err := l.core.next(ctx, "next")
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ type UDRequest struct {
 // Next waits for the next request (the first half of Accept, for callers that bring their own
 // QP, Options.QP).
 func (l *UDListener) Next(ctx context.Context) (*UDRequest, error) {
-	r, err := l.core.next(ctx)
+	r, err := l.core.next(ctx, "next")
 	if err != nil {
 		return nil, err
 	}
