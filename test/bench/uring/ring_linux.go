@@ -73,7 +73,7 @@ type cqe struct {
 
 type sqringOffsets struct {
 	head, tail, ringMask, ringEntries, flags, dropped, array, _ uint32
-	_                                                          uint64
+	_                                                           uint64
 }
 
 type cqringOffsets struct {
@@ -128,6 +128,10 @@ func newRing(entries, cqEntries, flags uint32) (*ring, error) {
 	if errno != 0 {
 		if errno == unix.ENOSYS || errno == unix.EPERM || errno == unix.EACCES {
 			return nil, fmt.Errorf("%w: io_uring_setup: %v", errRefused, errno)
+		}
+		if errno == unix.EINVAL {
+			// A setup flag this kernel does not know.
+			return nil, fmt.Errorf("%w: io_uring_setup(flags %#x): %v", errRefused, flags, errno)
 		}
 		return nil, fmt.Errorf("io_uring_setup(flags %#x): %w", flags, errno)
 	}
@@ -316,6 +320,9 @@ func (r *ring) registerBufRing(group uint16, count, size int) (*bufRing, error) 
 	if errno != 0 {
 		_ = unix.Munmap(mem)
 		_ = unix.Munmap(data)
+		if errno == unix.EINVAL {
+			return nil, fmt.Errorf("%w: IORING_REGISTER_PBUF_RING: %v", errRefused, errno)
+		}
 		return nil, fmt.Errorf("IORING_REGISTER_PBUF_RING: %w", errno)
 	}
 	for i := range count {
