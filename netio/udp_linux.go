@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,11 +73,14 @@ type udpSocket struct {
 	rxb  *mmsgBatch
 	gror *groReader
 
-	// waitMu admits one waiting GRO read at a time; waiting is its state, and groReady its
-	// callback, bound once so that waiting allocates nothing.
-	waitMu   sync.Mutex
-	waiting  groWait
-	groReady func(fd uintptr) bool
+	// waitMu admits one waiting GRO read or WaitReadable at a time; waiting and looked are
+	// their state, and groReady and readyLook their callbacks, bound once so that waiting
+	// allocates nothing.
+	waitMu    sync.Mutex
+	waiting   groWait
+	groReady  func(fd uintptr) bool
+	looked    bool
+	readyLook func(fd uintptr) bool
 }
 
 // ListenUDP binds cfg.Port on each of cfg.Addrs.
@@ -141,6 +145,7 @@ func openSocket(local netip.AddrPort, listener bool, cfg *UDPConfig, ifindex int
 	}
 	s := &udpSocket{conn: conn, rc: rc, local: local}
 	s.groReady = s.groReadyCall
+	s.readyLook = s.readyLookCall
 	s.gso.Store(!cfg.DisableGSO)
 	if z := local.Addr().Zone(); z != "" {
 		if ifi, err := net.InterfaceByName(z); err == nil {
@@ -372,16 +377,32 @@ func (c *UDPConn) WaitReadable() error {
 		if p := c.poll.Load(); p != nil {
 			return p.wait()
 		}
-		var peek [1]byte
-		err := c.listeners[0].rc.Read(func(fd uintptr) bool {
-			_, _, e := unix.Recvfrom(int(fd), peek[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-			return e != unix.EAGAIN
-		})
+		s := c.listeners[0]
+		s.waitMu.Lock()
+		s.looked = false
+		err := s.rc.Read(s.readyLook)
+		s.waitMu.Unlock()
 		if errors.Is(err, os.ErrDeadlineExceeded) && c.poll.Load() != nil {
 			continue // a join switched to polling (see kickListener)
 		}
 		return err
 	}
+}
+
+// readyLookCall is WaitReadable's netpoller callback. Its first call looks at the socket (a
+// datagram peeked at, not read), since the netpoller forgets a readiness that came before the
+// wait began. A later call follows the netpoller's wake-up and returns without looking again,
+// one system call fewer per wake-up: the caller reads next anyway, and a read that finds nothing
+// tells it a busy poller took the datagrams first. The caller holds s.waitMu.
+func (s *udpSocket) readyLookCall(fd uintptr) bool {
+	if s.looked {
+		return true
+	}
+	s.looked = true
+	var b byte
+	_, _, e := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b)), 1,
+		unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+	return e != unix.EAGAIN
 }
 
 // tryReadable reads, without waiting, from the first of the readable sockets that holds

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"log/slog"
+	"net"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -218,4 +219,28 @@ func TestReceiveOrderedThroughWrappers(t *testing.T) {
 	require.Eventually(t, func() bool { return inner.Queued() == 0 }, 10*time.Second, time.Millisecond)
 	assert.NotZero(t, inner.tries.Load())
 	assert.Zero(t, inner.receives.Load())
+}
+
+// TestWaitBeforeReading: a stack that does not poll waits for the UDP socket before it reads,
+// so a datagram costs no read that finds the socket empty before the wait (one system call of
+// two per wake-up).
+func TestWaitBeforeReading(t *testing.T) {
+	conn, err := netio.ListenUDP(netio.UDPConfig{Addrs: []netip.Addr{mustAddr("127.0.0.1")}})
+	require.NoError(t, err)
+	rt := New(Config{Conn: conn, Workers: 1, Clock: clock.Real{}, Log: slog.New(slog.DiscardHandler), Strict: true})
+	defer func() { assert.NoError(t, rt.Close()) }()
+	peer, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer peer.Close()
+
+	const n = 8
+	to := net.UDPAddrFromAddrPort(conn.LocalAddrs()[0])
+	for i := range n {
+		// Any datagram will do: the stack drops it as malformed after reading it.
+		_, err := peer.WriteToUDP([]byte{1, 2, 3}, to)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return conn.Counters().ReceivedDatagrams == uint64(i+1) },
+			10*time.Second, time.Millisecond)
+	}
+	assert.LessOrEqual(t, conn.Counters().EmptyReceives, uint64(n/4), "an empty read before each wait")
 }
