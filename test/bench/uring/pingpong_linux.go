@@ -27,12 +27,10 @@ type pingSide interface {
 
 // mmsgSide sends with sendmmsg and polls with recvmmsg(MSG_DONTWAIT), as netio does.
 type mmsgSide struct {
-	fd     int
-	a      *arena
-	in     *mmsgBatch
-	out    *mmsgBatch
-	sends  uint64
-	lastIn int
+	fd  int
+	a   *arena
+	in  *mmsgBatch
+	out *mmsgBatch
 }
 
 func newMmsgSide(fd int) (pingSide, error) {
