@@ -183,21 +183,13 @@ func TestPollLeavesUnorderedConnAlone(t *testing.T) {
 	assert.Zero(t, conn.tries.Load())
 }
 
-// waitingConn counts the reads of a Conn that can wait for datagrams.
+// waitingConn is a countingConn that can wait for datagrams, as the UDP backend can.
 type waitingConn struct {
-	*netio.Endpoint
-	receives, tries atomic.Int32
+	countingConn
+	ep *netio.Endpoint
 }
 
-func (c *waitingConn) Receive(msgs []netio.Message) (int, error) {
-	c.receives.Add(1)
-	return c.Endpoint.Receive(msgs)
-}
-
-func (c *waitingConn) TryReceive(msgs []netio.Message) (int, error) {
-	c.tries.Add(1)
-	return c.Endpoint.TryReceive(msgs)
-}
+func (c *waitingConn) WaitReadable() error { return c.ep.WaitReadable() }
 
 // TestReceiveOrderedThroughWrappers: under a Tap and a FaultConn (a tool's --pcap and
 // GORXE_FAULTS), the receive goroutine still waits on the Conn underneath and reads under the
@@ -205,7 +197,7 @@ func (c *waitingConn) TryReceive(msgs []netio.Message) (int, error) {
 func TestReceiveOrderedThroughWrappers(t *testing.T) {
 	var inner *waitingConn
 	x := newRigOn(t, func(e *netio.Endpoint) netio.Conn {
-		inner = &waitingConn{Endpoint: e}
+		inner = &waitingConn{countingConn: countingConn{Conn: e}, ep: e}
 		faulty, err := netio.WithFaults(inner, netio.FaultConfig{}, nil)
 		require.NoError(t, err)
 		return netio.Tap(faulty, func(netio.Direction, *netio.Message) {})
@@ -216,7 +208,7 @@ func TestReceiveOrderedThroughWrappers(t *testing.T) {
 	// Any datagram will do: the stack drops this one as malformed after reading it.
 	_, err = peer.Send([]netio.Message{{Buf: []byte{1, 2, 3}, Dst: netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)}})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return inner.Queued() == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return inner.ep.Queued() == 0 }, 10*time.Second, time.Millisecond)
 	assert.NotZero(t, inner.tries.Load())
 	assert.Zero(t, inner.receives.Load())
 }
