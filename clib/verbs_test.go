@@ -104,7 +104,9 @@ func TestMcastProgram(t *testing.T) {
 
 // TestSignalsProgram runs testdata/signals.c: a SIGALRM handler installed without SA_ONSTACK,
 // firing every 50 µs during traffic, runs only on the program's own thread, since the library's
-// threads block the signal (perftest's timed runs died now and then when it ran on one of them).
+// threads block the signal (perftest's timed runs died now and then when it ran on one of them),
+// and there on the thread's own stack or its alternate one, never a goroutine's: the library gives
+// the handler SA_ONSTACK, and a second one installed halfway, without losing either.
 func TestSignalsProgram(t *testing.T) {
 	runProgram(t, "signals", nil)
 }
