@@ -34,12 +34,18 @@ func init() {
 // about that, for two thread switches each time (about 1% of a core).
 const yieldInterval = time.Millisecond
 
-var lastYield atomic.Int64 // when an empty poll last gave the processor away, in Unix ns
+var (
+	lastYield atomic.Int64 // when an empty poll last gave the processor away, in ns since procsEpoch
+	// procsEpoch anchors the readings of the monotonic clock: time.Since reads only that clock,
+	// where time.Now reads the wall clock too, and each reading is a measurable part of an empty
+	// poll.
+	procsEpoch = time.Now()
+)
 
 // yieldProcessor lets goroutines waiting for the processor run, unless that was done less than
 // yieldInterval ago.
 func yieldProcessor() {
-	now := time.Now().UnixNano()
+	now := int64(time.Since(procsEpoch))
 	if last := lastYield.Load(); now-last < int64(yieldInterval) || !lastYield.CompareAndSwap(last, now) {
 		return
 	}
