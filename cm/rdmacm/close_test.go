@@ -170,9 +170,7 @@ func TestBlockedCallsWakeOnClose(t *testing.T) {
 
 // listen opens the case's listener on the server.
 func listen(t *testing.T, e *closeEnv) *Listener {
-	l, err := e.as[1].Listen(t.Context(), serverAddr, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
+	l := serverListener(t, t.Context(), e.as[1], nil)
 	e.listener = l
 	return l
 }

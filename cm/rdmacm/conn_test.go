@@ -136,7 +136,7 @@ func TestDialAcceptDisconnect(t *testing.T) {
 func TestServerDisconnects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		client, server := pair(t, ctx, as, nil, nil)
 		buf := make([]byte, 16)
 		mr, err := client.PD().RegMR(buf, gorxe.AccessLocalWrite)
@@ -158,7 +158,7 @@ func TestServerDisconnects(t *testing.T) {
 func TestNoListenerRejects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		_, err := as[0].Dial(ctx, serverAddr, nil)
 		require.ErrorIs(t, err, cm.ErrRejected)
 		require.ErrorIs(t, err, &cm.RejectError{Reason: mad.RejInvalidServiceID})

@@ -16,7 +16,7 @@ func TestDefaultCQsFitTheQueues(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const total = 1600
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		client, server := pair(t, ctx, as, &Options{}, &Options{})
 		_, init, err := client.QP().Query()
 		require.NoError(t, err)

@@ -17,10 +17,8 @@ import (
 func TestECEBothWays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		as := twoAgents(t)
+		l := serverListener(t, ctx, as[1], nil)
 		clientECE := cm.ECE{VendorID: 0x02c9a1, Options: 0xfedcba98}
 		accepted := make(chan *Conn, 1)
 		go func() {
@@ -49,7 +47,7 @@ func TestECEBothWays(t *testing.T) {
 func TestECEDefaultZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		client, server := pair(t, ctx, as, nil, nil)
 		assert.Zero(t, client.RemoteECE())
 		assert.Zero(t, server.RemoteECE())
@@ -61,7 +59,7 @@ func TestECEDefaultZero(t *testing.T) {
 func TestECEVendorIDTooWide(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		_, err := as[0].Dial(ctx, serverAddr, &Options{ECE: cm.ECE{VendorID: 1 << 24}})
 		require.ErrorIs(t, err, cm.ErrInvalidParam)
 	})
@@ -84,10 +82,8 @@ func TestCheckECEVendor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := testCtx(t)
-				as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-				l, err := as[1].Listen(ctx, serverAddr, &Options{ECE: tc.theirs})
-				require.NoError(t, err)
-				defer l.Close()
+				as := twoAgents(t)
+				l := serverListener(t, ctx, as[1], &Options{ECE: tc.theirs})
 				accepted := make(chan error, 1)
 				go func() {
 					c, err := l.Accept(ctx)

@@ -53,6 +53,15 @@ func twoAgents(t *testing.T) []*Agent {
 	return agents(t, fabricDevices(t, nil, clientAddr, serverAddr.Addr().String())...)
 }
 
+// serverListener listens on a at serverAddr, until the test ends.
+func serverListener(t *testing.T, ctx context.Context, a *Agent, opts *Options) *Listener {
+	t.Helper()
+	l, err := a.Listen(ctx, serverAddr, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
 // openOn opens devices on fab.
 func openOn(t *testing.T, fab *netio.Fabric, wrap func(netio.Conn) netio.Conn, addrs ...string) []*gorxe.Device {
 	t.Helper()

@@ -55,7 +55,7 @@ func TestIPv6LinkLocal(t *testing.T) {
 func TestSimultaneousDisconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		client, server := pair(t, ctx, as, nil, nil)
 		var wg sync.WaitGroup
 		for _, c := range []*Conn{client, server} {
@@ -78,10 +78,8 @@ func TestSimultaneousDisconnect(t *testing.T) {
 func TestAbandonedRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		as := twoAgents(t)
+		l := serverListener(t, ctx, as[1], nil)
 
 		// The first client's Dial ends when its REQ is in the server's backlog (visible in the
 		// server's counters), by cancelling its context.

@@ -46,9 +46,7 @@ func TestRequestAcceptWithCallerQPs(t *testing.T) {
 		as := agents(t, devs...)
 		cqp, _ := callerQP(t, devs[0])
 		sqp, _ := callerQP(t, devs[1])
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		l := serverListener(t, ctx, as[1], nil)
 
 		accepted := make(chan *Conn, 1)
 		go func() {
@@ -97,17 +95,15 @@ func TestRequestReject(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := testCtx(t)
-				as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
-				l, err := as[1].Listen(ctx, serverAddr, nil)
-				require.NoError(t, err)
-				defer l.Close()
+				as := twoAgents(t)
+				l := serverListener(t, ctx, as[1], nil)
 				go func() {
 					req, err := l.Next(ctx)
 					if assert.NoError(t, err) {
 						assert.NoError(t, tc.reject(req, []byte("no")))
 					}
 				}()
-				_, err = as[0].Dial(ctx, serverAddr, tc.opts)
+				_, err := as[0].Dial(ctx, serverAddr, tc.opts)
 				require.ErrorIs(t, err, &cm.RejectError{Reason: tc.reason})
 				var rej *RejectedError
 				require.True(t, errors.As(err, &rej))
@@ -147,9 +143,7 @@ func TestSendREPWithRTSAtAccept(t *testing.T) {
 		devs := fabricDevices(t, nil, clientAddr, "10.0.0.2")
 		as := agents(t, devs...)
 		sqp, _ := callerQP(t, devs[1])
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		l := serverListener(t, ctx, as[1], nil)
 		type res struct {
 			c     *Conn
 			state gorxe.QPState
@@ -199,9 +193,7 @@ func TestPassiveQPInRTRUntilEstablished(t *testing.T) {
 		}, clientAddr, serverAddr.Addr().String())
 		as := agents(t, devs...)
 		sqp, _ := callerQP(t, devs[1])
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		l := serverListener(t, ctx, as[1], nil)
 		replied := make(chan *Conn, 1)
 		go func() {
 			defer close(replied)
@@ -234,7 +226,7 @@ func TestPassiveQPInRTRUntilEstablished(t *testing.T) {
 func TestSendDREQ(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)
-		as := agents(t, fabricDevices(t, nil, clientAddr, "10.0.0.2")...)
+		as := twoAgents(t)
 		client, server := pair(t, ctx, as, nil, nil)
 		require.NoError(t, client.SendDREQ())
 		assert.Equal(t, gorxe.QPStateErr, client.QP().State())
@@ -274,9 +266,7 @@ func TestCallerMovesQP(t *testing.T) {
 			}
 			return r.toRTS(&a)
 		}
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
+		l := serverListener(t, ctx, as[1], nil)
 		accepted := make(chan *Conn, 1)
 		go func() {
 			defer close(accepted)

@@ -103,10 +103,8 @@ func TestUDRefused(t *testing.T) {
 	})
 	inBubble(t, "a TCP listener on the port", func(t *testing.T) {
 		ctx, as := testCtx(t), twoAgents(t)
-		l, err := as[1].Listen(ctx, serverAddr, nil)
-		require.NoError(t, err)
-		defer l.Close()
-		_, err = as[0].DialUD(ctx, serverAddr, nil)
+		serverListener(t, ctx, as[1], nil)
+		_, err := as[0].DialUD(ctx, serverAddr, nil)
 		require.ErrorIs(t, err, &cm.SIDRError{Status: mad.SIDRUnsupported})
 	})
 	inBubble(t, "listener closed with requests waiting", func(t *testing.T) {
