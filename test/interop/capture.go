@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gorxe/gorxe/cm/mad"
 )
 
 const (
@@ -113,6 +115,9 @@ type captureCheck struct {
 	Errors   string // dump's complaints about undecodable frames
 	FirstBad string
 	Reads    map[string]*readStats // RDMA READ responses per source IP
+	// Refusals counts, per source IP, the CM's answers that no one listens on the service ID: a
+	// REJ with reason 8 or a SIDR_REP with status 1.
+	Refusals map[string]int
 }
 
 // readStats counts the RDMA READ response packets one peer sent: every one, and those with a
@@ -166,22 +171,50 @@ type dumpPacket struct {
 	PayloadLen int    `json:"payload_len"`
 	ICRC       string `json:"icrc"`
 	ICRCOK     bool   `json:"icrc_ok"`
+	CM         string `json:"cm"`
+	MAD        struct {
+		RejReason  *uint16 `json:"infiniband.cm.rej.reason"`
+		SIDRStatus *uint8  `json:"infiniband.cm.sidr_rep.status"`
+	} `json:"mad"`
+}
+
+// refusal reports whether p is a CM answer that no one listens on the service ID it named.
+func (p *dumpPacket) refusal() bool {
+	switch {
+	case p.MAD.RejReason != nil:
+		return mad.RejectReason(*p.MAD.RejReason) == mad.RejInvalidServiceID
+	case p.MAD.SIDRStatus != nil:
+		return mad.SIDRStatus(*p.MAD.SIDRStatus) == mad.SIDRUnsupported
+	}
+	return false
 }
 
 // verifyCapture runs `gorxe dump -json` on file and checks every packet's ICRC.
 func verifyCapture(gorxe, file string) (captureCheck, error) {
-	cc := captureCheck{BySrc: map[string]int{}, Opcodes: map[string]int{}, Reads: map[string]*readStats{}}
 	cmd := exec.Command(gorxe, "dump", "-json", file)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return cc, err
+		return captureCheck{}, err
 	}
 	if err := cmd.Start(); err != nil {
-		return cc, err
+		return captureCheck{}, err
 	}
-	sc := bufio.NewScanner(out)
+	cc := readDump(out)
+	io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	cc.Errors += stderr.String()
+	if err != nil {
+		return cc, fmt.Errorf("gorxe dump -json %s: %w\n%s", file, err, stderr.String())
+	}
+	return cc, nil
+}
+
+// readDump tallies the packets of `gorxe dump -json`'s output.
+func readDump(r io.Reader) captureCheck {
+	cc := captureCheck{BySrc: map[string]int{}, Opcodes: map[string]int{}, Reads: map[string]*readStats{}, Refusals: map[string]int{}}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var p dumpPacket
@@ -189,11 +222,14 @@ func verifyCapture(gorxe, file string) (captureCheck, error) {
 			cc.Errors += "unparsable dump line: " + sc.Text() + "\n"
 			continue
 		}
+		src := hostOf(p.Src)
 		cc.Packets++
-		cc.BySrc[hostOf(p.Src)]++
+		cc.BySrc[src]++
 		cc.Opcodes[p.OpName]++
+		if p.refusal() {
+			cc.Refusals[src]++
+		}
 		if isReadResponse(p.Opcode) {
-			src := hostOf(p.Src)
 			r := cc.Reads[src]
 			if r == nil {
 				r = &readStats{seen: map[[2]uint32]bool{}}
@@ -208,13 +244,10 @@ func verifyCapture(gorxe, file string) (captureCheck, error) {
 			}
 		}
 	}
-	io.Copy(io.Discard, out)
-	err = cmd.Wait()
-	cc.Errors += stderr.String()
-	if err != nil {
-		return cc, fmt.Errorf("gorxe dump -json %s: %w\n%s", file, err, stderr.String())
+	if err := sc.Err(); err != nil {
+		cc.Errors += "reading the dump: " + err.Error() + "\n"
 	}
-	return cc, nil
+	return cc
 }
 
 // hostOf strips the port from "addr:port" or "[addr]:port".

@@ -14,7 +14,9 @@
 // distribution's RDMA-CM tools, rping, ucmatose, udaddy, rdma_server / rdma_client and perftest
 // with -R (ib_send_bw RC and UD, ib_write_bw), IPv4. Such a C server on the library prints nothing
 // to await, so it is taken as listening once its process has bound UDP 4791, which the library
-// does when the program listens. Every run is captured on the VM's bridge port; `gorxe dump`
+// does when the program listens. A perftest -R client on the library may connect before its kernel
+// server listens, which the distribution's perftest cannot recover from (see maxEarlyConnects):
+// such a run, told apart by the kernel's refusal in the capture, is run again. Every run is captured on the VM's bridge port; `gorxe dump`
 // verifies the ICRC of every packet, and the capture is checked against rxe's own packet
 // counters. A kernel rxe <-> kernel rxe run between two VMs comes first as the control.
 //
@@ -22,5 +24,5 @@
 // its own initramfs, guest agent and gorxe's C library; artefacts go to test/interop/.cache. It
 // prints a pass/fail table and exits non-zero on any failure. Usage (from the repository root):
 //
-//	go run ./test/interop [-run REGEXP] [-baseline none|short|full] [-skip-gorxe] [-keep]
+//	go run ./test/interop [-run REGEXP] [-count N] [-baseline none|short|full] [-skip-gorxe] [-keep]
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorxe/gorxe/dump"
 	"github.com/gorxe/gorxe/test/interop/guestrpc"
 )
 
@@ -533,4 +535,31 @@ func TestReadStats(t *testing.T) {
 	assert.Equal(t, "6 pkts for 4 needed (1.50x, 2450 per MiB read)", r.String())
 	assert.True(t, isReadResponse(0x0D) && isReadResponse(0x10), "FIRST and ONLY are READ responses")
 	assert.False(t, isReadResponse(0x0C) || isReadResponse(0x11), "a READ request and an ACK are not")
+}
+
+// TestRefusals reads real runs in which perftest's client on gorxe's C library connected before
+// its kernel server listened: the kernel's answer is the one refusal the runner reruns for.
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		refusals map[string]int
+		bySrc    map[string]int
+	}{
+		// ib_send_bw -R -c UD: the SIDR_REP to the test QP's SIDR_REQ has status 1.
+		{"perftest-ud-early-connect.pcap", map[string]int{"198.18.0.11": 1}, map[string]int{"198.18.0.1": 13, "198.18.0.11": 13}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f, err := os.Open("testdata/" + tc.file)
+			require.NoError(t, err)
+			defer f.Close()
+			var out, errOut bytes.Buffer
+			_, err = dump.Run(&out, &errOut, f, dump.FormatJSON)
+			require.NoError(t, err)
+			require.Empty(t, errOut.String())
+			cc := readDump(&out)
+			assert.Empty(t, cc.Errors)
+			assert.Equal(t, tc.refusals, cc.Refusals)
+			assert.Equal(t, tc.bySrc, cc.BySrc)
+		})
+	}
 }

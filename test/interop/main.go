@@ -22,6 +22,7 @@ type options struct {
 	baseline  string
 	gorxeOnly bool
 	keep      bool
+	count     int // runs of each selected case
 	gorxeDev  string
 	// Set by the outer copy for the inner one.
 	kernelRoot, kernelRelease, initrd, gorxeBin, workdir string
@@ -36,6 +37,7 @@ func parseFlags() *options {
 	flag.StringVar(&o.baseline, "baseline", "full", "kernel rxe <-> kernel rxe control run: none, short (two tools) or full (every tool)")
 	flag.BoolVar(&o.gorxeOnly, "skip-gorxe", false, "run only the kernel rxe <-> kernel rxe control")
 	flag.BoolVar(&o.keep, "keep", false, "keep the captures of passing runs too")
+	flag.IntVar(&o.count, "count", 1, "run each selected case this many times, to hunt a rare failure")
 	flag.StringVar(&o.gorxeDev, "gorxe-dev", "-d "+bridgeName, "the options that select gorxe's device, space separated")
 	flag.StringVar(&o.kernelRoot, "inner-kernel-root", "", "internal")
 	flag.StringVar(&o.kernelRelease, "inner-kernel-release", "", "internal")
