@@ -30,6 +30,9 @@ type QP struct {
 	seen     uint64 // the worker's batch stamp when a packet for this QP was last seen
 	version  uint64 // q.AttrVersion when the engine last saw the QP
 	starving bool   // on w.starved
+	// answered is set when a run of the engine (a post's, a timer's) sent packets, and cleared
+	// when a received packet made it send; see keepACKs.
+	answered bool
 
 	limit logLimit // rate limits of the QP's log records; guarded by the run lock
 }
@@ -141,7 +144,7 @@ func (h *QP) notify(inline bool) {
 	switch {
 	case draining:
 	case inline:
-		w.help()
+		w.help(false)
 	default:
 		w.wake()
 	}

@@ -255,8 +255,9 @@ func (r *Stack) Poll() bool {
 }
 
 // dispatch checks the first n datagrams of x and hands each worker its share: the worker of the
-// last packet (every worker, with all set) runs on the calling goroutine if nobody runs it.
-func (r *Stack) dispatch(x *rxScratch, n int, all bool) {
+// last packet (every worker, for a poll on the application's goroutine) runs on the calling
+// goroutine if nobody runs it.
+func (r *Stack) dispatch(x *rxScratch, n int, polled bool) {
 	last := -1
 	for i := range x.msgs[:n] {
 		if w := r.take(x, i); w >= 0 {
@@ -268,7 +269,7 @@ func (r *Stack) dispatch(x *rxScratch, n int, all bool) {
 			continue
 		}
 		x.batches[i] = nil
-		r.workers[i].deliver(b, all || i == last)
+		r.workers[i].deliver(b, polled || i == last, polled)
 	}
 }
 

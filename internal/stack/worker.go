@@ -53,6 +53,13 @@ type worker struct {
 	lastSend error
 	budget   transport.SendBudget // this worker's share of the device's in-flight bound
 	starved  []*QP                // QPs waiting for room in budget, oldest first
+	polled   bool                 // the drain runs for a poll on the application's goroutine
+	held     int                  // ACKs at the head of out.Packets that the last flush kept back
+	// The packets in out that received packets made were all from QPs that had answered the
+	// last (replied), or not all (unreplied); see keepACKs.
+	replied, unreplied bool
+	// holding is held > 0, for runDue, which reads it without the run lock.
+	holding atomic.Bool
 }
 
 // maxDrainRounds bounds how often one drain goes back for work that arrived while it ran, so a
@@ -93,21 +100,24 @@ func (w *worker) wake() {
 
 // help drains the worker on the calling goroutine if nobody runs it, and otherwise wakes the
 // worker's goroutine, which drains once the lock is free. In latency mode it waits for the lock
-// instead: the holder's drain is shorter than a goroutine wake-up.
-func (w *worker) help() {
+// instead: the holder's drain is shorter than a goroutine wake-up. polled tells the drain that it
+// runs for a poll on the application's goroutine (see keepACKs).
+func (w *worker) help(polled bool) {
 	if w.r.latency {
 		w.run.Lock()
 	} else if !w.run.TryLock() {
 		w.wake()
 		return
 	}
+	w.polled = polled
 	w.drain()
+	w.polled = false
 	w.run.Unlock()
 }
 
 // deliver queues a batch of received packets for the worker. With inline set the caller runs the
-// worker itself if nobody does, as it also does when the worker is far behind.
-func (w *worker) deliver(b *rxBatch, inline bool) {
+// worker itself if nobody does, as it also does when the worker is far behind; polled is help's.
+func (w *worker) deliver(b *rxBatch, inline, polled bool) {
 	w.mu.Lock()
 	w.inbox = append(w.inbox, b)
 	backlog, draining := len(w.inbox), w.draining
@@ -119,7 +129,7 @@ func (w *worker) deliver(b *rxBatch, inline bool) {
 		w.run.Unlock()
 	case draining:
 	case inline:
-		w.help()
+		w.help(polled)
 	default:
 		w.wake()
 	}
@@ -224,6 +234,7 @@ func (w *worker) receive(b *rxBatch, now time.Time) {
 			} else {
 				h.eng.Receive(now, &p.parsed, p.from, &w.out)
 			}
+			w.noteAnswered(h, n)
 			w.ran(h, v, n)
 		}
 		p.release()
@@ -236,6 +247,7 @@ func (w *worker) runEngine(h *QP, now time.Time) {
 	h.feed()
 	v, n := h.q.AttrVersion(), len(w.out.Packets)
 	h.eng.Run(now, &w.out)
+	h.answered = h.answered || len(w.out.Packets) > n
 	w.ran(h, v, n)
 }
 
@@ -289,24 +301,22 @@ func (w *worker) expire(now time.Time) {
 	}
 }
 
-// arm sets the worker's single timer to the earliest live deadline of its QPs.
+// arm sets the worker's single timer to the earliest live deadline of its QPs, or sooner to send
+// the ACKs the last flush kept back (maxACKHold).
 func (w *worker) arm(now time.Time) {
-	var at time.Time
-	for {
-		t, c, ok := w.timers.Peek()
-		if !ok {
-			if w.timer != nil && !w.timerAt.IsZero() {
-				w.timer.Stop()
-			}
-			w.timerAt = time.Time{}
-			w.dueAt.Store(0)
-			return
+	at := w.nextDeadline()
+	if w.held > 0 {
+		if send := now.Add(maxACKHold); at.IsZero() || send.Before(at) {
+			at = send
 		}
-		if !c.dead && c.deadline.Equal(t) {
-			at = t
-			break
+	}
+	if at.IsZero() {
+		if w.timer != nil && !w.timerAt.IsZero() {
+			w.timer.Stop()
 		}
-		w.timers.Pop() // superseded entry
+		w.timerAt = time.Time{}
+		w.dueAt.Store(0)
+		return
 	}
 	if at.Equal(w.timerAt) {
 		return
@@ -320,12 +330,27 @@ func (w *worker) arm(now time.Time) {
 	}
 }
 
+// nextDeadline returns the earliest live deadline of the worker's QPs (zero if none), dropping
+// the stale entries before it.
+func (w *worker) nextDeadline() time.Time {
+	for {
+		t, c, ok := w.timers.Peek()
+		if !ok {
+			return time.Time{}
+		}
+		if !c.dead && c.deadline.Equal(t) {
+			return t
+		}
+		w.timers.Pop() // superseded entry
+	}
+}
+
 // runDue drains the worker on the calling goroutine if it has work due (a run asked for, a timer
-// expired at now) and nobody runs it; it reports whether it did.
+// expired at now, ACKs kept back) and nobody runs it; it reports whether it did.
 func (w *worker) runDue(now time.Time) bool {
 	due := w.dueAt.Load()
 	expired := due != 0 && now.UnixNano() >= due
-	if !expired && len(w.kick) == 0 {
+	if !expired && len(w.kick) == 0 && !w.holding.Load() {
 		return false
 	}
 	if !w.run.TryLock() {
@@ -351,6 +376,9 @@ func (w *worker) flush() {
 	completed := w.out.Completions > 0
 	if len(pkts) == 0 {
 		w.out.Completions = 0
+		return
+	}
+	if w.keepACKs(pkts, completed) {
 		return
 	}
 	if len(pkts) >= yieldBeforeSend && completed {

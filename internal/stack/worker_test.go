@@ -37,8 +37,9 @@ type fakeEngine struct {
 	more     []bool // whether each packet came through ReceiveMore
 	runs     int
 	deadline time.Time
-	// onRun, if set, is called by Run and may queue packets.
-	onRun func(now time.Time, out *transport.Output)
+	// onRun, if set, is called by Run and may queue packets; onReceive likewise by Receive and
+	// ReceiveMore.
+	onRun, onReceive func(now time.Time, out *transport.Output)
 	ran   chan struct{}
 	ctr   counter.Set
 }
@@ -46,19 +47,23 @@ type fakeEngine struct {
 func (e *fakeEngine) Counters() *counter.Set { return &e.ctr }
 
 func (e *fakeEngine) Receive(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output) {
-	e.record(p, from, false)
+	e.record(now, p, from, false, out)
 }
 
 func (e *fakeEngine) ReceiveMore(now time.Time, p *packet.Parsed, from packet.Envelope, out *transport.Output) {
-	e.record(p, from, true)
+	e.record(now, p, from, true, out)
 }
 
-func (e *fakeEngine) record(p *packet.Parsed, from packet.Envelope, more bool) {
+func (e *fakeEngine) record(now time.Time, p *packet.Parsed, from packet.Envelope, more bool, out *transport.Output) {
 	e.mu.Lock()
 	e.received = append(e.received, p.BTH().Fields())
 	e.from = append(e.from, from)
 	e.more = append(e.more, more)
+	f := e.onReceive
 	e.mu.Unlock()
+	if f != nil {
+		f(now, out)
+	}
 	e.ran <- struct{}{}
 }
 
