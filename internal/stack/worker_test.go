@@ -40,8 +40,8 @@ type fakeEngine struct {
 	// onRun, if set, is called by Run and may queue packets; onReceive likewise by Receive and
 	// ReceiveMore.
 	onRun, onReceive func(now time.Time, out *transport.Output)
-	ran   chan struct{}
-	ctr   counter.Set
+	ran              chan struct{}
+	ctr              counter.Set
 }
 
 func (e *fakeEngine) Counters() *counter.Set { return &e.ctr }
