@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
@@ -87,11 +88,11 @@ func ExecContext(ctx context.Context, c Command, args []string, stdout, stderr i
 		c.Usage(stdout)
 		return ExitOK
 	case errors.Is(err, getopt.ErrUsage):
-		fmt.Fprintf(stderr, "gorxe %s: %v\n\n", c.Name, err)
+		fmt.Fprintf(stderr, "%s\n\n", errorLine(c.Name, err))
 		c.Usage(stderr)
 		return ExitUsage
 	case err != nil:
-		fmt.Fprintf(stderr, "gorxe %s: %v\n", c.Name, err)
+		fmt.Fprintf(stderr, "%s\n", errorLine(c.Name, err))
 		return ExitFailure
 	}
 	err = run(ctx, stdout, stderr)
@@ -104,12 +105,19 @@ func ExecContext(ctx context.Context, c Command, args []string, stdout, stderr i
 		if !errors.Is(err, ErrInterrupted) {
 			err = ErrInterrupted
 		}
-		fmt.Fprintf(stderr, "gorxe %s: %v\n", c.Name, err)
+		fmt.Fprintf(stderr, "%s\n", errorLine(c.Name, err))
 		return ExitInterrupted
 	}
-	fmt.Fprintf(stderr, "gorxe %s: %v\n", c.Name, err)
+	fmt.Fprintf(stderr, "%s\n", errorLine(c.Name, err))
 	if se, ok := errors.AsType[*StatusError](err); ok {
 		return se.Status
 	}
 	return ExitFailure
+}
+
+// errorLine is the line a failed command prints: its name, then err. The library's errors open
+// with its package name ("gorxe: open: ..."), which the command's own prefix already says.
+func errorLine(name string, err error) string {
+	msg, _ := strings.CutPrefix(err.Error(), "gorxe: ")
+	return "gorxe " + name + ": " + msg
 }

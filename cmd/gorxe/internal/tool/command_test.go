@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/gorxe/gorxe"
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/getopt"
 )
 
@@ -51,6 +52,8 @@ func TestExec(t *testing.T) {
 		{"failure", nil, errors.New("rdma_connect: peer rejected"), false, ExitFailure, "ran\n", "gorxe fake: rdma_connect: peer rejected\n"},
 		{"timeout", nil, fmt.Errorf("connect to 10.0.0.1:7174: %w", &TimeoutError{After: 30 * time.Second}), false, ExitFailure, "ran\n",
 			"gorxe fake: connect to 10.0.0.1:7174: timed out after 30s\n"},
+		{"library error", nil, &gorxe.Error{Op: "open", Err: gorxe.ErrNoAddresses}, false, ExitFailure, "ran\n",
+			"gorxe fake: open: " + gorxe.ErrNoAddresses.Error() + "\n"},
 		{"own status", nil, &StatusError{Status: 127, Err: errors.New("nosuch: command not found")}, false, 127, "ran\n",
 			"gorxe fake: nosuch: command not found\n"},
 		{"interrupted waiting", nil, fmt.Errorf("accept: %w", context.Canceled), true, ExitInterrupted, "ran\n", "gorxe fake: interrupted\n"},
