@@ -24,6 +24,10 @@ func init() {
 	}
 }
 
+// procsEpoch anchors the readings of the monotonic clock: time.Since reads only that clock, where
+// time.Now reads the wall clock too, and each reading is a measurable part of an empty poll.
+var procsEpoch = time.Now()
+
 // yieldProcessor lets goroutines waiting for the processor run, unless that was done less than
 // yieldInterval ago (yieldDue).
 func yieldProcessor() {

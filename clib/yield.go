@@ -14,13 +14,8 @@ import (
 // about that, for two thread switches each time (about 1% of a core).
 const yieldInterval = time.Millisecond
 
-var (
-	lastYield atomic.Int64 // when an empty poll last gave the processor away, in ns since procsEpoch
-	// procsEpoch anchors the readings of the monotonic clock: time.Since reads only that clock,
-	// where time.Now reads the wall clock too, and each reading is a measurable part of an empty
-	// poll.
-	procsEpoch = time.Now()
-)
+// lastYield is when an empty poll last gave the processor away, in ns since procsEpoch.
+var lastYield atomic.Int64
 
 // yieldDue reports whether an empty poll at now (ns since procsEpoch) gives the processor away:
 // the first poll at least yieldInterval after the last one that did. Of concurrent pollers, one
