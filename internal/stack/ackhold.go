@@ -31,18 +31,17 @@ const maxACKHold = 50 * time.Microsecond
 // completed work (completed), made by QPs that answered. Otherwise it moves the ACKs kept by the
 // last flush behind the newer packets, to be sent with them. The caller holds w.run.
 func (w *worker) keepACKs(pkts []transport.Packet, completed bool) bool {
-	keep := w.polled && completed && w.replied && !w.unreplied && w.held == 0 && allACKs(pkts)
+	held := int(w.held.Load())
+	keep := w.polled && completed && w.replied && !w.unreplied && held == 0 && allACKs(pkts)
 	w.replied, w.unreplied = false, false
-	if w.held > 0 {
-		rotate(pkts, w.held)
-		w.held = 0
-		w.holding.Store(false)
+	if held > 0 {
+		rotate(pkts, held)
+		w.held.Store(0)
 	}
 	if !keep {
 		return false
 	}
-	w.held = len(pkts)
-	w.holding.Store(true)
+	w.held.Store(int32(len(pkts)))
 	w.out.Completions = 0
 	return true
 }

@@ -54,12 +54,12 @@ type worker struct {
 	budget   transport.SendBudget // this worker's share of the device's in-flight bound
 	starved  []*QP                // QPs waiting for room in budget, oldest first
 	polled   bool                 // the drain runs for a poll on the application's goroutine
-	held     int                  // ACKs at the head of out.Packets that the last flush kept back
 	// The packets in out that received packets made were all from QPs that had answered the
 	// last (replied), or not all (unreplied); see keepACKs.
 	replied, unreplied bool
-	// holding is held > 0, for runDue, which reads it without the run lock.
-	holding atomic.Bool
+	// held counts the ACKs at the head of out.Packets that the last flush kept back. Written
+	// under the run lock; runDue reads it without.
+	held atomic.Int32
 }
 
 // maxDrainRounds bounds how often one drain goes back for work that arrived while it ran, so a
@@ -305,7 +305,7 @@ func (w *worker) expire(now time.Time) {
 // the ACKs the last flush kept back (maxACKHold).
 func (w *worker) arm(now time.Time) {
 	at := w.nextDeadline()
-	if w.held > 0 {
+	if w.held.Load() > 0 {
 		if send := now.Add(maxACKHold); at.IsZero() || send.Before(at) {
 			at = send
 		}
@@ -350,7 +350,7 @@ func (w *worker) nextDeadline() time.Time {
 func (w *worker) runDue(now time.Time) bool {
 	due := w.dueAt.Load()
 	expired := due != 0 && now.UnixNano() >= due
-	if !expired && len(w.kick) == 0 && !w.holding.Load() {
+	if !expired && len(w.kick) == 0 && w.held.Load() == 0 {
 		return false
 	}
 	if !w.run.TryLock() {
