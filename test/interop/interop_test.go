@@ -563,3 +563,27 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Only a perftest -R client that failed against a kernel server which refused a connection is
+// run again; every other failure is reported.
+func TestConnectedEarly(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		tool       tool
+		server     string
+		clientExit int
+		refusals   int
+		want       bool
+	}{
+		{"perftest -R refused by rxe", withCM(sendBW), "rxe", 1, 1, true},
+		{"client passed", withCM(sendBW), "rxe", 0, 1, false},
+		{"no refusal in the capture", withCM(sendBW), "rxe", 1, 0, false},
+		{"gorxe server", withCM(sendBW), "gorxe", 1, 1, false},
+		{"perftest without -R", sendBW, "rxe", 1, 1, false},
+		{"an RDMA-CM tool", rping, "rxe", 1, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, connectedEarly(tc.tool, tc.server, tc.clientExit, tc.refusals))
+		})
+	}
+}

@@ -407,6 +407,13 @@ func (s *suite) run(p phase, rc runCase, cli, srv endpoint, role string) {
 // first in about one run in five against a VM; a run that failed any other way is not rerun.
 const maxEarlyConnects = 8
 
+// connectedEarly reports whether a failed run of tool t against a server of kind server is
+// perftest's early connect (maxEarlyConnects): a perftest -R client that failed while the kernel
+// server refused refusals of its connections for want of a listener.
+func connectedEarly(t tool, server string, clientExit, refusals int) bool {
+	return t.cm == perftestCM && server == "rxe" && clientExit != 0 && refusals > 0
+}
+
 // runOnce runs one case, captured on VM 1's tap. refused reports a failed perftest -R run whose
 // kernel server refused a connection for want of a listener (maxEarlyConnects).
 func (s *suite) runOnce(p phase, rc runCase, cli, srv endpoint, role, opts string) (rw row, refused bool) {
@@ -560,8 +567,8 @@ func (s *suite) runOnce(p phase, rc runCase, cli, srv endpoint, role, opts strin
 		fail("the client never printed %q", rc.clientSays)
 	}
 	rw.pass = rw.detail == ""
-	refused = !rw.pass && ccErr == nil && rc.tool.cm == perftestCM && srv.name() == "rxe" &&
-		clientRan && cres.ExitCode != 0 && cc.Refusals[srv.addr(rc.family).String()] > 0
+	refused = !rw.pass && ccErr == nil && clientRan &&
+		connectedEarly(rc.tool, srv.name(), cres.ExitCode, cc.Refusals[srv.addr(rc.family).String()])
 	if !rw.pass {
 		rw.detail += fmt.Sprintf("--- server: %s\n%s\n--- client: %s\n%s", strings.Join(sArgv, " "), tail(sres.Output, 6000),
 			strings.Join(cArgv, " "), tail(cres.Output, 6000))
