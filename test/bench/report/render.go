@@ -3,18 +3,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gorxe/gorxe/test/bench/internal/benchout"
 )
 
-func (r *Report) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *Report) writeJSON(w io.Writer) error { return benchout.WriteJSON(w, r) }
 
 // writeMarkdown renders the machine, the gorxe table and the ceilings it was measured against.
 func (r *Report) writeMarkdown(w io.Writer) error {

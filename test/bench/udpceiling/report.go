@@ -1,11 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/gorxe/gorxe/test/bench/internal/benchout"
 )
 
 // report is the program's output; its JSON form is what other benchmark reports merge.
@@ -40,11 +41,7 @@ type pingPongRow struct {
 	HalfRTTP99NS  int64  `json:"half_rtt_p99_ns"`
 }
 
-func (r *report) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *report) writeJSON(w io.Writer) error { return benchout.WriteJSON(w, r) }
 
 func (r *report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
@@ -55,15 +52,15 @@ func (r *report) writeMarkdown(w io.Writer) error {
 	for _, t := range r.Throughput {
 		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %s | %.1f%% | %s | %s | %s | %s |\n",
 			path(t.Path).label(), t.DatagramBytes, mpps(t.SentPPS), mpps(t.ReceivedPPS),
-			rate(t.ReceivedBytesPerS), 100*t.Loss, micros(int64(t.SenderCPUNSPerDatagram)),
-			micros(int64(t.ReceiverCPUNSPerDatagram)),
+			rate(t.ReceivedBytesPerS), 100*t.Loss, benchout.Micros(int64(t.SenderCPUNSPerDatagram)),
+			benchout.Micros(int64(t.ReceiverCPUNSPerDatagram)),
 			perBatch(t.SegmentsPerSend), perBatch(t.SegmentsPerRead))
 	}
 	b.WriteString("\n| ping-pong | datagram | half RTT p50 | half RTT p99 | samples |\n")
 	b.WriteString("|---|---:|---:|---:|---:|\n")
 	for _, p := range r.PingPong {
 		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %d |\n", path(p.Path).label(), p.DatagramBytes,
-			micros(p.HalfRTTP50NS), micros(p.HalfRTTP99NS), p.Samples)
+			benchout.Micros(p.HalfRTTP50NS), benchout.Micros(p.HalfRTTP99NS), p.Samples)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -72,8 +69,6 @@ func (r *report) writeMarkdown(w io.Writer) error {
 func mpps(pps float64) string { return fmt.Sprintf("%.3f Mpps", pps/1e6) }
 
 func rate(bytesPerS float64) string { return fmt.Sprintf("%.0f MB/s", bytesPerS/1e6) }
-
-func micros(ns int64) string { return fmt.Sprintf("%.2f µs", float64(ns)/1e3) }
 
 func perBatch(v float64) string {
 	if v == 0 {

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/gorxe/gorxe/test/bench/internal/benchout"
 )
 
 // report is the program's output.
@@ -82,11 +83,7 @@ type streamRow struct {
 	Skipped              string  `json:"skipped,omitempty"`
 }
 
-func (r *report) writeJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *report) writeJSON(w io.Writer) error { return benchout.WriteJSON(w, r) }
 
 func (r *report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
@@ -110,7 +107,7 @@ func (r *report) writeMarkdown(w io.Writer) error {
 				continue
 			}
 			fmt.Fprintf(&b, "| %s | %d of %d within %d ms | %s | %s | %d | %s |\n", v.Mode, v.Seen, v.Trials, v.WindowMS,
-				micros(v.SeenP50NS), micros(v.SeenP99NS), v.Hinted, micros(v.HintP50NS))
+				benchout.Micros(v.SeenP50NS), benchout.Micros(v.SeenP99NS), v.Hinted, benchout.Micros(v.HintP50NS))
 		}
 		b.WriteString("\n")
 	}
@@ -125,7 +122,7 @@ func (r *report) writeMarkdown(w io.Writer) error {
 			if enter == "" {
 				enter = "ok"
 			}
-			fmt.Fprintf(&b, "| %s | %d of %d within %d ms | %s | %s |\n", v.Mode, v.Seen, v.Trials, v.WindowMS, micros(v.SeenP50NS), enter)
+			fmt.Fprintf(&b, "| %s | %d of %d within %d ms | %s | %s |\n", v.Mode, v.Seen, v.Trials, v.WindowMS, benchout.Micros(v.SeenP50NS), enter)
 		}
 		b.WriteString("\n")
 	}
@@ -136,7 +133,7 @@ func (r *report) writeMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "| %s | skipped: %s | | | | |\n", p.Path, p.Skipped)
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.2f | %.2f | %d |\n", p.Path, micros(p.HalfRTTP50NS), micros(p.HalfRTTP99NS),
+			fmt.Fprintf(&b, "| %s | %s | %s | %.2f | %.2f | %d |\n", p.Path, benchout.Micros(p.HalfRTTP50NS), benchout.Micros(p.HalfRTTP99NS),
 				p.SyscallsPerDatagram, p.EmptyPollsPerDatagram, p.Samples)
 		}
 		b.WriteString("\n")
@@ -149,12 +146,10 @@ func (r *report) writeMarkdown(w io.Writer) error {
 				continue
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %.3f Mpps | %.1f%% | %.3f | %s | %.3f | %.3f | %.1f | %.4f |\n", s.Sender, s.Receiver, s.Ring,
-				s.DeliveredPPS/1e6, 100*s.Loss, s.SendCallsPerDatagram, micros(int64(s.SendCPUNSPerDatagram)),
+				s.DeliveredPPS/1e6, 100*s.Loss, s.SendCallsPerDatagram, benchout.Micros(int64(s.SendCPUNSPerDatagram)),
 				s.RecvCallsPerDatagram, s.RecvEmptyPerDatagram, s.DatagramsPerRead, s.RearmsPerDatagram)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-func micros(ns int64) string { return fmt.Sprintf("%.2f µs", float64(ns)/1e3) }
