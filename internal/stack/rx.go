@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -169,7 +168,7 @@ func (r *Stack) receiveOrdered(x *rxScratch, w netio.ReadableWaiter) (int, error
 		}
 		woken = false
 		if r.rxPoll > 0 && lost == 0 && time.Since(start) < r.rxPoll {
-			runtime.Gosched()
+			r.pollPause()
 			continue
 		}
 		if lost >= pollerLosses {
@@ -196,7 +195,7 @@ const (
 )
 
 // spin polls the network for up to rxPoll (BusyPoll or ReceivePoll) and returns what it read,
-// yielding the processor between polls so that the goroutines the last read readied (an
+// pausing between polls (pollPause) so that the goroutines the last read readied (an
 // application waiting for its completions) run meanwhile. A goroutine that waits in the
 // netpoller costs its thread a sleep and a wake-up in the kernel whenever the socket goes from
 // empty to not empty, several µs each on a virtual machine, more than the protocol work of a
@@ -213,7 +212,7 @@ func (r *Stack) spin(msgs []netio.Message) (int, error) {
 		if n > 0 || err != nil || time.Since(start) >= r.rxPoll {
 			return n, err
 		}
-		runtime.Gosched()
+		r.pollPause()
 	}
 }
 

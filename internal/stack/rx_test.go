@@ -183,13 +183,18 @@ func TestPollLeavesUnorderedConnAlone(t *testing.T) {
 	assert.Zero(t, conn.tries.Load())
 }
 
-// waitingConn is a countingConn that can wait for datagrams, as the UDP backend can.
+// waitingConn is a countingConn that can wait for datagrams, as the UDP backend can, so that the
+// receive goroutine reads it in order (receiveOrdered); waits counts the waits.
 type waitingConn struct {
 	countingConn
-	ep *netio.Endpoint
+	ep    *netio.Endpoint
+	waits atomic.Int32
 }
 
-func (c *waitingConn) WaitReadable() error { return c.ep.WaitReadable() }
+func (c *waitingConn) WaitReadable() error {
+	c.waits.Add(1)
+	return c.ep.WaitReadable()
+}
 
 // TestReceiveOrderedThroughWrappers: under a Tap and a FaultConn (a tool's --pcap and
 // GORXE_FAULTS), the receive goroutine still waits on the Conn underneath and reads under the
@@ -235,4 +240,37 @@ func TestWaitBeforeReading(t *testing.T) {
 			10*time.Second, time.Millisecond)
 	}
 	assert.LessOrEqual(t, conn.Counters().EmptyReceives, uint64(n/4), "an empty read before each wait")
+}
+
+// TestReceivePollSpacesLooks: outside latency mode the receive goroutine's looks at an empty
+// socket are at least receivePollGap apart, so a poll of d makes at most d/receivePollGap + 2 of
+// them before the receive goroutine waits, on either path (a connection that can wait for
+// datagrams, read in order, and one that cannot).
+func TestReceivePollSpacesLooks(t *testing.T) {
+	const poll = 4 * time.Millisecond
+	for _, ordered := range []bool{false, true} {
+		t.Run(map[bool]string{false: "spin", true: "ordered"}[ordered], func(t *testing.T) {
+			fab := netio.NewFabric(netio.FabricConfig{})
+			defer fab.Close()
+			ep, err := fab.NewEndpoint(packet.UDPPort, mustAddr("10.0.0.1"))
+			require.NoError(t, err)
+			var conn netio.Conn
+			var tries, waited func() int32
+			if ordered {
+				c := &waitingConn{countingConn: countingConn{Conn: ep}, ep: ep}
+				conn, tries, waited = c, c.tries.Load, c.waits.Load
+			} else {
+				c := &countingConn{Conn: ep}
+				conn, tries, waited = c, c.tries.Load, c.receives.Load
+			}
+			// The receive goroutine starts by polling the empty socket, then waits.
+			rt := New(Config{Conn: conn, Workers: 1, Log: slog.New(slog.DiscardHandler), ReceivePoll: poll})
+			defer func() { assert.NoError(t, rt.Close()) }()
+
+			require.Eventually(t, func() bool { return waited() > 0 }, 10*time.Second, time.Millisecond)
+			looks := tries()
+			assert.Positive(t, looks)
+			assert.LessOrEqual(t, looks, int32(poll/receivePollGap)+2, "looks at the empty socket")
+		})
+	}
 }
