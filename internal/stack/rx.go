@@ -268,7 +268,7 @@ func (r *Stack) dispatch(x *rxScratch, n int, polled bool) {
 			continue
 		}
 		x.batches[i] = nil
-		r.workers[i].deliver(b, polled || i == last, polled)
+		r.workers[i].deliver(b, polled || i == last)
 	}
 }
 
