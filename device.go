@@ -158,6 +158,19 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 // caller polls the network.
 func (d *Device) PollNetwork() bool { return d.pollNetwork() }
 
+// NetworkFDs appends to dst the file descriptors of the sockets the device receives on, for a
+// program that sleeps in a poll(2) of its own until the network or something else needs it and
+// then calls PollNetwork, as the C library's ibv_get_cq_event does: the datagram then wakes the
+// thread that will run it. None for a closed device or one on a Config.Network. The descriptors
+// stay the device's: never read, write or close them; they change as multicast groups are joined
+// and left, and close with the device (poll(2) then reports POLLNVAL).
+func (d *Device) NetworkFDs(dst []int) []int {
+	if d.closed.Load() {
+		return dst
+	}
+	return d.rt.ReadableFDs(dst)
+}
+
 func (d *Device) pollNetwork() bool {
 	return !d.closed.Load() && d.rt.Poll()
 }

@@ -204,6 +204,10 @@ void gx_srq_ring_free(struct gx_srq *g);
 // gx_alloc_parent_domain is the context's alloc_parent_domain.
 struct ibv_pd *gx_alloc_parent_domain(struct ibv_context *context, struct ibv_parent_domain_init_attr *attr);
 
+// gx_wait_comp_event waits until the channel's pipe has an event, running what the device's
+// sockets receive meanwhile, if the channel blocks (compwait.c).
+void gx_wait_comp_event(struct ibv_comp_channel *ch);
+
 // gx_forked_child reports, with a message and errno EOPNOTSUPP the first time, that this is a
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);

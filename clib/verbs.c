@@ -501,11 +501,13 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe) {
 	return rc;
 }
 
-// ibv_get_cq_event blocks in read(2), in C: it is a cancellation point for pthread_cancel, and a
-// channel whose fd the program made non-blocking returns EAGAIN.
+// ibv_get_cq_event blocks in C, in poll(2) on the channel and the device's sockets (compwait.c)
+// and then read(2): both are cancellation points for pthread_cancel, and a channel whose fd the
+// program made non-blocking returns EAGAIN.
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context) {
 	uint64_t ptr;
 	size_t got = 0;
+	gx_wait_comp_event(channel);
 	while (got < sizeof(ptr)) {
 		ssize_t n = read(channel->fd, (char *)&ptr + got, sizeof(ptr) - got);
 		if (n < 0 && errno == EINTR)

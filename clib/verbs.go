@@ -9,8 +9,6 @@ package main
 import "C"
 
 import (
-	"context"
-	"encoding/binary"
 	"errors"
 	"sync"
 	"syscall"
@@ -251,48 +249,6 @@ func gx_rereg_mr(m *C.struct_ibv_mr, flags C.int, pd *C.struct_ibv_pd, addr unsa
 func gx_dereg_mr(m *C.struct_ibv_mr) (rc C.int) {
 	defer catch("dereg_mr", &rc)
 	return release(&objects, objects.mrs, m, (*gorxe.MR).Dereg, nil)
-}
-
-// gx_create_comp_channel creates the channel and the goroutine that turns its completion events
-// into 8-byte CQ addresses on the channel's pipe, where ibv_get_cq_event reads them in C.
-//
-//export gx_create_comp_channel
-func gx_create_comp_channel(ch *C.struct_ibv_comp_channel, w C.int) (rc C.int) {
-	defer catch("create_comp_channel", &rc)
-	d, rc := deviceOf(ch.context)
-	if rc != 0 {
-		return rc
-	}
-	c, err := d.CreateCompChannel()
-	if err != nil {
-		return errnoOf(err)
-	}
-	objects.mu.Lock()
-	objects.chans[ch] = c
-	objects.mu.Unlock()
-	go forwardCompEvents(c, int(w))
-	return 0
-}
-
-func forwardCompEvents(c *gorxe.CompChannel, w int) {
-	defer syscall.Close(w)
-	for {
-		cq, err := c.GetEvent(context.Background())
-		if err != nil {
-			return // the channel was destroyed
-		}
-		var rec [8]byte
-		binary.NativeEndian.PutUint64(rec[:], uint64(uintptr(objects.cqPtr(cq))))
-		if writeAll(w, rec[:]) != nil {
-			return
-		}
-	}
-}
-
-//export gx_destroy_comp_channel
-func gx_destroy_comp_channel(ch *C.struct_ibv_comp_channel) (rc C.int) {
-	defer catch("destroy_comp_channel", &rc)
-	return release(&objects, objects.chans, ch, (*gorxe.CompChannel).Destroy, nil)
 }
 
 // gx_create_cq creates the CQ with its completions going to the ring C allocated (ring.c polls

@@ -48,6 +48,13 @@ func TestVerbsProgram(t *testing.T) {
 	runProgram(t, "verbs", nil)
 }
 
+// TestCompWaitProgram runs testdata/compwait.c: a thread blocked in ibv_get_cq_event on a blocking
+// channel gets the event of a message that arrives while it waits, pthread_cancel ends such a wait,
+// and 9000 events fired without being read (more than the channel's pipe holds) are all read back.
+func TestCompWaitProgram(t *testing.T) {
+	runProgram(t, "compwait", nil)
+}
+
 // TestMWProgram runs testdata/mw.c: memory windows of both types between two RC QPs. A type 1
 // window bound with ibv_bind_mw (its rkey advanced at once) and unbound with a zero-length bind,
 // type 2 windows bound by a BIND_MW work request and by ibv_wr_bind_mw and invalidated by

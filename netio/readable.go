@@ -27,6 +27,29 @@ func Waiter(c Conn) (ReadableWaiter, bool) {
 	}
 }
 
+// A PollableConn receives its datagrams on file descriptors that a program may wait on with
+// poll(2), reading them afterwards with TryReceive, never from the descriptors. [UDPConn] is one.
+type PollableConn interface {
+	// ReadableFDs appends to dst the descriptors datagrams arrive on; none once closed. They
+	// stay the Conn's: a joined or left multicast group changes them, and Close closes them.
+	ReadableFDs(dst []int) []int
+}
+
+// ReadableFDs appends to dst the file descriptors c's datagrams arrive on: those of c itself, or
+// of the Conn under a [Tap] or a [FaultConn]. It appends none for a Conn without any.
+func ReadableFDs(c Conn, dst []int) []int {
+	for {
+		if p, ok := c.(PollableConn); ok {
+			return p.ReadableFDs(dst)
+		}
+		w, ok := c.(passThrough)
+		if !ok {
+			return dst
+		}
+		c = w.receivesFrom()
+	}
+}
+
 // passThrough is a wrapper whose Receive and TryReceive return its inner Conn's datagrams, so
 // that the inner Conn's readiness is its own.
 type passThrough interface{ receivesFrom() Conn }

@@ -427,6 +427,19 @@ func (c *UDPConn) tryReadable(msgs []Message) (int, error) {
 	return 0, nil
 }
 
+var _ PollableConn = (*UDPConn)(nil)
+
+// ReadableFDs implements [PollableConn]: the listening sockets and the joined groups'.
+func (c *UDPConn) ReadableFDs(dst []int) []int {
+	if c.closed.Load() {
+		return dst
+	}
+	for _, s := range *c.readable.Load() {
+		_ = s.rc.Control(func(fd uintptr) { dst = append(dst, int(fd)) }) // a socket closed meanwhile is left out
+	}
+	return dst
+}
+
 // TryReceive implements [Conn]: it reads what the listening sockets already hold, starting at a
 // different one each call, and returns 0 at once when they hold nothing. It never waits behind a
 // Receive that waits for the network.

@@ -253,6 +253,15 @@ func (r *Stack) Poll() bool {
 	return true
 }
 
+// ReadableFDs appends to dst the file descriptors the stack's datagrams arrive on, for a caller
+// that waits on them with poll(2) and then calls Poll; none when Poll leaves the network alone.
+func (r *Stack) ReadableFDs(dst []int) []int {
+	if r.waiter == nil {
+		return dst
+	}
+	return netio.ReadableFDs(r.conn, dst)
+}
+
 // dispatch checks the first n datagrams of x and hands each worker its share: the worker of the
 // last packet (every worker, for a poll on the application's goroutine) runs on the calling
 // goroutine if nobody runs it.

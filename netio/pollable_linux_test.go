@@ -1,0 +1,38 @@
+package netio
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestReadableFDs: a UDP Conn's descriptors are its listening sockets, bound to its addresses and
+// found under a Tap and a FaultConn too; a closed Conn and a Conn without sockets have none.
+func TestReadableFDs(t *testing.T) {
+	c := listenPair(t, UDPConfig{}, []netip.Addr{lo1, lo2})[0]
+	faulty, err := WithFaults(c, FaultConfig{}, nil)
+	require.NoError(t, err)
+	for name, conn := range map[string]Conn{"conn": c, "tap over faults": Tap(faulty, func(Direction, *Message) {})} {
+		var bound []netip.AddrPort
+		for _, fd := range ReadableFDs(conn, nil) {
+			sa, err := unix.Getsockname(fd)
+			require.NoError(t, err, name)
+			in, ok := sa.(*unix.SockaddrInet4)
+			require.True(t, ok, name)
+			bound = append(bound, netip.AddrPortFrom(netip.AddrFrom4(in.Addr), uint16(in.Port)))
+		}
+		assert.ElementsMatch(t, c.LocalAddrs(), bound, name)
+	}
+
+	fab := NewFabric(FabricConfig{})
+	defer fab.Close()
+	ep, err := fab.NewEndpoint(4791, netip.MustParseAddr("10.0.0.1"))
+	require.NoError(t, err)
+	assert.Empty(t, ReadableFDs(ep, nil), "a fabric endpoint")
+
+	require.NoError(t, c.Close())
+	assert.Empty(t, ReadableFDs(c, nil), "closed")
+}
