@@ -250,23 +250,6 @@ func (d *Device) CreateCompChannel() (*CompChannel, error) {
 	return &CompChannel{dev: d, ch: cq.NewCompChannel(d.done)}, nil
 }
 
-// CreateCompChannelFunc creates a completion channel whose events go to take first: take
-// receives each event on the goroutine that produced it (an engine's, as it delivers the
-// completion that fires the event) and reports whether it took it. An event it took counts as one
-// GetEvent returned: acknowledge it with CQ.AckEvents. One it did not take waits in the channel for
-// GetEvent. take must not block or call into the device. The C library hands each event to the
-// completion channel's file descriptor this way, so that a program waiting in ibv_get_cq_event
-// wakes with no goroutine hand-off in between.
-func (d *Device) CreateCompChannelFunc(take func(*CQ) bool) (*CompChannel, error) {
-	if err := d.check("create_comp_channel"); err != nil {
-		return nil, err
-	}
-	if take == nil {
-		return nil, &Error{Op: "create_comp_channel", Err: ErrInvalidArgument}
-	}
-	return &CompChannel{dev: d, ch: cq.NewCompChannelFunc(d.done, func(c *cq.CQ) bool { return take(cqOwner(c)) })}, nil
-}
-
 // GetEvent returns the CQ of the oldest completion event, waiting for one until ctx ends
 // (ibv_get_cq_event). Acknowledge every event with CQ.AckEvents. Events already queued are
 // returned even when ctx is done. Once the device is closed it returns the events still queued

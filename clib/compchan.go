@@ -10,7 +10,6 @@ import "C"
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"syscall"
 	"unsafe"
 
@@ -20,14 +19,19 @@ import (
 )
 
 // Completion channels. Each event is an 8-byte record, the CQ's C address, in the channel's
-// pipe, which ibv_get_cq_event reads in C (verbs.c, compwait.c). The engine that fires an event
-// writes its record itself (gorxe's CreateCompChannelFunc), so that a program blocked on the
-// pipe wakes with no goroutine hand-off before it. The write end does not block: an event the pipe
-// has no room for (a program that arms its CQs again and again without reading the events) waits
-// in the channel for the channel's goroutine, which writes it once there is room and closes the
-// write end when the channel is destroyed or its device closed (the program then reads EOF).
+// pipe, which ibv_get_cq_event reads in C (verbs.c, compwait.c). The channel's goroutine writes
+// the records; a thread waiting in ibv_get_cq_event that ran the network itself writes those of
+// the events it produced at once (gx_poll_channel), with no goroutine to wake in between.
 
-// gx_create_comp_channel creates the channel, whose events go to the pipe's write end w.
+// chanState is the Go side of a completion channel: the channel and its pipe's write end.
+type chanState struct {
+	c    *gorxe.CompChannel
+	w    int
+	size int // the pipe's capacity in bytes
+}
+
+// gx_create_comp_channel creates the channel and the goroutine that turns its completion events
+// into records on the pipe's write end w.
 //
 //export gx_create_comp_channel
 func gx_create_comp_channel(ch *C.struct_ibv_comp_channel, w C.int) (rc C.int) {
@@ -36,60 +40,69 @@ func gx_create_comp_channel(ch *C.struct_ibv_comp_channel, w C.int) (rc C.int) {
 	if rc != 0 {
 		return rc
 	}
-	if err := syscall.SetNonblock(int(w), true); err != nil {
-		return errnoOf(err)
-	}
-	c, err := d.CreateCompChannelFunc(func(cq *gorxe.CQ) bool { return putEvent(int(w), cq, false) })
+	size, err := unix.FcntlInt(uintptr(w), unix.F_GETPIPE_SZ, 0)
 	if err != nil {
 		return errnoOf(err)
 	}
+	c, err := d.CreateCompChannel()
+	if err != nil {
+		return errnoOf(err)
+	}
+	s := &chanState{c: c, w: int(w), size: size}
 	objects.mu.Lock()
-	objects.chans[ch] = c
+	objects.chans[ch] = s
 	objects.mu.Unlock()
-	go forwardCompEvents(c, int(w))
+	go s.forward()
 	return 0
 }
 
-// putEvent writes cq's record to the pipe's write end w. Without wait it reports false when the
-// pipe is full (a write of 8 bytes to a pipe is whole or nothing); with wait it waits for room.
-func putEvent(w int, cq *gorxe.CQ, wait bool) bool {
-	var rec [8]byte
-	binary.NativeEndian.PutUint64(rec[:], uint64(uintptr(objects.cqPtr(cq))))
+// forward writes the channel's events to the pipe until the channel is destroyed or its device
+// closed, then closes the write end (the program then reads EOF).
+func (s *chanState) forward() {
+	defer syscall.Close(s.w)
 	for {
-		_, err := syscall.Write(w, rec[:])
-		switch {
-		case err == nil:
-			return true
-		case errors.Is(err, syscall.EINTR):
-		case errors.Is(err, syscall.EAGAIN) && wait:
-			if _, err := unix.Poll([]unix.PollFd{{Fd: int32(w), Events: unix.POLLOUT}}, -1); err != nil && !errors.Is(err, syscall.EINTR) {
-				return false
-			}
-		default:
-			return false // the program closed the read end, or the pipe is full
-		}
-	}
-}
-
-// forwardCompEvents writes the events the pipe had no room for, and closes the write end once the
-// channel ends.
-func forwardCompEvents(c *gorxe.CompChannel, w int) {
-	defer syscall.Close(w)
-	for {
-		cq, err := c.GetEvent(context.Background())
-		if err != nil {
-			return // the channel was destroyed, or its device closed
-		}
-		if !putEvent(w, cq, true) {
+		cq, err := s.c.GetEvent(context.Background())
+		if err != nil || writeAll(s.w, eventRecord(cq)) != nil {
 			return
 		}
 	}
 }
 
+func eventRecord(cq *gorxe.CQ) []byte {
+	rec := make([]byte, 8)
+	binary.NativeEndian.PutUint64(rec, uint64(uintptr(objects.cqPtr(cq))))
+	return rec
+}
+
+// deliver writes the events queued in the channel to the pipe while it has room for them, on the
+// calling thread, which must not block here: it is the thread that reads the pipe. The events it
+// leaves are the channel's goroutine's.
+func (s *chanState) deliver() {
+	for {
+		queued, err := unix.IoctlGetInt(s.w, unix.TIOCINQ) // FIONREAD: the bytes the pipe holds
+		if err != nil || s.size-queued < 8 {
+			return
+		}
+		cq, err := s.c.GetEvent(doneContext)
+		if err != nil || writeAll(s.w, eventRecord(cq)) != nil {
+			return
+		}
+	}
+}
+
+// doneContext makes GetEvent return an event already queued, or fail at once.
+var doneContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (s *chanState) destroy() error { return s.c.Destroy() }
+
 //export gx_destroy_comp_channel
 func gx_destroy_comp_channel(ch *C.struct_ibv_comp_channel) (rc C.int) {
 	defer catch("destroy_comp_channel", &rc)
-	return release(&objects, objects.chans, ch, (*gorxe.CompChannel).Destroy, nil)
+	return release(&objects, objects.chans, ch, (*chanState).destroy, nil)
 }
 
 // gx_channel_fds stores in fds, up to max, the descriptors of the sockets the channel's device
@@ -114,14 +127,21 @@ func gx_channel_fds(ch *C.struct_ibv_comp_channel, fds *C.int, max C.int) (n C.i
 	return n
 }
 
-// gx_poll_channel runs what the channel's device has received, on the calling thread (a program
-// waiting for a completion event, which a datagram woke); it reports whether it read any.
+// gx_poll_channel runs what the channel's device has received on the calling thread, a program's
+// waiting for a completion event that a datagram woke, and writes the channel's events that
+// produced; it reports whether it read any. The events go out once the whole read is handled, so
+// that the completions of all its packets (a reply and the ACK beside it) are in their CQs when
+// the program wakes, as they are on rxe, whose kernel handles a packet before the program runs.
 //
 //export gx_poll_channel
 func gx_poll_channel(ch *C.struct_ibv_comp_channel) (got C.int) {
 	defer catch("get_cq_event", &got)
-	if d, rc := deviceOf(ch.context); rc == 0 && d.PollNetwork() {
-		return 1
+	d, rc := deviceOf(ch.context)
+	if rc != 0 || !d.PollNetwork() {
+		return 0
 	}
-	return 0
+	if s := lookup(&objects, objects.chans, ch); s != nil {
+		s.deliver()
+	}
+	return 1
 }

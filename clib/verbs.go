@@ -53,7 +53,7 @@ type objectTable struct {
 	pds   map[*C.struct_ibv_pd]*gorxe.PD
 	mrs   map[*C.struct_ibv_mr]*gorxe.MR
 	mws   map[*C.struct_ibv_mw]*gorxe.MW
-	chans map[*C.struct_ibv_comp_channel]*gorxe.CompChannel
+	chans map[*C.struct_ibv_comp_channel]*chanState
 	cqs   map[*C.struct_ibv_cq]*cqState
 	qps   map[*C.struct_ibv_qp]*qpState
 	srqs  map[*C.struct_ibv_srq]*srqState
@@ -68,7 +68,7 @@ type objectTable struct {
 
 var objects = objectTable{
 	pds: map[*C.struct_ibv_pd]*gorxe.PD{}, mrs: map[*C.struct_ibv_mr]*gorxe.MR{}, mws: map[*C.struct_ibv_mw]*gorxe.MW{},
-	chans: map[*C.struct_ibv_comp_channel]*gorxe.CompChannel{}, cqs: map[*C.struct_ibv_cq]*cqState{},
+	chans: map[*C.struct_ibv_comp_channel]*chanState{}, cqs: map[*C.struct_ibv_cq]*cqState{},
 	qps: map[*C.struct_ibv_qp]*qpState{}, srqs: map[*C.struct_ibv_srq]*srqState{},
 	ahs: map[*C.struct_ibv_ah]*gorxe.AH{}, cqC: map[*gorxe.CQ]*C.struct_ibv_cq{},
 	qpC: map[*gorxe.QP]*C.struct_ibv_qp{}, srqC: map[*gorxe.SRQ]*C.struct_ibv_srq{},
@@ -263,9 +263,11 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, 
 	}
 	var ch *gorxe.CompChannel
 	if cq.channel != nil {
-		if ch = lookup(&objects, objects.chans, cq.channel); ch == nil {
+		cs := lookup(&objects, objects.chans, cq.channel)
+		if cs == nil {
 			return C.int(syscall.EINVAL)
 		}
+		ch = cs.c
 	}
 	c, err := d.CreateCQOnRing(ringOf(hdr, ents, cqe), ch)
 	if err != nil {

@@ -19,7 +19,6 @@ type CompChannel struct {
 	ready     chan struct{}   // capacity 1: "the FIFO may be non-empty"
 	done      chan struct{}   // closed by Destroy
 	shutdown  <-chan struct{} // the owner's end of life; nil for none
-	take      func(*CQ) bool  // see NewCompChannelFunc; nil for none
 }
 
 // NewCompChannel creates a completion channel (ibv_create_comp_channel). shutdown, when not nil,
@@ -28,18 +27,6 @@ type CompChannel struct {
 // disassociated channel's file descriptor fails in libibverbs.
 func NewCompChannel(shutdown <-chan struct{}) *CompChannel {
 	return &CompChannel{ready: make(chan struct{}, 1), done: make(chan struct{}), shutdown: shutdown}
-}
-
-// NewCompChannelFunc creates a completion channel whose events go to take first: take receives
-// each event on the goroutine that produced it, as the completion that fires it is pushed, and
-// reports whether it took it. An event it took counts as one GetEvent returned (acknowledge it
-// with CQ.AckEvents); one it did not take waits in the channel for GetEvent as usual. take must
-// not block or call back into the CQ. An event taken can overtake one left waiting, of another CQ
-// or of the same (which carry nothing but the CQ).
-func NewCompChannelFunc(shutdown <-chan struct{}, take func(*CQ) bool) *CompChannel {
-	ch := NewCompChannel(shutdown)
-	ch.take = take
-	return ch
 }
 
 // GetEvent returns the CQ of the oldest completion event, waiting until one arrives or ctx ends
@@ -131,16 +118,8 @@ func (ch *CompChannel) attach() error {
 	return nil
 }
 
-// enqueue records one event of c, or hands it to the channel's take.
+// enqueue records one event of c.
 func (ch *CompChannel) enqueue(c *CQ) {
-	if ch.take != nil {
-		// Counted first: the application may acknowledge the event as soon as take delivers it.
-		c.received.Add(1)
-		if ch.take(c) {
-			return
-		}
-		c.received.Add(-1)
-	}
 	ch.mu.Lock()
 	c.pendingEvents++
 	if c.pendingEvents == 1 {

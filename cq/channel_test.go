@@ -83,36 +83,3 @@ func TestRepeatedEventsOfOneCQ(t *testing.T) {
 	}
 	require.Equal(t, 3, pending(ch), "events")
 }
-
-// TestCompChannelFunc: a channel's take gets each event as the completion fires it, and an event
-// it takes counts as received for AckEvents and Destroy; an event it leaves waits for GetEvent.
-func TestCompChannelFunc(t *testing.T) {
-	var took []*CQ
-	room := true
-	ch := NewCompChannelFunc(nil, func(c *CQ) bool {
-		if room {
-			took = append(took, c)
-		}
-		return room
-	})
-	a := mustNew(t, 8, Options{Channel: ch})
-	fire := func() {
-		require.NoError(t, a.ReqNotify(false))
-		require.NoError(t, a.Push(wcID(0), false, Token{}))
-	}
-	fire()
-	require.Equal(t, []*CQ{a}, took)
-	require.ErrorIs(t, a.Destroy(), ErrEventsNotAcked, "a taken event is outstanding until acknowledged")
-
-	room = false
-	fire()
-	require.Len(t, took, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	got, err := ch.GetEvent(ctx)
-	require.NoError(t, err, "the event take left waits in the channel")
-	require.Same(t, a, got)
-	require.ErrorIs(t, a.AckEvents(3), ErrAckTooMany)
-	require.NoError(t, a.AckEvents(2))
-	require.NoError(t, a.Destroy())
-}

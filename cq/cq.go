@@ -34,7 +34,7 @@ type CQ struct {
 	context  any
 	onError  func(*CQ)
 	users    atomic.Int32 // QPs (and SRQs) that complete into this CQ
-	received atomic.Int64 // events GetEvent returned (or the channel's take took) for this CQ
+	received atomic.Int64 // events GetEvent returned for this CQ
 	acked    atomic.Int64
 	ended    chan struct{} // closed once the CQ completes nothing more (overflow, Destroy), waking Wait
 	endOnce  sync.Once
