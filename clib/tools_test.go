@@ -94,6 +94,9 @@ func TestPerftest(t *testing.T) {
 		{test: "send_bw", args: []string{"-c", "UD", "-s", "1024"}},
 		{test: "atomic_bw"},
 		{test: "send_lat"},
+		// Events: the program sleeps in ibv_get_cq_event, which runs the network (compwait.c).
+		{test: "send_lat", args: []string{"-e"}},
+		{test: "send_bw", args: []string{"-e", "-s", "64"}},
 		{test: "write_lat"},
 		{test: "read_lat", clientOnly: true},
 	} {
