@@ -96,6 +96,20 @@ struct gx_cq {
 	uint32_t n;
 	struct gx_qp_ex *last; // the QP of the last completion polled, and its number
 	uint32_t last_qpn;
+	// Completion events ibv_get_cq_event returned for the CQ; ibv_destroy_cq waits until
+	// ex.comp_events_completed (ibv_ack_cq_events) reaches it, as libibverbs does. Guarded by the
+	// ibv_cq's mutex.
+	uint32_t events_reported;
+	struct gx_cq *chan_next; // the next CQ on the same completion channel (gx_comp_channel)
+};
+
+// gx_comp_channel is every completion channel the library hands out. The pipe's records name
+// CQs by handle; ibv_get_cq_event finds the CQ among the channel's, skipping the records of CQs
+// destroyed since they were written, as libibverbs drops a destroyed CQ's unread events.
+struct gx_comp_channel {
+	struct ibv_comp_channel ch; // first: the program's ibv_comp_channel is this address
+	pthread_mutex_t mu;         // guards cqs
+	struct gx_cq *cqs;
 };
 
 

@@ -18,10 +18,13 @@ import (
 	"github.com/gorxe/gorxe"
 )
 
-// Completion channels. Each event is an 8-byte record, the CQ's C address, in the channel's
-// pipe, which ibv_get_cq_event reads in C (verbs.c, compwait.c). The channel's goroutine writes
-// the records; a thread waiting in ibv_get_cq_event that ran the network itself writes those of
-// the events it produced at once (gx_poll_channel), with no goroutine to wake in between.
+// Completion channels. Each event is an 8-byte record in the channel's pipe, the CQ's handle,
+// which ibv_get_cq_event reads in C (verbs.c, compwait.c) and finds among the channel's CQs. The
+// channel's goroutine writes the records; a thread waiting in ibv_get_cq_event that ran the
+// network itself writes those of the events it produced at once (gx_poll_channel), with no
+// goroutine to wake in between. An event is acknowledged on the Go side as its record is written:
+// what holds ibv_destroy_cq back is the events the program read and has not acknowledged, which C
+// counts, as libibverbs does; a destroyed CQ's records still in the pipe are skipped.
 
 // chanState is the Go side of a completion channel: the channel and its pipe's write end.
 type chanState struct {
@@ -62,16 +65,23 @@ func (s *chanState) forward() {
 	defer syscall.Close(s.w)
 	for {
 		cq, err := s.c.GetEvent(context.Background())
-		if err != nil || writeAll(s.w, eventRecord(cq)) != nil {
+		if err != nil || !s.put(cq) {
 			return
 		}
 	}
 }
 
-func eventRecord(cq *gorxe.CQ) []byte {
-	rec := make([]byte, 8)
-	binary.NativeEndian.PutUint64(rec, uint64(uintptr(objects.cqPtr(cq))))
-	return rec
+// put acknowledges the event of cq that GetEvent just returned and writes its record to the pipe,
+// unless the CQ is gone.
+func (s *chanState) put(cq *gorxe.CQ) bool {
+	_ = cq.AckEvents(1)
+	h, ok := objects.cqHandle(cq)
+	if !ok {
+		return true
+	}
+	var rec [8]byte
+	binary.NativeEndian.PutUint64(rec[:], uint64(h))
+	return writeAll(s.w, rec[:]) == nil
 }
 
 // deliver writes the events queued in the channel to the pipe while it has room for them, on the
@@ -84,7 +94,7 @@ func (s *chanState) deliver() {
 			return
 		}
 		cq, err := s.c.GetEvent(doneContext)
-		if err != nil || writeAll(s.w, eventRecord(cq)) != nil {
+		if err != nil || !s.put(cq) {
 			return
 		}
 	}

@@ -331,9 +331,11 @@ int ibv_dereg_mr(struct ibv_mr *mr) {
 // Completion channels and CQs.
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context) {
-	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch)
+	struct gx_comp_channel *g = calloc(1, sizeof(*g));
+	if (!g)
 		return fail_null(ENOMEM);
+	pthread_mutex_init(&g->mu, NULL);
+	struct ibv_comp_channel *ch = &g->ch;
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		int e = errno;
@@ -359,7 +361,9 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel) {
 		return -1;
 	}
 	close(channel->fd);
-	free(channel);
+	struct gx_comp_channel *g = (struct gx_comp_channel *)channel;
+	pthread_mutex_destroy(&g->mu);
+	free(g);
 	return 0;
 }
 
@@ -389,6 +393,13 @@ static struct ibv_cq *create_cq(struct ibv_context *context, int cqe, void *cq_c
 		return fail_null(rc);
 	}
 	c->n = (uint32_t)cqe;
+	if (channel) {
+		struct gx_comp_channel *g = (struct gx_comp_channel *)channel;
+		pthread_mutex_lock(&g->mu);
+		c->chan_next = g->cqs;
+		g->cqs = c;
+		pthread_mutex_unlock(&g->mu);
+	}
 	return cq;
 }
 
@@ -462,14 +473,31 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context, struct ibv
 	return c;
 }
 
+// ibv_destroy_cq waits until every event ibv_get_cq_event returned for the CQ is acknowledged, as
+// libibverbs does; the CQ's events still unread in the channel are dropped.
 int ibv_destroy_cq(struct ibv_cq *cq) {
 	int rc = GX_CALL(gx_destroy_cq(cq));
-	if (!rc) {
-		struct gx_cq *c = (struct gx_cq *)cq;
-		gx_ring_free(c->hdr, c->ents);
-		free(c);
+	if (rc)
+		return rc;
+	struct gx_cq *c = (struct gx_cq *)cq;
+	if (cq->channel) {
+		struct gx_comp_channel *g = (struct gx_comp_channel *)cq->channel;
+		pthread_mutex_lock(&g->mu);
+		for (struct gx_cq **p = &g->cqs; *p; p = &(*p)->chan_next) {
+			if (*p == c) {
+				*p = c->chan_next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&g->mu);
 	}
-	return rc;
+	pthread_mutex_lock(&cq->mutex);
+	while (cq->comp_events_completed != c->events_reported)
+		pthread_cond_wait(&cq->cond, &cq->mutex);
+	pthread_mutex_unlock(&cq->mutex);
+	gx_ring_free(c->hdr, c->ents);
+	free(c);
+	return 0;
 }
 
 // ibv_resize_cq moves the queued completions to a new ring, with the pollers held off.
@@ -505,30 +533,48 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe) {
 // and then read(2): both are cancellation points for pthread_cancel, and a channel whose fd the
 // program made non-blocking returns EAGAIN.
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context) {
-	uint64_t ptr;
-	size_t got = 0;
-	gx_wait_comp_event(channel);
-	while (got < sizeof(ptr)) {
-		ssize_t n = read(channel->fd, (char *)&ptr + got, sizeof(ptr) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && got > 0 && errno == EAGAIN)
-			continue; // the writer puts 8 bytes at once; the rest is there
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
+	struct gx_comp_channel *g = (struct gx_comp_channel *)channel;
+	for (;;) {
+		gx_wait_comp_event(channel);
+		uint64_t handle;
+		size_t got = 0;
+		while (got < sizeof(handle)) {
+			ssize_t n = read(channel->fd, (char *)&handle + got, sizeof(handle) - got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && got > 0 && errno == EAGAIN)
+				continue; // the writer puts 8 bytes at once; the rest is there
+			if (n <= 0) {
+				if (n == 0)
+					errno = EIO;
+				return -1;
+			}
+			got += (size_t)n;
 		}
-		got += (size_t)n;
+		pthread_mutex_lock(&g->mu);
+		struct gx_cq *c = g->cqs;
+		while (c && ibv_cq_ex_to_cq(&c->ex)->handle != handle)
+			c = c->chan_next;
+		if (c) {
+			struct ibv_cq *found = ibv_cq_ex_to_cq(&c->ex);
+			pthread_mutex_lock(&found->mutex);
+			c->events_reported++;
+			pthread_mutex_unlock(&found->mutex);
+			*cq = found;
+			*cq_context = found->cq_context;
+		}
+		pthread_mutex_unlock(&g->mu);
+		if (c)
+			return 0;
+		// the event of a CQ destroyed since: the next record, or EAGAIN
 	}
-	*cq = (struct ibv_cq *)(uintptr_t)ptr;
-	*cq_context = (*cq)->cq_context;
-	return 0;
 }
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents) {
-	if (!gx_forked_child())
-		gx_ack_cq_events(cq, nevents);
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_broadcast(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
 }
 
 

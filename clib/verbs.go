@@ -12,6 +12,7 @@ import (
 	"errors"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/gorxe/gorxe"
@@ -107,8 +108,15 @@ func release[K comparable, V any](t *objectTable, m map[K]V, k K, free func(V) e
 	return 0
 }
 
-func (t *objectTable) cqPtr(c *gorxe.CQ) unsafe.Pointer {
-	return unsafe.Pointer(lookup(t, t.cqC, c))
+// cqHandle returns the handle of c's C object, read under the table's lock, which C frees only
+// after gx_destroy_cq took c out of the table.
+func (t *objectTable) cqHandle(c *gorxe.CQ) (C.uint32_t, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if p := t.cqC[c]; p != nil {
+		return p.handle, true
+	}
+	return 0, false
 }
 
 // eventTarget returns the element of an asynchronous event as ibv_async_event carries it (the C
@@ -285,7 +293,20 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, 
 //export gx_destroy_cq
 func gx_destroy_cq(cq *C.struct_ibv_cq) (rc C.int) {
 	defer catch("destroy_cq", &rc)
-	return release(&objects, objects.cqs, cq, func(s *cqState) error { return s.cq.Destroy() }, func(s *cqState) { delete(objects.cqC, s.cq) })
+	return release(&objects, objects.cqs, cq, destroyCQ, func(s *cqState) { delete(objects.cqC, s.cq) })
+}
+
+// destroyCQ destroys the CQ, waiting out an event its channel's goroutine has taken and not yet
+// acknowledged (compchan.go's put acknowledges each at once): the program's own unacknowledged
+// events are counted and waited for in C.
+func destroyCQ(s *cqState) error {
+	for tries := 0; ; tries++ {
+		err := s.cq.Destroy()
+		if !errors.Is(err, gorxe.ErrEventsNotAcked) || tries == 1000 {
+			return err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // gx_resize_cq moves the CQ's completions to a new ring; C holds its pollers off meanwhile.
@@ -302,15 +323,6 @@ func gx_resize_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, 
 	}
 	cq.cqe = cqe
 	return 0
-}
-
-//export gx_ack_cq_events
-func gx_ack_cq_events(cq *C.struct_ibv_cq, n C.uint) {
-	var rc C.int
-	defer catch("ack_cq_events", &rc)
-	if s := lookup(&objects, objects.cqs, cq); s != nil {
-		_ = s.cq.AckEvents(int(n)) // ibv_ack_cq_events has no way to report an error
-	}
 }
 
 func capsOf(c C.struct_ibv_qp_cap) gorxe.QPCap {

@@ -3,7 +3,8 @@
 // arrives: a thread blocked in it gets the event of a message that arrives while it waits, and
 // pthread_cancel ends such a wait. Events the channel's pipe has no room for (a program that arms
 // its CQ again and again without reading the events) are all delivered once it reads them, in
-// the number fired. It prints "ok" and exits 0, or names the failed check and exits 1.
+// the number fired, and a CQ destroyed with its events unread does not wait for them, which
+// ibv_get_cq_event then passes over. It prints "ok" and exits 0, or names the failed check and exits 1.
 
 #include <errno.h>
 #include <pthread.h>
@@ -97,6 +98,35 @@ int main(void) {
 		CHECK(ibv_get_cq_event(ch, &got, &got_ctx) == 0 && got == rcq);
 	}
 	ibv_ack_cq_events(rcq, FLOOD);
+
+	// A CQ destroyed with its events unread: ibv_destroy_cq does not wait for them, and
+	// ibv_get_cq_event passes over them to the next CQ's event.
+	struct ibv_cq *gone = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	CHECK(gone);
+	struct ibv_qp_init_attr gia = ia;
+	gia.send_cq = gone;
+	struct ibv_qp *c = ibv_create_qp(pd, &gia);
+	struct ibv_qp *d = ibv_create_qp(pd, &ia);
+	CHECK(c && d);
+	connect_rc(c, d->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE);
+	connect_rc(d, c->qp_num, &gid, IBV_MTU_1024, IBV_ACCESS_REMOTE_WRITE);
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	for (int i = 0; i < 3; i++) {
+		CHECK(ibv_req_notify_cq(gone, 0) == 0);
+		CHECK(ibv_post_send(c, &swr, &bad) == 0);
+		poll_one(gone);
+	}
+	CHECK(ibv_destroy_qp(c) == 0 && ibv_destroy_qp(d) == 0 && ibv_destroy_cq(gone) == 0);
+	CHECK(ibv_req_notify_cq(rcq, 0) == 0);
+	CHECK(ibv_post_recv(b, &rwr, &rbad) == 0);
+	swr.opcode = IBV_WR_SEND;
+	CHECK(ibv_post_send(a, &swr, &bad) == 0);
+	poll_one(scq);
+	struct ibv_cq *got;
+	void *got_ctx;
+	CHECK(ibv_get_cq_event(ch, &got, &got_ctx) == 0 && got == rcq && got_ctx == &tag);
+	ibv_ack_cq_events(rcq, 1);
+	poll_one(rcq);
 
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 	CHECK(ibv_destroy_cq(rcq) == 0 && ibv_destroy_cq(scq) == 0);
