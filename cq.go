@@ -263,6 +263,17 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	return cqOwner(c), nil
 }
 
+// TakeEvent is GetEvent for a consumer that counts acknowledgements itself (the C library counts
+// them as libibverbs does): the event it returns needs no CQ.AckEvents, and CQ.Destroy never
+// waits for it.
+func (ch *CompChannel) TakeEvent(ctx context.Context) (*CQ, error) {
+	c, err := ch.ch.TakeEvent(ctx)
+	if err != nil {
+		return nil, opErr("get_cq_event", err)
+	}
+	return cqOwner(c), nil
+}
+
 // Destroy releases the channel (ibv_destroy_comp_channel); it fails with ErrInUse while CQs use
 // it, as rdma-core's does (EBUSY). Blocked GetEvent calls return ErrDestroyed.
 func (ch *CompChannel) Destroy() error {

@@ -22,9 +22,10 @@ import (
 // which ibv_get_cq_event reads in C (verbs.c, compwait.c) and finds among the channel's CQs. The
 // channel's goroutine writes the records; a thread waiting in ibv_get_cq_event that ran the
 // network itself writes those of the events it produced at once (gx_poll_channel), with no
-// goroutine to wake in between. An event is acknowledged on the Go side as its record is written:
-// what holds ibv_destroy_cq back is the events the program read and has not acknowledged, which C
-// counts, as libibverbs does; a destroyed CQ's records still in the pipe are skipped.
+// goroutine to wake in between. Both take the events with TakeEvent, which leaves their
+// acknowledgement to C: what holds ibv_destroy_cq back is the events the program read and has not
+// acknowledged, which C counts, as libibverbs does; a destroyed CQ's records still in the pipe are
+// skipped.
 
 // chanState is the Go side of a completion channel: the channel and its pipe's write end.
 type chanState struct {
@@ -64,17 +65,15 @@ func gx_create_comp_channel(ch *C.struct_ibv_comp_channel, w C.int) (rc C.int) {
 func (s *chanState) forward() {
 	defer syscall.Close(s.w)
 	for {
-		cq, err := s.c.GetEvent(context.Background())
+		cq, err := s.c.TakeEvent(context.Background())
 		if err != nil || !s.put(cq) {
 			return
 		}
 	}
 }
 
-// put acknowledges the event of cq that GetEvent just returned and writes its record to the pipe,
-// unless the CQ is gone.
+// put writes the record of an event of cq to the pipe, unless the CQ is gone.
 func (s *chanState) put(cq *gorxe.CQ) bool {
-	_ = cq.AckEvents(1)
 	h, ok := objects.cqHandle(cq)
 	if !ok {
 		return true
@@ -93,14 +92,14 @@ func (s *chanState) deliver() {
 		if err != nil || s.size-queued < 8 {
 			return
 		}
-		cq, err := s.c.GetEvent(doneContext)
+		cq, err := s.c.TakeEvent(doneContext)
 		if err != nil || !s.put(cq) {
 			return
 		}
 	}
 }
 
-// doneContext makes GetEvent return an event already queued, or fail at once.
+// doneContext makes TakeEvent return an event already queued, or fail at once.
 var doneContext = func() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -529,6 +529,27 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe) {
 	return rc;
 }
 
+// read_record reads one record of len bytes from the pipe fd, which the Go side writes whole (a
+// write of at most PIPE_BUF bytes is never split); it fails with read's errno, EAGAIN when fd is
+// non-blocking and empty, or EIO at the end of the pipe (the device closed).
+static int read_record(int fd, void *rec, size_t len) {
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = read(fd, (char *)rec + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && got > 0 && errno == EAGAIN)
+			continue; // the rest of a record is there
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
 // ibv_get_cq_event blocks in C, in poll(2) on the channel and the device's sockets (compwait.c)
 // and then read(2): both are cancellation points for pthread_cancel, and a channel whose fd the
 // program made non-blocking returns EAGAIN.
@@ -537,20 +558,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 	for (;;) {
 		gx_wait_comp_event(channel);
 		uint64_t handle;
-		size_t got = 0;
-		while (got < sizeof(handle)) {
-			ssize_t n = read(channel->fd, (char *)&handle + got, sizeof(handle) - got);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && got > 0 && errno == EAGAIN)
-				continue; // the writer puts 8 bytes at once; the rest is there
-			if (n <= 0) {
-				if (n == 0)
-					errno = EIO;
-				return -1;
-			}
-			got += (size_t)n;
-		}
+		if (read_record(channel->fd, &handle, sizeof(handle)) < 0)
+			return -1;
 		pthread_mutex_lock(&g->mu);
 		struct gx_cq *c = g->cqs;
 		while (c && ibv_cq_ex_to_cq(&c->ex)->handle != handle)
@@ -740,20 +749,8 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		uint32_t type;
 		uint32_t reserved;
 	} rec;
-	size_t got = 0;
-	while (got < sizeof(rec)) {
-		ssize_t n = read(context->async_fd, (char *)&rec + got, sizeof(rec) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && got > 0 && errno == EAGAIN)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
-		got += (size_t)n;
-	}
+	if (read_record(context->async_fd, &rec, sizeof(rec)) < 0)
+		return -1;
 	event->event_type = rec.type;
 	switch (rec.type) {
 	case IBV_EVENT_CQ_ERR:

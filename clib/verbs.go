@@ -12,7 +12,6 @@ import (
 	"errors"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/gorxe/gorxe"
@@ -293,20 +292,7 @@ func gx_create_cq(cq *C.struct_ibv_cq, cqe C.int, hdr *C.struct_gx_ring_header, 
 //export gx_destroy_cq
 func gx_destroy_cq(cq *C.struct_ibv_cq) (rc C.int) {
 	defer catch("destroy_cq", &rc)
-	return release(&objects, objects.cqs, cq, destroyCQ, func(s *cqState) { delete(objects.cqC, s.cq) })
-}
-
-// destroyCQ destroys the CQ, waiting out an event its channel's goroutine has taken and not yet
-// acknowledged (compchan.go's put acknowledges each at once): the program's own unacknowledged
-// events are counted and waited for in C.
-func destroyCQ(s *cqState) error {
-	for tries := 0; ; tries++ {
-		err := s.cq.Destroy()
-		if !errors.Is(err, gorxe.ErrEventsNotAcked) || tries == 1000 {
-			return err
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
+	return release(&objects, objects.cqs, cq, func(s *cqState) error { return s.cq.Destroy() }, func(s *cqState) { delete(objects.cqC, s.cq) })
 }
 
 // gx_resize_cq moves the CQ's completions to a new ring; C holds its pollers off meanwhile.

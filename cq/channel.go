@@ -38,6 +38,13 @@ func (ch *CompChannel) GetEvent(ctx context.Context) (*CQ, error) {
 	return ch.next(ctx, nil, false)
 }
 
+// TakeEvent is GetEvent for a consumer that counts acknowledgements itself, as the C library
+// counts those of the program it serves: the event it returns needs no AckEvents, and Destroy
+// never waits for it.
+func (ch *CompChannel) TakeEvent(ctx context.Context) (*CQ, error) {
+	return ch.next(ctx, nil, true)
+}
+
 // next takes the oldest event, waiting as GetEvent does; it also returns (nil, nil) when ended is
 // closed (the CQ a Wait is for overflowed or was destroyed). acked takes the event as acknowledged at
 // once, for a waiter that never hands it out, so Destroy never sees it outstanding.

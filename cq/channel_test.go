@@ -83,3 +83,17 @@ func TestRepeatedEventsOfOneCQ(t *testing.T) {
 	}
 	require.Equal(t, 3, pending(ch), "events")
 }
+
+// TestTakeEvent: an event taken with TakeEvent needs no acknowledgement, so Destroy does not wait
+// for it and AckEvents refuses one.
+func TestTakeEvent(t *testing.T) {
+	ch := NewCompChannel(nil)
+	c := mustNew(t, 4, Options{Channel: ch})
+	require.NoError(t, c.ReqNotify(false))
+	require.NoError(t, c.Push(wcID(1), false, Token{}))
+	got, err := ch.TakeEvent(context.Background())
+	require.NoError(t, err)
+	require.Same(t, c, got)
+	require.ErrorIs(t, c.AckEvents(1), ErrAckTooMany)
+	require.NoError(t, c.Destroy())
+}
