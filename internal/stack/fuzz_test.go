@@ -179,7 +179,7 @@ func FuzzReceiveRouting(f *testing.F) {
 		}
 		for i, b := range batches {
 			if b != nil {
-				rt.workers[i].deliver(b, i == last)
+				rt.workers[i].deliver(b, i == last, false)
 			}
 		}
 		for qpn, n := range want {

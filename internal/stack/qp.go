@@ -144,7 +144,7 @@ func (h *QP) notify(inline bool) {
 	switch {
 	case draining:
 	case inline:
-		w.help()
+		w.help(false)
 	default:
 		w.wake()
 	}

@@ -277,7 +277,7 @@ func (r *Stack) dispatch(x *rxScratch, n int, polled bool) {
 			continue
 		}
 		x.batches[i] = nil
-		r.workers[i].deliver(b, polled || i == last)
+		r.workers[i].deliver(b, polled || i == last, polled)
 	}
 }
 

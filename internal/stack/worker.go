@@ -53,6 +53,7 @@ type worker struct {
 	lastSend error
 	budget   transport.SendBudget // this worker's share of the device's in-flight bound
 	starved  []*QP                // QPs waiting for room in budget, oldest first
+	polled   bool                 // the drain runs for a poll on the application's goroutine
 	// The packets in out that received packets made were all from QPs that had answered the
 	// last (replied), or not all (unreplied); see keepACKs.
 	replied, unreplied bool
@@ -99,21 +100,24 @@ func (w *worker) wake() {
 
 // help drains the worker on the calling goroutine if nobody runs it, and otherwise wakes the
 // worker's goroutine, which drains once the lock is free. In latency mode it waits for the lock
-// instead: the holder's drain is shorter than a goroutine wake-up.
-func (w *worker) help() {
+// instead: the holder's drain is shorter than a goroutine wake-up. polled tells the drain that it
+// runs for a poll on the application's goroutine (see keepACKs).
+func (w *worker) help(polled bool) {
 	if w.r.latency {
 		w.run.Lock()
 	} else if !w.run.TryLock() {
 		w.wake()
 		return
 	}
+	w.polled = polled
 	w.drain()
+	w.polled = false
 	w.run.Unlock()
 }
 
 // deliver queues a batch of received packets for the worker. With inline set the caller runs the
-// worker itself if nobody does, as it also does when the worker is far behind.
-func (w *worker) deliver(b *rxBatch, inline bool) {
+// worker itself if nobody does, as it also does when the worker is far behind; polled is help's.
+func (w *worker) deliver(b *rxBatch, inline, polled bool) {
 	w.mu.Lock()
 	w.inbox = append(w.inbox, b)
 	backlog, draining := len(w.inbox), w.draining
@@ -125,7 +129,7 @@ func (w *worker) deliver(b *rxBatch, inline bool) {
 		w.run.Unlock()
 	case draining:
 	case inline:
-		w.help()
+		w.help(polled)
 	default:
 		w.wake()
 	}
