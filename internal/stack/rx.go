@@ -139,7 +139,7 @@ func (r *Stack) receiveLoop() {
 // peer; the first datagram it reads again ends that.
 func (r *Stack) receiveOrdered(x *rxScratch, w netio.ReadableWaiter) (int, error) {
 	start := time.Now()
-	woken, lost := false, 0
+	woken, lost, empty := false, 0, 0
 	if r.rxPoll == 0 {
 		// Not polling, it waits before it reads: the wait's own look at the socket takes the
 		// place of a read that would find it empty, one system call fewer per wake-up.
@@ -168,7 +168,8 @@ func (r *Stack) receiveOrdered(x *rxScratch, w netio.ReadableWaiter) (int, error
 		}
 		woken = false
 		if r.rxPoll > 0 && lost == 0 && time.Since(start) < r.rxPoll {
-			r.pollPause()
+			r.pollPause(empty)
+			empty++
 			continue
 		}
 		if lost >= pollerLosses {
@@ -207,12 +208,12 @@ func (r *Stack) spin(msgs []netio.Message) (int, error) {
 		return 0, nil
 	}
 	start := time.Now()
-	for {
+	for empty := 0; ; empty++ {
 		n, err := r.conn.TryReceive(msgs)
 		if n > 0 || err != nil || time.Since(start) >= r.rxPoll {
 			return n, err
 		}
-		r.pollPause()
+		r.pollPause(empty)
 	}
 }
 

@@ -243,10 +243,13 @@ func TestWaitBeforeReading(t *testing.T) {
 }
 
 // TestReceivePollSpacesLooks: outside latency mode the receive goroutine's looks at an empty
-// socket are at least receivePollGap apart, so a poll of d makes at most d/receivePollGap + 2 of
-// them before the receive goroutine waits, on either path (a connection that can wait for
-// datagrams, read in order, and one that cannot).
+// socket are pollGap apart, growing to maxReceivePollGap, so a poll of d makes at most
+// d/maxReceivePollGap + 3 of them (the first three gaps are shorter) before the receive goroutine
+// waits, on either path (a connection that can wait for datagrams, read in order, and one that
+// cannot).
 func TestReceivePollSpacesLooks(t *testing.T) {
+	assert.Equal(t, []time.Duration{2 * time.Microsecond, 4 * time.Microsecond, 8 * time.Microsecond, 8 * time.Microsecond},
+		[]time.Duration{pollGap(0), pollGap(1), pollGap(2), pollGap(3)})
 	const poll = 4 * time.Millisecond
 	for _, ordered := range []bool{false, true} {
 		t.Run(map[bool]string{false: "spin", true: "ordered"}[ordered], func(t *testing.T) {
@@ -270,7 +273,7 @@ func TestReceivePollSpacesLooks(t *testing.T) {
 			require.Eventually(t, func() bool { return waited() > 0 }, 10*time.Second, time.Millisecond)
 			looks := tries()
 			assert.Positive(t, looks)
-			assert.LessOrEqual(t, looks, int32(poll/receivePollGap)+2, "looks at the empty socket")
+			assert.LessOrEqual(t, looks, int32(poll/maxReceivePollGap)+3, "looks at the empty socket")
 		})
 	}
 }
