@@ -22,9 +22,27 @@ import (
 // its last received packet that made it send. A one-way stream's receiver (send_bw's server)
 // never answers, and keeping its ACKs back for its next poll cost the 64-byte message rate 8%.
 //
-// Kept ACKs go out with the worker's next flush, at the next poll that finds nothing new, or at
-// the latest maxACKHold later, on the worker's timer.
+// Kept ACKs go out with the worker's next flush, at the next poll that finds nothing new, before
+// the device's QPs change or a MAD is posted (sendKept), or at the latest maxACKHold later, on
+// the worker's timer.
 const maxACKHold = 50 * time.Microsecond
+
+// sendKept sends the ACKs every worker keeps back. It runs before a QP is created, modified or
+// destroyed and before a MAD is posted: the application has left its data path then, and a peer
+// may wait for the acknowledgement before it does what the MAD asks. perftest's server listens
+// for its test's QPs once the SEND of its exchange completes, and an ACK kept behind the
+// client's connection request made the request arrive first, refused. The worker's timer is not
+// enough in the C library, whose program thread holds the runtime's processor while it runs C
+// code, so that the timer may fire milliseconds late (10 ms in the captures).
+func (r *Stack) sendKept() {
+	for _, w := range r.workers {
+		if w.held.Load() > 0 {
+			w.run.Lock()
+			w.drain()
+			w.run.Unlock()
+		}
+	}
+}
 
 // keepACKs decides what flush does with pkts, the packets the engines produced: it reports
 // whether to keep them back, which is done when they are all ACKs of a polled drain that

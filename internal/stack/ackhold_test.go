@@ -179,3 +179,46 @@ func TestRotate(t *testing.T) {
 	}
 	assert.Equal(t, []byte{2, 3, 4, 0, 1}, got)
 }
+
+// Kept ACKs leave before the device's QPs change and before a MAD is posted (sendKept): a peer
+// may wait for the acknowledgement before it does what the MAD asks.
+func TestKeptACKsLeaveBeforeControl(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step func(t *testing.T, x *ackRig, other, gsi *QP)
+	}{
+		{"QP added", func(t *testing.T, x *ackRig, _, _ *QP) {
+			added, _ := x.create(t, qp.TypeUD)
+			require.NotSame(t, x.q.w, added.w, "added on the kept ACK's worker, whose own run would send it")
+		}},
+		{"QP modified", func(t *testing.T, x *ackRig, other, _ *QP) { require.NoError(t, other.Modify(&qp.Attr{}, 0)) }},
+		{"QP destroyed", func(t *testing.T, x *ackRig, other, _ *QP) { require.NoError(t, other.Destroy()) }},
+		{"MAD posted", func(t *testing.T, x *ackRig, _, gsi *QP) { require.NoError(t, gsi.PostSend(nil)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newACKRig(t, packet.RCAcknowledge, true)
+			// other and the QP added later are on the other worker (QPNs alternate between two),
+			// so that only sendKept can send the kept ACK.
+			other, _ := x.create(t, qp.TypeUD)
+			gsi, _ := x.create(t, qp.TypeGSI)
+			x.create(t, qp.TypeUD)
+			require.NotSame(t, x.q.w, other.w)
+			require.NotSame(t, x.q.w, gsi.w)
+			x.answer(t)
+			x.arrive(t, true)
+			x.nothingSent(t)
+			tc.step(t, x, other, gsi)
+			x.nothingSentAfter(t, packet.RCAcknowledge)
+		})
+	}
+}
+
+// nothingSentAfter checks that the peer has received exactly one packet, of opcode op, by now.
+func (x *ackRig) nothingSentAfter(t *testing.T, op packet.Opcode) {
+	t.Helper()
+	msgs := []netio.Message{{Buf: make([]byte, 256)}, {Buf: make([]byte, 256)}}
+	n, err := x.peer.ep.TryReceive(msgs)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "packets the peer has received")
+	assert.Equal(t, op, packet.Opcode(msgs[0].Buf[0]))
+}
