@@ -197,24 +197,25 @@ func TestKeptACKsLeaveBeforeControl(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newACKRig(t, packet.RCAcknowledge, true)
-			// other and the QP added later are on the other worker (QPNs alternate between two),
-			// so that only sendKept can send the kept ACK.
+			// QPNs alternate between the two workers: other, the GSI QP and the QP a step adds
+			// (after the spacer) are on the worker that does not keep the ACK, so that only
+			// sendKept can send it.
 			other, _ := x.create(t, qp.TypeUD)
 			gsi, _ := x.create(t, qp.TypeGSI)
-			x.create(t, qp.TypeUD)
+			x.create(t, qp.TypeUD) // the spacer
 			require.NotSame(t, x.q.w, other.w)
 			require.NotSame(t, x.q.w, gsi.w)
 			x.answer(t)
 			x.arrive(t, true)
 			x.nothingSent(t)
 			tc.step(t, x, other, gsi)
-			x.nothingSentAfter(t, packet.RCAcknowledge)
+			x.sentOnly(t, packet.RCAcknowledge)
 		})
 	}
 }
 
-// nothingSentAfter checks that the peer has received exactly one packet, of opcode op, by now.
-func (x *ackRig) nothingSentAfter(t *testing.T, op packet.Opcode) {
+// sentOnly checks that the peer has received exactly one packet by now, of opcode op.
+func (x *ackRig) sentOnly(t *testing.T, op packet.Opcode) {
 	t.Helper()
 	msgs := []netio.Message{{Buf: make([]byte, 256)}, {Buf: make([]byte, 256)}}
 	n, err := x.peer.ep.TryReceive(msgs)
