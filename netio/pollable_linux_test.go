@@ -10,7 +10,8 @@ import (
 )
 
 // TestReadableFDs: a UDP Conn's descriptors are its listening sockets, bound to its addresses and
-// found under a Tap and a FaultConn too; a closed Conn and a Conn without sockets have none.
+// found under a Tap and a FaultConn too, and its joined groups' sockets; a closed Conn and a Conn
+// without sockets have none.
 func TestReadableFDs(t *testing.T) {
 	c := listenPair(t, UDPConfig{}, []netip.Addr{lo1, lo2})[0]
 	faulty, err := WithFaults(c, FaultConfig{}, nil)
@@ -26,6 +27,23 @@ func TestReadableFDs(t *testing.T) {
 		}
 		assert.ElementsMatch(t, c.LocalAddrs(), bound, name)
 	}
+
+	// A joined group's socket is read like a listening one, so a waiter must poll it too, and
+	// stops when the group is left.
+	group := groupFor(c, false)
+	joinOrSkip(t, c, group)
+	var groupFDs int
+	for _, fd := range ReadableFDs(c, nil) {
+		sa, err := unix.Getsockname(fd)
+		require.NoError(t, err)
+		if in, ok := sa.(*unix.SockaddrInet4); ok && netip.AddrFrom4(in.Addr) == group {
+			groupFDs++
+		}
+	}
+	assert.Equal(t, 1, groupFDs, "descriptors bound to the joined group")
+	assert.Len(t, ReadableFDs(c, nil), len(c.LocalAddrs())+1)
+	require.NoError(t, c.LeaveGroup(group))
+	assert.Len(t, ReadableFDs(c, nil), len(c.LocalAddrs()), "after leaving the group")
 
 	fab := NewFabric(FabricConfig{})
 	defer fab.Close()
