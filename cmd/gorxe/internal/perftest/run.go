@@ -22,10 +22,35 @@ import (
 // measured no better on two cores and takes CPU time from the peer.
 const latencyBusyPoll = 2 * time.Microsecond
 
+// responderBusyPoll is how long the device of a READ or atomic latency test's server keeps
+// polling the network after a datagram. That server only serves: no CQ poll of its own reads the
+// network, as the other latency tests' do, so with latencyBusyPoll its receive goroutine slept
+// between requests and every request paid the wake-up of a sleeping thread, which on a virtual
+// machine now and then takes hundreds of µs (read_lat -s 64, two cores: typical 34-44 µs, p99
+// 83-404 µs; polling as a bandwidth test does: 16-18 µs and 52-68 µs).
+const responderBusyPoll = 200 * time.Microsecond
+
 // bandwidthReceivePoll is how long a bandwidth test's device keeps polling the network after a
 // read before its receive goroutine sleeps (Config.ReceivePoll): perftest's bandwidth tests
 // busy-poll their CQs, and a stream's next packets are rarely further apart than this.
 const bandwidthReceivePoll = 200 * time.Microsecond
+
+// selection picks the device of a test, and how its receive goroutine polls.
+func selection(p *Params) devselect.Selection {
+	sel := devselect.Selection{Device: p.Device}
+	switch {
+	case p.Events:
+		// -e sleeps on CQ events; so does the device.
+	case p.Test.Kind == Lat && p.IsServer() && (p.Test.Verb == VerbRead || p.Test.Verb == VerbAtomic):
+		sel.BusyPoll = responderBusyPoll
+	case p.Test.Kind == Lat:
+		// perftest's latency tests busy-poll; so does the device under them.
+		sel.BusyPoll = latencyBusyPoll
+	default:
+		sel.ReceivePoll = bandwidthReceivePoll
+	}
+	return sel
+}
 
 // Run runs one side of a test with the parameters of ParseArgs. It prints perftest's output on
 // stdout and its notices on stderr, and returns why it failed, if it did, in one line.
@@ -38,16 +63,7 @@ func Run(ctx context.Context, p *Params, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintln(stdout, n)
 	}
-	sel := devselect.Selection{Device: p.Device}
-	switch {
-	case p.Events:
-		// -e sleeps on CQ events; so does the device.
-	case p.Test.Kind == Lat:
-		// perftest's latency tests busy-poll; so does the device under them.
-		sel.BusyPoll = latencyBusyPoll
-	default:
-		sel.ReceivePoll = bandwidthReceivePoll
-	}
+	sel := selection(p)
 	open := p.Common.Open
 	if p.CommRDMACM {
 		open = p.Common.OpenCM // --counters and --metrics show the connection manager too
