@@ -136,9 +136,9 @@ func gx_channel_fds(ch *C.struct_ibv_comp_channel, fds *C.int, max C.int) (n C.i
 	return n
 }
 
-// gx_poll_channel runs what the channel's device has received on the calling thread, a program's
-// waiting for a completion event that a datagram woke, and writes the channel's events that
-// produced; it reports whether it read any. The events go out once the whole read is handled, so
+// gx_poll_channel runs what the channel's device has received on the calling thread
+// (runNetwork), a program's waiting for a completion event that a datagram woke, and writes the
+// channel's events that produced; it reports whether it read any. The events go out once the whole read is handled, so
 // that the completions of all its packets (a reply and the ACK beside it) are in their CQs when
 // the program wakes, as they are on rxe, whose kernel handles a packet before the program runs.
 //
@@ -146,7 +146,7 @@ func gx_channel_fds(ch *C.struct_ibv_comp_channel, fds *C.int, max C.int) (n C.i
 func gx_poll_channel(ch *C.struct_ibv_comp_channel) (got C.int) {
 	defer catch("get_cq_event", &got)
 	d, rc := deviceOf(ch.context)
-	if rc != 0 || !d.PollNetwork() {
+	if rc != 0 || !runNetwork(d) {
 		return 0
 	}
 	if s := lookup(&objects, objects.chans, ch); s != nil {

@@ -132,18 +132,15 @@ func gx_kick(q *C.struct_ibv_qp) {
 	}
 }
 
-// gx_poll_network runs what the network holds on the calling thread, for a poll that found the
-// CQ's ring empty; finding nothing, it may give goroutines waiting for the processor their turn
-// (yieldProcessor).
+// gx_poll_network runs what the network holds on the calling thread (runNetwork), for a poll
+// that found the CQ's ring empty.
 //
 //export gx_poll_network
 func gx_poll_network(cq *C.struct_ibv_cq) C.int {
 	var rc C.int
 	defer catch("poll_cq", &rc)
-	s := lookup(&objects, objects.cqs, cq)
-	if s != nil && s.dev.PollNetwork() {
+	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev) {
 		return 1
 	}
-	yieldProcessor()
 	return 0
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/gorxe/gorxe"
 )
 
 // The Go runtime behind the library gets one processor unless the program's environment sets
@@ -34,4 +36,17 @@ func yieldProcessor() {
 	if yieldDue(int64(time.Since(procsEpoch))) {
 		runtime.Gosched()
 	}
+}
+
+// runNetwork runs what d's network holds on a thread of the program, which holds the runtime's
+// processor while it does, and reports whether it read anything. Finding nothing, it may give
+// goroutines waiting for the processor their turn (yieldProcessor): the receive goroutine may
+// hold the socket's poll lock, so that a thread that called again and again would find the
+// datagram it polls for taken and never let it go.
+func runNetwork(d *gorxe.Device) bool {
+	if d.PollNetwork() {
+		return true
+	}
+	yieldProcessor()
+	return false
 }
