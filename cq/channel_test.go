@@ -97,3 +97,18 @@ func TestTakeEvent(t *testing.T) {
 	require.ErrorIs(t, c.AckEvents(1), ErrAckTooMany)
 	require.NoError(t, c.Destroy())
 }
+
+// Events counts the completion events queued on channels: a completion of an armed CQ queues
+// one, one of a CQ nobody armed none.
+func TestEventsCountsQueuedEvents(t *testing.T) {
+	ch := NewCompChannel(nil)
+	c := mustNew(t, 8, Options{Channel: ch})
+	before := Events()
+	require.NoError(t, c.Push(wcID(1), false, Token{}))
+	assert.Equal(t, before, Events(), "a completion of a CQ nobody armed")
+	require.NoError(t, c.ReqNotify(false))
+	require.NoError(t, c.Push(wcID(2), false, Token{}))
+	assert.Equal(t, before+1, Events(), "a completion of an armed CQ")
+	require.NoError(t, c.Push(wcID(3), false, Token{}))
+	assert.Equal(t, before+1, Events(), "the arm fires once")
+}

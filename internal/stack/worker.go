@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorxe/gorxe/clock"
 	"github.com/gorxe/gorxe/counter"
+	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/netio"
 	"github.com/gorxe/gorxe/qp"
 	"github.com/gorxe/gorxe/transport"
@@ -54,6 +55,7 @@ type worker struct {
 	budget   transport.SendBudget // this worker's share of the device's in-flight bound
 	starved  []*QP                // QPs waiting for room in budget, oldest first
 	polled   bool                 // the drain runs for a poll on the application's goroutine
+	events   uint64               // cq.Events at the last wokeWaiter
 	// The packets in out that received packets made were all from QPs that had answered the
 	// last (replied), or not all (unreplied); see keepACKs.
 	replied, unreplied bool
@@ -78,8 +80,8 @@ const flushThreshold = netio.IdealBatchSize
 
 // yieldBeforeSend is the number of packets from which a send is long enough (several µs per
 // datagram in the kernel) that the sender yields its processor before it (see flush); shorter
-// ones, a lone ACK or a latency test's packet, go at once. It yields only if the engines delivered
-// completions since the last send: nothing else wakes a goroutine.
+// ones, a lone ACK or a latency test's packet, go at once. It yields only if a goroutine may
+// have been woken since the last such send (wokeWaiter).
 const yieldBeforeSend = 8
 
 func newWorker(r *Stack, idx int) *worker {
@@ -370,6 +372,19 @@ func (w *worker) onTimer() {
 	w.wake()
 }
 
+// wokeWaiter reports whether a completion event was queued on a channel, by any worker, since
+// its last call: only then may a goroutine wait for this processor. A yield costs the yielding
+// thread a wake-up of another and often a move to another core: an RDMA READ responder, which
+// sends the most and completes nothing, lost a fifth of its CPU time per MiB to them, and a C
+// program's busy-polling thread, running the engines in a call into Go locked to it, two thread
+// switches per yield (64 KiB ib_write_bw: 28 000 futex calls in 2 s, 14% of its bandwidth).
+func (w *worker) wokeWaiter() bool {
+	n := cq.Events()
+	woke := n != w.events
+	w.events = n
+	return woke
+}
+
 // flush sends the packets the engines produced and returns their buffers to the pool.
 func (w *worker) flush() {
 	pkts := w.out.Packets
@@ -381,13 +396,10 @@ func (w *worker) flush() {
 	if w.keepACKs(pkts, completed) {
 		return
 	}
-	if len(pkts) >= yieldBeforeSend && completed {
-		// A goroutine the engines just woke (a CQ waiter, a poster) waits in this P's
-		// runnext slot, and a long sendmmsg keeps the P: traced on two cores, it stayed stranded
-		// there for the whole call, a median 280 µs, with the other P idle. Let it run first.
-		// Only completions wake anyone: an RDMA READ responder, which sends the most and
-		// completes nothing, does not yield, since a yield costs it a wake-up of another thread
-		// and often a move to another core (measured: a fifth of its CPU time per MiB).
+	if len(pkts) >= yieldBeforeSend && w.wokeWaiter() {
+		// A goroutine the engines just woke (a CQ's waiter) waits in this P's runnext slot,
+		// and a long sendmmsg keeps the P: traced on two cores, it stayed stranded there for
+		// the whole call, a median 280 µs, with the other P idle. Let it run first.
 		runtime.Gosched()
 	}
 	msgs := w.msgs[:0]
