@@ -3,6 +3,7 @@
 package main
 
 /*
+#include <stdbool.h>
 #include "clib.h"
 */
 import "C"
@@ -133,13 +134,14 @@ func gx_kick(q *C.struct_ibv_qp) {
 }
 
 // gx_poll_network runs what the network holds on the calling thread (runNetwork), for a poll
-// that found the CQ's ring empty.
+// that found the CQ's ring empty; mayYield says whether this poll checks if the thread is due
+// to give the processor away.
 //
 //export gx_poll_network
-func gx_poll_network(cq *C.struct_ibv_cq) C.int {
+func gx_poll_network(cq *C.struct_ibv_cq, mayYield C.bool) C.int {
 	var rc C.int
 	defer catch("poll_cq", &rc)
-	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev) {
+	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev, bool(mayYield)) {
 		return 1
 	}
 	return 0

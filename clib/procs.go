@@ -30,23 +30,25 @@ func init() {
 // time.Now reads the wall clock too, and each reading is a measurable part of an empty poll.
 var procsEpoch = time.Now()
 
-// yieldProcessor lets goroutines waiting for the processor run, unless that was done less than
-// yieldInterval ago (yieldDue).
+// yieldProcessor lets goroutines waiting for the processor run, unless they were looked for
+// less than yieldInterval ago (yieldDue).
 func yieldProcessor() {
-	if yieldDue(int64(time.Since(procsEpoch))) {
+	if yieldDue(int64(time.Since(procsEpoch))) && othersRunnable() {
 		runtime.Gosched()
 	}
 }
 
 // runNetwork runs what d's network holds on a thread of the program, which holds the runtime's
 // processor while it does, and reports whether it read anything. Finding nothing, it may give
-// goroutines waiting for the processor their turn (yieldProcessor): the receive goroutine may
-// hold the socket's poll lock, so that a thread that called again and again would find the
-// datagram it polls for taken and never let it go.
-func runNetwork(d *gorxe.Device) bool {
+// goroutines waiting for the processor their turn (yieldProcessor), when mayYield: the receive
+// goroutine may hold the socket's poll lock, so that a thread that called again and again would
+// find the datagram it polls for taken and never let it go.
+func runNetwork(d *gorxe.Device, mayYield bool) bool {
 	if d.PollNetwork() {
 		return true
 	}
-	yieldProcessor()
+	if mayYield {
+		yieldProcessor()
+	}
 	return false
 }

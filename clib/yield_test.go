@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,4 +43,14 @@ func TestYieldDue(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int32(1), took.Load(), "pollers that took the turn at one instant")
+}
+
+// othersRunnable sees a goroutine that waits for the processor: with one processor, one just
+// started waits until this one gives it away.
+func TestOthersRunnable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ran := make(chan struct{})
+	go close(ran)
+	assert.True(t, othersRunnable(), "a goroutine started and not yet run")
+	<-ran
 }
