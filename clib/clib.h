@@ -101,6 +101,11 @@ struct gx_cq {
 	// ibv_cq's mutex.
 	uint32_t events_reported;
 	struct gx_cq *chan_next; // the next CQ on the same completion channel (gx_comp_channel)
+	// When a poll of the CQ last returned empty (CLOCK_MONOTONIC ns), and how many polls found it
+	// empty: ring.c's gx_poll_cq. Pollers of one CQ update them with relaxed atomics; a lost update
+	// costs at most one look.
+	uint64_t empty_at;
+	uint32_t empty_polls;
 };
 
 // gx_comp_channel is every completion channel the library hands out. The pipe's records name

@@ -11,6 +11,7 @@ import "C"
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gorxe/gorxe"
@@ -135,13 +136,17 @@ func gx_kick(q *C.struct_ibv_qp) {
 
 // gx_poll_network runs what the network holds on the calling thread (runNetwork), for a poll
 // that found the CQ's ring empty; mayYield says whether this poll checks if the thread is due
-// to give the processor away.
+// to give the processor away, spin whether it goes on looking for pollSpin (ring.c says when).
 //
 //export gx_poll_network
-func gx_poll_network(cq *C.struct_ibv_cq, mayYield C.bool) C.int {
+func gx_poll_network(cq *C.struct_ibv_cq, mayYield, spin C.bool) C.int {
 	var rc C.int
 	defer catch("poll_cq", &rc)
-	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev, bool(mayYield)) {
+	var budget time.Duration
+	if spin {
+		budget = pollSpin
+	}
+	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev, bool(mayYield), budget) {
 		return 1
 	}
 	return 0

@@ -26,10 +26,6 @@ func init() {
 	}
 }
 
-// procsEpoch anchors the readings of the monotonic clock: time.Since reads only that clock, where
-// time.Now reads the wall clock too, and each reading is a measurable part of an empty poll.
-var procsEpoch = time.Now()
-
 // yieldProcessor lets goroutines waiting for the processor run, unless they were looked for
 // less than yieldInterval ago (yieldDue).
 func yieldProcessor() {
@@ -39,12 +35,13 @@ func yieldProcessor() {
 }
 
 // runNetwork runs what d's network holds on a thread of the program, which holds the runtime's
-// processor while it does, and reports whether it read anything. Finding nothing, it may give
-// goroutines waiting for the processor their turn (yieldProcessor), when mayYield: the receive
-// goroutine may hold the socket's poll lock, so that a thread that called again and again would
-// find the datagram it polls for taken and never let it go.
-func runNetwork(d *gorxe.Device, mayYield bool) bool {
-	if d.PollNetwork() {
+// processor while it does, and reports whether it read anything; with a spin budget it goes on
+// looking until something arrives or the budget is spent (spinPoll). Finding nothing, it may
+// give goroutines waiting for the processor their turn (yieldProcessor), when mayYield: the
+// receive goroutine may hold the socket's poll lock, so that a thread that called again and
+// again would find the datagram it polls for taken and never let it go.
+func runNetwork(d *gorxe.Device, mayYield bool, spin time.Duration) bool {
+	if spinPoll(d.PollNetwork, spin) {
 		return true
 	}
 	if mayYield {

@@ -10,8 +10,10 @@
 // of the QP it names, found by number.
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <endian.h>
 
 #include "clib.h"
@@ -213,12 +215,27 @@ static int poll_ring(struct gx_cq *c, int num_entries, struct ibv_wc *wc) {
 	return overrun ? -EINVAL : n;
 }
 
-// A thread's empty polls, counted so that only every YIELD_CHECK_EVERY-th of them asks whether
-// the thread is due to give the runtime's processor away (gx_poll_network's may_yield), which
-// takes a clock reading, a tenth of an empty poll's time; at a microsecond or more per empty
-// poll that delays the give-away by microseconds against its millisecond.
+// A poll that finds the ring empty runs the network in a call into Go (gx_poll_network). A
+// program that polls the same CQ again at once, doing next to nothing in between, as a busy-poll
+// loop does (perftest's, and rdma-core's pingpongs'), is served by one call that goes on looking
+// for a while (clib's pollSpin) rather than by one call per look: a call costs the runtime's
+// entry and exit, a third of an empty poll's time, and each one lengthens the loop that finds a
+// datagram. TIGHT_NS is the longest gap from an empty return to the next poll of the CQ that
+// counts as polling again at once; a program that does more between its polls keeps one look
+// per call, so that its own work is never held up by a look it did not ask for.
+#define TIGHT_NS 500
+
+// Only every YIELD_CHECK_EVERY-th empty poll of a CQ that does not spin asks whether the thread
+// is due to give the runtime's processor away (gx_poll_network's may_yield), which takes a clock
+// reading, a tenth of an empty poll's time; at a microsecond or more per empty poll that delays
+// the give-away by microseconds against its millisecond. A spin asks at its end.
 #define YIELD_CHECK_EVERY 8
-static __thread uint32_t empty_polls;
+
+static uint64_t now_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 // gx_poll_cq reads the ring; when it is empty, it runs what the network holds and what the
 // engine has due on the program's thread, as rxe's kernel side runs on the CPU a packet arrives
@@ -228,12 +245,18 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 		return -EOPNOTSUPP;
 	if (num_entries <= 0)
 		return 0;
-	int n = poll_ring(gcq(cq), num_entries, wc);
-	if (n == 0) {
-		gx_signals_onstack();
-		if (gx_poll_network(cq, ++empty_polls % YIELD_CHECK_EVERY == 0))
-			n = poll_ring(gcq(cq), num_entries, wc);
-	}
+	struct gx_cq *c = gcq(cq);
+	int n = poll_ring(c, num_entries, wc);
+	if (n != 0)
+		return n;
+	gx_signals_onstack();
+	bool spin = now_ns() - __atomic_load_n(&c->empty_at, __ATOMIC_RELAXED) < TIGHT_NS;
+	uint32_t empty = __atomic_load_n(&c->empty_polls, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&c->empty_polls, empty, __ATOMIC_RELAXED);
+	if (gx_poll_network(cq, spin || empty % YIELD_CHECK_EVERY == 0, spin))
+		n = poll_ring(c, num_entries, wc);
+	if (n == 0)
+		__atomic_store_n(&c->empty_at, now_ns(), __ATOMIC_RELAXED);
 	return n;
 }
 

@@ -18,6 +18,10 @@ import (
 // every millisecond regardless, it took 8% of an empty-polling thread's time.
 const yieldInterval = time.Millisecond
 
+// procsEpoch anchors the readings of the monotonic clock: time.Since reads only that clock, where
+// time.Now reads the wall clock too, and each reading is a measurable part of an empty poll.
+var procsEpoch = time.Now()
+
 // lastYield is when an empty poll last looked for waiting goroutines, in ns since procsEpoch.
 var lastYield atomic.Int64
 
