@@ -16,15 +16,9 @@ import (
 	"github.com/gorxe/gorxe/internal/devselect"
 )
 
-// latencyBusyPoll is how long a latency test's device keeps polling the network after a datagram
-// before its receive goroutine sleeps (Config.BusyPoll). The test's own CQ polls read the network
-// in latency mode, so the receive goroutine need only look again once or twice; polling longer
-// measured no better on two cores and takes CPU time from the peer.
-const latencyBusyPoll = 2 * time.Microsecond
-
 // responderBusyPoll is how long the device of a READ or atomic latency test's server keeps
 // polling the network after a datagram. That server only serves: no CQ poll of its own reads the
-// network, as the other latency tests' do, so with latencyBusyPoll its receive goroutine slept
+// network, as the other latency tests' do, so with tool.LatencyBusyPoll its receive goroutine slept
 // between requests and every request paid the wake-up of a sleeping thread, which on a virtual
 // machine now and then takes hundreds of µs (read_lat -s 64, two cores: typical 34-44 µs, p99
 // 83-404 µs; polling as a bandwidth test does: 16-18 µs and 52-68 µs).
@@ -45,7 +39,7 @@ func selection(p *Params) devselect.Selection {
 		sel.BusyPoll = responderBusyPoll
 	case p.Test.Kind == Lat:
 		// perftest's latency tests busy-poll; so does the device under them.
-		sel.BusyPoll = latencyBusyPoll
+		sel.BusyPoll = tool.LatencyBusyPoll
 	default:
 		sel.ReceivePoll = bandwidthReceivePoll
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
 
 // TestSelection: how each test's device polls the network. The server of a READ or atomic
@@ -19,9 +21,9 @@ func TestSelection(t *testing.T) {
 	}{
 		{rlat, "-d gorxe0", responderBusyPoll, 0},
 		{alat, "", responderBusyPoll, 0},
-		{rlat, "host", latencyBusyPoll, 0},
-		{slat, "", latencyBusyPoll, 0},
-		{wlat, "host", latencyBusyPoll, 0},
+		{rlat, "host", tool.LatencyBusyPoll, 0},
+		{slat, "", tool.LatencyBusyPoll, 0},
+		{wlat, "host", tool.LatencyBusyPoll, 0},
 		{rlat, "-e", 0, 0},
 		{sbw, "-e host", 0, 0},
 		{rbw, "", 0, bandwidthReceivePoll},

@@ -45,7 +45,11 @@ type session struct {
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	sess, err := o.Common.Open(devselect.Selection{Device: o.IBDev}, s.stdout, s.stderr)
+	sel := devselect.Selection{Device: o.IBDev}
+	if !o.Events {
+		sel.BusyPoll = tool.LatencyBusyPoll // the tool busy-polls its CQ (traffic.poll)
+	}
+	sess, err := o.Common.Open(sel, s.stdout, s.stderr)
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err
@@ -73,9 +77,10 @@ func (s *session) open() error {
 		return fmt.Errorf("Couldn't allocate work buf: %w", err)
 	}
 	fillBuffer(s.buf.Bytes(), o.Kind)
-	// Polling runs also sleep on the channel once they have spun for a while (see wait).
-	if s.channel, err = dev.CreateCompChannel(); err != nil {
-		return fmt.Errorf("Couldn't create completion channel: %w", err)
+	if o.Events { // as the C tools, a polling run has no channel
+		if s.channel, err = dev.CreateCompChannel(); err != nil {
+			return fmt.Errorf("Couldn't create completion channel: %w", err)
+		}
 	}
 	if s.pd, err = dev.AllocPD(); err != nil {
 		return fmt.Errorf("Couldn't allocate PD: %w", err)
