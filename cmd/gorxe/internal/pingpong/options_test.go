@@ -125,3 +125,15 @@ func TestUsageMentionsEveryOption(t *testing.T) {
 		assert.Equal(t, bool((k == SRQ)), has, "%s usage: --num-qp shown = %v", k.Name(), has)
 	}
 }
+
+// A run that polls its CQ (no -e) opens its device in latency mode, so that its polls read the
+// network; one that sleeps on completion events does not.
+func TestSelection(t *testing.T) {
+	o, err := ParseArgs(RC, []string{"-d", "gorxe_lo"})
+	require.NoError(t, err)
+	assert.Equal(t, "gorxe_lo", selection(&o).Device)
+	assert.Equal(t, tool.LatencyBusyPoll, selection(&o).BusyPoll, "polling run")
+	o, err = ParseArgs(RC, []string{"-e"})
+	require.NoError(t, err)
+	assert.Zero(t, selection(&o).BusyPoll, "run with -e")
+}

@@ -41,15 +41,21 @@ type session struct {
 	sendWR  []gorxe.SendWR // the one send, reused
 }
 
+// selection picks the run's device, in latency mode when the run busy-polls its CQ (no -e, see
+// traffic.poll), so that its polls read the network themselves.
+func selection(o *Options) devselect.Selection {
+	sel := devselect.Selection{Device: o.IBDev}
+	if !o.Events {
+		sel.BusyPoll = tool.LatencyBusyPoll
+	}
+	return sel
+}
+
 // open opens the device and creates the buffer, PD, MR, CQ, SRQ and QPs, leaving the QPs in INIT.
 // On error the caller still calls close.
 func (s *session) open() error {
 	o := &s.o
-	sel := devselect.Selection{Device: o.IBDev}
-	if !o.Events {
-		sel.BusyPoll = tool.LatencyBusyPoll // the tool busy-polls its CQ (traffic.poll)
-	}
-	sess, err := o.Common.Open(sel, s.stdout, s.stderr)
+	sess, err := o.Common.Open(selection(o), s.stdout, s.stderr)
 	if err != nil {
 		if errors.Is(err, devselect.ErrDeviceNotFound) {
 			return err
