@@ -94,9 +94,9 @@ func (t *traffic) complete(wc *gorxe.WC) error {
 	return nil
 }
 
-// wait returns the next completions, or none after a stale event. With -e it sleeps on a
-// completion event, re-arms and polls once; without it it polls until completions arrive, as the
-// C tools do both (poll). It gives up after the session timeout without progress.
+// wait returns the next completions, or none after a stale event, as the C tools wait: with -e
+// it sleeps on a completion event, re-arms and polls once; without it it polls until completions
+// arrive (poll). It gives up after the session timeout without progress.
 func (t *traffic) wait(ctx context.Context) (int, error) {
 	s := t.s
 	if !s.o.Events {
@@ -122,7 +122,7 @@ func (t *traffic) wait(ctx context.Context) (int, error) {
 const pollCheckEvery = 64
 
 // poll polls the CQ until it has completions. The device runs in latency mode without -e
-// (session.open), so a poll that finds the CQ empty reads the network itself and the transport
+// (selection), so a poll that finds the CQ empty reads the network itself and the transport
 // runs on this goroutine, as the C tools' polls leave rxe's to the kernel; each empty poll also
 // yields the processor to the device's goroutines. Polling 5 µs and then sleeping on a
 // completion event instead made a round trip 92-138 µs where rdma-core's ibv_rc_pingpong on
