@@ -126,7 +126,6 @@ func (ch *CompChannel) attach() error {
 	return nil
 }
 
-// enqueue records one event of c.
 // events counts the completion events queued on channels, process-wide (Events).
 var events atomic.Uint64
 
@@ -136,6 +135,7 @@ var events atomic.Uint64
 // goroutine may have been woken in between and wait for it; the same reading, that none was.
 func Events() uint64 { return events.Load() }
 
+// enqueue records one event of c.
 func (ch *CompChannel) enqueue(c *CQ) {
 	events.Add(1)
 	ch.mu.Lock()
