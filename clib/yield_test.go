@@ -45,12 +45,22 @@ func TestYieldDue(t *testing.T) {
 	assert.Equal(t, int32(1), took.Load(), "pollers that took the turn at one instant")
 }
 
-// othersRunnable sees a goroutine that waits for the processor: with one processor, one just
-// started waits until this one gives it away.
+// othersRunnable sees a goroutine that waits for the processor (with one processor, one just
+// started waits until this one gives it away), and sees none once it has run: the runtime's own
+// goroutines (a collection's workers) may wait at any moment, so some look after it must find
+// none.
 func TestOthersRunnable(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ran := make(chan struct{})
 	go close(ran)
 	assert.True(t, othersRunnable(), "a goroutine started and not yet run")
 	<-ran
+	none := false
+	for range 100 {
+		runtime.Gosched()
+		if none = !othersRunnable(); none {
+			break
+		}
+	}
+	assert.True(t, none, "no look found nothing waiting once the goroutine had run")
 }
