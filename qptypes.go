@@ -145,6 +145,9 @@ type AHAttr = qp.AddressVector
 //   - TrafficClass: IP DSCP and ECN bits.
 type GlobalRoute = qp.GlobalRoute
 
+// FlowLabelMask keeps the 20 bits of GlobalRoute.FlowLabel; a larger label is an *AttrError.
+const FlowLabelMask = packet.FlowLabelMask
+
 // WROpcode is the operation of a send work request (enum ibv_wr_opcode).
 type WROpcode = qp.WROpcode
 

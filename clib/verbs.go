@@ -373,11 +373,14 @@ func gx_create_qp(q *C.struct_ibv_qp, attr *C.struct_ibv_qp_init_attr) (rc C.int
 	return 0
 }
 
+// ahAttrOf converts a C address vector. The flow label keeps its low 20 bits, the GRH's field. The kernel passes a larger value on and
+// its drivers, as rdma-core's conversion to a RoCEv2 UDP source port, use those bits only; UCX
+// counts on it, setting all 32 bits for its first path.
 func ahAttrOf(a *C.struct_ibv_ah_attr) gorxe.AHAttr {
 	return gorxe.AHAttr{
 		GRH: gorxe.GlobalRoute{
 			DGID:      *(*[16]byte)(unsafe.Pointer(&a.grh.dgid)),
-			FlowLabel: uint32(a.grh.flow_label), SGIDIndex: uint8(a.grh.sgid_index),
+			FlowLabel: uint32(a.grh.flow_label) & gorxe.FlowLabelMask, SGIDIndex: uint8(a.grh.sgid_index),
 			HopLimit: uint8(a.grh.hop_limit), TrafficClass: uint8(a.grh.traffic_class),
 		},
 		DLID: uint16(a.dlid), SL: uint8(a.sl), SrcPathBits: uint8(a.src_path_bits), StaticRate: uint8(a.static_rate),

@@ -97,7 +97,7 @@ func (e *Envelope) AppendHeaders(dst []byte, payloadLen int) ([]byte, error) {
 	udpLen := uint16(UDPHeaderSize + payloadLen)
 	var udp []byte
 	if v6 {
-		binary.BigEndian.PutUint32(b[0:], 6<<28|uint32(e.TrafficClass)<<20|e.FlowLabel&0xFFFFF)
+		binary.BigEndian.PutUint32(b[0:], 6<<28|uint32(e.TrafficClass)<<20|e.FlowLabel&FlowLabelMask)
 		binary.BigEndian.PutUint16(b[4:], udpLen)
 		b[6] = ipProtoUDP
 		b[7] = e.HopLimit
@@ -183,7 +183,7 @@ func ParseEnvelope(b []byte) (Envelope, []byte, error) {
 		}
 		w := binary.BigEndian.Uint32(b)
 		e.TrafficClass = uint8(w >> 20)
-		e.FlowLabel = w & 0xFFFFF
+		e.FlowLabel = w & FlowLabelMask
 		e.HopLimit = b[7]
 		e.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), 0)
 		e.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[24:40])), 0)

@@ -10,9 +10,11 @@ package packet
 const (
 	udpSourcePortBase = 0xC000
 	udpSourcePortMask = 0x3FFF
-	flowLabelMask     = 0xFFFFF
 	goldenRatio32     = 0x61C88647 // multiplier of the kernel's hash_32
 )
+
+// FlowLabelMask keeps the 20 bits of a flow label, the field of the GRH and of the IPv6 header.
+const FlowLabelMask = 0xFFFFF
 
 // CalcFlowLabel derives a 20-bit IPv6 flow label from the QP numbers of a
 // connection when the address vector specifies none. The product is
@@ -22,14 +24,14 @@ func CalcFlowLabel(localQPN, remoteQPN uint32) uint32 {
 	v := uint64(localQPN) * uint64(remoteQPN)
 	v ^= v >> 20
 	v ^= v >> 40
-	return uint32(v) & flowLabelMask
+	return uint32(v) & FlowLabelMask
 }
 
 // FlowLabelToUDPSourcePort folds a 20-bit flow label into a RoCEv2 UDP source
 // port: the low 14 bits XOR the high 6, in the range 0xC000-0xFFFF. This is
 // the kernel's rdma_flow_label_to_udp_sport.
 func FlowLabelToUDPSourcePort(flowLabel uint32) uint16 {
-	fl := flowLabel & flowLabelMask
+	fl := flowLabel & FlowLabelMask
 	return uint16(fl&udpSourcePortMask^fl>>14) | udpSourcePortBase
 }
 
@@ -38,7 +40,7 @@ func FlowLabelToUDPSourcePort(flowLabel uint32) uint16 {
 // [CalcFlowLabel] of the two QPNs. This is what rxe sets when a QP is moved to
 // RTR with an address vector (rdma_get_udp_sport).
 func UDPSourcePort(flowLabel, localQPN, remoteQPN uint32) uint16 {
-	if flowLabel&flowLabelMask == 0 {
+	if flowLabel&FlowLabelMask == 0 {
 		flowLabel = CalcFlowLabel(localQPN, remoteQPN)
 	}
 	return FlowLabelToUDPSourcePort(flowLabel)
@@ -58,5 +60,5 @@ func DefaultUDPSourcePort(qpn uint32) uint16 {
 // field and both sides derive their UDP source port from it with
 // [UDPSourcePort], instead of from the QPNs.
 func CMFlowLabel(srcPort, dstPort uint16) uint32 {
-	return (uint32(srcPort)*31 + uint32(dstPort)) & flowLabelMask
+	return (uint32(srcPort)*31 + uint32(dstPort)) & FlowLabelMask
 }

@@ -3,10 +3,9 @@ package qp
 import (
 	"fmt"
 	"math/bits"
-)
 
-// psnMask keeps the 24 bits a PSN has on the wire.
-const psnMask = 1<<24 - 1
+	"github.com/gorxe/gorxe/packet"
+)
 
 // Modify changes attributes and state (ibv_modify_qp). The mask is checked against the IBTA state
 // table for the QP type (*ModifyError names a missing or disallowed attribute), every selected
@@ -103,7 +102,7 @@ func checkAttrRanges(a *Attr, mask AttrMask, l *Limits) error {
 	if mask&AttrMaxDestRdAtomic != 0 && int(a.MaxDestRdAtomic) > l.MaxQPRdAtom {
 		return attrErr("max_dest_rd_atomic", uint64(a.MaxDestRdAtomic), fmt.Sprintf("<= %d", l.MaxQPRdAtom))
 	}
-	if mask&AttrDestQPN != 0 && a.DestQPNum > psnMask {
+	if mask&AttrDestQPN != 0 && a.DestQPNum > packet.QPNMask {
 		return attrErr("dest_qp_num", uint64(a.DestQPNum), "< 2^24")
 	}
 	if mask&AttrPathMigState != 0 && a.PathMigState > MigArmed {
@@ -127,7 +126,7 @@ func checkAV(av *AddressVector, name string, l *Limits) error {
 	if av.GRH.DGID == [16]byte{} {
 		return attrErr(name+".grh.dgid", 0, "a non-zero GID")
 	}
-	if av.GRH.FlowLabel >= 1<<20 {
+	if av.GRH.FlowLabel > packet.FlowLabelMask {
 		return attrErr(name+".grh.flow_label", uint64(av.GRH.FlowLabel), "< 2^20")
 	}
 	if av.SL > 15 {
@@ -179,7 +178,7 @@ func (q *QP) applyLocked(a *Attr, mask AttrMask) {
 		d.RNRRetry = a.RNRRetry
 	}
 	if mask&AttrRQPSN != 0 {
-		d.RQPSN = a.RQPSN & psnMask
+		d.RQPSN = a.RQPSN & packet.PSNMask
 	}
 	if mask&AttrMaxQPRdAtomic != 0 {
 		d.MaxRdAtomic = roundPow2(a.MaxRdAtomic)
@@ -188,7 +187,7 @@ func (q *QP) applyLocked(a *Attr, mask AttrMask) {
 		d.MinRNRTimer = a.MinRNRTimer
 	}
 	if mask&AttrSQPSN != 0 {
-		d.SQPSN = a.SQPSN & psnMask
+		d.SQPSN = a.SQPSN & packet.PSNMask
 	}
 	if mask&AttrMaxDestRdAtomic != 0 {
 		d.MaxDestRdAtomic = roundPow2(a.MaxDestRdAtomic)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gorxe/gorxe/cq"
 	"github.com/gorxe/gorxe/mr"
+	"github.com/gorxe/gorxe/packet"
 )
 
 // maxMessage is the longest message a work request may describe (rxe and IBTA: 2^31 bytes).
@@ -127,7 +128,7 @@ func (q *QP) checkSendWR(state State, wr *SendWR) (*AH, error) {
 		if ah.pd != q.pd {
 			return nil, ErrPDMismatch
 		}
-		if wr.UD.RemoteQPN > psnMask {
+		if wr.UD.RemoteQPN > packet.QPNMask {
 			return nil, ErrInvalidWR
 		}
 		if q.typ == TypeGSI && int(wr.UD.PKeyIndex) >= q.table.cfg.Limits.MaxPKeys {
