@@ -32,6 +32,8 @@ type WC struct {
 	WCFlags         WCFlags
 	PKeyIndex       uint16 // GSI: index of the P_Key the packet carried
 	SLID            uint16 // always 0 on RoCE
-	SL              uint8
-	DLIDPathBits    uint8 // always 0 on RoCE
+	// SL: RoCE carries none. A UD receive reports here, as ConnectX NICs do, the network header
+	// the datagram came with: 0x8 (RoCEv2) with 0x2 for IPv4 or 0x1 for IPv6.
+	SL           uint8
+	DLIDPathBits uint8 // always 0 on RoCE
 }

@@ -49,7 +49,7 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	c.Add(counter.RcvdBytes, uint64(len(payload)))
 	wc := cq.WC{
 		Status: cq.WCSuccess, Opcode: cq.OpcodeRecv, ByteLen: uint32(r.cur.Pos()),
-		SrcQP: deth.SrcQP(), WCFlags: cq.WCFlagGRH,
+		SrcQP: deth.SrcQP(), WCFlags: cq.WCFlagGRH, SL: networkHeaderType(from),
 	}
 	if p.Opcode().HasImmediate() {
 		wc.ImmData = p.ImmDt().ImmediateData()
@@ -57,6 +57,26 @@ func (r *responder) receiveUD(p *packet.Parsed, from *packet.Envelope) {
 	}
 	r.messageDone()
 	r.complete(&wc, p.BTH().SolicitedEvent())
+}
+
+// A RoCE packet carries no SL. In its place a UD receive's completion tells which network header
+// the datagram came with, which the RoCEv2 annex (A17.4.5.1) has the completion report and
+// libibverbs has no field of its own for: in sl, as ConnectX NICs report it, bit 3 for a RoCEv2
+// (UDP) frame and the low three bits 1 for IPv6, 2 for IPv4. UCX's UD transport reads them to
+// find the destination address in the receive buffer's network header, and without them drops
+// every IPv4 datagram. Kernel rxe reports 0.
+const (
+	slRoCEv2 = 0x8
+	slIPv6   = 0x1
+	slIPv4   = 0x2
+)
+
+// networkHeaderType is the SL of a UD receive's completion for a datagram that arrived on from.
+func networkHeaderType(from *packet.Envelope) uint8 {
+	if from.Src.Addr().Unmap().Is4() {
+		return slRoCEv2 | slIPv4
+	}
+	return slRoCEv2 | slIPv6
 }
 
 // putNetworkHeader writes the network header of a datagram of pktLen bytes (BTH to ICRC) that

@@ -55,7 +55,7 @@ func TestUDReceiveIPv4(t *testing.T) {
 	require.Equal(t, want, got[:40], "network header")
 	require.Equal(t, data, got[40:140], "payload")
 	wantWC := cq.WC{WRID: 8, Opcode: cq.OpcodeRecv, ByteLen: 140, ImmData: 0xa1b2c3d4, QPNum: env.q.QPN(),
-		SrcQP: 0x4567, WCFlags: cq.WCFlagGRH | cq.WCFlagWithImm}
+		SrcQP: 0x4567, WCFlags: cq.WCFlagGRH | cq.WCFlagWithImm, SL: 0xa} // RoCEv2 (0x8), IPv4 (0x2)
 	require.Equal(t, []cq.WC{wantWC}, env.poll(), "completions")
 }
 
@@ -76,6 +76,7 @@ func TestUDReceiveIPv6(t *testing.T) {
 	require.Len(t, wcs, 1, "completions")
 	require.Equal(t, uint32(45), wcs[0].ByteLen, "completion byte_len")
 	require.Equal(t, cq.WCFlagGRH, wcs[0].WCFlags, "completion flags")
+	require.Equal(t, uint8(0x9), wcs[0].SL, "completion sl: RoCEv2 (0x8), IPv6 (0x1)")
 }
 
 func TestUDDrops(t *testing.T) {

@@ -322,8 +322,9 @@ int main(void) {
 	CHECK(u && v);
 	ready_ud(u);
 	ready_ud(v);
+	// UCX sets all 32 bits of the flow label of its first path; the kernel takes the low 20.
 	struct ibv_ah_attr ahattr = {.is_global = 1, .port_num = 1,
-				     .grh = {.dgid = gid, .sgid_index = GID_INDEX, .hop_limit = 1}};
+				     .grh = {.dgid = gid, .sgid_index = GID_INDEX, .hop_limit = 1, .flow_label = 0xffffffff}};
 	struct ibv_ah *ah = ibv_create_ah(pd, &ahattr);
 	CHECK(ah);
 	struct ibv_sge usge = {.addr = (uintptr_t)buf + SIZE, .length = 40 + 64, .lkey = mr->lkey};
@@ -352,6 +353,7 @@ int main(void) {
 	struct ibv_wc *rwc = uwc[0].opcode == IBV_WC_RECV ? &uwc[0] : &uwc[1];
 	CHECK(rwc->status == IBV_WC_SUCCESS && rwc->wr_id == 9 && rwc->byte_len == 40 + 8);
 	CHECK((rwc->wc_flags & IBV_WC_GRH) && rwc->src_qp == u->qp_num);
+	CHECK(rwc->sl == 0xa); // the network header, as ConnectX reports it: RoCEv2 (0x8), IPv4 (0x2)
 	CHECK(memcmp(buf + SIZE + 40, "datagram", 8) == 0);
 	struct ibv_ah_attr back;
 	CHECK(ibv_init_ah_from_wc(ctx, 1, rwc, (struct ibv_grh *)(buf + SIZE), &back) == 0);
@@ -385,7 +387,7 @@ int main(void) {
 		if (ibv_wc_read_opcode(ucqex) == IBV_WC_RECV) {
 			CHECK(ucqex->wr_id == 9 && ibv_wc_read_byte_len(ucqex) == 40 + 8);
 			CHECK(ibv_wc_read_src_qp(ucqex) == v->qp_num && ibv_wc_read_qp_num(ucqex) == u->qp_num);
-			CHECK(ibv_wc_read_wc_flags(ucqex) & IBV_WC_GRH);
+			CHECK((ibv_wc_read_wc_flags(ucqex) & IBV_WC_GRH) && ibv_wc_read_sl(ucqex) == 0xa);
 			seen |= 1;
 		} else {
 			CHECK(ucqex->wr_id == 8 && ibv_wc_read_opcode(ucqex) == IBV_WC_SEND);
