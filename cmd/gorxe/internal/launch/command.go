@@ -92,7 +92,8 @@ also gets a device view, for programs that read an RDMA device's files instead o
 library (UCX, rdma-core's RDMA-CM tests): in a mount namespace of its own (for a user other than
 root, inside a user namespace where their ids are themselves), /sys/class/infiniband/<dev> and
 /sys/class/infiniband_verbs/uverbsN describe the devices the library lists (GUIDs, port state,
-GID table, device/net/<iface>), and /dev/infiniband/uverbsN and rdma_cm exist (empty files); the
+GID table, device/net/<iface>), and /dev/infiniband/uverbsN and rdma_cm exist (character
+devices: the null device bound over them, as programs such as UCX check); the
 rest of /sys/class and /dev is as before. gorxe exec then waits for CMD, passes on SIGTERM,
 SIGHUP, SIGUSR1 and SIGUSR2, and exits as CMD did. Without the view (--sysfs=off, or where the
 machine refuses it) gorxe exec becomes CMD (execve), so that CMD's pid is its own; everything

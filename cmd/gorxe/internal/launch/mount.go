@@ -60,13 +60,20 @@ func mountView(files []viewFile) error {
 			return err
 		}
 		var err error
-		if f.Link != "" {
+		switch {
+		case f.Link != "":
 			err = os.Symlink(f.Link, f.Path)
-		} else if err = os.WriteFile(f.Path, []byte(f.Data), 0o600); err == nil {
-			err = os.Chmod(f.Path, os.FileMode(f.Mode)) // as given, whatever the umask
+		case f.Char:
+			if err = os.WriteFile(f.Path, nil, 0o600); err == nil {
+				err = syscall.Mount(charStandIn, f.Path, "", syscall.MS_BIND, "")
+			}
+		default:
+			if err = os.WriteFile(f.Path, []byte(f.Data), 0o600); err == nil {
+				err = os.Chmod(f.Path, os.FileMode(f.Mode)) // as given, whatever the umask
+			}
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("add %s to the view: %w", f.Path, err)
 		}
 	}
 	for _, m := range mounts {

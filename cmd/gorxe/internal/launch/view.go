@@ -20,20 +20,27 @@ const (
 // viewRoots are the directories the view makes; everything it adds is inside one of them.
 var viewRoots = []string{sysInfiniband, sysInfinibandVerbs, devInfiniband}
 
-// viewFile is one file the view adds: a regular file holding Data, or a symlink to Link.
+// viewFile is one file the view adds: a regular file holding Data, a symlink to Link, or, with
+// Char, a character device.
 type viewFile struct {
 	Path string `json:"path"` // absolute, inside one of viewRoots
 	Data string `json:"data,omitempty"`
 	Link string `json:"link,omitempty"`
 	Mode uint32 `json:"mode,omitempty"` // a regular file's permission bits
+	// Char makes the file a stand-in for one of the kernel's RDMA character devices: the host's
+	// null device bound over it. Programs check that the device exists, is a character device
+	// and may be read and written (UCX lists only the devices whose /dev/infiniband/uverbsN
+	// passes all three) and leave the rest to libibverbs, which never opens it here; one that
+	// opens it anyway reads nothing.
+	Char bool `json:"char,omitempty"`
 }
 
-// Permission bits of the view's files: sysfs attributes are read-only, and the character devices'
-// stand-ins are open to all as rdma-core's udev rules make the real ones.
-const (
-	modeAttr   = 0o444
-	modeDevice = 0o666
-)
+// modeAttr is the permission bits of the view's sysfs attributes: read-only, as the kernel's.
+const modeAttr = 0o444
+
+// charStandIn is the character device the view binds over its RDMA devices' nodes, open to all
+// as rdma-core's udev rules make the real ones.
+const charStandIn = "/dev/null"
 
 // uverbsABI is what /sys/class/infiniband_verbs/abi_version reads: the uverbs command ABI of
 // the kernels rdma-core supports today.
@@ -83,7 +90,7 @@ func viewFiles(getenv func(string) string) ([]viewFile, error) {
 	}
 	files := []viewFile{{Path: sysInfinibandVerbs + "/abi_version", Data: uverbsABI + "\n", Mode: modeAttr}}
 	if len(cfgs) > 0 {
-		files = append(files, viewFile{Path: devInfiniband + "/rdma_cm", Mode: modeDevice})
+		files = append(files, viewFile{Path: devInfiniband + "/rdma_cm", Char: true})
 	}
 	for i, cfg := range cfgs {
 		d, err := queryDevice(cfg)
@@ -147,7 +154,7 @@ func (d viewDevice) files(index int) []viewFile {
 	uverbs := "uverbs" + strconv.Itoa(index)
 	attr(sysInfinibandVerbs+"/"+uverbs+"/ibdev", "%s", d.name)
 	attr(sysInfinibandVerbs+"/"+uverbs+"/abi_version", "%d", 1)
-	out = append(out, viewFile{Path: devInfiniband + "/" + uverbs, Mode: modeDevice})
+	out = append(out, viewFile{Path: devInfiniband + "/" + uverbs, Char: true})
 	return out
 }
 

@@ -47,7 +47,7 @@ func needView(t *testing.T, lib string) {
 
 // TestExecView: under --sysfs=on the program sees the device the library lists in
 // /sys/class/infiniband and /sys/class/infiniband_verbs, with rxe's file contents, and the
-// character devices' stand-ins in /dev/infiniband; the rest of /sys/class and /dev is the host's
+// character devices' stand-ins in /dev/infiniband (character devices, as UCX requires); the rest of /sys/class and /dev is the host's
 // (the interfaces in /sys/class/net, a /dev/null to write to).
 func TestExecView(t *testing.T) {
 	lib := t.TempDir()
@@ -66,7 +66,7 @@ func TestExecView(t *testing.T) {
 		"ls " + dev + "/device/net",
 		"readlink " + dev + "/device/net/lo",
 		"ls " + dev + "/ports/1/gids | wc -l",
-		"stat -c %a /dev/infiniband/uverbs0 " + dev + "/node_guid",
+		"stat -c '%a %F' /dev/infiniband/uverbs0 /dev/infiniband/rdma_cm " + dev + "/node_guid",
 		"echo x > /dev/null && echo /dev/null written",
 		"{ echo x > " + dev + "/fw_ver; } 2>/dev/null || echo fw_ver read-only",
 		"echo net: $(ls /sys/class/net)",
@@ -117,8 +117,9 @@ gorxe_127.0.0.1
 lo
 /sys/class/net/lo
 1024
-666
-444
+666 character special file
+666 character special file
+444 regular file
 /dev/null written
 fw_ver read-only
 net: ` + names("/sys/class/net") + `
