@@ -36,22 +36,17 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res) {
 	}
 }
 
-// rdma_getaddrinfo resolves node and service with getaddrinfo(3): the result is the
-// destination, or with RAI_PASSIVE the source, of a connection in the hints' port space.
-int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		     struct rdma_addrinfo **res) {
-	if (!res || (!node && !service))
-		return ERR(EINVAL);
-	struct rdma_addrinfo h = {0};
-	if (hints)
-		h = *hints;
-	if (h.ai_flags & ~(RAI_PASSIVE | RAI_NUMERICHOST | RAI_NOROUTE | RAI_FAMILY))
-		return ERR(EINVAL);
-	struct addrinfo ah = {.ai_family = h.ai_family, .ai_socktype = SOCK_STREAM};
-	if (h.ai_flags & RAI_PASSIVE)
+// resolve fills r with what getaddrinfo(3) gives for node and service: the destination, or with
+// RAI_PASSIVE the source, with the QP type and port space of hints h, or else of the socket type
+// and protocol found. It returns getaddrinfo's code.
+static int resolve(const char *node, const char *service, const struct rdma_addrinfo *h,
+		   struct rdma_addrinfo *r) {
+	struct addrinfo ah = {.ai_family = h->ai_family};
+	if (h->ai_flags & RAI_PASSIVE)
 		ah.ai_flags |= AI_PASSIVE;
-	if (h.ai_flags & RAI_NUMERICHOST)
+	if (h->ai_flags & RAI_NUMERICHOST)
 		ah.ai_flags |= AI_NUMERICHOST;
+	ah.ai_socktype = h->ai_qp_type == IBV_QPT_UD ? SOCK_DGRAM : SOCK_STREAM;
 	struct addrinfo *ai;
 	int rc = getaddrinfo(node, service, &ah, &ai);
 	if (rc) {
@@ -60,35 +55,62 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 			errno = ENOENT;
 		return rc;
 	}
-	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
-	if (!r) {
-		freeaddrinfo(ai);
-		return ERR(ENOMEM);
-	}
-	r->ai_flags = h.ai_flags;
 	r->ai_family = ai->ai_family;
-	r->ai_qp_type = h.ai_qp_type ? h.ai_qp_type : IBV_QPT_RC;
-	r->ai_port_space = h.ai_port_space ? h.ai_port_space : (r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP);
+	r->ai_qp_type = h->ai_qp_type ? h->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = h->ai_port_space ? h->ai_port_space : (r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP);
 	struct sockaddr *a = copy_addr(ai->ai_addr, ai->ai_addrlen);
-	if (!a)
-		goto nomem;
-	if (h.ai_flags & RAI_PASSIVE) {
+	if (a && (h->ai_flags & RAI_PASSIVE)) {
 		r->ai_src_addr = a;
 		r->ai_src_len = ai->ai_addrlen;
-	} else {
+	} else if (a) {
 		r->ai_dst_addr = a;
 		r->ai_dst_len = ai->ai_addrlen;
-		if (h.ai_src_addr && h.ai_src_len) {
-			if (!(r->ai_src_addr = copy_addr(h.ai_src_addr, h.ai_src_len)))
-				goto nomem;
-			r->ai_src_len = h.ai_src_len;
-		}
 	}
 	freeaddrinfo(ai);
+	return a ? 0 : EAI_MEMORY;
+}
+
+// rdma_getaddrinfo resolves node and service (resolve), or, given neither, takes the destination
+// from the hints, as libfabric's verbs provider asks; either way a source address in the hints
+// stands when the result has none. The flags, and without node and service the family, QP type
+// and port space, are the hints'.
+int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res) {
+	if (!res || (!node && !service && !hints))
+		return ERR(EINVAL);
+	struct rdma_addrinfo h = {0};
+	if (hints)
+		h = *hints;
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+	if (!r)
+		return ERR(ENOMEM);
+	r->ai_flags = h.ai_flags;
+	if (node || service) {
+		int rc = resolve(node, service, &h, r);
+		if (rc) {
+			rdma_freeaddrinfo(r);
+			if (rc == EAI_MEMORY)
+				errno = ENOMEM;
+			return rc;
+		}
+	} else {
+		r->ai_family = h.ai_family;
+		r->ai_qp_type = h.ai_qp_type;
+		r->ai_port_space = h.ai_port_space;
+		if (h.ai_dst_addr && h.ai_dst_len) {
+			if (!(r->ai_dst_addr = copy_addr(h.ai_dst_addr, h.ai_dst_len)))
+				goto nomem;
+			r->ai_dst_len = h.ai_dst_len;
+		}
+	}
+	if (!r->ai_src_len && h.ai_src_addr && h.ai_src_len) {
+		if (!(r->ai_src_addr = copy_addr(h.ai_src_addr, h.ai_src_len)))
+			goto nomem;
+		r->ai_src_len = h.ai_src_len;
+	}
 	*res = r;
 	return 0;
 nomem:
-	freeaddrinfo(ai);
 	rdma_freeaddrinfo(r);
 	return ERR(ENOMEM);
 }

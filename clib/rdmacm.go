@@ -651,25 +651,46 @@ func qpOf(id *C.struct_rdma_cm_id) *gorxe.QP {
 	return st.qp
 }
 
-// connOptions turns rdma_conn_param and the id's options into the connection's options. A nil
-// param takes librdmacm's defaults.
-func connOptions(id *C.struct_rdma_cm_id, qp *gorxe.QP, p *C.struct_rdma_conn_param) rdmacm.Options {
+// connOptions turns rdma_conn_param and the id's options into the connection's options, for an id
+// on dev. A nil param takes librdmacm's defaults. RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH ask
+// for the device's most (max_qp_rd_atom, max_qp_init_rd_atom), which rdma_accept bounds by what
+// the request offered, as it bounds any value; another value above the device's is EINVAL, as
+// librdmacm checks it. libfabric's verbs provider asks for both.
+func connOptions(id *C.struct_rdma_cm_id, dev *gorxe.Device, qp *gorxe.QP, p *C.struct_rdma_conn_param) (rdmacm.Options, error) {
 	g := (*C.struct_gx_id)(unsafe.Pointer(id))
 	o := rdmacm.Options{QP: qp, AckTimeout: uint8(g.ack_timeout)}
 	if g.tos_set != 0 {
 		o.TrafficClass = uint8(g.tos)
 	}
 	if p == nil {
-		return o
+		return o, nil
 	}
 	if p.private_data != nil && p.private_data_len > 0 {
 		o.PrivateData = C.GoBytes(p.private_data, C.int(p.private_data_len))
 	}
-	o.ResponderResources, o.InitiatorDepth = uint8(p.responder_resources), uint8(p.initiator_depth)
+	attr, err := dev.Query()
+	if err != nil {
+		return o, err
+	}
+	depth := func(v C.uint8_t, sentinel, most int) (uint8, error) {
+		switch {
+		case int(v) == sentinel:
+			return uint8(most), nil
+		case int(v) > most:
+			return 0, syscall.EINVAL
+		}
+		return uint8(v), nil
+	}
+	if o.ResponderResources, err = depth(p.responder_resources, C.RDMA_MAX_RESP_RES, attr.MaxQPRdAtom); err != nil {
+		return o, err
+	}
+	if o.InitiatorDepth, err = depth(p.initiator_depth, C.RDMA_MAX_INIT_DEPTH, attr.MaxQPInitRdAtom); err != nil {
+		return o, err
+	}
 	o.NoRDMARead = p.responder_resources == 0 && p.initiator_depth == 0
 	o.RetryCount, o.ZeroRetryCount = uint8(p.retry_count), p.retry_count == 0
 	o.RNRRetryCount, o.ZeroRNRRetryCount = uint8(p.rnr_retry_count), p.rnr_retry_count == 0
-	return o
+	return o, nil
 }
 
 // failure posts the event librdmacm reports for a connection that was not established.
@@ -701,7 +722,10 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if rc != 0 {
 			return syscall.Errno(rc)
 		}
-		o := connOptions(id, qp, p)
+		o, err := connOptions(id, dev, qp, p)
+		if err != nil {
+			return err
+		}
 		if qp == nil {
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}
@@ -807,7 +831,14 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if qp == nil && (p == nil || p.qp_num == 0) {
 			return syscall.EINVAL
 		}
-		o := connOptions(id, qp, p)
+		dev, rc := deviceOf(s.ctx)
+		if rc != 0 {
+			return syscall.Errno(rc)
+		}
+		o, err := connOptions(id, dev, qp, p)
+		if err != nil {
+			return err
+		}
 		if qp == nil {
 			o.QPN, s.manual = uint32(p.qp_num), true
 		}

@@ -86,6 +86,21 @@ int main(int argc, char **argv) {
 	CHECK(pthread_join(th, &res) == 0 && res == PTHREAD_CANCELED);
 	rdma_destroy_event_channel(blocking);
 
+	// rdma_getaddrinfo without node and service takes the destination and the source from the
+	// hints, as libfabric's verbs provider asks; with nothing at all it is EINVAL.
+	struct sockaddr_in hd = addr(ip, port), hs = addr(ip, 0);
+	struct rdma_addrinfo hints = {.ai_family = AF_INET, .ai_qp_type = IBV_QPT_RC, .ai_port_space = RDMA_PS_TCP,
+				      .ai_src_len = sizeof(hs), .ai_dst_len = sizeof(hd),
+				      .ai_src_addr = (struct sockaddr *)&hs, .ai_dst_addr = (struct sockaddr *)&hd};
+	struct rdma_addrinfo *rai;
+	CHECK(rdma_getaddrinfo(NULL, NULL, &hints, &rai) == 0);
+	CHECK(rai->ai_dst_len == sizeof(hd) && memcmp(rai->ai_dst_addr, &hd, sizeof(hd)) == 0);
+	CHECK(rai->ai_src_len == sizeof(hs) && memcmp(rai->ai_src_addr, &hs, sizeof(hs)) == 0);
+	CHECK(rai->ai_family == AF_INET && rai->ai_qp_type == IBV_QPT_RC && rai->ai_port_space == RDMA_PS_TCP);
+	rdma_freeaddrinfo(rai);
+	errno = 0;
+	CHECK(rdma_getaddrinfo(NULL, NULL, NULL, &rai) == -1 && errno == EINVAL);
+
 	// The IB port space needs InfiniBand addressing: refused on RoCE.
 	struct rdma_cm_id *id;
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_IB) == -1);
@@ -206,8 +221,12 @@ int main(int argc, char **argv) {
 	CHECK(rdma_destroy_id(id) == 0);
 
 	// A connection: ESTABLISHED on both sides, the REP's private data at the client, traffic
-	// through rdma_verbs.h, then DISCONNECTED on both.
+	// through rdma_verbs.h, then DISCONNECTED on both. Both sides ask for as many RDMA READs as
+	// the device takes (RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH, as libfabric does): the REQ
+	// carries the device's most, and the accepted QP gets it; more than that is EINVAL.
 	id = resolved(ip, port);
+	struct ibv_device_attr da;
+	CHECK(ibv_query_device(id->verbs, &da) == 0 && da.max_qp_rd_atom < RDMA_MAX_RESP_RES);
 	make_qp(id);
 	char cbuf[64] = "", sbuf[64] = "";
 	struct ibv_mr *cmr = rdma_reg_msgs(id, cbuf, sizeof(cbuf));
@@ -215,17 +234,29 @@ int main(int argc, char **argv) {
 	CHECK(rdma_post_recv(id, NULL, cbuf, sizeof(cbuf), cmr) == 0);
 	cp.private_data = "client";
 	cp.private_data_len = 7;
+	cp.responder_resources = RDMA_MAX_RESP_RES;
+	cp.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	CHECK(rdma_connect(id, &cp) == 0);
 	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	CHECK(e->param.conn.responder_resources == da.max_qp_rd_atom &&
+	      e->param.conn.initiator_depth == da.max_qp_init_rd_atom);
 	req = e->id;
 	CHECK(rdma_ack_cm_event(e) == 0);
 	make_qp(req);
 	struct ibv_mr *smr = rdma_reg_msgs(req, sbuf, sizeof(sbuf));
 	CHECK(smr != NULL);
 	CHECK(rdma_post_recv(req, NULL, sbuf, sizeof(sbuf), smr) == 0);
-	struct rdma_conn_param ap = {.responder_resources = 1, .initiator_depth = 1, .rnr_retry_count = 7,
-				     .private_data = "server", .private_data_len = 7};
+	struct rdma_conn_param ap = {.responder_resources = da.max_qp_rd_atom + 1, .initiator_depth = 1,
+				     .rnr_retry_count = 7, .private_data = "server", .private_data_len = 7};
+	errno = 0;
+	CHECK(rdma_accept(req, &ap) == -1 && errno == EINVAL);
+	ap.responder_resources = RDMA_MAX_RESP_RES;
+	ap.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	CHECK(rdma_accept(req, &ap) == 0);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	CHECK(ibv_query_qp(req->qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MAX_QP_RD_ATOMIC, &qia) == 0);
+	CHECK(qa.max_dest_rd_atomic == da.max_qp_rd_atom && qa.max_rd_atomic == da.max_qp_init_rd_atom);
 	// Both ESTABLISHED events, in either order.
 	int client_up = 0, server_up = 0;
 	while (!client_up || !server_up) {
