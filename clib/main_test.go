@@ -61,7 +61,7 @@ func needLibrary(t testing.TB, tools ...string) {
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (ibverbs-utils)", tool)
+			t.Skipf("%s is not installed (.ci/run installs the packages the tests use)", tool)
 		}
 	}
 }

@@ -56,9 +56,9 @@ func TestUCX(t *testing.T) {
 	}
 }
 
-// ucxAddressPair returns the server's and the client's address of UCX run i (0 to 9). UCX keeps
-// 15 characters of a device's name, so the devices' names, gorxe_ and the address, must fit:
-// 127.8.i.1 and 127.8.i.2, which no other test uses.
+// ucxAddressPair returns the server's and the client's address of UCX run i (0 to 9: TestUCX's
+// runs, and mpiRun). UCX keeps 15 characters of a device's name, so the devices' names, gorxe_
+// and the address, must fit: 127.8.i.1 and 127.8.i.2, which no other test uses.
 func ucxAddressPair(i int) (server, client string) {
 	return fmt.Sprintf("127.8.%d.1", i), fmt.Sprintf("127.8.%d.2", i)
 }

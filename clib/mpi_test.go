@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mpiRun is the UCX address pair (ucxAddressPair) of TestMPI's two ranks.
+const mpiRun = 9
+
+// TestMPI builds testdata/mpi.c with the distribution's Open MPI (openmpi-bin, libopenmpi-dev)
+// and runs it as two ranks over UCX (pml ucx, osc ucx) on the library, each rank on its own
+// address under gorxe exec's device view, with UCX limited to its verbs transports so that every
+// message crosses gorxe: eager and rendezvous sends, a reduction, and one-sided puts and gets.
+func TestMPI(t *testing.T) {
+	needLibrary(t, "mpicc", "mpirun", "ucx_perftest")
+	exe := goTool(t, "exec")
+	if out, err := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", "127.0.0.1", "--", "true").CombinedOutput(); err != nil {
+		t.Skipf("the machine refuses gorxe exec's device view, which UCX needs: %v: %s", err, out)
+	}
+	prog := filepath.Join(t.TempDir(), "mpi")
+	out, err := exec.Command("mpicc", "-O2", "-Wall", "-Werror", "-o", prog, filepath.Join("testdata", "mpi.c")).CombinedOutput()
+	require.NoError(t, err, "mpicc: %s", out)
+
+	args := []string{"--mca", "pml", "ucx", "--mca", "osc", "ucx", "--mca", "btl", "self"}
+	a, b := ucxAddressPair(mpiRun)
+	for i, addr := range []string{a, b} {
+		if i > 0 {
+			args = append(args, ":")
+		}
+		// Open MPI starts each rank of its own context: gorxe exec on the rank's address, and
+		// UCX on the device there.
+		args = append(args, "-np", "1", exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--",
+			"env", "UCX_NET_DEVICES=gorxe_"+addr+":1", "UCX_TLS=rc_verbs,ud_verbs,self", prog)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", args...)
+	// Open MPI refuses to run as root unless told twice; the test machine may be a container's root.
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "mpirun: %s", out)
+	require.Contains(t, string(out), "ok\n")
+}
