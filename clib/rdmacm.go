@@ -651,6 +651,25 @@ func qpOf(id *C.struct_rdma_cm_id) *gorxe.QP {
 	return st.qp
 }
 
+// connSetup is what rdma_connect and rdma_accept check and gather first: the id's QP, or the one p
+// names (which the program then moves itself, s.manual), its device, and the connection's
+// options (connOptions).
+func connSetup(s *cmID, id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) (*gorxe.Device, rdmacm.Options, error) {
+	qp := qpOf(id)
+	if qp == nil && (p == nil || p.qp_num == 0) {
+		return nil, rdmacm.Options{}, syscall.EINVAL // no QP on the id, and none named
+	}
+	dev, rc := deviceOf(s.ctx)
+	if rc != 0 {
+		return nil, rdmacm.Options{}, syscall.Errno(rc)
+	}
+	o, err := connOptions(id, dev, qp, p)
+	if err == nil && qp == nil {
+		o.QPN, s.manual = uint32(p.qp_num), true
+	}
+	return dev, o, err
+}
+
 // connOptions turns rdma_conn_param and the id's options into the connection's options, for an id
 // on dev. A nil param takes librdmacm's defaults. RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH ask
 // for the device's most (max_qp_rd_atom, max_qp_init_rd_atom), which rdma_accept bounds by what
@@ -714,26 +733,15 @@ func gx_cm_connect(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if s.state != idRouteResolved {
 			return syscall.EINVAL
 		}
-		qp := qpOf(id)
-		if qp == nil && (p == nil || p.qp_num == 0) {
-			return syscall.EINVAL // no QP on the id, and none named
-		}
-		dev, rc := deviceOf(s.ctx)
-		if rc != 0 {
-			return syscall.Errno(rc)
-		}
-		o, err := connOptions(id, dev, qp, p)
+		dev, o, err := connSetup(s, id, p)
 		if err != nil {
 			return err
-		}
-		if qp == nil {
-			o.QPN, s.manual = uint32(p.qp_num), true
 		}
 		// librdmacm sends the local ECE as it is; the kernel keeps the vendor ID's 24 bits. With
 		// the id's QP, librdmacm refuses a REP of another vendor: CONNECT_ERROR (see failure).
 		g := (*C.struct_gx_id)(unsafe.Pointer(id))
 		o.ECE = cm.ECE{VendorID: uint32(g.local_ece.vendor_id) & mad.QPNMask, Options: uint32(g.local_ece.options)}
-		o.CheckECEVendor = qp != nil
+		o.CheckECEVendor = o.QP != nil
 		o.Source = s.local
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop, s.state = cancel, idConnecting
@@ -827,20 +835,9 @@ func gx_cm_accept(id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) C.int {
 		if s.state != idRequest {
 			return syscall.EINVAL
 		}
-		qp := qpOf(id)
-		if qp == nil && (p == nil || p.qp_num == 0) {
-			return syscall.EINVAL
-		}
-		dev, rc := deviceOf(s.ctx)
-		if rc != 0 {
-			return syscall.Errno(rc)
-		}
-		o, err := connOptions(id, dev, qp, p)
+		_, o, err := connSetup(s, id, p)
 		if err != nil {
 			return err
-		}
-		if qp == nil {
-			o.QPN, s.manual = uint32(p.qp_num), true
 		}
 		if s.udReq != nil {
 			// A SIDR_REP names the QP; UD has no connection, and the passive side no event.
