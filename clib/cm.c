@@ -128,6 +128,8 @@ int gx_cm_unacked(struct rdma_cm_id *id) {
 	return n;
 }
 
+static void attach_pd(struct rdma_cm_id *id);
+
 int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event) {
 	if (BAD(channel) || !event)
 		return ERR(EINVAL);
@@ -159,6 +161,9 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			return ERR(EAGAIN);
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && !e->dead && !gx_forked_child())
 			gx_cm_request_retrieved(e->ev.listen_id, e->ev.id);
+		if ((e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST || e->ev.event == RDMA_CM_EVENT_ADDR_RESOLVED) &&
+		    !e->dead && !gx_forked_child())
+			attach_pd(e->ev.id); // an event thread may handle it before rdma_resolve_addr returns
 		if (e->dead) {
 			free(e);
 			continue;
@@ -319,14 +324,20 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr) {
 	if (BAD(id) || !addr)
 		return ERR(EINVAL);
 	int rc = GX_CALL(gx_cm_bind(id, addr));
-	return rc ? ERR(rc) : 0;
+	if (rc)
+		return ERR(rc);
+	attach_pd(id);
+	return 0;
 }
 
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		      int timeout_ms) {
 	if (BAD(id) || !dst_addr)
 		return ERR(EINVAL);
-	return finish(id, GX_CALL(gx_cm_resolve_addr(id, src_addr, dst_addr)), RDMA_CM_EVENT_ADDR_RESOLVED);
+	int rc = GX_CALL(gx_cm_resolve_addr(id, src_addr, dst_addr));
+	if (!rc)
+		attach_pd(id);
+	return finish(id, rc, RDMA_CM_EVENT_ADDR_RESOLVED);
 }
 
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms) {
@@ -516,6 +527,18 @@ static struct ibv_pd *default_pd(struct ibv_context *verbs) {
 	if (!pd && !errno)
 		errno = ENODEV;
 	return pd;
+}
+
+// attach_pd gives an id that has its device the device's PD, as librdmacm does once it knows
+// the device (a bound or resolved address, a request): programs use id->pd for their own
+// objects before any rdma_create_qp (UCX creates a UD QP on it). An id whose PD cannot be had
+// keeps none, as before.
+static void attach_pd(struct rdma_cm_id *id) {
+	if (!id->verbs || __atomic_load_n(&id->pd, __ATOMIC_ACQUIRE))
+		return;
+	struct ibv_pd *pd = default_pd(id->verbs), *none = NULL;
+	if (pd) // the same PD, whichever of the resolving thread and an event reader sets it
+		__atomic_compare_exchange_n(&id->pd, &none, pd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 struct ibv_context **rdma_get_devices(int *num_devices) {

@@ -12,7 +12,7 @@ import (
 )
 
 // mpiRun is the UCX address pair (ucxAddressPair) of TestMPI's two ranks.
-const mpiRun = 9
+const mpiRun = 19
 
 // TestMPI builds testdata/mpi.c with the distribution's Open MPI (openmpi-bin, libopenmpi-dev)
 // and runs it as two ranks over UCX (pml ucx, osc ucx) on the library, each rank on its own

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ucxIters keeps each UCX run short: the test checks that the transfers complete, not their speed.
@@ -56,9 +64,76 @@ func TestUCX(t *testing.T) {
 	}
 }
 
-// ucxAddressPair returns the server's and the client's address of UCX run i (0 to 9: TestUCX's
-// runs, and mpiRun). UCX keeps 15 characters of a device's name, so the devices' names, gorxe_
-// and the address, must fit: 127.8.i.1 and 127.8.i.2, which no other test uses.
+// ucxSockaddrRuns is the first UCX address pair (ucxAddressPair) of TestUCXSockaddr's three runs.
+const ucxSockaddrRuns = 10
+
+// ucxAddressPair returns the server's and the client's address of UCX run i, 0 to 19 (TestUCX's
+// runs from 0, TestUCXSockaddr's from ucxSockaddrRuns, and mpiRun). UCX keeps 15 characters of a
+// device's name, so the devices' names, gorxe_ and the address, must fit: 127.8.i.1 and
+// 127.8.i.2, then 127.9.*, which no other test uses.
 func ucxAddressPair(i int) (server, client string) {
-	return fmt.Sprintf("127.8.%d.1", i), fmt.Sprintf("127.8.%d.2", i)
+	net := fmt.Sprintf("127.%d.%d.", 8+i/10, i%10)
+	return net + "1", net + "2"
+}
+
+// ucxExample is UCX's client-server example, which libucx-dev ships as source.
+const ucxExample = "/usr/share/doc/libucx-dev/examples/ucp_client_server.c"
+
+// TestUCXSockaddr builds UCX's own client-server example and runs it on the library: its
+// endpoints connect through librdmacm (UCX's rdmacm connection manager, which creates a UD QP on
+// the id's PD for a QP number to offer) and exchange tagged, stream and active messages over
+// rc_verbs alone.
+func TestUCXSockaddr(t *testing.T) {
+	needLibrary(t, "ucx_perftest", "gcc")
+	if _, err := os.Stat(ucxExample); err != nil {
+		t.Skipf("UCX's examples are not installed (libucx-dev): %v", err)
+	}
+	exe := goTool(t, "exec")
+	if out, err := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", "127.0.0.1", "--", "true").CombinedOutput(); err != nil {
+		t.Skipf("the machine refuses gorxe exec's device view, which UCX needs: %v: %s", err, out)
+	}
+	prog := filepath.Join(t.TempDir(), "ucp_client_server")
+	out, err := exec.Command("gcc", "-O2", "-o", prog, ucxExample, "-I", filepath.Dir(ucxExample), "-lucp", "-lucs").CombinedOutput()
+	require.NoError(t, err, "gcc: %s", out)
+
+	for i, api := range []string{"tag", "stream", "am"} {
+		t.Run(api, func(t *testing.T) {
+			srvAddr, cliAddr := ucxAddressPair(ucxSockaddrRuns + i)
+			port := freeTCPPort(t)
+			under := func(addr string) []string {
+				return []string{exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--",
+					"env", "UCX_TLS=rc_verbs,self", "UCX_NET_DEVICES=gorxe_" + addr + ":1"}
+			}
+			// The server serves until it is stopped, and says on stderr when it listens. gorxe
+			// exec passes SIGTERM on to it; a SIGKILL would leave it running.
+			// Both sides run as many iterations (-i), as the example requires.
+			srv := exec.Command(under(srvAddr)[0], append(under(srvAddr)[1:], prog, "-l", srvAddr, "-p", port, "-c", api, "-i", "4")...)
+			stderr, err := srv.StderrPipe()
+			require.NoError(t, err)
+			require.NoError(t, srv.Start())
+			t.Cleanup(func() {
+				_ = srv.Process.Signal(syscall.SIGTERM)
+				_ = srv.Wait()
+			})
+			listening := make(chan struct{})
+			go func() {
+				s := bufio.NewScanner(stderr)
+				for s.Scan() {
+					if strings.HasPrefix(s.Text(), "server is listening") {
+						close(listening)
+						break
+					}
+				}
+				_, _ = io.Copy(io.Discard, stderr)
+			}()
+			select {
+			case <-listening:
+			case <-time.After(procTimeout):
+				t.Fatal("the server did not listen")
+			}
+			cli := start(t, cliAddr, under(cliAddr)[0], append(under(cliAddr)[1:], prog, "-a", srvAddr, "-p", port, "-c", api, "-i", "4")...)
+			// The client prints the messages the server sent it: the example's test string.
+			assert.Contains(t, cli.wait(t), "\nABCDEFGHIJKLMNO.\n")
+		})
+	}
 }

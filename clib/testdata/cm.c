@@ -33,7 +33,8 @@ static struct rdma_cm_id *resolved(const char *ip, int port) {
 	struct sockaddr_in dst = addr(ip, port);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0);
 	ack_next(RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL);
-	CHECK(id->verbs != NULL);
+	// The id has its device and the device's PD, as with librdmacm.
+	CHECK(id->verbs != NULL && id->pd != NULL && id->pd->context == id->verbs);
 	CHECK(rdma_resolve_route(id, 2000) == 0);
 	ack_next(RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL);
 	// The path RDMA-CM resolves on RoCE: the peer's IPv4-mapped GID, hop limit 64, the default
@@ -193,6 +194,7 @@ int main(int argc, char **argv) {
 	struct sockaddr_in la = addr(ip, port);
 	CHECK(rdma_bind_addr(listen, (struct sockaddr *)&la) == 0);
 	CHECK(ntohs(rdma_get_src_port(listen)) == port);
+	CHECK(listen->pd != NULL);
 	CHECK(rdma_listen(listen, 4) == 0);
 
 	// A request the server refuses, with private data both ways: REJECTED with reason 28
@@ -203,7 +205,7 @@ int main(int argc, char **argv) {
 	cp.private_data_len = 6;
 	CHECK(rdma_connect(id, &cp) == 0);
 	e = next(RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
-	CHECK(e->listen_id == listen && e->id != listen);
+	CHECK(e->listen_id == listen && e->id != listen && e->id->pd == listen->pd);
 	CHECK(e->param.conn.private_data_len >= 6 && memcmp(e->param.conn.private_data, "hello", 6) == 0);
 	CHECK(e->param.conn.responder_resources == 1 && e->param.conn.initiator_depth == 1);
 	struct rdma_cm_id *req = e->id;
