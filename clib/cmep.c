@@ -37,8 +37,8 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res) {
 }
 
 // resolve fills r with what getaddrinfo(3) gives for node and service: the destination, or with
-// RAI_PASSIVE the source, with the QP type and port space of hints h, or else of the socket type
-// and protocol found. It returns getaddrinfo's code.
+// RAI_PASSIVE the source, with the QP type and port space of hints h, or RC and the TCP port
+// space (UDP for a UD QP) when they name none. It returns getaddrinfo's code.
 static int resolve(const char *node, const char *service, const struct rdma_addrinfo *h,
 		   struct rdma_addrinfo *r) {
 	struct addrinfo ah = {.ai_family = h->ai_family};

@@ -373,9 +373,9 @@ func gx_create_qp(q *C.struct_ibv_qp, attr *C.struct_ibv_qp_init_attr) (rc C.int
 	return 0
 }
 
-// ahAttrOf converts a C address vector. The flow label keeps its low 20 bits, the GRH's field. The kernel passes a larger value on and
-// its drivers, as rdma-core's conversion to a RoCEv2 UDP source port, use those bits only; UCX
-// counts on it, setting all 32 bits for its first path.
+// ahAttrOf converts a C address vector. The flow label keeps its low 20 bits, the GRH's field:
+// the kernel passes a larger value on, and its drivers, as rdma-core's conversion to a RoCEv2 UDP
+// source port, use those bits only. UCX counts on it, setting all 32 bits for its first path.
 func ahAttrOf(a *C.struct_ibv_ah_attr) gorxe.AHAttr {
 	return gorxe.AHAttr{
 		GRH: gorxe.GlobalRoute{
