@@ -667,6 +667,10 @@ func connSetup(s *cmID, id *C.struct_rdma_cm_id, p *C.struct_rdma_conn_param) (*
 	if err == nil && qp == nil {
 		o.QPN, s.manual = uint32(p.qp_num), true
 	}
+	// As librdmacm's RDMA_CM_EVENT_DISCONNECTED, a peer's DREQ leaves the QP to the program, whose
+	// rdma_disconnect or rdma_destroy_id moves it to the error state: libfabric's rxm reads its
+	// last completions after the peer has hung up, and flushed receives among them failed it.
+	o.LeaveQPOnDREQ = true
 	return dev, o, err
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <rdma/rdma_verbs.h>
 
 #include "gxcm.h"
@@ -283,6 +284,9 @@ int main(int argc, char **argv) {
 	CHECK(rdma_get_send_comp(id, &wc) == 1 && wc.status == IBV_WC_SUCCESS);
 	CHECK(rdma_get_recv_comp(req, &wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 5);
 	CHECK(strcmp(sbuf, "ping") == 0);
+	// A receive the server keeps posted: the client's hang-up leaves it, and the server's QP in
+	// RTS, as librdmacm's DISCONNECTED does, until the server disconnects too.
+	CHECK(rdma_post_recv(req, NULL, sbuf, sizeof(sbuf), smr) == 0);
 	CHECK(rdma_disconnect(id) == 0);
 	int client_down = 0, server_down = 0;
 	while (!client_down || !server_down) {
@@ -295,6 +299,16 @@ int main(int argc, char **argv) {
 			server_down = e->id == req;
 		CHECK(rdma_ack_cm_event(e) == 0);
 	}
+	struct ibv_qp_attr sqa;
+	CHECK(ibv_query_qp(req->qp, &sqa, IBV_QP_STATE, &qia) == 0 && sqa.qp_state == IBV_QPS_RTS);
+	CHECK(ibv_poll_cq(req->recv_cq, 1, &wc) == 0);
+	CHECK(rdma_disconnect(req) == 0);
+	CHECK(ibv_query_qp(req->qp, &sqa, IBV_QP_STATE, &qia) == 0 && sqa.qp_state == IBV_QPS_ERR);
+	int flushed;
+	time_t until = time(NULL) + 5;
+	while ((flushed = ibv_poll_cq(req->recv_cq, 1, &wc)) == 0)
+		CHECK(time(NULL) < until);
+	CHECK(flushed == 1 && wc.status == IBV_WC_WR_FLUSH_ERR);
 	CHECK(rdma_dereg_mr(cmr) == 0 && rdma_dereg_mr(smr) == 0);
 	rdma_destroy_qp(id);
 	rdma_destroy_qp(req);

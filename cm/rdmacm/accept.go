@@ -57,6 +57,7 @@ func (l *Listener) sendREP(ctx context.Context, r *request, o *Options) (*Conn, 
 		return nil, errors.Join(err, res.destroy())
 	}
 	c := newConn(a, res, r.local, r.peer)
+	c.leaveQPOnDREQ = o.LeaveQPOnDREQ
 	c.id = r.id
 	c.privateData = r.user
 	c.remoteECE = r.ece

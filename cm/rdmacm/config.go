@@ -88,6 +88,11 @@ type Options struct {
 	// rdma_accept does, so that its program may post sends as soon as rdma_accept returns. By
 	// default the QP waits in RTR until the connection is established, as IBTA's CM has it.
 	RTSAtAccept bool
+	// LeaveQPOnDREQ leaves the QP as it is when the peer's DREQ arrives, as librdmacm does (its
+	// RDMA_CM_EVENT_DISCONNECTED changes no QP): work in flight completes and posted receives stay
+	// until the program disconnects (Disconnect, SendDREQ) or closes, which move the QP to the
+	// error state. By default a DREQ moves it there at once, flushing what was posted.
+	LeaveQPOnDREQ bool
 	// ECE is our Enhanced Connection Establishment (rdma_set_local_ece): Dial sends it in the REQ,
 	// Accept in the REP, and the peer reads it with Request.RemoteECE or Conn.RemoteECE. The CM
 	// carries it and interprets nothing; the vendor ID must fit 24 bits (else the call fails with

@@ -23,6 +23,7 @@ type Conn struct {
 	// eceVendor is the only vendor ID besides 0 a REP may carry (Options.CheckECEVendor).
 	eceVendor      uint32
 	checkECEVendor bool
+	leaveQPOnDREQ  bool // Options.LeaveQPOnDREQ
 	attrs          cm.QPAttrs
 
 	hs     chan cm.Event // handshake events for the Dial or Accept in progress

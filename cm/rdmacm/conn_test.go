@@ -155,6 +155,42 @@ func TestServerDisconnects(t *testing.T) {
 	})
 }
 
+// TestServerDisconnectsLeavingQP: with LeaveQPOnDREQ (librdmacm's behaviour, which the C library
+// asks for) the DREQ leaves the active side's QP in RTS and its posted receive in place; the
+// client's own hang-up flushes it.
+func TestServerDisconnectsLeavingQP(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		as := twoAgents(t)
+		client, server := pair(t, ctx, as, &Options{LeaveQPOnDREQ: true}, nil)
+		buf := make([]byte, 16)
+		mr, err := client.PD().RegMR(buf, gorxe.AccessLocalWrite)
+		require.NoError(t, err)
+		require.NoError(t, client.QP().PostRecv([]gorxe.RecvWR{{ID: 9, SGList: []gorxe.SGE{{Addr: mr.Addr(), Length: 16, LKey: mr.LKey()}}}}))
+
+		require.NoError(t, server.Close())
+		for e := range client.Events() {
+			if e.Type == EventDisconnected {
+				break
+			}
+		}
+		synctest.Wait()
+		assert.Equal(t, gorxe.QPStateRTS, client.QP().State())
+		wcs := make([]gorxe.WC, 1)
+		assert.Equal(t, 0, client.RecvCQ().Poll(wcs), "the posted receive stays")
+
+		require.NoError(t, client.Disconnect(ctx))
+		assert.Equal(t, gorxe.QPStateErr, client.QP().State())
+		require.NoError(t, client.RecvCQ().Wait(ctx))
+		require.Equal(t, 1, client.RecvCQ().Poll(wcs))
+		assert.Equal(t, gorxe.WCWRFlushErr, wcs[0].Status)
+		require.NoError(t, mr.Dereg())
+		require.NoError(t, client.Close())
+		drain(t, ctx, client)
+		drain(t, ctx, server)
+	})
+}
+
 func TestNoListenerRejects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := testCtx(t)

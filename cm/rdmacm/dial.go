@@ -50,6 +50,7 @@ func (a *agent) dial(ctx context.Context, addr netip.AddrPort, opts *Options) (*
 		return nil, errors.Join(err, res.destroy())
 	}
 	c := newConn(a, res, local, peer)
+	c.leaveQPOnDREQ = o.LeaveQPOnDREQ
 	c.eceVendor, c.checkECEVendor = o.ECE.VendorID, o.CheckECEVendor
 	params := cm.ConnectParams{
 		ServiceID: mad.ServiceID(mad.PortSpaceTCP, addr.Port()),

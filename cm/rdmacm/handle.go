@@ -37,7 +37,9 @@ func (a *agent) handle(now time.Time, e cm.Event, out *cm.Output) {
 		c.emit(Event{Type: EventUnreachable, Err: e.Err})
 		c.handshake(e)
 	case cm.EventDREQReceived:
-		c.res.toError()
+		if !c.leaveQPOnDREQ {
+			c.res.toError()
+		}
 		_ = a.mgr.Disconnect(now, c.id, nil, out)
 		c.disconnect(Event{Type: EventDisconnected, PrivateData: e.PrivateData})
 	case cm.EventDisconnected:
