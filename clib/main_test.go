@@ -86,6 +86,32 @@ func goTool(t *testing.T, tool string) []string {
 	return []string{gorxeBin, tool}
 }
 
+var (
+	viewOnce sync.Once
+	viewErr  error
+)
+
+// underView returns the command line that runs a program on addr under gorxe exec's device view
+// (the program and its arguments follow it), or skips the test where the machine refuses the view:
+// it needs root, or unprivileged user namespaces.
+func underView(t *testing.T, addr string) []string {
+	t.Helper()
+	exe := goTool(t, "exec")
+	view := func(addr string) []string {
+		return []string{exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--"}
+	}
+	viewOnce.Do(func() {
+		probe := append(view("127.0.0.1"), "true")
+		if out, err := exec.Command(probe[0], probe[1:]...).CombinedOutput(); err != nil {
+			viewErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if viewErr != nil {
+		t.Skipf("the machine refuses gorxe exec's device view: %v", viewErr)
+	}
+	return view(addr)
+}
+
 var pairs atomic.Uint32
 
 // addressPair returns two loopback addresses no other test uses: 127.20.N.1 for a server and

@@ -20,10 +20,7 @@ const mpiRun = 19
 // message crosses gorxe: eager and rendezvous sends, a reduction, and one-sided puts and gets.
 func TestMPI(t *testing.T) {
 	needLibrary(t, "mpicc", "mpirun", "ucx_perftest")
-	exe := goTool(t, "exec")
-	if out, err := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", "127.0.0.1", "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("the machine refuses gorxe exec's device view, which UCX needs: %v: %s", err, out)
-	}
+	underView(t, "127.0.0.1") // UCX needs the view: skip here where the machine refuses it
 	prog := filepath.Join(t.TempDir(), "mpi")
 	out, err := exec.Command("mpicc", "-O2", "-Wall", "-Werror", "-o", prog, filepath.Join("testdata", "mpi.c")).CombinedOutput()
 	require.NoError(t, err, "mpicc: %s", out)
@@ -36,7 +33,7 @@ func TestMPI(t *testing.T) {
 		}
 		// Open MPI starts each rank of its own context: gorxe exec on the rank's address, and
 		// UCX on the device there.
-		args = append(args, "-np", "1", exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--",
+		args = append(append(append(args, "-np", "1"), underView(t, addr)...),
 			"env", "UCX_NET_DEVICES=gorxe_"+addr+":1", "UCX_TLS=rc_verbs,ud_verbs,self", prog)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

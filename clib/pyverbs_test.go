@@ -86,13 +86,7 @@ func TestPyverbs(t *testing.T) {
 		// host may hold 4791 there.
 		const addr = "127.0.0.1"
 		port := freeUDPPort(t, addr)
-		exe := goTool(t, "exec")
-		probe := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--", "true")
-		if out, err := probe.CombinedOutput(); err != nil {
-			t.Skipf("the machine refuses gorxe exec's device view: %v: %s", err, out)
-		}
-		args := append(exe[:2:2], "--sysfs=on", "--lib", libDir, "--addr", addr, "--",
-			python, "run_tests.py", "-v", "--dev", "gorxe_"+addr, "--gid", "1")
+		args := append(underView(t, addr), python, "run_tests.py", "-v", "--dev", "gorxe_"+addr, "--gid", "1")
 		res, out := runPyverbs(t, dir, []string{"GORXE_PORT=" + strconv.Itoa(port)}, args...)
 		if !assert.Equal(t, pyverbsForked, res.failed, "failed or errored") {
 			t.Logf("run_tests.py's output:\n%s", out)

@@ -28,10 +28,7 @@ const ucxIters = "200"
 // the receive buffer's network header by the header type the completion's sl reports.
 func TestUCX(t *testing.T) {
 	needLibrary(t, "ucx_perftest")
-	exe := goTool(t, "exec")
-	if out, err := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", "127.0.0.1", "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("the machine refuses gorxe exec's device view, which UCX needs: %v: %s", err, out)
-	}
+	underView(t, "127.0.0.1") // UCX needs the view: skip here where the machine refuses it
 	const rc, ud = "rc_verbs,ud_verbs,self", "ud_verbs,self"
 	for i, tc := range []struct {
 		name, tls string
@@ -49,14 +46,13 @@ func TestUCX(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srvAddr, cliAddr := ucxAddressPair(i)
 			port := freeTCPPort(t)
-			// Each side runs under env(1), which gives it UCX's settings, and gorxe exec.
+			// Each side runs under gorxe exec, and env(1), which gives it UCX's settings.
 			under := func(addr string) []string {
-				return []string{"UCX_TLS=" + tc.tls, "UCX_NET_DEVICES=gorxe_" + addr + ":1", exe[0], exe[1],
-					"--sysfs=on", "--lib", libDir, "--addr", addr, "--", "ucx_perftest"}
+				return append(underView(t, addr), "env", "UCX_TLS="+tc.tls, "UCX_NET_DEVICES=gorxe_"+addr+":1", "ucx_perftest")
 			}
-			srv := start(t, srvAddr, "env", append(under(srvAddr), "-p", port)...)
+			srv := start(t, srvAddr, under(srvAddr)[0], append(under(srvAddr)[1:], "-p", port)...)
 			waitListening(t, port, srv)
-			cli := start(t, cliAddr, "env", append(append(under(cliAddr), srvAddr, "-p", port, "-n", ucxIters), tc.args...)...)
+			cli := start(t, cliAddr, under(cliAddr)[0], append(append(under(cliAddr)[1:], srvAddr, "-p", port, "-n", ucxIters), tc.args...)...)
 			out := cli.wait(t)
 			assert.Regexp(t, `(?m)^Final:\s+`+ucxIters+`\s`, out)
 			srv.wait(t)
@@ -88,10 +84,7 @@ func TestUCXSockaddr(t *testing.T) {
 	if _, err := os.Stat(ucxExample); err != nil {
 		t.Skipf("UCX's examples are not installed (libucx-dev): %v", err)
 	}
-	exe := goTool(t, "exec")
-	if out, err := exec.Command(exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", "127.0.0.1", "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("the machine refuses gorxe exec's device view, which UCX needs: %v: %s", err, out)
-	}
+	underView(t, "127.0.0.1") // UCX needs the view: skip here where the machine refuses it
 	prog := filepath.Join(t.TempDir(), "ucp_client_server")
 	out, err := exec.Command("gcc", "-O2", "-o", prog, ucxExample, "-I", filepath.Dir(ucxExample), "-lucp", "-lucs").CombinedOutput()
 	require.NoError(t, err, "gcc: %s", out)
@@ -101,8 +94,7 @@ func TestUCXSockaddr(t *testing.T) {
 			srvAddr, cliAddr := ucxAddressPair(ucxSockaddrRuns + i)
 			port := freeTCPPort(t)
 			under := func(addr string) []string {
-				return []string{exe[0], exe[1], "--sysfs=on", "--lib", libDir, "--addr", addr, "--",
-					"env", "UCX_TLS=rc_verbs,self", "UCX_NET_DEVICES=gorxe_" + addr + ":1"}
+				return append(underView(t, addr), "env", "UCX_TLS=rc_verbs,self", "UCX_NET_DEVICES=gorxe_"+addr+":1")
 			}
 			// The server serves until it is stopped, and says on stderr when it listens. gorxe
 			// exec passes SIGTERM on to it; a SIGKILL would leave it running.
