@@ -8,11 +8,11 @@
 //
 // Each QP belongs to one worker, chosen by QPN. Engines run under the worker's run lock on
 // whichever goroutine holds it: the receive goroutine for the packets it has just read, a
-// poster for the work it has just posted, a verb for its control request (Modify runs there,
-// ordered with the packets around it), or the worker's own goroutine, which takes over what the
-// others found the lock busy for and fires the worker's one timer. Running work where it arises
-// saves a goroutine wake-up per hand-off, which on a small machine costs as much as the protocol
-// work itself. An engine never sees two callers at once.
+// poster for the work it has just posted, a verb for its control request (Modify and Destroy
+// run there, after the packets already queued for the worker), or the worker's own goroutine,
+// which takes over what the others found the lock busy for and fires the worker's one timer.
+// Running work where it arises saves a goroutine wake-up per hand-off, which on a small machine
+// costs as much as the protocol work itself. An engine never sees two callers at once.
 //
 // # The two packet paths
 //

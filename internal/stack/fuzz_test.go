@@ -179,7 +179,8 @@ func FuzzReceiveRouting(f *testing.F) {
 		}
 		for i, b := range batches {
 			if b != nil {
-				rt.workers[i].deliver(b, i == last, false)
+				rt.workers[i].enqueue(b)
+				rt.workers[i].start(i == last, false)
 			}
 		}
 		for qpn, n := range want {

@@ -273,12 +273,20 @@ func (r *Stack) dispatch(x *rxScratch, n int, polled bool) {
 			last = w
 		}
 	}
+	// Every worker has its share queued before any of them runs one: what a packet sets off (a
+	// MAD's connection event, and a verb the program calls on it) must not reach a QP before the
+	// packets for that QP read with it, which worker.do handles first.
+	for i, b := range x.batches {
+		if b != nil {
+			r.workers[i].enqueue(b)
+		}
+	}
 	for i, b := range x.batches {
 		if b == nil {
 			continue
 		}
 		x.batches[i] = nil
-		r.workers[i].deliver(b, polled || i == last, polled)
+		r.workers[i].start(polled || i == last, polled)
 	}
 }
 

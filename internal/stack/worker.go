@@ -117,11 +117,17 @@ func (w *worker) help(polled bool) {
 	w.run.Unlock()
 }
 
-// deliver queues a batch of received packets for the worker. With inline set the caller runs the
-// worker itself if nobody does, as it also does when the worker is far behind; polled is help's.
-func (w *worker) deliver(b *rxBatch, inline, polled bool) {
+// enqueue queues a batch of received packets for the worker; start then gets it handled.
+func (w *worker) enqueue(b *rxBatch) {
 	w.mu.Lock()
 	w.inbox = append(w.inbox, b)
+	w.mu.Unlock()
+}
+
+// start gets the worker's queued batches handled. With inline set the caller runs the worker
+// itself if nobody does, as it also does when the worker is far behind; polled is help's.
+func (w *worker) start(inline, polled bool) {
+	w.mu.Lock()
 	backlog, draining := len(w.inbox), w.draining
 	w.mu.Unlock()
 	switch {
@@ -154,14 +160,23 @@ func (w *worker) loop() {
 	}
 }
 
-// do runs f under the worker's run lock, then whatever f queued, and returns. It fails with
-// ErrClosed once the worker has shut down; f then does not run.
+// do runs f under the worker's run lock, after the packets already delivered to the worker and
+// before whatever f queued, and returns. It fails with ErrClosed once the worker has shut down; f
+// then does not run.
+//
+// A verb (f) thus finds its QP as the packets that arrived before it left it, as on a NIC, which
+// handles each packet as it arrives, long before a connection manager reacts to a later one. A
+// peer that acknowledges a SEND and then disconnects sends the ACK first; when the DREQ, read
+// in the same batch or a later one, makes the program destroy its QP at once (libfabric's rxm
+// does), the SEND must complete rather than be flushed, so the ACK waiting in this worker's
+// queue goes in before the destroy.
 func (w *worker) do(f func()) error {
 	w.run.Lock()
 	defer w.run.Unlock()
 	if w.stopped {
 		return ErrClosed
 	}
+	w.drain()
 	w.out.Want = w.r.eventMask()
 	f()
 	w.drain()

@@ -465,3 +465,63 @@ func TestPollRunsDueWork(t *testing.T) {
 	assert.Equal(t, 2, e.runs, "the post's run and the due one")
 	assert.True(t, e.deadline.IsZero(), "the due run saw the deadline passed")
 }
+
+// A verb runs after the packets already queued for its QP's worker: a destroy that a peer's DREQ
+// set off must not overtake the ACK that peer sent before it.
+func TestVerbFollowsDeliveredPackets(t *testing.T) {
+	x := newRig(t, "10.0.0.1")
+	h, e := x.create(t, qp.TypeRC)
+	src := netip.AddrPortFrom(mustAddr("10.0.0.2"), 0xC000)
+	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
+	batches := make([]*rxBatch, len(x.rt.workers))
+	m := netio.Message{Buf: signed(t, h.qpn, src, dst, false), Src: src, Dst: dst}
+	w, taken := x.rt.classify(m.Buf, &m, nil, batches)
+	require.GreaterOrEqual(t, w, 0, "packet dropped")
+	require.True(t, taken)
+	// Queued, as dispatch queues a share, and not yet handled by anyone.
+	x.rt.workers[w].enqueue(batches[w])
+
+	require.NoError(t, h.Destroy())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	assert.Len(t, e.received, 1, "the packet queued before the destroy reached the engine")
+}
+
+// dispatch queues every worker's share of a read before it runs any: the worker that runs first
+// (here the last packet's, on the reading goroutine) finds the other share already queued, so a
+// verb that its packets set off finds the other QP's packets ahead of it (see worker.do).
+func TestDispatchQueuesEveryShareFirst(t *testing.T) {
+	x := newRig(t, "10.0.0.1")
+	require.Len(t, x.rt.workers, 2)
+	var ha, hb *QP
+	var ea *fakeEngine
+	for ha == nil || hb == nil {
+		h, e := x.create(t, qp.TypeRC)
+		switch {
+		case h.w == x.rt.workers[0] && ha == nil:
+			ha, ea = h, e
+		case h.w == x.rt.workers[1] && hb == nil:
+			hb = h
+		}
+	}
+	other := x.rt.workers[1]
+	queued := -1
+	ea.onReceive = func(time.Time, *transport.Output) {
+		other.mu.Lock()
+		queued = len(other.inbox)
+		other.mu.Unlock()
+	}
+	src := netip.AddrPortFrom(mustAddr("10.0.0.2"), 0xC000)
+	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
+	rx := &rxScratch{msgs: make([]netio.Message, 2), batches: make([]*rxBatch, 2)}
+	for i, qpn := range []uint32{hb.qpn, ha.qpn} {
+		rx.msgs[i] = netio.Message{Buf: signed(t, qpn, src, dst, false), Src: src, Dst: dst}
+	}
+	// The second worker's goroutine must not take its share meanwhile.
+	other.run.Lock()
+	x.rt.dispatch(rx, 2, false)
+	other.run.Unlock()
+	rx.release()
+	waitRan(t, ea)
+	assert.Equal(t, 1, queued, "the other worker's share when the first ran")
+}
