@@ -146,7 +146,7 @@ func gx_channel_fds(ch *C.struct_ibv_comp_channel, fds *C.int, max C.int) (n C.i
 func gx_poll_channel(ch *C.struct_ibv_comp_channel) (got C.int) {
 	defer catch("get_cq_event", &got)
 	d, rc := deviceOf(ch.context)
-	if rc != 0 || !runNetwork(d, true, 0) {
+	if rc != 0 || !runNetwork(d, nil, true, 0) {
 		return 0
 	}
 	if s := lookup(&objects, objects.chans, ch); s != nil {

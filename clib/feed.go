@@ -144,18 +144,20 @@ func gx_kick(q *C.struct_ibv_qp) {
 const pollSpin = 20 * time.Microsecond
 
 // gx_poll_network runs what the network holds on the calling thread (runNetwork), for a poll
-// that found the CQ's ring empty; mayYield says whether this poll checks if the thread is due
-// to give the processor away, spin whether it goes on looking for pollSpin (ring.c says when).
+// that found the CQ's ring, hdr, empty; mayYield says whether this poll checks if the thread is
+// due to give the processor away, spin whether it goes on looking for pollSpin (ring.c says
+// when), until the network or the ring has something.
 //
 //export gx_poll_network
-func gx_poll_network(cq *C.struct_ibv_cq, mayYield, spin C.bool) C.int {
+func gx_poll_network(cq *C.struct_ibv_cq, hdr *C.struct_gx_ring_header, mayYield, spin C.bool) C.int {
 	var rc C.int
 	defer catch("poll_cq", &rc)
 	var budget time.Duration
 	if spin {
 		budget = pollSpin
 	}
-	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev, bool(mayYield), budget) {
+	ring := (*gorxe.CQRingHeader)(unsafe.Pointer(hdr))
+	if s := lookup(&objects, objects.cqs, cq); s != nil && runNetwork(s.dev, ring, bool(mayYield), budget) {
 		return 1
 	}
 	return 0

@@ -35,13 +35,16 @@ func yieldProcessor() {
 }
 
 // runNetwork runs what d's network holds on a thread of the program, which holds the runtime's
-// processor while it does, and reports whether it read anything; with a spin budget it goes on
-// looking until something arrives or the budget is spent (spinPoll). Finding nothing, it may
-// give goroutines waiting for the processor their turn (yieldProcessor), when mayYield: the
-// receive goroutine may hold the socket's poll lock, so that a thread that called again and
+// processor while it does, and reports whether it read anything or ring, when not nil, holds
+// completions; with a spin budget it goes on looking until one of the two or the budget is spent
+// (spinPoll). The ring is looked at because what fills it may run elsewhere: another thread's
+// poll that read the datagram first, the receive goroutine, a timer's retry. Finding nothing,
+// it may give goroutines waiting for the processor their turn (yieldProcessor), when mayYield:
+// the receive goroutine may hold the socket's poll lock, so that a thread that called again and
 // again would find the datagram it polls for taken and never let it go.
-func runNetwork(d *gorxe.Device, mayYield bool, spin time.Duration) bool {
-	if spinPoll(d.PollNetwork, spin) {
+func runNetwork(d *gorxe.Device, ring *gorxe.CQRingHeader, mayYield bool, spin time.Duration) bool {
+	look := func() bool { return d.PollNetwork() || ring != nil && ringHolds(ring) }
+	if spinPoll(look, spin) {
 		return true
 	}
 	if mayYield {

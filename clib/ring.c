@@ -253,7 +253,7 @@ int gx_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc) {
 	bool spin = now_ns() - __atomic_load_n(&c->empty_at, __ATOMIC_RELAXED) < TIGHT_NS;
 	uint32_t empty = __atomic_load_n(&c->empty_polls, __ATOMIC_RELAXED) + 1;
 	__atomic_store_n(&c->empty_polls, empty, __ATOMIC_RELAXED);
-	if (gx_poll_network(cq, spin || empty % YIELD_CHECK_EVERY == 0, spin))
+	if (gx_poll_network(cq, c->hdr, spin || empty % YIELD_CHECK_EVERY == 0, spin))
 		n = poll_ring(c, num_entries, wc);
 	if (n == 0)
 		__atomic_store_n(&c->empty_at, now_ns(), __ATOMIC_RELAXED);

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorxe/gorxe"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -25,4 +26,25 @@ func TestSpinPoll(t *testing.T) {
 	assert.False(t, spinPoll(empty, 2*time.Millisecond))
 	assert.GreaterOrEqual(t, time.Since(start), 2*time.Millisecond, "time spent looking")
 	assert.Greater(t, looks, 1)
+}
+
+// A spin that looks at a CQ's ring ends when a completion lands there, whoever wrote it, and
+// not when its budget (an hour here) is spent.
+func TestSpinEndsOnRing(t *testing.T) {
+	var hdr gorxe.CQRingHeader
+	assert.False(t, ringHolds(&hdr), "an empty ring")
+	looks := 0
+	written := make(chan struct{})
+	look := func() bool {
+		if looks++; looks == 3 {
+			go func() { hdr.Tail.Add(1); close(written) }()
+		}
+		return ringHolds(&hdr)
+	}
+	assert.True(t, spinPoll(look, time.Hour))
+	<-written
+	hdr.Head.Add(1)
+	assert.False(t, ringHolds(&hdr), "every completion polled")
+	hdr.Overrun.Store(1)
+	assert.True(t, ringHolds(&hdr), "an overrun ring")
 }
