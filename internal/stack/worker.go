@@ -135,7 +135,7 @@ func (w *worker) start(inline, polled bool) {
 		w.run.Lock()
 		w.drain()
 		w.run.Unlock()
-	case draining:
+	case draining, backlog == 0: // a drain running, or done since the batch was queued, has it
 	case inline:
 		w.help(polled)
 	default:
