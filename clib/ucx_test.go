@@ -50,9 +50,10 @@ func TestUCX(t *testing.T) {
 			under := func(addr string) []string {
 				return append(underView(t, addr), "env", "UCX_TLS="+tc.tls, "UCX_NET_DEVICES=gorxe_"+addr+":1", "ucx_perftest")
 			}
-			srv := start(t, srvAddr, under(srvAddr)[0], append(under(srvAddr)[1:], "-p", port)...)
+			s, c := under(srvAddr), under(cliAddr)
+			srv := start(t, srvAddr, s[0], append(s[1:], "-p", port)...)
 			waitListening(t, port, srv)
-			cli := start(t, cliAddr, under(cliAddr)[0], append(append(under(cliAddr)[1:], srvAddr, "-p", port, "-n", ucxIters), tc.args...)...)
+			cli := start(t, cliAddr, c[0], append(append(c[1:], srvAddr, "-p", port, "-n", ucxIters), tc.args...)...)
 			out := cli.wait(t)
 			assert.Regexp(t, `(?m)^Final:\s+`+ucxIters+`\s`, out)
 			srv.wait(t)
@@ -99,7 +100,8 @@ func TestUCXSockaddr(t *testing.T) {
 			// The server serves until it is stopped, and says on stderr when it listens. gorxe
 			// exec passes SIGTERM on to it; a SIGKILL would leave it running.
 			// Both sides run as many iterations (-i), as the example requires.
-			srv := exec.Command(under(srvAddr)[0], append(under(srvAddr)[1:], prog, "-l", srvAddr, "-p", port, "-c", api, "-i", "4")...)
+			s, c := under(srvAddr), under(cliAddr)
+			srv := exec.Command(s[0], append(s[1:], prog, "-l", srvAddr, "-p", port, "-c", api, "-i", "4")...)
 			stderr, err := srv.StderrPipe()
 			require.NoError(t, err)
 			require.NoError(t, srv.Start())
@@ -123,7 +125,7 @@ func TestUCXSockaddr(t *testing.T) {
 			case <-time.After(procTimeout):
 				t.Fatal("the server did not listen")
 			}
-			cli := start(t, cliAddr, under(cliAddr)[0], append(under(cliAddr)[1:], prog, "-a", srvAddr, "-p", port, "-c", api, "-i", "4")...)
+			cli := start(t, cliAddr, c[0], append(c[1:], prog, "-a", srvAddr, "-p", port, "-c", api, "-i", "4")...)
 			// The client prints the messages the server sent it: the example's test string.
 			assert.Contains(t, cli.wait(t), "\nABCDEFGHIJKLMNO.\n")
 		})
