@@ -13,7 +13,8 @@ func TestParseCeiling(t *testing.T) {
 	js := `{"duration_s": 2, "src": "127.0.0.1", "dst": "127.0.0.2",
 	  "throughput": [{"path": "gso+gro", "datagram_bytes": 4112, "sent_pps": 1, "received_pps": 2,
 	                  "received_bytes_per_s": 3, "loss": 0.5, "segments_per_send": 15, "sender_cpu_ns_per_datagram": 9}],
-	  "pingpong": [{"path": "sendmmsg", "datagram_bytes": 80, "samples": 10, "half_rtt_p50_ns": 4000, "half_rtt_p99_ns": 8000}]}`
+	  "pingpong": [{"path": "sendmmsg", "wait": "sleep", "datagram_bytes": 80, "samples": 10, "half_rtt_p50_ns": 30000, "half_rtt_p99_ns": 40000},
+	               {"path": "sendmmsg", "wait": "poll", "datagram_bytes": 80, "samples": 10, "half_rtt_p50_ns": 4000, "half_rtt_p99_ns": 8000}]}`
 	c, err := parseCeiling([]byte(js))
 	require.NoError(t, err)
 	r, ok := c.rate(pathGSO, 4112)
@@ -24,10 +25,13 @@ func TestParseCeiling(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = c.rate(pathMmsg, 4112)
 	assert.False(t, ok)
-	p, ok := c.ping(pathMmsg)
+	p, ok := c.ping(pathMmsg, waitPoll)
 	require.True(t, ok)
 	assert.Equal(t, int64(4000), p.HalfRTTP50NS)
-	_, ok = c.ping(pathGSO)
+	p, ok = c.ping(pathMmsg, "sleep")
+	require.True(t, ok)
+	assert.Equal(t, int64(30000), p.HalfRTTP50NS)
+	_, ok = c.ping(pathGSO, waitPoll)
 	assert.False(t, ok)
 
 	var none *ceilingReport

@@ -45,14 +45,14 @@ func setTarget(row *Row, t *targetSpec) {
 }
 
 // latRows turns a latency tool's result into two rows, the typical (median) and the 99th
-// percentile half round trip, against the same percentiles of a UDP ping-pong. READ latency is
+// percentile half round trip, against the same percentiles of a busy-polled UDP ping-pong. READ latency is
 // reported by the tool as a whole round trip and is halved here to compare like with like.
 func latRows(c benchCase, r latResult, cpu time.Duration, ceil *ceilingReport) []Row {
 	div := 1.0
 	if c.verb == "READ" {
 		div = 2
 	}
-	ping, havePing := ceil.ping(pathMmsg)
+	ping, havePing := ceil.ping(pathMmsg, waitPoll)
 	rows := make([]Row, 2)
 	for i, p := range []struct {
 		name  string
@@ -68,7 +68,7 @@ func latRows(c benchCase, r latResult, cpu time.Duration, ceil *ceilingReport) [
 			row.CPUPerMsgNS = float64(cpu.Nanoseconds()) / float64(r.Iterations)
 		}
 		if havePing && p.udpNS > 0 {
-			row.Compare = difference("UDP ping-pong "+p.name, row.Value, float64(p.udpNS))
+			row.Compare = difference("polled UDP ping-pong "+p.name, row.Value, float64(p.udpNS))
 		}
 		if p.name == "p50" {
 			setTarget(&row, c.target)

@@ -198,7 +198,7 @@ func plan(qpCounts []int) []benchCase {
 	}
 	cases = append(cases,
 		benchCase{kind: kindBandwidth, verb: "READ", size: 64 * kib, mtu: 4096, qps: 1, target: &targetSpec{targetMinRatio, 0.5}},
-		benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMinValue, 1e6}},
+		benchCase{kind: kindRate, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMinValue, 1.2e6}},
 		benchCase{kind: kindLatency, verb: "SEND", size: 64, qps: 1, target: &targetSpec{targetMaxDiff, 2000},
 			tailTarget: &targetSpec{targetMaxDiff, 0}},
 		benchCase{kind: kindLatency, verb: "WRITE", size: 64, qps: 1},

@@ -265,14 +265,22 @@ func ceilingTable(c *ceilingReport) string {
 			t.ReceivedPPS/1e6, t.ReceivedBytesPerS/1e6, 100*t.Loss, (t.SenderCPUNSPerDatagram+t.ReceiverCPUNSPerDatagram)/1e3)
 	}
 	if len(c.PingPong) > 0 {
-		b.WriteString("\n| UDP ping-pong | datagram | half RTT p50 | half RTT p99 |\n")
-		b.WriteString("|---|---:|---:|---:|\n")
+		b.WriteString("\n| UDP ping-pong | both ends | datagram | half RTT p50 | half RTT p99 |\n")
+		b.WriteString("|---|---|---:|---:|---:|\n")
 		for _, p := range c.PingPong {
-			fmt.Fprintf(&b, "| %s | %d B | %.2f µs | %.2f µs |\n", pathLabel(p.Path), p.DatagramBytes,
+			fmt.Fprintf(&b, "| %s | %s | %d B | %.2f µs | %.2f µs |\n", pathLabel(p.Path), waitLabel(p.Wait), p.DatagramBytes,
 				float64(p.HalfRTTP50NS)/1e3, float64(p.HalfRTTP99NS)/1e3)
 		}
 	}
 	return b.String()
+}
+
+// waitLabel says how a ping-pong's ends wait for a datagram.
+func waitLabel(w string) string {
+	if w == waitPoll {
+		return "busy-poll"
+	}
+	return "sleep in recvmmsg"
 }
 
 func pathLabel(p string) string {

@@ -2,7 +2,8 @@
 // ceiling gorxe's own figures are compared against: datagram and byte rates with one
 // sendmmsg/recvmmsg entry per datagram and with segmentation and receive offload (GSO+GRO), at
 // the datagram sizes of a 64-byte RoCE SEND and of full 1024- and 4096-byte-MTU packets, the
-// receiver's CPU time per datagram, and the half round trip of a one-datagram ping-pong.
+// receiver's CPU time per datagram, and the half round trip of a one-datagram ping-pong whose
+// ends sleep in the receive and of one whose ends busy-poll.
 //
 // It moves datagrams through netio's UDP backend, the same code a gorxe device uses, so that
 // gorxe's goodput divided by this ceiling isolates what the RDMA stack costs. The peer is this
@@ -32,7 +33,7 @@ func main() {
 		pathList = flag.String("paths", "sendmmsg,gso+gro", "comma-separated I/O paths: sendmmsg, gso+gro, gro")
 		src      = flag.String("src", "127.0.0.1", "address the measuring process sends from")
 		dst      = flag.String("dst", "127.0.0.2", "address of the peer process")
-		peer     = flag.String("peer", "", "internal: run as the peer (sink or echo)")
+		peer     = flag.String("peer", "", "internal: run as the peer (sink, echo-sleep or echo-poll)")
 		mode     = flag.String("mode", "", "internal: the peer's I/O path")
 	)
 	flag.Parse()

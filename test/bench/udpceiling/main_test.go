@@ -44,12 +44,12 @@ func TestReportFormats(t *testing.T) {
 	r := &report{DurationS: 2, Src: "127.0.0.1", Dst: "127.0.0.2",
 		Throughput: []throughputRow{{Path: string(pathGSO), DatagramBytes: 80, SentPPS: 9.5e6, ReceivedPPS: 9.25e6,
 			ReceivedBytesPerS: 740e6, Loss: 0.01, SegmentsPerSend: 64, SegmentsPerRead: 64, SenderCPUNSPerDatagram: 90, ReceiverCPUNSPerDatagram: 170}},
-		PingPong: []pingPongRow{{Path: string(pathMmsg), DatagramBytes: 80, Samples: 10, HalfRTTP50NS: 5600, HalfRTTP99NS: 9100}},
+		PingPong: []pingPongRow{{Path: string(pathMmsg), Wait: string(waitPoll), DatagramBytes: 80, Samples: 10, HalfRTTP50NS: 5600, HalfRTTP99NS: 9100}},
 	}
 	var md bytes.Buffer
 	require.NoError(t, r.writeMarkdown(&md))
 	assert.Contains(t, md.String(), "| UDP_SEGMENT + UDP_GRO | 80 B | 9.500 Mpps | 9.250 Mpps | 740 MB/s | 1.0% | 0.09 µs | 0.17 µs | 64.0 | 64.0 |")
-	assert.Contains(t, md.String(), "| sendmmsg/recvmmsg | 80 B | 5.60 µs | 9.10 µs | 10 |")
+	assert.Contains(t, md.String(), "| sendmmsg/recvmmsg | poll | 80 B | 5.60 µs | 9.10 µs | 10 |")
 
 	var js bytes.Buffer
 	require.NoError(t, r.writeJSON(&js))

@@ -30,11 +30,13 @@ func measure(cfg config) (*report, error) {
 		}
 	}
 	for _, p := range cfg.paths {
-		row, err := pingPong(cfg, p)
-		if err != nil {
-			return nil, err
+		for _, w := range []wait{waitSleep, waitPoll} {
+			row, err := pingPong(cfg, p, w)
+			if err != nil {
+				return nil, err
+			}
+			rep.PingPong = append(rep.PingPong, row)
 		}
-		rep.PingPong = append(rep.PingPong, row)
 	}
 	return rep, nil
 }
@@ -100,10 +102,31 @@ func throughput(cfg config, p path, size int) (throughputRow, error) {
 	return row, nil
 }
 
-// pingPong bounces one datagram off an echo peer for cfg.duration and reports half round trips.
-func pingPong(cfg config, p path) (pingPongRow, error) {
-	row := pingPongRow{Path: string(p), DatagramBytes: pingSize}
-	peer, err := startPeer("echo", p, cfg.dst)
+// A wait is how both ends of a ping-pong wait for the next datagram.
+type wait string
+
+const (
+	// waitSleep blocks in the receive until the datagram's arrival wakes the thread, as a program
+	// that sleeps on its completion channel waits.
+	waitSleep wait = "sleep"
+	// waitPoll receives without blocking, again and again, as perftest's latency tools and
+	// gorxe's busy-poll their completion queues: the ceiling of a polling RDMA program.
+	waitPoll wait = "poll"
+)
+
+// receiver returns c's receive that waits as w says.
+func (w wait) receiver(c *netio.UDPConn) func([]netio.Message) (int, error) {
+	if w == waitPoll {
+		return c.TryReceive
+	}
+	return c.Receive
+}
+
+// pingPong bounces one datagram off an echo peer for cfg.duration, both ends waiting as w says,
+// and reports half round trips.
+func pingPong(cfg config, p path, w wait) (pingPongRow, error) {
+	row := pingPongRow{Path: string(p), Wait: string(w), DatagramBytes: pingSize}
+	peer, err := startPeer(echoRole(w), p, cfg.dst)
 	if err != nil {
 		return row, err
 	}
@@ -115,6 +138,7 @@ func pingPong(cfg config, p path) (pingPongRow, error) {
 	defer c.Close()
 	out := []netio.Message{{Buf: make([]byte, pingSize), Dst: peer.addr}}
 	in := []netio.Message{{Buf: make([]byte, maxDatagram)}}
+	receive := w.receiver(c)
 	round := func() (time.Duration, error) {
 		t0 := time.Now()
 		if _, err := c.Send(out); err != nil {
@@ -122,7 +146,7 @@ func pingPong(cfg config, p path) (pingPongRow, error) {
 		}
 		for {
 			in[0].Buf = in[0].Buf[:cap(in[0].Buf)]
-			n, err := c.Receive(in)
+			n, err := receive(in)
 			if err != nil {
 				return 0, err
 			}

@@ -32,7 +32,7 @@ type tally struct {
 }
 
 // runPeer is the re-executed process: it listens on dst, prints "ready <port>", serves as a sink
-// or an echo until its stdin closes, and then prints its tally as one JSON line.
+// or an echo (echoRole) until its stdin closes, and then prints its tally as one JSON line.
 func runPeer(role, mode, dst string) error {
 	addr, err := netip.ParseAddr(dst)
 	if err != nil {
@@ -52,8 +52,10 @@ func runPeer(role, mode, dst string) error {
 	switch role {
 	case "sink":
 		t = sink(c)
-	case "echo":
-		echo(c)
+	case echoRole(waitSleep):
+		echo(c, waitSleep.receiver(c))
+	case echoRole(waitPoll):
+		echo(c, waitPoll.receiver(c))
 	default:
 		return fmt.Errorf("unknown peer role %q", role)
 	}
@@ -94,14 +96,18 @@ func sink(c *netio.UDPConn) tally {
 	return t
 }
 
-// echo sends every datagram back to where it came from until the Conn closes.
-func echo(c *netio.UDPConn) {
+// echoRole is the peer role that echoes, waiting for each datagram as w says.
+func echoRole(w wait) string { return "echo-" + string(w) }
+
+// echo sends every datagram back to where it came from until the Conn closes, reading with
+// receive (see wait.receiver).
+func echo(c *netio.UDPConn, receive func([]netio.Message) (int, error)) {
 	msgs := receiveBuffers()
 	for {
 		for i := range msgs {
 			msgs[i].Buf = msgs[i].Buf[:cap(msgs[i].Buf)]
 		}
-		n, err := c.Receive(msgs)
+		n, err := receive(msgs)
 		if err != nil {
 			return
 		}

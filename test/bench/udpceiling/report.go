@@ -35,6 +35,7 @@ type throughputRow struct {
 
 type pingPongRow struct {
 	Path          string `json:"path"`
+	Wait          string `json:"wait"` // a wait: sleep or poll
 	DatagramBytes int    `json:"datagram_bytes"`
 	Samples       int    `json:"samples"`
 	HalfRTTP50NS  int64  `json:"half_rtt_p50_ns"`
@@ -56,10 +57,10 @@ func (r *report) writeMarkdown(w io.Writer) error {
 			benchout.Micros(int64(t.ReceiverCPUNSPerDatagram)),
 			perBatch(t.SegmentsPerSend), perBatch(t.SegmentsPerRead))
 	}
-	b.WriteString("\n| ping-pong | datagram | half RTT p50 | half RTT p99 | samples |\n")
-	b.WriteString("|---|---:|---:|---:|---:|\n")
+	b.WriteString("\n| ping-pong | waits | datagram | half RTT p50 | half RTT p99 | samples |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|\n")
 	for _, p := range r.PingPong {
-		fmt.Fprintf(&b, "| %s | %d B | %s | %s | %d |\n", path(p.Path).label(), p.DatagramBytes,
+		fmt.Fprintf(&b, "| %s | %s | %d B | %s | %s | %d |\n", path(p.Path).label(), p.Wait, p.DatagramBytes,
 			benchout.Micros(p.HalfRTTP50NS), benchout.Micros(p.HalfRTTP99NS), p.Samples)
 	}
 	_, err := io.WriteString(w, b.String())
