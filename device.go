@@ -158,6 +158,19 @@ func openConn(rc *resolved, log *slog.Logger, addrs []netip.Addr, tap netio.TapF
 // caller polls the network.
 func (d *Device) PollNetwork() bool { return d.pollNetwork() }
 
+// SendHeldACKs sends at once the acknowledgements the device holds back: a poll that finds a
+// message keeps its ACK to follow the application's reply, and sends it with the QP's next send,
+// the next poll that finds nothing, any verb that changes a QP, Close, or within 50 µs on a
+// timer. A program about to leave without any of those, right after its last poll (a C program
+// returning from main, which the C library handles at exit), calls it first: the peer's last
+// message has completed here, and without its ACK the peer retransmits to a process that is gone
+// and fails it with WCRetryExcErr.
+func (d *Device) SendHeldACKs() {
+	if !d.closed.Load() {
+		d.rt.SendKept()
+	}
+}
+
 // NetworkFDs appends to dst the file descriptors of the sockets the device receives on, for a
 // program that sleeps in a poll(2) of its own until the network or something else needs it and
 // then calls PollNetwork, as the C library's ibv_get_cq_event does: the datagram then wakes the

@@ -231,6 +231,13 @@ void gx_wait_comp_event(struct ibv_comp_channel *ch);
 // child of fork(), where the library's Go side cannot run.
 int gx_forked_child(void);
 
+// gx_is_forked_child is gx_forked_child without the message and errno.
+int gx_is_forked_child(void);
+
+// gx_note_bound records that a device of the process bound its port, so that the library's exit
+// handler sends what the devices hold back (exit.c).
+void gx_note_bound(void);
+
 // gx_signals_onstack gives the program's signal handlers SA_ONSTACK before a call into Go, looking
 // at most every 10 ms (signals.c says why).
 void gx_signals_onstack(void);

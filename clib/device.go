@@ -69,6 +69,7 @@ func (e *devEntry) acquire() (*gorxe.Device, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		e.dev, e.cancel = d, cancel
+		C.gx_note_bound()
 		go forwardAsyncEvents(ctx, e, d)
 	}
 	e.users++
@@ -83,6 +84,29 @@ func (e *devEntry) release() {
 		e.cancel()
 		e.dev.Close()
 		e.dev = nil
+	}
+}
+
+// gx_send_held_acks sends the ACKs every bound device holds back (Device.SendHeldACKs), for the
+// library's exit handler (exit.c).
+//
+//export gx_send_held_acks
+func gx_send_held_acks() {
+	var rc C.int
+	defer catch("exit", &rc)
+	devMu.Lock()
+	entries := make([]*devEntry, 0, len(devices))
+	for _, e := range devices {
+		entries = append(entries, e)
+	}
+	devMu.Unlock()
+	for _, e := range entries {
+		e.mu.Lock()
+		d := e.dev
+		e.mu.Unlock()
+		if d != nil {
+			d.SendHeldACKs()
+		}
 	}
 }
 

@@ -30,6 +30,8 @@ static void mark_child(void) { forked = 1; }
 
 __attribute__((constructor)) static void watch_fork(void) { pthread_atfork(NULL, NULL, mark_child); }
 
+int gx_is_forked_child(void) { return forked; }
+
 int gx_forked_child(void) {
 	if (!forked)
 		return 0;

@@ -23,18 +23,20 @@ import (
 // never answers, and keeping its ACKs back for its next poll cost the 64-byte message rate 8%.
 //
 // Kept ACKs go out with the worker's next flush, at the next poll that finds nothing new, before
-// the device's QPs change or a MAD is posted (sendKept), or at the latest maxACKHold later, on
-// the worker's timer.
+// the device's QPs change or a MAD is posted (SendKept), or at the latest maxACKHold later, on
+// the worker's timer. A process that exits right after its last poll gets none of these, and its
+// peer's last message would end in RETRY_EXC_ERR; the C library sends them at exit (SendKept,
+// through gorxe's Device.SendHeldACKs).
 const maxACKHold = 50 * time.Microsecond
 
-// sendKept sends the ACKs every worker keeps back. It runs before a QP is created, modified or
-// destroyed and before a MAD is posted: the application has left its data path then, and a peer
-// may wait for the acknowledgement before it does what the MAD asks. perftest's server listens
+// SendKept sends the ACKs every worker keeps back. It runs before a QP is created, modified or
+// destroyed and before a MAD is posted, and for a program that is about to exit: the application
+// has left its data path then, and a peer may wait for the acknowledgement before it does what the MAD asks. perftest's server listens
 // for its test's QPs once the SEND of its exchange completes, and an ACK kept behind the
 // client's connection request made the request arrive first, refused. The worker's timer is not
 // enough in the C library, whose program thread holds the runtime's processor while it runs C
 // code, so that the timer may fire milliseconds late (10 ms in the captures).
-func (r *Stack) sendKept() {
+func (r *Stack) SendKept() {
 	for _, w := range r.workers {
 		if w.held.Load() > 0 {
 			w.run.Lock()

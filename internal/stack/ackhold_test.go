@@ -180,8 +180,9 @@ func TestRotate(t *testing.T) {
 	assert.Equal(t, []byte{2, 3, 4, 0, 1}, got)
 }
 
-// Kept ACKs leave before the device's QPs change and before a MAD is posted (sendKept): a peer
-// may wait for the acknowledgement before it does what the MAD asks.
+// Kept ACKs leave before the device's QPs change, before a MAD is posted, when the stack closes
+// and when asked to (SendKept): a peer may wait for the acknowledgement before it does what the
+// MAD asks, and a closing or exiting program's peer waits for it all the same.
 func TestKeptACKsLeaveBeforeControl(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -194,12 +195,17 @@ func TestKeptACKsLeaveBeforeControl(t *testing.T) {
 		{"QP modified", func(t *testing.T, x *ackRig, other, _ *QP) { require.NoError(t, other.Modify(&qp.Attr{}, 0)) }},
 		{"QP destroyed", func(t *testing.T, x *ackRig, other, _ *QP) { require.NoError(t, other.Destroy()) }},
 		{"MAD posted", func(t *testing.T, x *ackRig, _, gsi *QP) { require.NoError(t, gsi.PostSend(nil)) }},
+		{"asked for", func(t *testing.T, x *ackRig, _, _ *QP) { x.rt.SendKept() }},
+		{"stack closed", func(t *testing.T, x *ackRig, _, _ *QP) {
+			x.closed = true
+			require.NoError(t, x.rt.Close())
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newACKRig(t, packet.RCAcknowledge, true)
 			// QPNs alternate between the two workers: other, the GSI QP and the QP a step adds
 			// (after the spacer) are on the worker that does not keep the ACK, so that only
-			// sendKept can send it.
+			// SendKept can send it.
 			other, _ := x.create(t, qp.TypeUD)
 			gsi, _ := x.create(t, qp.TypeGSI)
 			x.create(t, qp.TypeUD) // the spacer

@@ -39,7 +39,7 @@ type QP struct {
 
 // Add starts running q's engine on its worker and makes q reachable by QPN from the network.
 func (r *Stack) Add(q *qp.QP) (*QP, error) {
-	r.sendKept()
+	r.SendKept()
 	h := &QP{qpn: q.QPN(), q: q, w: r.workerFor(q.QPN())}
 	h.eng = r.cfg.NewEngine(&r.env, q)
 	h.version = q.AttrVersion()
@@ -65,7 +65,7 @@ func (r *Stack) Add(q *qp.QP) (*QP, error) {
 // goroutine and leaves at once.
 func (h *QP) PostSend(wrs []qp.SendWR) error {
 	if h.q.Type() == qp.TypeGSI {
-		h.w.r.sendKept()
+		h.w.r.SendKept()
 	}
 	if h.feeder.Load() != nil {
 		// The feeder's work was posted first: it goes first.
@@ -85,7 +85,7 @@ func (h *QP) PostSend(wrs []qp.SendWR) error {
 // runs the engine once, so the transport sees the change before it handles another packet for
 // the QP.
 func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
-	h.w.r.sendKept()
+	h.w.r.SendKept()
 	var err error
 	if derr := h.w.do(func() {
 		from := h.q.State()
@@ -106,7 +106,7 @@ func (h *QP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
 // QP: nothing runs the engine any more.
 func (h *QP) Destroy() error {
 	r := h.w.r
-	r.sendKept()
+	r.SendKept()
 	r.mcast.leaveAll(h)
 	var err error
 	if derr := h.w.do(func() {

@@ -113,9 +113,12 @@ func (r *Stack) Workers() int { return len(r.workers) }
 // LocalAddrs returns the addresses and port the connection listens on.
 func (r *Stack) LocalAddrs() []netip.AddrPort { return r.conn.LocalAddrs() }
 
-// Close stops receiving, moves every QP to the error state so that its outstanding work requests
-// complete with a flush error, stops the timers and the goroutines, and closes the connection.
+// Close sends the ACKs the workers keep back (the messages they acknowledge have completed, and
+// their senders wait for them), stops receiving, moves every QP to the error state so that its
+// outstanding work requests complete with a flush error, stops the timers and the goroutines, and
+// closes the connection.
 func (r *Stack) Close() error {
+	r.SendKept()
 	close(r.done)
 	err := r.conn.Close()
 	r.rxWG.Wait()

@@ -96,6 +96,8 @@ type testRig struct {
 	qps  *qp.Table
 	pd   *mr.PD
 	cq   *cq.CQ
+	// closed is set by a test that closes the stack itself, so that the cleanup does not again.
+	closed bool
 }
 
 // newRig starts a stack at addr (listening on extra addresses too) and closes it when the test
@@ -118,7 +120,11 @@ func newRigOn(t testing.TB, wrap func(*netio.Endpoint) netio.Conn, addr string, 
 			x.made <- e
 			return e
 		}})
-	t.Cleanup(func() { assert.NoError(t, x.rt.Close()) })
+	t.Cleanup(func() {
+		if !x.closed {
+			assert.NoError(t, x.rt.Close())
+		}
+	})
 	mem := mr.NewTable()
 	x.pd, err = mem.AllocPD()
 	require.NoError(t, err)
