@@ -12,9 +12,11 @@
 // It does so from a thread of its own and waits for it at most EXIT_WAIT_NS. The thread that
 // exits may be in a signal handler that interrupted the library, inside a call into Go or holding
 // a post ring's lock; calling into Go there could deadlock or crash the program, while another
-// thread at worst waits for that lock until the wait ends and the process with it. _exit() and
-// death by signal run no destructor: there the ACKs stay unsent, as they would on a NIC whose
-// host died before its ACK left.
+// thread at worst waits for that lock, or for the runtime's one processor, which a call into Go
+// interrupted by the handler keeps (procs.go), until the wait ends and the process with it: such
+// an exit takes EXIT_WAIT_NS longer and leaves the ACKs unsent. _exit() and death by signal run no
+// destructor: there too the ACKs stay unsent, as they would on a NIC whose host died before its
+// ACK left.
 
 #include <errno.h>
 #include <pthread.h>

@@ -110,3 +110,19 @@ func TestExitSendsHeldACKs(t *testing.T) {
 	require.Equal(t, uint64(2), wc.WRID)
 	require.Equal(t, gorxe.WCSuccess, wc.Status, "the SEND whose ACK the program's library held when it exited")
 }
+
+// TestExitFromSignalHandler runs testdata/exitack.c's alarm mode: a SIGALRM handler calls exit(0)
+// while the program busy-polls an empty CQ, so that the library's exit handler starts on a thread
+// that may be inside a call into Go, which keeps the runtime's one processor. The handler sends
+// from a thread of its own and waits for it at most 100 ms, so the program still ends, cleanly,
+// every time.
+func TestExitFromSignalHandler(t *testing.T) {
+	needLibrary(t)
+	bin := buildProgram(t, "exitack")
+	for range 20 {
+		addr, _ := addressPair()
+		p := start(t, addr, bin, "alarm")
+		p.wait(t)
+		require.Empty(t, p.err.String())
+	}
+}

@@ -6,12 +6,39 @@
 //
 // Usage: exitack PEER_IPV4. It prints its QP number on a line, reads the peer's from stdin, and
 // prints "ready" once its receives are posted; both QPs start at PSN 0.
+//
+// exitack alarm: the program busy-polls an empty CQ of a device that bound its port until a
+// SIGALRM handler calls exit(0), so that the library's exit handler runs on a thread that may be
+// inside a call into Go; the process must still end at once, with status 0.
 #include <arpa/inet.h>
+#include <signal.h>
+#include <sys/time.h>
 
 #include "gxtest.h"
 
+static void leave(int sig) {
+	(void)sig;
+	exit(0);
+}
+
+static int alarm_exit(void) {
+	union ibv_gid own;
+	struct ibv_context *ctx = open_only_device(&own);
+	CHECK(ibv_alloc_pd(ctx)); // binds the device's port
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	CHECK(cq);
+	struct sigaction sa = {.sa_handler = leave, .sa_flags = SA_ONSTACK};
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	struct itimerval when = {.it_value = {.tv_usec = 20000}};
+	CHECK(setitimer(ITIMER_REAL, &when, NULL) == 0);
+	wait_wc(cq); // fails after five seconds; the handler ends the program long before
+	return 1;
+}
+
 int main(int argc, char **argv) {
 	CHECK(argc == 2);
+	if (strcmp(argv[1], "alarm") == 0)
+		return alarm_exit();
 	union ibv_gid own, peer = {0};
 	peer.raw[10] = peer.raw[11] = 0xff;
 	CHECK(inet_pton(AF_INET, argv[1], &peer.raw[12]) == 1);
