@@ -104,7 +104,7 @@ type rdma struct {
 	mrAddr         uint64
 	lkey           uint32
 	sendCh, recvCh *gorxe.CompChannel
-	sendCQ, recvCQ *gorxe.CQ
+	sendCQ, recvCQ *cqSet
 	qps            []*gorxe.QP
 	ahs            []*gorxe.AH
 	// ud is, per QP of a UD test, where its messages go: the AH, QPN and Q_Key of the peer's QP.
@@ -211,10 +211,10 @@ func (r *rdma) setup(n *negotiated) ([]Dest, info, error) {
 	if p.Test.Verb == VerbSend {
 		recvDepth = p.RxDepth
 	}
-	if r.sendCQ, err = r.dev.CreateCQ(min(max(sendDepth*p.NumQPs, 1), gorxe.MaxCQE), r.sendCh); err != nil {
+	if r.sendCQ, err = newCQSet(r.dev, p.NumQPs, sendDepth, r.sendCh); err != nil {
 		return nil, info{}, err
 	}
-	if r.recvCQ, err = r.dev.CreateCQ(min(max(recvDepth*p.NumQPs, 1), gorxe.MaxCQE), r.recvCh); err != nil {
+	if r.recvCQ, err = newCQSet(r.dev, p.NumQPs, recvDepth, r.recvCh); err != nil {
 		return nil, info{}, err
 	}
 	r.gid = gid
@@ -225,8 +225,8 @@ func (r *rdma) setup(n *negotiated) ([]Dest, info, error) {
 		return nil, in, nil // cmConnect creates the QPs
 	}
 	typ := map[ConnType]gorxe.QPType{RC: gorxe.QPTypeRC, UC: gorxe.QPTypeUC, UD: gorxe.QPTypeUD}[p.Conn]
-	for range p.NumQPs {
-		q, err := r.dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ, RecvCQ: r.recvCQ, QPType: typ, Cap: r.caps})
+	for i := range p.NumQPs {
+		q, err := r.dev.CreateQP(r.pd, &gorxe.QPInitAttr{SendCQ: r.sendCQ.of(i), RecvCQ: r.recvCQ.of(i), QPType: typ, Cap: r.caps})
 		if err != nil {
 			return nil, info{}, err
 		}
@@ -393,9 +393,9 @@ func (r *rdma) close() error {
 			errs = append(errs, q.Destroy())
 		}
 	}
-	for _, c := range []*gorxe.CQ{r.sendCQ, r.recvCQ} {
-		if c != nil {
-			errs = append(errs, c.Destroy())
+	for _, s := range []*cqSet{r.sendCQ, r.recvCQ} {
+		if s != nil {
+			errs = append(errs, s.destroy())
 		}
 	}
 	for _, ch := range []*gorxe.CompChannel{r.sendCh, r.recvCh} {

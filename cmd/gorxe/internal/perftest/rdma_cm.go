@@ -35,11 +35,11 @@ const (
 // connOptions are the RDMA-CM parameters of the test's QPs, as perftest's rdma_cm_route_handler
 // and rdma_cm_connection_request_handler give them: READ and ATOMIC tests offer and ask for the
 // outstanding reads both ways, the others 0; the retry count (--retry_count, 7) is also the RNR
-// retry count; the QPs share the test's PD and CQs. -T is the route's TOS and -u the ACK timeout
-// (rdma_set_option, as current perftest sets it).
-func (r *rdma) connOptions() *rdmacm.Options {
+// retry count; the QPs share the test's PD and CQs (QP i's). -T is the route's TOS and -u the ACK
+// timeout (rdma_set_option, as current perftest sets it).
+func (r *rdma) connOptions(i int) *rdmacm.Options {
 	p := r.p
-	o := &rdmacm.Options{PD: r.pd, SendCQ: r.sendCQ, RecvCQ: r.recvCQ, Cap: r.caps,
+	o := &rdmacm.Options{PD: r.pd, SendCQ: r.sendCQ.of(i), RecvCQ: r.recvCQ.of(i), Cap: r.caps,
 		AckTimeout: uint8(p.QPTimeout)}
 	if p.Test.Verb == VerbRead || p.Test.Verb == VerbAtomic {
 		o.ResponderResources = uint8(min(r.outReads, 255))
@@ -67,9 +67,8 @@ func (r *rdma) cmConnect(ctx context.Context) ([]Dest, error) {
 	if r.p.Conn == UD {
 		return r.cmConnectUD(ctx)
 	}
-	o := r.connOptions()
-	for range r.p.NumQPs {
-		c, err := r.cmConnectOne(ctx, o)
+	for i := range r.p.NumQPs {
+		c, err := r.cmConnectOne(ctx, r.connOptions(i))
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("%w after %v", tool.ErrTimedOut, r.p.Timeout)
 		}

@@ -17,10 +17,11 @@ import (
 // the 4 bytes the client sends (perftest's UD_ADDITION + sizeof(uint32_t)).
 const qpnMessage = gorxe.GRHSize + 4
 
-// udOptions are the RDMA-CM parameters of a UD test's QPs: the test's PD, CQs and capabilities,
-// and -T as the TOS of the address handle to the peer (rdma_set_option before the route).
-func (r *rdma) udOptions() *rdmacm.UDOptions {
-	o := &rdmacm.UDOptions{Options: rdmacm.Options{PD: r.pd, SendCQ: r.sendCQ, RecvCQ: r.recvCQ, Cap: r.caps}}
+// udOptions are the RDMA-CM parameters of a UD test's QP i: the test's PD, the QP's CQs, the
+// capabilities, and -T as the TOS of the address handle to the peer (rdma_set_option before the
+// route).
+func (r *rdma) udOptions(i int) *rdmacm.UDOptions {
+	o := &rdmacm.UDOptions{Options: rdmacm.Options{PD: r.pd, SendCQ: r.sendCQ.of(i), RecvCQ: r.recvCQ.of(i), Cap: r.caps}}
 	if r.p.TOS != defTOS {
 		o.TrafficClass = uint8(r.p.TOS)
 	}
@@ -56,7 +57,7 @@ func (r *rdma) cmConnectUD(ctx context.Context) ([]Dest, error) {
 func (r *rdma) cmConnectOneUD(ctx context.Context, i int) (*rdmacm.UDConn, error) {
 	stepCtx, cancel := r.stepContext(ctx)
 	defer cancel()
-	o := r.udOptions()
+	o := r.udOptions(i)
 	w := waiter{ctx: stepCtx, events: r.p.Events, stall: 1 << 62}
 	area := r.mr.Addr() + uint64(i*r.area)
 	if r.cm.ud != nil {

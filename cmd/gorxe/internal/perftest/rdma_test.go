@@ -114,6 +114,8 @@ func TestRDMA(t *testing.T) {
 		{Test{VerbSend, BW}, "-n 20 -s 1024", "1024", "20"},
 		{Test{VerbSend, BW}, "-n 20 -s 2048 -c UD -e", "2048", "20"},
 		{Test{VerbSend, BW}, "-n 10 -s 512 -c UC -q 2", "512", "20"},
+		// 70 QPs of 512 receives need two receive CQs (cqSet).
+		{Test{VerbSend, BW}, "-n 5 -s 64 -q 70", "64", "350"},
 		{Test{VerbAtomic, BW}, "-n 20", "8", "20"},
 		// Iterations that are not a multiple of the post list end with a shorter list.
 		{Test{VerbSend, BW}, "-n 10 -s 64 -l 4", "64", "10"},

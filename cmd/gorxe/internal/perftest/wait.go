@@ -73,10 +73,10 @@ func newWaiter(ctx context.Context, p *Params, stall time.Duration) *waiter {
 // errEnd: the end time of a timed run passed while waiting.
 var errEnd = fmt.Errorf("end of the timed run")
 
-// poll returns at least one completion of cq, waiting for it if needed, unless end (if not zero)
+// poll returns at least one completion of cq's CQs, waiting for it if needed, unless end (if not zero)
 // passes first (errEnd), nothing completes for the stall limit (errStalled), or the run is
 // interrupted.
-func (w *waiter) poll(cq *gorxe.CQ, ch *gorxe.CompChannel, wcs []gorxe.WC, end time.Time) (int, error) {
+func (w *waiter) poll(cq *cqSet, ch *gorxe.CompChannel, wcs []gorxe.WC, end time.Time) (int, error) {
 	if n := cq.Poll(wcs); n > 0 {
 		return n, nil
 	}
