@@ -234,9 +234,9 @@ int gx_forked_child(void);
 // gx_is_forked_child is gx_forked_child without the message and errno.
 int gx_is_forked_child(void);
 
-// gx_note_bound records that a device of the process bound its port, so that the library's exit
-// handler sends what the devices hold back (exit.c).
-void gx_note_bound(void);
+// gx_note_live_qps records how many QPs the program has (created and not destroyed), so that the
+// library's exit handler calls into Go only when one may hold an ACK back (exit.c).
+void gx_note_live_qps(int n);
 
 // gx_signals_onstack gives the program's signal handlers SA_ONSTACK before a call into Go, looking
 // at most every 10 ms (signals.c says why).

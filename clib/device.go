@@ -69,7 +69,6 @@ func (e *devEntry) acquire() (*gorxe.Device, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		e.dev, e.cancel = d, cancel
-		C.gx_note_bound()
 		go forwardAsyncEvents(ctx, e, d)
 	}
 	e.users++

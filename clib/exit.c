@@ -29,9 +29,14 @@
 
 #define EXIT_WAIT_NS 100000000L
 
-static int bound; // a device of this process bound its port
+// live_qps counts the program's QPs. Destroying a QP sends what is held back, so a program that
+// destroyed them all holds nothing, and its exit does not wait for the Go side. Such a wait gives
+// the program's other threads longer to run into what its teardown already destroyed: the
+// distribution's rping has its CM event thread read the event channel that main destroyed and
+// fail the program, a race of rping's own (fixed in rdma-core 61) that the wait made common.
+static int live_qps;
 
-void gx_note_bound(void) { __atomic_store_n(&bound, 1, __ATOMIC_RELAXED); }
+void gx_note_live_qps(int n) { __atomic_store_n(&live_qps, n, __ATOMIC_RELAXED); }
 
 static sem_t sent;
 
@@ -44,7 +49,7 @@ static void *send_held(void *arg) {
 
 __attribute__((destructor)) static void gx_exit_send_held(void) {
 	pthread_attr_t attr;
-	if (!__atomic_load_n(&bound, __ATOMIC_RELAXED) || gx_is_forked_child() || sem_init(&sent, 0, 0) != 0 ||
+	if (__atomic_load_n(&live_qps, __ATOMIC_RELAXED) == 0 || gx_is_forked_child() || sem_init(&sent, 0, 0) != 0 ||
 	    pthread_attr_init(&attr) != 0)
 		return;
 	// The thread takes none of the program's signals, as the runtime's threads do not (signals.c).

@@ -367,6 +367,7 @@ func gx_create_qp(q *C.struct_ibv_qp, attr *C.struct_ibv_qp_init_attr) (rc C.int
 	defer objects.mu.Unlock()
 	objects.qps[q] = &qpState{ctx: q.context, qp: qp, feed: feed}
 	objects.qpC[qp] = q
+	C.gx_note_live_qps(C.int(len(objects.qps)))
 	q.qp_num = C.uint32_t(qp.QPN())
 	q.handle = objects.nextHandle()
 	setCaps(&attr.cap, got.Cap)
@@ -468,7 +469,10 @@ func gx_query_qp(q *C.struct_ibv_qp, out *C.struct_ibv_qp_attr, initAttr *C.stru
 //export gx_destroy_qp
 func gx_destroy_qp(q *C.struct_ibv_qp) (rc C.int) {
 	defer catch("destroy_qp", &rc)
-	return release(&objects, objects.qps, q, func(s *qpState) error { return s.qp.Destroy() }, func(s *qpState) { delete(objects.qpC, s.qp) })
+	return release(&objects, objects.qps, q, func(s *qpState) error { return s.qp.Destroy() }, func(s *qpState) {
+		delete(objects.qpC, s.qp)
+		C.gx_note_live_qps(C.int(len(objects.qps)))
+	})
 }
 
 // sgesOf converts a C scatter/gather list into p.sges, returning the new elements.

@@ -24,9 +24,14 @@ static void leave(int sig) {
 static int alarm_exit(void) {
 	union ibv_gid own;
 	struct ibv_context *ctx = open_only_device(&own);
-	CHECK(ibv_alloc_pd(ctx)); // binds the device's port
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	CHECK(pd);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	CHECK(cq);
+	// A live QP: the library's exit handler calls into Go only for a program that has one.
+	struct ibv_qp_init_attr init = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	CHECK(ibv_create_qp(pd, &init));
 	struct sigaction sa = {.sa_handler = leave, .sa_flags = SA_ONSTACK};
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
 	struct itimerval when = {.it_value = {.tv_usec = 20000}};
