@@ -31,9 +31,10 @@ const maxACKHold = 50 * time.Microsecond
 
 // SendKept sends the ACKs every worker keeps back. It runs before a QP is created, modified or
 // destroyed and before a MAD is posted, and for a program that is about to exit: the application
-// has left its data path then, and a peer may wait for the acknowledgement before it does what the MAD asks. perftest's server listens
-// for its test's QPs once the SEND of its exchange completes, and an ACK kept behind the
-// client's connection request made the request arrive first, refused. The worker's timer is not
+// has left its data path then, and a peer may wait for the acknowledgement before it does what
+// the MAD asks. perftest's server listens for its test's QPs once the SEND of its exchange
+// completes, and an ACK kept behind the client's connection request made the request arrive
+// first, refused. The worker's timer is not
 // enough in the C library, whose program thread holds the runtime's processor while it runs C
 // code, so that the timer may fire milliseconds late (10 ms in the captures).
 func (r *Stack) SendKept() {

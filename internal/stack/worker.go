@@ -176,8 +176,7 @@ func (w *worker) do(f func()) error {
 	if w.stopped {
 		return ErrClosed
 	}
-	w.drain()
-	w.out.Want = w.r.eventMask()
+	w.drain() // sets w.out.Want for f too
 	f()
 	w.drain()
 	return nil
