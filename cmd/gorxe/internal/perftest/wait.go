@@ -11,23 +11,33 @@ import (
 	"github.com/gorxe/gorxe"
 )
 
-// spinPolls is how many times a latency test's waiter polls, yielding in between, before it
-// sleeps on the completion channel. perftest busy-polls; gorxe's transport runs on goroutines of
-// the same process, so a waiter that never slept would take the CPU the completions need.
+// spinFor is how long a latency test's waiter polls, yielding in between, before it sleeps on
+// the completion channel. perftest busy-polls without end; a Go waiter yields between polls, so
+// that the device's goroutines run on its processor, and in latency mode its empty polls read the
+// network themselves. It still sleeps after a while so that a peer descheduled for long (a loaded
+// machine) gets the core back.
+//
+// The spin must outlast the kernel's rebalancing, not only a round trip. With a spin of 256
+// polls (~190 µs) the two processes of a latency test on two cores fell, in about half the runs,
+// into a state where both ran on one core, taking turns of one spin each: every sleep wakes the
+// Go runtime's monitor thread (sysmon), which then polls every 20 µs for a millisecond or more,
+// so with both processes sleeping every 200 µs the other core looked busy with the two monitors,
+// the scheduler placed each woken process beside the other, and 0.1% to a few percent of the
+// round trips took 200-500 µs. Spinning 2 ms, the processes sleep too rarely to keep that up.
 //
 // A bandwidth test's waiter does not spin: it waits for a batch of completions (every CQ
 // moderation messages on the sender, a poll batch on the receiver), long enough that one
 // goroutine wake-up per wait costs less than the yields of a spin. Measured on two cores with
 // send_bw -s 64, the spin took 1.7 µs of CPU time per message of both processes (~30%) and
 // bought no message rate.
-const spinPolls = 256
+const spinFor = 2 * time.Millisecond
 
 // waiter waits for completions on a CQ, or for a byte of memory to change, within the limits of
 // a run: its context, an optional end time, and the stall limit.
 type waiter struct {
 	ctx    context.Context
-	events bool // -e: sleep on the completion channel instead of polling
-	spin   int  // polls, yielding in between, before sleeping (none with events)
+	events bool          // -e: sleep on the completion channel instead of polling
+	spin   time.Duration // how long to poll, yielding in between, before sleeping (none with events)
 	stall  time.Duration
 
 	// sleep ends a sleep on the completion channel: a child of ctx that timer cancels. Both are
@@ -65,10 +75,19 @@ func (w *waiter) close() {
 func newWaiter(ctx context.Context, p *Params, stall time.Duration) *waiter {
 	w := &waiter{ctx: ctx, events: p.Events, stall: stall}
 	if !p.Events && p.Test.Kind == Lat {
-		w.spin = spinPolls
+		w.spin = spinFor
 	}
 	return w
 }
+
+// spinning reports whether a spin that started at start and has polled i times goes on. The
+// clock is read every spinCheck polls: a poll that finds nothing costs less than a clock read.
+func (w *waiter) spinning(start time.Time, i int) bool {
+	return w.spin > 0 && (i%spinCheck != 0 || time.Since(start) < w.spin)
+}
+
+// spinCheck is how many polls of a spin go by between its looks at the clock.
+const spinCheck = 64
 
 // errEnd: the end time of a timed run passed while waiting.
 var errEnd = fmt.Errorf("end of the timed run")
@@ -80,7 +99,8 @@ func (w *waiter) poll(cq *cqSet, ch *gorxe.CompChannel, wcs []gorxe.WC, end time
 	if n := cq.Poll(wcs); n > 0 {
 		return n, nil
 	}
-	for range w.spin {
+	start := time.Now()
+	for i := 1; w.spinning(start, i); i++ {
 		runtime.Gosched()
 		if n := cq.Poll(wcs); n > 0 {
 			return n, nil
@@ -136,7 +156,8 @@ func byteAt(mem []byte, i int) byte {
 // do: with one P, a goroutine that only yields keeps the scheduler from polling the network until
 // its spin ends, and the sleeps after it wait on timers the netpoller rounds up to a millisecond.
 func (w *waiter) waitByte(mem []byte, i int, want byte, end time.Time, sendErr func() error) error {
-	for range w.spin {
+	start := time.Now()
+	for k := 1; w.spinning(start, k); k++ {
 		if byteAt(mem, i) == want {
 			return nil
 		}
