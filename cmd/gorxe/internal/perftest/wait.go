@@ -17,13 +17,14 @@ import (
 // network themselves. It still sleeps after a while so that a peer descheduled for long (a loaded
 // machine) gets the core back.
 //
-// The spin must outlast the kernel's rebalancing, not only a round trip. With a spin of 256
+// The spin must be long next to a round trip, not only longer than one. With a spin of 256
 // polls (~190 µs) the two processes of a latency test on two cores fell, in about half the runs,
 // into a state where both ran on one core, taking turns of one spin each: every sleep wakes the
 // Go runtime's monitor thread (sysmon), which then polls every 20 µs for a millisecond or more,
 // so with both processes sleeping every 200 µs the other core looked busy with the two monitors,
 // the scheduler placed each woken process beside the other, and 0.1% to a few percent of the
-// round trips took 200-500 µs. Spinning 2 ms, the processes sleep too rarely to keep that up.
+// round trips took 200-500 µs. Spinning 2 ms, the processes sleep too rarely to keep that up
+// (docs/performance.md, "64-byte half round trip").
 //
 // A bandwidth test's waiter does not spin: it waits for a batch of completions (every CQ
 // moderation messages on the sender, a poll batch on the receiver), long enough that one
@@ -81,7 +82,7 @@ func newWaiter(ctx context.Context, p *Params, stall time.Duration) *waiter {
 }
 
 // spinning reports whether a spin that started at start and has polled i times goes on. The
-// clock is read every spinCheck polls: a poll that finds nothing costs less than a clock read.
+// clock is read every spinCheck polls: waitByte's look at a byte costs far less than a clock read.
 func (w *waiter) spinning(start time.Time, i int) bool {
 	return w.spin > 0 && (i%spinCheck != 0 || time.Since(start) < w.spin)
 }
