@@ -67,7 +67,9 @@ type Network = netio.Conn
 // Datagram is one UDP datagram a Network moves and a TapFunc is shown (netio.Message): Buf holds
 // the RoCEv2 packet, Src and Dst are the UDP endpoints, TOS and TTL the IP header's, and
 // SegmentSize, on Receive, the size of each datagram of a coalesced run (0 for a single one).
-// Datagrams and Datagram split such a run.
+// Datagrams and Datagram split such a run. Payload and Tail, which the device's own UDP sockets
+// use to send a payload from registered memory, are never set on a datagram given to a Network
+// or shown to a TapFunc; Len is the datagram's length.
 type Datagram = netio.Message
 
 // NetworkCounters are a Network's datagram counters (netio.Counters): SentDatagrams, SentBytes,

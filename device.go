@@ -416,5 +416,11 @@ func activeMTU(ifMTU int) MTU {
 }
 
 // adjustIPv4ID is netio's SetIPv4ID hook: the ICRC follows the IPv4 ID the kernel gives a segment
-// of a UDP_SEGMENT send.
-func adjustIPv4ID(m *netio.Message, from, to uint16) { packet.AdjustICRCIPv4ID(m.Buf, from, to) }
+// of a UDP_SEGMENT send. A packet sent in pieces carries its ICRC at the end of its tail.
+func adjustIPv4ID(m *netio.Message, from, to uint16) {
+	if len(m.Tail) < packet.ICRCSize {
+		packet.AdjustICRCIPv4ID(m.Buf, from, to)
+		return
+	}
+	packet.AdjustICRCIPv4IDAt(m.Tail[len(m.Tail)-packet.ICRCSize:], m.Len(), from, to)
+}

@@ -146,6 +146,7 @@ func (m *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 	if inner != nil {
 		m.pd.Store(pd)
 	}
+	m.dev.rt.Quiesce() // the old memory may be the program's again: no send may still read it
 	return nil
 }
 
@@ -155,7 +156,13 @@ func (m *MR) Dereg() error {
 	if err := m.dev.check("dereg_mr"); err != nil {
 		return err
 	}
-	return opErr("dereg_mr", m.mr.DeregMR())
+	if err := m.mr.DeregMR(); err != nil {
+		return opErr("dereg_mr", err)
+	}
+	// Payloads leave from registered memory (transport.Output.Views): wait for the sends that
+	// were built from this region, so that the program may free its memory once this returns.
+	m.dev.rt.Quiesce()
+	return nil
 }
 
 // Buffer is page-aligned memory mapped outside the Go heap, the safest memory to register: the

@@ -46,6 +46,23 @@ type Message struct {
 	// On Send it is reserved and must be zero: the UDP backend coalesces runs of datagrams
 	// itself (see [UDPConn.Send]).
 	SegmentSize uint16
+
+	// Payload and Tail continue a datagram to send after Buf: the datagram is Buf, then Payload,
+	// then Tail, given to the kernel as I/O vectors of their own, so that a payload in registered
+	// memory goes out without first being copied next to its headers. Only a [VectorSender] takes
+	// them (the UDP backend on Linux); they are never set on a received datagram, nor on one a
+	// [Fabric], a [FaultConn] or a [Tap] is given.
+	Payload []byte
+	Tail    []byte
+}
+
+// Len returns the length of the datagram: Buf's, and Payload's and Tail's (see Payload).
+func (m *Message) Len() int { return len(m.Buf) + len(m.Payload) + len(m.Tail) }
+
+// VectorSender is a Conn whose Send takes a datagram in pieces ([Message.Payload] and Tail).
+type VectorSender interface {
+	Conn
+	SendsVectors() bool
 }
 
 // Datagrams returns the number of datagrams a received message holds: one, or the length of a

@@ -37,9 +37,9 @@ type gsoRun struct {
 // allowed for it.
 func (b *mmsgBatch) startRun(m *Message, allowed bool) {
 	b.tail = gsoRun{
-		open: allowed && len(m.Buf) > 0,
+		open: allowed && m.Len() > 0,
 		dst:  m.Dst, tos: m.TOS, ttl: m.TTL,
-		seg: len(m.Buf), bytes: len(m.Buf),
+		seg: m.Len(), bytes: m.Len(),
 	}
 }
 
@@ -48,9 +48,9 @@ func (b *mmsgBatch) startRun(m *Message, allowed bool) {
 // allows only the last segment to be short), and within the run's limits.
 func (b *mmsgBatch) canJoin(m *Message) bool {
 	r := &b.tail
-	n := len(m.Buf)
+	n := m.Len()
 	return r.open && n > 0 && n <= r.seg && m.Dst == r.dst && m.TOS == r.tos && m.TTL == r.ttl &&
-		int(b.segs[b.count-1]) < gsoMaxSegments && r.bytes+n <= gsoMaxBytes && b.niov < len(b.iovs)
+		int(b.segs[b.count-1]) < gsoMaxSegments && r.bytes+n <= gsoMaxBytes && b.roomFor()
 }
 
 // joinSend appends m to the last entry as its next segment; the caller checked canJoin. The
@@ -58,8 +58,7 @@ func (b *mmsgBatch) canJoin(m *Message) bool {
 func (b *mmsgBatch) joinSend(m *Message) {
 	i := b.count - 1
 	h := &b.hdrs[i].Hdr
-	b.pushIov(m.Buf)
-	h.SetIovlen(int(h.Iovlen) + 1)
+	h.SetIovlen(int(h.Iovlen) + b.pushDatagram(m))
 	if b.segs[i] == 1 {
 		off := int(h.Controllen)
 		buf := unsafe.Slice((*byte)(unsafe.Pointer(&b.oob[i][0])), cmsgWords*8)
@@ -72,8 +71,8 @@ func (b *mmsgBatch) joinSend(m *Message) {
 		h.SetControllen(off + unix.CmsgSpace(2))
 	}
 	b.segs[i]++
-	b.tail.bytes += len(m.Buf)
-	if len(m.Buf) < b.tail.seg {
+	b.tail.bytes += m.Len()
+	if m.Len() < b.tail.seg {
 		b.tail.open = false
 	}
 }
@@ -81,7 +80,7 @@ func (b *mmsgBatch) joinSend(m *Message) {
 // unsegment strips entry e back to its first datagram, without UDP_SEGMENT.
 func (b *mmsgBatch) unsegment(e int) {
 	h := &b.hdrs[e].Hdr
-	h.SetIovlen(1)
+	h.SetIovlen(int(b.firstIovs[e]))
 	h.SetControllen(int(h.Controllen) - unix.CmsgSpace(2))
 	if h.Controllen == 0 {
 		h.Control = nil
@@ -103,7 +102,7 @@ func (c *UDPConn) gsoFallback(b *mmsgBatch, s *udpSocket, msgs []Message, done *
 	c.counters.issued(b)
 	b.count = count
 	if n == 1 {
-		c.counters.sent(1, len(msgs[first].Buf))
+		c.counters.sent(1, msgs[first].Len())
 		*done++
 		if s.gso.Swap(false) {
 			c.counters.gsoFallbacks.Add(1)

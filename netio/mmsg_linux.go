@@ -41,8 +41,11 @@ type mmsgBatch struct {
 	names [IdealBatchSize]unix.RawSockaddrInet6
 	oob   [IdealBatchSize][cmsgWords]uint64
 	segs  [IdealBatchSize]uint8 // datagrams in each prepared send entry
-	niov  int                   // I/O vectors the prepared send entries use
-	tail  gsoRun                // the last send entry, while later datagrams may join it
+	// firstIovs is how many I/O vectors the first datagram of each send entry takes (see
+	// pushDatagram), which an entry stripped back to that datagram keeps.
+	firstIovs [IdealBatchSize]uint8
+	niov      int    // I/O vectors the prepared send entries use
+	tail      gsoRun // the last send entry, while later datagrams may join it
 
 	// State of the call in progress, read by the pre-bound callback.
 	op       uintptr // unix.SYS_SENDMMSG or unix.SYS_RECVMMSG
@@ -204,8 +207,10 @@ func (b *mmsgBatch) openSend(m *Message, dst netip.AddrPort, scope uint32) {
 	h := &b.hdrs[i].Hdr
 	*h = unix.Msghdr{}
 	b.hdrs[i].Len = 0
-	h.Iov = b.pushIov(m.Buf)
-	h.SetIovlen(1)
+	h.Iov = &b.iovs[b.niov]
+	k := b.pushDatagram(m)
+	b.firstIovs[i] = uint8(k)
+	h.SetIovlen(k)
 	h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
 	h.Namelen = putSockaddr(&b.names[i], dst, scope)
 	if n := b.putTrafficControl(i, dst.Addr().Is4(), m.TOS, m.TTL); n > 0 {
@@ -213,6 +218,23 @@ func (b *mmsgBatch) openSend(m *Message, dst netip.AddrPort, scope uint32) {
 		h.SetControllen(n)
 	}
 }
+
+// maxDatagramIovs is the most I/O vectors one datagram to send takes: Buf, Payload and Tail.
+const maxDatagramIovs = 3
+
+// pushDatagram points the next free I/O vectors at m's pieces and returns how many it took.
+func (b *mmsgBatch) pushDatagram(m *Message) int {
+	b.pushIov(m.Buf)
+	if len(m.Payload) == 0 && len(m.Tail) == 0 {
+		return 1
+	}
+	b.pushIov(m.Payload)
+	b.pushIov(m.Tail)
+	return maxDatagramIovs
+}
+
+// roomFor reports whether the batch has the I/O vectors for one more datagram.
+func (b *mmsgBatch) roomFor() bool { return b.niov+maxDatagramIovs <= len(b.iovs) }
 
 // pushIov points the next free I/O vector at buf.
 func (b *mmsgBatch) pushIov(buf []byte) *unix.Iovec {

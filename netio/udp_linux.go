@@ -175,6 +175,9 @@ func (c *UDPConn) Send(msgs []Message) (int, error) {
 	return n, err
 }
 
+// SendsVectors implements [VectorSender]: Send takes datagrams in pieces (Message.Payload).
+func (c *UDPConn) SendsVectors() bool { return true }
+
 // NewSender returns a Sender with a sendmmsg batch of its own (see [NewSender]): it sends as
 // Send does, without taking a batch from the free list all of the process's Sends share.
 func (c *UDPConn) NewSender() Sender { return &udpSender{c: c, b: newBatch()} }
@@ -211,7 +214,7 @@ func (c *UDPConn) send(b *mmsgBatch, msgs []Message) (int, error) {
 		m := &msgs[i]
 		var s *udpSocket
 		var err error
-		if last != nil && m.Src == last.Src && m.Dst == last.Dst && m.SegmentSize == 0 && len(m.Buf) <= len(last.Buf) {
+		if last != nil && m.Src == last.Src && m.Dst == last.Dst && m.SegmentSize == 0 && m.Len() <= last.Len() {
 			s = run // a run of one flow: validated with the message before
 		} else {
 			s, err = c.socketFor(m)
@@ -235,7 +238,7 @@ func (c *UDPConn) send(b *mmsgBatch, msgs []Message) (int, error) {
 			b.joinSend(m)
 			continue
 		}
-		if s != run || b.count == IdealBatchSize || b.niov == len(b.iovs) {
+		if s != run || b.count == IdealBatchSize || !b.roomFor() {
 			if err := c.flush(b, run, msgs, &done); err != nil {
 				if err == errGSORefused {
 					i, run, last = done-1, nil, nil
@@ -291,7 +294,7 @@ func (c *UDPConn) socketFor(m *Message) (*udpSocket, error) {
 		return nil, ErrSegmentSize
 	}
 	local := c.locals[li]
-	if len(m.Buf) > maxPayload(local.Addr()) {
+	if m.Len() > maxPayload(local.Addr()) {
 		return nil, ErrMessageTooLong
 	}
 	port := m.Src.Port()

@@ -66,10 +66,34 @@ func (e *Envelope) VerifyICRC(pkt []byte) error {
 	return nil
 }
 
+// PutICRCParts is PutICRC for a packet held in three pieces that a vectored send joins on the
+// wire: head (the BTH and extension headers), payload, and tail (the pad bytes and the ICRC),
+// so that the payload can stay where it is (in registered memory) instead of being copied next to
+// its headers. It stores the ICRC, little-endian, in the last four bytes of tail.
+func (e *Envelope) PutICRCParts(head, payload, tail []byte) error {
+	if len(head) < BTHSize || len(tail) < ICRCSize {
+		return ErrTruncated
+	}
+	var ph [maxPseudoHeader]byte
+	n, err := e.pseudoHeader(&ph, head, len(head)+len(payload)+len(tail), e.IPID, e.IPFlags)
+	if err != nil {
+		return err
+	}
+	c := updateSmall(crcOfFFx8, ph[:n])
+	c = crc32.Update(c, crc32.IEEETable, head[BTHSize:])
+	c = crc32.Update(c, crc32.IEEETable, payload)
+	c = crc32.Update(c, crc32.IEEETable, tail[:len(tail)-ICRCSize])
+	binary.LittleEndian.PutUint32(tail[len(tail)-ICRCSize:], c)
+	return nil
+}
+
 // icrc computes the ICRC of pkt under e with the given IPv4 ID and flags.
 func (e *Envelope) icrc(pkt []byte, id uint16, flags IPv4Flags) (uint32, error) {
+	if len(pkt) < MinSize {
+		return 0, ErrTruncated
+	}
 	var ph [maxPseudoHeader]byte
-	n, err := e.pseudoHeader(&ph, pkt, id, flags)
+	n, err := e.pseudoHeader(&ph, pkt, len(pkt), id, flags)
 	if err != nil {
 		return 0, err
 	}
@@ -113,12 +137,10 @@ func updateSmall(crc uint32, p []byte) uint32 {
 	return ^crc
 }
 
-// pseudoHeader writes the masked IP header, UDP header and BTH of pkt into
-// ph and returns their length.
-func (e *Envelope) pseudoHeader(ph *[maxPseudoHeader]byte, pkt []byte, id uint16, flags IPv4Flags) (int, error) {
-	if len(pkt) < MinSize {
-		return 0, ErrTruncated
-	}
+// pseudoHeader writes the masked IP header, UDP header and BTH of a packet of
+// length size (BTH to ICRC) whose BTH starts pkt into ph and returns their
+// length.
+func (e *Envelope) pseudoHeader(ph *[maxPseudoHeader]byte, pkt []byte, size int, id uint16, flags IPv4Flags) (int, error) {
 	v6, err := e.is6()
 	if err != nil {
 		return 0, err
@@ -126,12 +148,12 @@ func (e *Envelope) pseudoHeader(ph *[maxPseudoHeader]byte, pkt []byte, id uint16
 	var udp []byte
 	var n int
 	if v6 {
-		if len(pkt) > maxIPv6Payload {
+		if size > maxIPv6Payload {
 			return 0, ErrTooLong
 		}
 		// Version 6, then traffic class and flow label masked.
 		ph[0], ph[1], ph[2], ph[3] = 0x6F, 0xFF, 0xFF, 0xFF
-		binary.BigEndian.PutUint16(ph[4:], uint16(UDPHeaderSize+len(pkt)))
+		binary.BigEndian.PutUint16(ph[4:], uint16(UDPHeaderSize+size))
 		ph[6] = ipProtoUDP
 		ph[7] = 0xFF // hop limit
 		s, d := e.Src.Addr().As16(), e.Dst.Addr().As16()
@@ -139,12 +161,12 @@ func (e *Envelope) pseudoHeader(ph *[maxPseudoHeader]byte, pkt []byte, id uint16
 		copy(ph[24:40], d[:])
 		udp, n = ph[IPv6HeaderSize:], IPv6HeaderSize
 	} else {
-		if len(pkt) > maxIPv4Payload {
+		if size > maxIPv4Payload {
 			return 0, ErrTooLong
 		}
 		ph[0] = 0x45
 		ph[1] = 0xFF // TOS
-		binary.BigEndian.PutUint16(ph[2:], uint16(IPv4HeaderSize+UDPHeaderSize+len(pkt)))
+		binary.BigEndian.PutUint16(ph[2:], uint16(IPv4HeaderSize+UDPHeaderSize+size))
 		binary.BigEndian.PutUint16(ph[4:], id)
 		binary.BigEndian.PutUint16(ph[6:], uint16(flags&7)<<ipv4FlagsShift)
 		ph[8] = 0xFF // TTL
@@ -157,7 +179,7 @@ func (e *Envelope) pseudoHeader(ph *[maxPseudoHeader]byte, pkt []byte, id uint16
 	}
 	binary.BigEndian.PutUint16(udp[0:], e.Src.Port())
 	binary.BigEndian.PutUint16(udp[2:], e.Dst.Port())
-	binary.BigEndian.PutUint16(udp[4:], uint16(UDPHeaderSize+len(pkt)))
+	binary.BigEndian.PutUint16(udp[4:], uint16(UDPHeaderSize+size))
 	udp[6], udp[7] = 0xFF, 0xFF // checksum
 	bth := udp[UDPHeaderSize : UDPHeaderSize+BTHSize]
 	copy(bth, pkt[:BTHSize])

@@ -25,12 +25,20 @@ const ipv4IDTrailer = IPv4HeaderSize - 6 + UDPHeaderSize - ICRCSize
 // the ID makes at a length is remembered (idChanges), so a segmented send's datagrams, all of one
 // length, cost a few loads each.
 func AdjustICRCIPv4ID(pkt []byte, from, to uint16) {
-	x := from ^ to
-	if x == 0 || len(pkt) < ICRCSize {
+	if len(pkt) < ICRCSize {
 		return
 	}
-	icrc := pkt[len(pkt)-ICRCSize:]
-	binary.LittleEndian.PutUint32(icrc, binary.LittleEndian.Uint32(icrc)^idChanges.change(len(pkt), x))
+	AdjustICRCIPv4IDAt(pkt[len(pkt)-ICRCSize:], len(pkt), from, to)
+}
+
+// AdjustICRCIPv4IDAt is AdjustICRCIPv4ID for a packet of length size whose ICRC field is icrc
+// (its last four bytes), for a packet held in pieces (see [Envelope.PutICRCParts]).
+func AdjustICRCIPv4IDAt(icrc []byte, size int, from, to uint16) {
+	x := from ^ to
+	if x == 0 || len(icrc) < ICRCSize {
+		return
+	}
+	binary.LittleEndian.PutUint32(icrc, binary.LittleEndian.Uint32(icrc)^idChanges.change(size, x))
 }
 
 // idChange computes the change to the ICRC of a packet of length n (BTH to ICRC) whose IPv4

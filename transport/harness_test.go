@@ -34,6 +34,7 @@ type hFaults struct {
 // hStats counts what the network did.
 type hStats struct {
 	Sent, Delivered, Lost, Reordered, Duplicated, Corrupted, CorruptDropped, Unroutable, Overflowed int
+	Views                                                                                           int // packets emitted with their payload left in registered memory (Output.Views)
 }
 
 // hPacket is a packet in flight.
@@ -483,7 +484,10 @@ func later(a, b time.Time) time.Time {
 func (h *harness) collect(d *hDevice) {
 	h.t.Helper()
 	for _, o := range d.out.Packets {
-		p := hPacket{buf: append([]byte(nil), o.Buf...), path: o.Env, at: h.now}
+		p := hPacket{buf: append(append(append([]byte(nil), o.Buf...), o.Payload...), o.Tail...), path: o.Env, at: h.now}
+		if o.Payload != nil {
+			h.stats.Views++
+		}
 		var parsed packet.Parsed
 		require.NoError(h.t, packet.Parse(p.buf, &parsed), "engine emitted an unparsable packet")
 		env := hEnvelope(&p.path)

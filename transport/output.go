@@ -21,9 +21,15 @@ func sameHost(a, b netip.Addr) bool {
 // Packet is one datagram the engine produced: Buf holds the RoCEv2 packet from the BTH to the ICRC,
 // Env the IP/UDP framing it leaves with (Src port the QP's UDP source port, Dst port 4791) and
 // that its ICRC covers.
+//
+// A packet whose Payload is set (see Output.Views) is held in three pieces: Buf holds its headers,
+// Payload is its payload where it lies in registered memory, and Tail its pad bytes and ICRC, in
+// the buffer Buf starts.
 type Packet struct {
-	Buf []byte
-	Env packet.Envelope
+	Buf     []byte
+	Payload []byte
+	Tail    []byte
+	Env     packet.Envelope
 }
 
 // Output collects the packets produced by one call into the engine. The device layer supplies
@@ -39,6 +45,12 @@ type Output struct {
 	// nothing. The device takes the events away after each call (ResetEvents).
 	Events []Event
 	Want   EventMask
+
+	// Views lets the engines leave a payload of 1 KiB or more in registered memory
+	// (Packet.Payload) instead of copying it into the packet's buffer, for a device whose network
+	// takes datagrams in pieces. Such a device must send the packets before the program's
+	// deregistration of a region they came from returns (mr.Table.View).
+	Views bool
 
 	// Completions counts the work completions the calls delivered to CQs (or tried to) since the
 	// device last reset it. A completion may wake a goroutine waiting on a CQ, which the device
@@ -75,6 +87,21 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 		panic("transport: engine built an invalid packet: " + err.Error())
 	}
 	return pkt, payload
+}
+
+// minViewPayload is the smallest payload Views leaves in registered memory: below it, the copy
+// costs less than the kernel's two more I/O vectors and an ICRC pass in three pieces.
+const minViewPayload = 1024
+
+// finishView queues pkt, built by build with room for a payload of len(view) bytes after hdrLen
+// bytes of headers, as a packet whose payload is view, a slice of registered memory, and computes
+// its ICRC for the framing env.
+func (o *Output) finishView(pkt []byte, hdrLen int, view []byte, env *packet.Envelope) {
+	head, tail := pkt[:hdrLen], pkt[hdrLen+len(view):]
+	if err := env.PutICRCParts(head, view, tail); err != nil {
+		panic("transport: ICRC of a built packet: " + err.Error())
+	}
+	o.Packets = append(o.Packets, Packet{Buf: head, Payload: view, Tail: tail, Env: *env})
 }
 
 // finish computes the ICRC of pkt for the framing env (resolved by Env.Route, so as sent) and

@@ -124,6 +124,17 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 				return cq.WCLocLenErr, false
 			}
 		}
+		if out.Views && n >= minViewPayload {
+			view, ok, err := r.e.dev.Mem.View(c, r.e.q.PD(), n)
+			if err != nil {
+				return localStatus(err), false
+			}
+			if ok {
+				out.finishView(pkt, h.BTH.Opcode.HeaderLen(), view, path)
+				r.e.ctr.Add(counter.SentBytes, uint64(n))
+				return 0, true
+			}
+		}
 		if err := r.e.dev.Mem.Gather(payload, c, r.e.q.PD()); err != nil {
 			return localStatus(err), false
 		}

@@ -94,5 +94,6 @@ func received(m *netio.Message) packet.Envelope {
 
 // outgoing returns the datagram that carries a packet the transport built.
 func outgoing(p *transport.Packet) netio.Message {
-	return netio.Message{Buf: p.Buf, Src: p.Env.Src, Dst: p.Env.Dst, TOS: p.Env.TrafficClass, TTL: p.Env.HopLimit}
+	return netio.Message{Buf: p.Buf, Payload: p.Payload, Tail: p.Tail, Src: p.Env.Src, Dst: p.Env.Dst,
+		TOS: p.Env.TrafficClass, TTL: p.Env.HopLimit}
 }

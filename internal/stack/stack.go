@@ -171,3 +171,15 @@ func (r *Stack) QPCounters() iter.Seq2[uint32, counter.Snapshot] {
 
 // workerFor returns the worker that owns QP number qpn.
 func (r *Stack) workerFor(qpn uint32) *worker { return r.workers[int(qpn%uint32(len(r.workers)))] }
+
+// Quiesce returns once every drain under way when it was called has sent what it built, so that
+// no packet refers to registered memory the program deregistered before the call (see
+// transport.Output.Views): packets are sent in the drain that built them, and only ACKs, which
+// carry no payload, are kept from one drain to the next.
+func (r *Stack) Quiesce() {
+	for _, w := range r.workers {
+		w.run.Lock()
+		//lint:ignore SA2001 an empty critical section: waiting for the holder is the point
+		w.run.Unlock()
+	}
+}

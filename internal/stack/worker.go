@@ -88,6 +88,11 @@ func newWorker(r *Stack, idx int) *worker {
 	w := &worker{r: r, idx: idx, kick: make(chan struct{}, 1), quit: make(chan struct{}), own: make(map[*QP]struct{}),
 		tx: netio.NewSender(r.conn)}
 	w.out.Alloc = getBuf
+	// A network that sends datagrams in pieces lets payloads go out from registered memory: the
+	// packets are sent within the drain that built them, under w.run, which Quiesce waits for.
+	if vs, ok := r.conn.(netio.VectorSender); ok && vs.SendsVectors() {
+		w.out.Views = true
+	}
 	w.initBudget(len(r.workers))
 	return w
 }
