@@ -1,7 +1,5 @@
 package mr
 
-import "unsafe"
-
 // SGE is a scatter/gather element of a work request (struct ibv_sge).
 type SGE struct {
 	Addr   uint64 // IOVA in the region named by LKey
@@ -136,13 +134,9 @@ func (t *Table) move(b []byte, c *Cursor, pd *PD, need Access) error {
 
 // View returns the next n bytes of the SGE list as one slice of registered memory, without
 // copying them, and advances the cursor: for a sender that hands the kernel the payload where it
-// lies. ok is false, with the cursor unchanged, when the bytes do not lie in one SGE of a region
-// registered over one buffer (a fast-registration region's pages are the program's to replace,
-// and an invalidation must not leave a view behind) in adjacent memory; the caller then copies
-// them with Gather. The SGE is checked as Gather checks it, with the same errors. The view holds
-// nothing: the region stays registered only until the program deregisters it, so the caller must
-// be done with the view before a deregistration of the region returns (gorxe's device waits for
-// its workers' sends in Dereg and Rereg).
+// lies. ok is false, with the cursor unchanged, when the bytes are not in one SGE or Span.View
+// declines them; the caller then copies them with Gather. The SGE is checked as Gather checks it,
+// with the same errors.
 func (t *Table) View(c *Cursor, pd *PD, n int) (view []byte, ok bool, err error) {
 	if uint64(n) > c.Remaining() {
 		return nil, false, ErrLength
@@ -155,23 +149,10 @@ func (t *Table) View(c *Cursor, pd *PD, n int) (view []byte, ok bool, err error)
 	if err != nil {
 		return nil, false, err
 	}
-	defer s.Release()
-	if s.m.fastReg {
-		return nil, false, nil
+	view, ok = s.View(0, n)
+	s.Release()
+	if ok {
+		c.advance(uint64(n))
 	}
-	first := s.Segment(0)
-	if len(first) == 0 {
-		return nil, false, nil
-	}
-	end := uintptr(unsafe.Pointer(unsafe.SliceData(first))) + uintptr(len(first))
-	for got := len(first); got < n; {
-		seg := s.Segment(uint64(got))
-		if len(seg) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(seg))) != end {
-			return nil, false, nil
-		}
-		got += len(seg)
-		end += uintptr(len(seg))
-	}
-	c.advance(uint64(n))
-	return unsafe.Slice(unsafe.SliceData(first), n), true, nil
+	return view, ok, nil
 }

@@ -1,5 +1,7 @@
 package mr
 
+import "unsafe"
+
 // Span is a validated, translated byte range of one region, obtained from LookupRemote or
 // LookupLocal. It holds the region: until Release, the region cannot be changed or destroyed, so
 // keep it for one packet's copy, not across packets. The zero Span is empty. A Span must not be
@@ -24,6 +26,32 @@ func (s *Span) Segment(off uint64) []byte {
 		seg = seg[:rest]
 	}
 	return seg
+}
+
+// View returns the n bytes starting off bytes into the span as one slice of the registered
+// memory, without copying them; ok is false when they are not in adjacent memory of a region
+// registered over one buffer (a fast-registration region's pages are the program's to replace,
+// and its invalidations must not leave a view behind). The view holds nothing: it stays valid
+// only until the program deregisters the region, so the caller must be done with it before a
+// deregistration returns (gorxe's device waits for its workers' sends in Dereg and Rereg).
+func (s *Span) View(off uint64, n int) (view []byte, ok bool) {
+	if s.m == nil || s.m.fastReg || n <= 0 || off+uint64(n) > s.n {
+		return nil, false
+	}
+	first := s.Segment(off)
+	if len(first) == 0 {
+		return nil, false
+	}
+	end := uintptr(unsafe.Pointer(unsafe.SliceData(first))) + uintptr(len(first))
+	for got := len(first); got < n; {
+		seg := s.Segment(off + uint64(got))
+		if len(seg) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(seg))) != end {
+			return nil, false
+		}
+		got += len(seg)
+		end += uintptr(len(seg))
+	}
+	return unsafe.Slice(unsafe.SliceData(first), n), true
 }
 
 // CopyIn writes src into the span starting off bytes in and returns how many bytes fit (like copy:

@@ -3,6 +3,8 @@ package transport
 import (
 	"net/netip"
 
+	"github.com/gorxe/gorxe/mr"
+
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -92,6 +94,15 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 // minViewPayload is the smallest payload Views leaves in registered memory: below it, the copy
 // costs less than the kernel's two more I/O vectors and an ICRC pass in three pieces.
 const minViewPayload = 1024
+
+// viewOf returns the n bytes off bytes into span as a view of registered memory when out takes
+// views and the payload is long enough to be worth one (minViewPayload).
+func viewOf(span *mr.Span, off uint64, n int, out *Output) ([]byte, bool) {
+	if !out.Views || n < minViewPayload {
+		return nil, false
+	}
+	return span.View(off, n)
+}
 
 // finishView queues pkt, built by build with room for a payload of len(view) bytes after hdrLen
 // bytes of headers, as a packet whose payload is view, a slice of registered memory, and computes

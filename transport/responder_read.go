@@ -124,8 +124,12 @@ func (r *responder) sendRead(out *Output, budget int) int {
 		}
 		h.BTH.PSN = rr.psn
 		pkt, payload := r.build(&h, int(n), out)
-		span.CopyOut(payload, off)
-		out.finish(pkt, &r.e.at.path)
+		if view, ok := viewOf(&span, off, int(n), out); ok {
+			out.finishView(pkt, h.BTH.Opcode.HeaderLen(), view, &r.e.at.path)
+		} else {
+			span.CopyOut(payload, off)
+			out.finish(pkt, &r.e.at.path)
+		}
 		off += uint64(n)
 		rr.resid -= n
 		rr.psn = rr.psn.Add(1)
