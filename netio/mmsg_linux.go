@@ -21,8 +21,9 @@ import (
 const cmsgWords = 3 * (unix.SizeofCmsghdr + 8) / 8
 
 // batchIovecs bounds the datagrams one sendmmsg call carries. A segmented send takes one I/O
-// vector per datagram, so a call can hold a few full segmented sends and still stay small.
-const batchIovecs = 4 * IdealBatchSize
+// vector per datagram, or three for one in pieces (Message.Payload), so a call can hold a few
+// full segmented sends of either and still stay small.
+const batchIovecs = 4 * maxDatagramIovs * IdealBatchSize
 
 // mmsgBatch is the scratch for one sendmmsg or recvmmsg call: headers, I/O vectors, addresses and
 // control buffers for up to IdealBatchSize entries. A Sender owns one; the calls made without one
