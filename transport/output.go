@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	"github.com/gorxe/gorxe/mr"
-
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -91,8 +90,9 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 	return pkt, payload
 }
 
-// minViewPayload is the smallest payload Views leaves in registered memory: below it, the copy
-// costs less than the kernel's two more I/O vectors and an ICRC pass in three pieces.
+// minViewPayload is the smallest payload Views leaves in registered memory. A small payload's
+// copy costs about what the kernel's two more I/O vectors do (1 KiB at MTU 1024 measured the same
+// either way), and a 64-byte SEND keeps its datagram in one piece.
 const minViewPayload = 1024
 
 // viewOf returns the n bytes off bytes into span as a view of registered memory when out takes
