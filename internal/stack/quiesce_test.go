@@ -39,14 +39,15 @@ func TestQuiesceWaitsForDrains(t *testing.T) {
 // TestViewsOnUDPSockets: a stack on UDP sockets, which take datagrams in pieces, lets its engines
 // send payloads from registered memory.
 func TestViewsOnUDPSockets(t *testing.T) {
-	conn, err := netio.ListenUDP(netio.UDPConfig{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	// Addresses of their own, so that no other test's socket holds the RoCE port on them.
+	conn, err := netio.ListenUDP(netio.UDPConfig{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.71")}})
 	require.NoError(t, err)
 	rt := New(Config{Conn: conn, Workers: 2, Clock: clock.Real{}, Log: slog.New(slog.DiscardHandler), Strict: true})
 	defer func() { assert.NoError(t, rt.Close()) }()
 	for _, w := range rt.workers {
 		assert.True(t, w.out.Views)
 	}
-	conn2, err := netio.ListenUDP(netio.UDPConfig{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	conn2, err := netio.ListenUDP(netio.UDPConfig{Addrs: []netip.Addr{netip.MustParseAddr("127.0.0.72")}})
 	require.NoError(t, err)
 	tapped := New(Config{Conn: netio.Tap(conn2, func(netio.Direction, *netio.Message) {}), Workers: 1,
 		Clock: clock.Real{}, Log: slog.New(slog.DiscardHandler), Strict: true})
