@@ -79,6 +79,13 @@ func FuzzVerifyICRC(f *testing.F) {
 			return
 		}
 		require.NoError(t, env.VerifyICRC(c), "VerifyICRC after PutICRC")
+		// The same packet in three pieces, split where id says, gets the same ICRC.
+		a := BTHSize + int(id&0xFF)%(len(c)-BTHSize-ICRCSize+1)
+		z := a + int(id>>8)%(len(c)-ICRCSize-a+1)
+		head, payload, tail := bytes.Clone(c[:a]), bytes.Clone(c[a:z]), make([]byte, len(c)-z)
+		copy(tail, c[z:len(c)-ICRCSize])
+		require.NoError(t, env.PutICRCParts(head, payload, tail))
+		require.Equal(t, c[len(c)-ICRCSize:], tail[len(tail)-ICRCSize:], "ICRC in pieces split at %d and %d", a, z)
 		if v6 || flags&4 != 0 {
 			return
 		}
