@@ -31,7 +31,7 @@ func TestVectoredDatagrams(t *testing.T) {
 	a, b := conns[0], conns[1]
 	var vs VectorSender = a
 	require.True(t, vs.SendsVectors())
-	msgs, _ := mixedBatch(b.LocalAddrs()[0])
+	msgs, sizes := mixedBatch(b.LocalAddrs()[0])
 	for i := range msgs {
 		if i%2 == 1 {
 			msgs[i] = inPieces(msgs[i])
@@ -47,6 +47,11 @@ func TestVectoredDatagrams(t *testing.T) {
 	assert.Equal(t, uint16(1040), segs[1], "a datagram in pieces joins a segmented send")
 	assert.Equal(t, uint16(2), ids.lastID(2))
 	assert.Equal(t, uint64(6), a.Counters().GSOSends, "the same runs as whole datagrams make")
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	assert.Equal(t, uint64(total), b.Counters().ReceivedBytes, "every datagram arrived whole")
 }
 
 // TestVectoredGSOFallback is TestGSOFallbackLosesNothing with the runs' first datagrams in
