@@ -81,10 +81,19 @@ func newWaiter(ctx context.Context, p *Params, stall time.Duration) *waiter {
 	return w
 }
 
-// spinning reports whether a spin that started at start and has polled i times goes on. The
-// clock is read every spinCheck polls: waitByte's look at a byte costs far less than a clock read.
-func (w *waiter) spinning(start time.Time, i int) bool {
-	return w.spin > 0 && (i%spinCheck != 0 || time.Since(start) < w.spin)
+// spinning reports whether a spin that has polled i times goes on, its start time kept in start
+// (the zero time before the first call). The clock is read every spinCheck polls, since
+// waitByte's look at a byte costs far less than a clock read, and never for a waiter that does
+// not spin, whose every wait would pay it.
+func (w *waiter) spinning(start *time.Time, i int) bool {
+	switch {
+	case w.spin == 0:
+		return false
+	case start.IsZero():
+		*start = time.Now()
+		return true
+	}
+	return i%spinCheck != 0 || time.Since(*start) < w.spin
 }
 
 // spinCheck is how many polls of a spin go by between its looks at the clock.
@@ -100,8 +109,8 @@ func (w *waiter) poll(cq *cqSet, ch *gorxe.CompChannel, wcs []gorxe.WC, end time
 	if n := cq.Poll(wcs); n > 0 {
 		return n, nil
 	}
-	start := time.Now()
-	for i := 1; w.spinning(start, i); i++ {
+	var start time.Time
+	for i := 1; w.spinning(&start, i); i++ {
 		runtime.Gosched()
 		if n := cq.Poll(wcs); n > 0 {
 			return n, nil
@@ -157,8 +166,8 @@ func byteAt(mem []byte, i int) byte {
 // do: with one P, a goroutine that only yields keeps the scheduler from polling the network until
 // its spin ends, and the sleeps after it wait on timers the netpoller rounds up to a millisecond.
 func (w *waiter) waitByte(mem []byte, i int, want byte, end time.Time, sendErr func() error) error {
-	start := time.Now()
-	for k := 1; w.spinning(start, k); k++ {
+	var start time.Time
+	for k := 1; w.spinning(&start, k); k++ {
 		if byteAt(mem, i) == want {
 			return nil
 		}
