@@ -55,12 +55,13 @@ func BenchmarkPutICRC(b *testing.B) {
 }
 
 // BenchmarkVerifyICRCIPv4AnyID checks packets as kernel rxe sends them (some IP ID, so the
-// solver runs) and as gorxe sends them (ID 0 with DF, the solver's base).
+// solver runs), as gorxe sends them (ID 0 with DF, the solver's base), and the fifth segment of
+// a gorxe segmented send (ID 5), not expected and expected (VerifyICRCIPv4AnyIDNear).
 func BenchmarkVerifyICRCIPv4AnyID(b *testing.B) {
 	for _, sender := range []struct {
-		name string
-		id   uint16
-	}{{"rxe", 0xBEEF}, {"gorxe", 0}} {
+		name     string
+		id, near uint16
+	}{{"rxe", 0xBEEF, 0}, {"gorxe", 0, 0}, {"segment", 5, 0}, {"segment-expected", 5, 5}} {
 		for _, n := range icrcBenchSizes {
 			b.Run(fmt.Sprintf("%s/%d", sender.name, n), func(b *testing.B) {
 				pkt := benchPacket(b, n)
@@ -70,7 +71,7 @@ func BenchmarkVerifyICRCIPv4AnyID(b *testing.B) {
 				b.SetBytes(int64(n))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := VerifyICRCIPv4AnyID(env.Src, env.Dst, pkt); err != nil {
+					if _, _, err := VerifyICRCIPv4AnyIDNear(env.Src, env.Dst, pkt, sender.near); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -93,5 +93,12 @@ func FuzzVerifyICRC(f *testing.F) {
 		require.NoError(t, err, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
 		require.Equal(t, id, gotID, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
 		require.Equal(t, IPv4Flags(flags&3), gotFlags, "any-ID: got %#x/%d %v, want %#x/%d", gotID, gotFlags, err, id, flags&3)
+		// Expecting the right ID, or another, finds the same.
+		for _, near := range []uint16{id, id + uint16(len(b))} {
+			gotID, gotFlags, err = VerifyICRCIPv4AnyIDNear(src4, dst4, c, near)
+			require.NoError(t, err, "near %#x: got %#x/%d %v, want %#x/%d", near, gotID, gotFlags, err, id, flags&3)
+			require.Equal(t, id, gotID, "near %#x: got %#x/%d %v, want %#x/%d", near, gotID, gotFlags, err, id, flags&3)
+			require.Equal(t, IPv4Flags(flags&3), gotFlags, "near %#x: got %#x/%d %v, want %#x/%d", near, gotID, gotFlags, err, id, flags&3)
+		}
 	})
 }

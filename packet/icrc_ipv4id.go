@@ -36,16 +36,18 @@ import (
 // full rank and a solution is unique. Z^-T is a multiplication by x^(-8T),
 // taken from two 256-entry tables (T = hi*256 + lo).
 //
-// Cost: one CRC pass over the packet, two GF(2^32) multiplications and four
-// table lookups. What is given up: 18 of the 32 check bits are spent on the
+// Cost: one CRC pass over the packet, one GF(2^32) multiplication (two past
+// MTU 4096) and four table lookups. What is given up: 18 of the 32 check bits are spent on the
 // unknown fields, so a corrupted packet slips through with probability about
 // 2^-14 instead of 2^-32. Receivers that can see the IP header (raw sockets,
 // captures) should use Envelope.VerifyICRC instead.
 //
-// The base message m0 is taken with ID 0 and DF set rather than all zero, as
-// the affine relation holds around any base. That is what gorxe (and any
-// sender on an unconnected socket with path-MTU discovery) puts on the wire,
-// so for those packets s is zero and nothing needs solving. A
+// The base message m0 is taken with DF set and the ID the receiver expects
+// (0 unless told otherwise) rather than all zero, as the affine relation holds
+// around any base. DF and ID 0 is what gorxe (and any sender on an unconnected
+// socket with path-MTU discovery) puts on a lone datagram, and a segmented
+// send numbers its segments from there, so for those packets s is zero and
+// nothing needs solving. A
 // packet is accepted exactly when it was before: the (ID, flags) with s = 0
 // is one of the candidates the solver would have found.
 
@@ -56,17 +58,27 @@ import (
 // ErrBadICRC, or an error of [Envelope.ICRC]. src and dst must be IPv4 or
 // IPv4-mapped addresses. It does not allocate.
 func VerifyICRCIPv4AnyID(src, dst netip.AddrPort, pkt []byte) (id uint16, flags IPv4Flags, err error) {
+	return VerifyICRCIPv4AnyIDNear(src, dst, pkt, 0)
+}
+
+// VerifyICRCIPv4AnyIDNear is [VerifyICRCIPv4AnyID] for a receiver that expects
+// the ID near: it takes the base message with that ID and DF, so a packet sent
+// with them costs one CRC pass and nothing more, and any other the solver. It
+// accepts exactly the packets VerifyICRCIPv4AnyID accepts, whatever near is.
+// The segments of one UDP_SEGMENT send carry consecutive IDs, so the reader of
+// a coalesced run expects one more than the ID of the datagram before.
+func VerifyICRCIPv4AnyIDNear(src, dst netip.AddrPort, pkt []byte, near uint16) (id uint16, flags IPv4Flags, err error) {
 	e := Envelope{Src: src, Dst: dst}
 	if v6, err := e.is6(); err != nil || v6 {
 		return 0, 0, ErrAddressFamily
 	}
-	c0, err := e.icrc(pkt, 0, IPv4DontFragment)
+	c0, err := e.icrc(pkt, near, IPv4DontFragment)
 	if err != nil {
 		return 0, 0, err
 	}
 	s := c0 ^ binary.LittleEndian.Uint32(pkt[len(pkt)-ICRCSize:])
 	if s == 0 {
-		return 0, IPv4DontFragment, nil
+		return near, IPv4DontFragment, nil
 	}
 	sv := anyIDSolver()
 	t := len(pkt) + anyIDTrailerBias
@@ -79,7 +91,7 @@ func VerifyICRCIPv4AnyID(src, dst netip.AddrPort, pkt []byte) (id uint16, flags 
 	if x>>anyIDUnknowns != 0 {
 		return 0, 0, ErrBadICRC
 	}
-	x ^= anyIDBase // x is the difference from the base's ID and flags
+	x ^= uint32(near) | anyIDBase // x is the difference from the base's ID and flags
 	return uint16(x), IPv4Flags(x >> 16), nil
 }
 
@@ -88,7 +100,8 @@ const (
 	// (bit 16 + IPv4MoreFragments-1, bit 16 + IPv4DontFragment-1).
 	anyIDUnknowns = 18
 
-	// anyIDBase is the ID and flags of the base message, as unknown bits.
+	// anyIDBase is the flags of the base message, as unknown bits; its ID is
+	// the one expected (VerifyICRCIPv4AnyIDNear).
 	anyIDBase = uint32(IPv4DontFragment) << 16
 
 	// anyIDTrailerBias turns a packet length into T, the number of bytes the

@@ -238,6 +238,41 @@ func TestICRCAnyIDRejectsFlipsMostly(t *testing.T) {
 	assert.LessOrEqual(t, accepted*1000, total, "%d of %d single-bit flips accepted", accepted, total)
 }
 
+// VerifyICRCIPv4AnyIDNear accepts exactly what VerifyICRCIPv4AnyID accepts, with the same ID and
+// flags, whatever ID it expects: real packets of kernel rxe (varying IDs) and every single-bit
+// flip of them, expecting their own ID, the next, none (0) and the last.
+func TestICRCAnyIDNearAcceptsTheSame(t *testing.T) {
+	flips := 0
+	for _, g := range golden(t)[:4] {
+		for i := -1; i < len(g.pkt); i++ {
+			for bit := range 8 {
+				p := g.pkt
+				if i >= 0 {
+					p = bytes.Clone(g.pkt)
+					p[i] ^= 1 << bit
+				} else if bit > 0 {
+					break
+				}
+				id, flags, err := VerifyICRCIPv4AnyID(g.env.Src, g.env.Dst, p)
+				if i < 0 {
+					require.NoError(t, err)
+					require.Equal(t, g.env.IPID, id)
+				}
+				for _, near := range []uint16{g.env.IPID, g.env.IPID + 1, 0, 0xFFFF} {
+					nid, nflags, nerr := VerifyICRCIPv4AnyIDNear(g.env.Src, g.env.Dst, p, near)
+					require.Equal(t, err, nerr, "byte %d bit %d, expecting ID %#x", i, bit, near)
+					if err == nil {
+						require.Equal(t, id, nid, "byte %d bit %d, expecting ID %#x", i, bit, near)
+						require.Equal(t, flags, nflags, "byte %d bit %d, expecting ID %#x", i, bit, near)
+					}
+				}
+				flips++
+			}
+		}
+	}
+	require.Greater(t, flips, 1000)
+}
+
 func TestICRCErrors(t *testing.T) {
 	v4 := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:4791")}
 	mixed := Envelope{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("[fd00::1]:4791")}

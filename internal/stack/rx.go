@@ -299,7 +299,7 @@ func (r *Stack) dispatch(x *rxScratch, n int, polled bool) {
 func (r *Stack) take(x *rxScratch, i int) int {
 	m := &x.msgs[i]
 	if x.chunks == nil {
-		w, taken := r.classify(m.Buf, m, nil, x.batches)
+		w, taken := r.classify(m.Buf, m, nil, x.batches, nil)
 		if taken {
 			m.Buf = getBuf()
 		}
@@ -313,22 +313,25 @@ func (r *Stack) take(x *rxScratch, i int) int {
 			return -1
 		}
 		buf := getBuf()
-		w, taken := r.classify(buf[:copy(buf, m.Buf)], m, nil, x.batches)
+		w, taken := r.classify(buf[:copy(buf, m.Buf)], m, nil, x.batches, nil)
 		if !taken {
 			putBuf(buf)
 		}
 		return w
 	}
 	last := -1
+	// A run holds the segments of segmented sends, whose IPv4 IDs count up from 0: each
+	// datagram is expected to carry one more than the one before, whose ICRC then needs no
+	// solving for the ID (packet.VerifyICRCIPv4AnyIDNear).
+	var id uint16
 	for d := range m.Datagrams() {
 		dg := m.Datagram(d)
 		if len(dg) > transport.MaxPacketSize {
 			r.dev.Inc(counter.RcvdMalformed)
-			continue
-		}
-		if w, _ := r.classify(dg, m, c, x.batches); w >= 0 {
+		} else if w, _ := r.classify(dg, m, c, x.batches, &id); w >= 0 {
 			last = w
 		}
+		id++
 	}
 	// The packets have not reached their workers yet, so the count is exact.
 	if c.refs.Load() > 0 {
@@ -341,13 +344,14 @@ func (r *Stack) take(x *rxScratch, i int) int {
 // adds it to the batch of that QP's worker. The packet views dg in chunk when that is set (taking
 // a reference to the chunk) and otherwise takes dg, a packet buffer, reported as taken. It
 // returns the index of the worker that got the packet (the last one for multicast, whose members
-// each get a copy), or -1 if it was dropped.
+// each get a copy), or -1 if it was dropped. id, when not nil, is the IPv4 ID dg is expected to
+// carry, and becomes the one it carried once its ICRC is checked; nil expects 0.
 //
 // The destination is looked up before the ICRC is computed, as rxe does (hdr_check before its
 // ICRC check): a packet for a QP or group this device does not have is dropped and counted
 // without a pass over its bytes. A packet whose corruption hit the QPN is therefore counted as
 // for an unknown QPN rather than as an ICRC error.
-func (r *Stack) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch) (w int, taken bool) {
+func (r *Stack) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []*rxBatch, id *uint16) (w int, taken bool) {
 	var p packet.Parsed
 	if err := packet.Parse(dg, &p); err != nil {
 		r.dev.Inc(counter.RcvdMalformed)
@@ -366,7 +370,7 @@ func (r *Stack) classify(dg []byte, m *netio.Message, chunk *rxChunk, batches []
 		r.dev.Inc(counter.RcvdUnknownQPN)
 		return -1, false
 	}
-	if !r.verifyICRC(dg, m) {
+	if !r.verifyICRC(dg, m, id) {
 		r.dev.Inc(counter.RcvdICRCErr)
 		return -1, false
 	}
@@ -421,11 +425,12 @@ func fanOut(dg []byte, cores []*QP, from packet.Envelope, batches []*rxBatch) in
 // verifyICRC checks the ICRC of a received datagram. IPv6 packets are checked exactly (the ICRC
 // masks what a socket cannot see). IPv4 packets from a supplied network are checked exactly with
 // the IP ID 0 and DF that gorxe senders use; from a UDP socket the IP ID is unknown, so the
-// packet is accepted when some ID and flags make the ICRC match. The solver starts from ID 0 with
-// DF, so packets from gorxe peers cost one CRC pass and nothing more; kernel rxe's varying IDs
-// take two extra field multiplications. Either way a corrupted packet passes with probability
-// about 2^-14 (see packet.VerifyICRCIPv4AnyID).
-func (r *Stack) verifyICRC(dg []byte, m *netio.Message) bool {
+// packet is accepted when some ID and flags make the ICRC match. The solver starts from the ID
+// expected (id, as classify takes it) with DF, so packets from gorxe peers, a lone datagram with
+// ID 0 or the segments of a run, cost one CRC pass and nothing more; kernel rxe's varying IDs
+// take a field multiplication more. Either way a corrupted packet passes with probability about
+// 2^-14 (see packet.VerifyICRCIPv4AnyID).
+func (r *Stack) verifyICRC(dg []byte, m *netio.Message, id *uint16) bool {
 	src, dst := unmapPort(m.Src), unmapPort(m.Dst)
 	if src.Addr().Is6() {
 		env := packet.Envelope{Src: src, Dst: dst}
@@ -435,8 +440,18 @@ func (r *Stack) verifyICRC(dg []byte, m *netio.Message) bool {
 		env := packet.Envelope{Src: src, Dst: dst, IPFlags: packet.IPv4DontFragment}
 		return env.VerifyICRC(dg) == nil
 	}
-	_, _, err := packet.VerifyICRCIPv4AnyID(src, dst, dg)
-	return err == nil
+	var near uint16
+	if id != nil {
+		near = *id
+	}
+	got, _, err := packet.VerifyICRCIPv4AnyIDNear(src, dst, dg, near)
+	if err != nil {
+		return false
+	}
+	if id != nil {
+		*id = got
+	}
+	return true
 }
 
 func unmapPort(a netip.AddrPort) netip.AddrPort {

@@ -33,7 +33,7 @@ func BenchmarkClassify(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				m.Buf = buf[:copy(buf, pkt)]
-				if _, taken := x.rt.classify(m.Buf, &m, nil, batches); taken {
+				if _, taken := x.rt.classify(m.Buf, &m, nil, batches, nil); taken {
 					buf = getBuf()
 				}
 				for i, bt := range batches {

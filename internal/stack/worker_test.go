@@ -390,7 +390,7 @@ func TestWorkerHandsBurstsToEngines(t *testing.T) {
 	batches := make([]*rxBatch, len(x.rt.workers))
 	for _, qpn := range []uint32{qa.qpn, qb.qpn, qa.qpn, qa.qpn, qb.qpn} {
 		m := netio.Message{Buf: signed(t, qpn, src, dst, false), Src: src, Dst: dst}
-		w, taken := x.rt.classify(m.Buf, &m, nil, batches)
+		w, taken := x.rt.classify(m.Buf, &m, nil, batches, nil)
 		require.GreaterOrEqual(t, w, 0, "packet dropped")
 		require.True(t, taken)
 	}
@@ -418,7 +418,7 @@ func TestClassifyAllocations(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() {
 		buf := getBuf()
 		m.Buf = buf[:copy(buf, pkt)]
-		x.rt.classify(m.Buf, &m, nil, batches)
+		x.rt.classify(m.Buf, &m, nil, batches, nil)
 		for i, b := range batches {
 			if b != nil {
 				dropBatch(b)
@@ -481,7 +481,7 @@ func TestVerbFollowsDeliveredPackets(t *testing.T) {
 	dst := netip.AddrPortFrom(mustAddr("10.0.0.1"), packet.UDPPort)
 	batches := make([]*rxBatch, len(x.rt.workers))
 	m := netio.Message{Buf: signed(t, h.qpn, src, dst, false), Src: src, Dst: dst}
-	w, taken := x.rt.classify(m.Buf, &m, nil, batches)
+	w, taken := x.rt.classify(m.Buf, &m, nil, batches, nil)
 	require.GreaterOrEqual(t, w, 0, "packet dropped")
 	require.True(t, taken)
 	// Queued, as dispatch queues a share, and not yet handled by anyone.
