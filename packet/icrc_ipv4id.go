@@ -37,19 +37,18 @@ import (
 // taken from two 256-entry tables (T = hi*256 + lo).
 //
 // Cost: one CRC pass over the packet, one GF(2^32) multiplication (two past
-// MTU 4096) and four table lookups. What is given up: 18 of the 32 check bits are spent on the
-// unknown fields, so a corrupted packet slips through with probability about
-// 2^-14 instead of 2^-32. Receivers that can see the IP header (raw sockets,
-// captures) should use Envelope.VerifyICRC instead.
+// MTU 4096) and four table lookups. What is given up: 18 of the 32 check bits
+// are spent on the unknown fields, so a corrupted packet slips through with
+// probability about 2^-14 instead of 2^-32. Receivers that can see the IP
+// header (raw sockets, captures) should use Envelope.VerifyICRC instead.
 //
 // The base message m0 is taken with DF set and the ID the receiver expects
 // (0 unless told otherwise) rather than all zero, as the affine relation holds
 // around any base. DF and ID 0 is what gorxe (and any sender on an unconnected
 // socket with path-MTU discovery) puts on a lone datagram, and a segmented
 // send numbers its segments from there, so for those packets s is zero and
-// nothing needs solving. A
-// packet is accepted exactly when it was before: the (ID, flags) with s = 0
-// is one of the candidates the solver would have found.
+// nothing needs solving. A packet is accepted exactly as with any other base:
+// the (ID, flags) with s = 0 is one of the candidates the solver would find.
 
 // VerifyICRCIPv4AnyID checks the ICRC of pkt, a RoCE packet (BTH to ICRC)
 // received over IPv4 from src by dst, when the sender's IPv4 Identification
@@ -91,7 +90,7 @@ func VerifyICRCIPv4AnyIDNear(src, dst netip.AddrPort, pkt []byte, near uint16) (
 	if x>>anyIDUnknowns != 0 {
 		return 0, 0, ErrBadICRC
 	}
-	x ^= uint32(near) | anyIDBase // x is the difference from the base's ID and flags
+	x ^= uint32(near) | anyIDBase // x held the difference from the base's ID and flags
 	return uint16(x), IPv4Flags(x >> 16), nil
 }
 
