@@ -122,6 +122,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	@# Everything but gorxe exec's device view (Linux namespaces) builds on the other Unix systems.
+	GOOS=darwin $(GO) build $(PKGS)
 
 clean:
 	$(GO) clean -testcache

@@ -9,11 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"slices"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gorxe/gorxe/cmd/gorxe/internal/tool"
 )
@@ -33,31 +30,15 @@ var (
 	fromTTY   = []os.Signal{syscall.SIGINT, syscall.SIGQUIT}
 )
 
-// namespaces returns how the stage's process is made: root gets a new mount namespace alone,
-// keeping its privileges over the host's network (a user namespace would take from the program
-// what root may do there: ports below 1024, raw sockets, socket buffers past the system's
-// limits); anyone else gets a user namespace too, in which their own uid and gid map to
-// themselves (setgroups then denied), and keeps its CAP_SYS_ADMIN across the stage's execve,
-// which a user other than root would lose, to mount the view. The stage drops it before the
-// program's execve.
-func namespaces() *syscall.SysProcAttr {
-	if os.Geteuid() == 0 {
-		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	}
-	uid, gid := os.Geteuid(), os.Getegid()
-	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
-	}
-}
-
 // execInView runs the program in new namespaces (see namespaces) where the device view is
 // mounted, and ends gorxe exec with the program's exit status. It returns an error matching
 // errNoView when the view cannot be made (the program has not run), and the error l.exec would
 // give when the program cannot be run.
 func (l launch) execInView() error {
+	attr, err := namespaces()
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNoView, err)
+	}
 	files, err := viewFiles(envLookup(l.env))
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNoView, err)
@@ -82,7 +63,7 @@ func (l launch) execInView() error {
 		Stdout:      os.Stdout,
 		Stderr:      os.Stderr,
 		ExtraFiles:  []*os.File{specR, reportW}, // stageSpecFD, stageReportFD
-		SysProcAttr: namespaces(),
+		SysProcAttr: attr,
 	}
 	// The signals are caught before the program starts, so none is lost in between; a signal
 	// gorxe's caller ignored stays ignored, and the program inherits that.
@@ -165,9 +146,8 @@ func exitAs(ws syscall.WaitStatus) {
 	case syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL:
 		// Sent to this thread, the signal is handled as the call returns, before the exit below,
 		// unless gorxe's caller had it ignored.
-		runtime.LockOSThread()
 		signal.Reset(s)
-		_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), s)
+		raiseOnThread(s)
 	}
 	os.Exit(128 + int(ws.Signal()))
 }

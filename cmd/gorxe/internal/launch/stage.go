@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // stageEnv, set in its environment, makes a gorxe process the stage of gorxe exec's device view:
@@ -81,19 +79,4 @@ func runStage() int {
 		r.Errno = errno
 	}
 	return fail(r)
-}
-
-// dropCaps takes back the capability gorxe exec gave the stage to inherit, so that the program
-// gets only what its own uid gives it in the namespace (everything for root, nothing otherwise).
-func dropCaps() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return err
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return err
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	return unix.Capset(&hdr, &data[0])
 }
