@@ -3,7 +3,6 @@ package transport
 import (
 	"net/netip"
 
-	"github.com/gorxe/gorxe/mr"
 	"github.com/gorxe/gorxe/packet"
 )
 
@@ -95,13 +94,17 @@ func (o *Output) build(h *packet.Headers, payloadLen int) (pkt, payload []byte) 
 // either way), and a 64-byte SEND keeps its datagram in one piece.
 const minViewPayload = 1024
 
-// viewOf returns the n bytes off bytes into span as a view of registered memory when out takes
-// views and the payload is long enough to be worth one (minViewPayload).
-func viewOf(span *mr.Span, off uint64, n int, out *Output) ([]byte, bool) {
-	if !out.Views || n < minViewPayload {
-		return nil, false
+// wantsView reports whether a payload of n bytes is to be left in registered memory: the output
+// takes views and the payload is long enough to be worth one (minViewPayload).
+func (o *Output) wantsView(n int) bool { return o.Views && n >= minViewPayload }
+
+// finishPayload queues pkt as finish does, or, when view is set, as finishView does.
+func (o *Output) finishPayload(pkt []byte, hdrLen int, view []byte, env *packet.Envelope) {
+	if view != nil {
+		o.finishView(pkt, hdrLen, view, env)
+	} else {
+		o.finish(pkt, env)
 	}
-	return span.View(off, n)
 }
 
 // finishView queues pkt, built by build with room for a payload of len(view) bytes after hdrLen

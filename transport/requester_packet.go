@@ -103,7 +103,7 @@ func (r *requester) sendPacket(w *qp.SendWQE, out *Output) (cq.Status, bool) {
 }
 
 // emit encodes the packet, copies its payload from the WQE's data straight into the output
-// buffer and queues it.
+// buffer, or leaves it in registered memory when the output takes views, and queues it.
 func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, path *packet.Envelope) (cq.Status, bool) {
 	wr := &w.WR
 	off := w.Progress.Sent
@@ -111,6 +111,7 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 		n = len(wr.AtomicWrite)
 	}
 	pkt, payload := out.build(h, n)
+	var view []byte // the payload where it lies in registered memory, instead of copied
 	switch {
 	case wr.Opcode == qp.WRAtomicWrite:
 		copy(payload, wr.AtomicWrite[:])
@@ -124,22 +125,19 @@ func (r *requester) emit(w *qp.SendWQE, out *Output, h *packet.Headers, n int, p
 				return cq.WCLocLenErr, false
 			}
 		}
-		if out.Views && n >= minViewPayload {
-			view, ok, err := r.e.dev.Mem.View(c, r.e.q.PD(), n)
-			if err != nil {
+		if out.wantsView(n) {
+			var err error
+			if view, _, err = r.e.dev.Mem.View(c, r.e.q.PD(), n); err != nil {
 				return localStatus(err), false
 			}
-			if ok {
-				out.finishView(pkt, h.BTH.Opcode.HeaderLen(), view, path)
-				r.e.ctr.Add(counter.SentBytes, uint64(n))
-				return 0, true
+		}
+		if view == nil {
+			if err := r.e.dev.Mem.Gather(payload, c, r.e.q.PD()); err != nil {
+				return localStatus(err), false
 			}
 		}
-		if err := r.e.dev.Mem.Gather(payload, c, r.e.q.PD()); err != nil {
-			return localStatus(err), false
-		}
 	}
-	out.finish(pkt, path)
+	out.finishPayload(pkt, h.BTH.Opcode.HeaderLen(), view, path)
 	r.e.ctr.Add(counter.SentBytes, uint64(n))
 	return 0, true
 }

@@ -124,12 +124,14 @@ func (r *responder) sendRead(out *Output, budget int) int {
 		}
 		h.BTH.PSN = rr.psn
 		pkt, payload := r.build(&h, int(n), out)
-		if view, ok := viewOf(&span, off, int(n), out); ok {
-			out.finishView(pkt, h.BTH.Opcode.HeaderLen(), view, &r.e.at.path)
-		} else {
-			span.CopyOut(payload, off)
-			out.finish(pkt, &r.e.at.path)
+		var view []byte
+		if out.wantsView(int(n)) {
+			view, _ = span.View(off, int(n))
 		}
+		if view == nil {
+			span.CopyOut(payload, off)
+		}
+		out.finishPayload(pkt, h.BTH.Opcode.HeaderLen(), view, &r.e.at.path)
 		off += uint64(n)
 		rr.resid -= n
 		rr.psn = rr.psn.Add(1)
